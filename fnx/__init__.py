@@ -1,0 +1,36 @@
+"""fnx: PyTorch-style eager tensors through a key-based dispatcher, compiled with JAX/XLA.
+
+>>> import fnx
+>>> x = fnx.ones(2, 3)
+>>> (x * 2 + 1).sum()
+tensor(18.)
+"""
+from . import _dtype
+from ._device import device
+from ._dtype import (bfloat16, bool, can_cast, complex64, complex128, dtype, float16,
+                     float32, float64, get_default_dtype, int8, int16, int32, int64,
+                     promote_types, result_type, set_default_dtype, uint8)
+from ._tensor import Size, Tensor
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
+
+# Operators (their one definition site), then the kernels of each backend, then the
+# key-generic kernels (ADInplaceOrView, Meta) that read every op's schema.
+from .dispatch import defaults as _defaults  # noqa: E402
+_defaults.install()
+from .ir import ops as _ir_ops  # noqa: E402,F401
+from .backends import cpu as _cpu  # noqa: E402,F401
+from . import _inplace_or_view  # noqa: E402
+from .backends import meta as _meta  # noqa: E402
+
+from . import ops  # noqa: E402
+from .api import *  # noqa: E402,F401,F403
+from . import api as _api  # noqa: E402
+from . import library, utils  # noqa: E402
+
+_inplace_or_view.register_all()
+_meta.register_all()
+
+__all__ = ["Tensor", "Size", "device", "dtype", "ops", "library"] + _api.__all__

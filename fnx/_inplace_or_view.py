@@ -1,0 +1,81 @@
+"""The ADInplaceOrView key: version counters and view bookkeeping for every backend.
+
+Registered once per op, from the op's schema: an op that writes an argument
+(``Tensor(a!)``) bumps that tensor's version after the backend ran; an op whose
+output aliases its input (``-> Tensor(a)``) marks the output as a view of the
+input's base and shares its version counter.  Every other op falls through this key.
+"""
+from __future__ import annotations
+
+from .dispatch.dispatcher import all_ops
+from .dispatch.keys import DispatchKey, below
+
+_BELOW = below(DispatchKey.ADInplaceOrView)
+
+
+def _written_positions(op):
+    """(positional indices, keyword names) of the arguments ``op`` writes."""
+    pos, kw = [], []
+    i = 0
+    for a in op.schema.arguments:
+        if a.kwarg_only:
+            if a.is_write:
+                kw.append(a.name)
+        else:
+            if a.is_write:
+                pos.append(i)
+            i += 1
+    return tuple(pos), tuple(kw)
+
+
+def _is_view_op(op) -> bool:
+    rets = op.schema.returns
+    return bool(rets) and any(r.type.alias is not None and not r.type.alias.is_write
+                              for r in rets) and not op.schema.is_mutable
+
+
+def mark_view(out, base):
+    """Make ``out`` a view of ``base``'s base, sharing its version counter."""
+    root = base._base if base._base is not None else base
+    out._base = root
+    out._vc = root._shared_version_counter()
+    return out
+
+
+def _inplace_kernel(op, pos, kw):
+    def kernel(ks, *args, **kwargs):
+        out = op.redispatch(ks & _BELOW, *args, **kwargs)
+        for i in pos:
+            args[i]._bump_version()
+        for name in kw:
+            kwargs[name]._bump_version()
+        return out
+    return kernel
+
+
+def _view_kernel(op):
+    def kernel(ks, self, *args, **kwargs):
+        out = op.redispatch(ks & _BELOW, self, *args, **kwargs)
+        if isinstance(out, (tuple, list)):
+            for o in out:
+                mark_view(o, self)
+        else:
+            mark_view(out, self)
+        return out
+    return kernel
+
+
+def register_op(op) -> None:
+    """Give ``op`` its ADInplaceOrView kernel, if it writes or aliases."""
+    if DispatchKey.ADInplaceOrView in op.kernels:
+        return
+    pos, kw = _written_positions(op)
+    if pos or kw:
+        op.register(DispatchKey.ADInplaceOrView, _inplace_kernel(op, pos, kw))
+    elif _is_view_op(op):
+        op.register(DispatchKey.ADInplaceOrView, _view_kernel(op))
+
+
+def register_all() -> None:
+    for op in all_ops():
+        register_op(op)

@@ -1,0 +1,305 @@
+"""``fnx.Tensor``: a handle on a backend's data plus its dispatch keyset.
+
+A tensor holds ``_data`` (a NumPy array on CPU, a ``jax.Array`` on CUDA, a
+``MetaArray`` on meta, anything with ``.shape`` for an out-of-tree backend),
+its ``_dtype``, ``_device`` and ``_ks`` (the keyset its calls dispatch on).
+Views share a version counter with their base; every in-place op bumps it.
+Methods and Python operators call the public functions in ``fnx.functions``,
+which call operators: nothing here computes.
+"""
+from __future__ import annotations
+
+from . import _dtype as D
+from ._device import device as _device_cls
+from .dispatch.keys import AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, DispatchKey, DispatchKeySet
+
+__all__ = ["Tensor", "Size"]
+
+
+class Size(tuple):
+    """``tensor.shape``: a tuple of ints that prints like PyTorch's ``torch.Size``."""
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"fnx.Size([{', '.join(map(str, self))}])"
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+
+class Tensor:
+    """A multi-dimensional array on a device, as ``torch.Tensor``.
+
+    >>> import fnx
+    >>> x = fnx.tensor([[1., 2.], [3., 4.]])
+    >>> x.shape, x.dtype, x.device
+    (fnx.Size([2, 2]), fnx.float32, device(type='cpu'))
+    >>> (x @ x + 1).sum().item()
+    58.0
+    """
+
+    # Rarely-set state lives in the instance dict with class defaults, so creating a tensor
+    # sets four attributes and nothing else.
+    _vc = None          # version counter, [int], shared by a base and its views
+    _base = None        # the tensor this one is a view of
+    grad = None
+    grad_fn = None
+    _is_param = False
+    _is_wrapped_number = False  # a Python scalar made a 0-dim tensor: promotes like a scalar
+    __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("use fnx.tensor(...), fnx.empty(...) or another factory to make a "
+                        "Tensor")
+
+    @classmethod
+    def _make(cls, data, dtype, device, ks):
+        t = cls.__new__(cls)
+        t._data = data
+        t._dtype = dtype
+        t._device = device
+        t._ks = ks
+        return t
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        shape = self._data.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape), "size")]
+
+    @property
+    def dtype(self) -> D.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> _device_cls:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    def dim(self) -> int:
+        return len(self._data.shape)
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    def stride(self, dim=None):
+        """Strides in elements, where the backend has them (CPU: NumPy's strides)."""
+        strides = getattr(self._data, "strides", None)
+        if strides is None:
+            strides = _contiguous_strides(self._data.shape)
+        else:
+            isz = self._dtype.itemsize
+            strides = tuple(s // isz for s in strides)
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, len(strides), "stride")]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        shape = self._data.shape
+        expected = _contiguous_strides(shape)
+        return all(sz <= 1 or st == ex for sz, st, ex in zip(shape, self.stride(), expected))
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self._device.type == "meta"
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self._dtype.is_complex
+
+    @property
+    def layout(self):
+        return "strided"
+
+    def get_device(self) -> int:
+        return -1 if self._device.type == "cpu" else (self._device.index or 0)
+
+    # ------------------------------------------------------------------ dispatch keys
+    @property
+    def _keyset(self) -> DispatchKeySet:
+        return DispatchKeySet(self._ks)
+
+    @property
+    def requires_grad(self) -> bool:
+        return bool(self._ks & AUTOGRAD_BITS)
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool):
+        if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can "
+                               "require gradients")
+        if value and self.grad_fn is not None and not self.requires_grad:
+            pass
+        if not value and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        self._ks = (self._ks | _autograd_bit(self._ks)) if value else self._ks & ~AUTOGRAD_BITS
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    # ------------------------------------------------------------------ versions and views
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    def _bump_version(self) -> None:
+        vc = self._vc
+        if vc is None:
+            self._vc = [1]
+        else:
+            vc[0] += 1
+
+    def _shared_version_counter(self) -> list:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = [0]
+        return vc
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # ------------------------------------------------------------------ conversion
+    def numpy(self, *, force: bool = False):
+        """The data as a NumPy array; shares memory on CPU, like PyTorch."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self._device.type != "cpu":
+            if not force:
+                raise TypeError(f"can't convert {self._device.type} device type tensor to "
+                                f"numpy. Use Tensor.cpu() to copy the tensor to host memory "
+                                f"first.")
+            return self.cpu().numpy(force=True)
+        return self._data
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
+                               f"to Scalar")
+        from .ops import aten
+        return aten._local_scalar_dense.default(self)
+
+    def tolist(self):
+        return self.cpu().detach()._data.tolist() if self.ndim else self.item()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy(force=True)
+        return a.astype(dtype) if dtype is not None else a
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
+                               if self.numel() else "Boolean value of Tensor with no values "
+                               "is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self._dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __len__(self):
+        if not self._data.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if not self._data.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        from ._format import format_tensor
+        return format_tensor(self)
+
+    def __format__(self, spec):
+        if self.ndim == 0 and spec:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __reduce_ex__(self, proto):
+        from .functions import _rebuild_tensor
+        return (_rebuild_tensor, (self.cpu().detach().numpy().copy(), self._dtype.name,
+                                  str(self._device), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        from .functions import _deepcopy_tensor
+        return _deepcopy_tensor(self, memo)
+
+
+def _autograd_bit(ks: int) -> int:
+    from .dispatch.keys import BACKEND_BITS
+    backend = (ks & BACKEND_BITS).bit_length() - 1
+    key = AUTOGRAD_FOR_BACKEND.get(DispatchKey(backend)) if backend >= 0 else None
+    return 1 << (key if key is not None else DispatchKey.AutogradOther)
+
+
+def _wrap_dim(dim, ndim, what="dim"):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))

@@ -1,0 +1,1 @@
+"""Eager backends: ``cpu`` (NumPy), ``cuda`` (JAX arrays on a GPU), ``meta`` (shapes only)."""

@@ -1,0 +1,8 @@
+"""The CPU backend: NumPy kernels registered on ``DispatchKey.CPU``.
+
+NumPy views give real aliasing, so ``y = x[0]; y.add_(1)`` changes ``x``.
+"""
+from . import elementwise  # noqa: F401
+from ._core import CPU_KS, wrap
+
+__all__ = ["CPU_KS", "wrap"]

@@ -1,0 +1,62 @@
+"""What every CPU kernel shares: wrapping NumPy arrays as tensors, reading operands,
+and registering kernels on the CPU key."""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _dtype as D
+from ..._device import CPU
+from ..._tensor import Tensor
+from ...dispatch.keys import DispatchKey
+
+__all__ = ["CPU_KS", "wrap", "data", "register", "kernel", "same_device_error"]
+
+CPU_KS = (1 << DispatchKey.CPU) | (1 << DispatchKey.ADInplaceOrView)
+_new = Tensor.__new__
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+
+def wrap(arr, dtype):
+    """A CPU tensor over ``arr`` (NumPy returns scalars from 0-dim math: re-wrap those)."""
+    t = _new(Tensor)
+    t._data = arr if arr.__class__ is _ndarray else _asarray(arr)
+    t._dtype = dtype
+    t._device = CPU
+    t._ks = CPU_KS
+    return t
+
+
+def wrap_np(arr):
+    """Wrap an array whose NumPy dtype is exactly the tensor's dtype."""
+    arr = _asarray(arr)
+    return wrap(arr, D.from_numpy_dtype(arr.dtype))
+
+
+def same_device_error(op_name, a, b):
+    return RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                        f"two devices, {a} and {b}! (when checking argument for {op_name})")
+
+
+def data(x, op_name="op"):
+    """The NumPy array of a CPU tensor argument; Python scalars pass through."""
+    if isinstance(x, Tensor):
+        if x._device is not CPU:
+            raise same_device_error(op_name, x._device, "cpu")
+        return x._data
+    return x
+
+
+def register(op, fn):
+    """Register ``fn(keyset, *args, **kwargs)`` as ``op``'s CPU kernel."""
+    op.register(DispatchKey.CPU, fn)
+    return fn
+
+
+def kernel(*ops):
+    """Decorator form of ``register`` for one or more ops sharing a kernel."""
+    def deco(fn):
+        for op in ops:
+            register(op, fn)
+        return fn
+    return deco

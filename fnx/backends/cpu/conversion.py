@@ -1,0 +1,67 @@
+"""CPU kernels for conversions: dtype casts, copies, Python scalars."""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _dtype as D
+from ..._device import CPU, canonical
+from ..._tensor import Tensor
+from ...dispatch.keys import DispatchKey, below
+from ...ir.ops import conversion as C
+from ._core import kernel, wrap
+
+
+@kernel(C._to_copy)
+def _to_copy(ks, self, *, dtype=None, layout=None, device=None, pin_memory=None,
+             non_blocking=False, memory_format=None):
+    dtype = self._dtype if dtype is None else dtype
+    dev = canonical(device) if device is not None else self._device
+    if self._device is not CPU:
+        raise RuntimeError(f"_to_copy: expected a cpu tensor, got {self._device}")
+    if dev.type == "meta":
+        from ..meta import empty_meta
+        return empty_meta(self._data.shape, dtype)
+    out = wrap(self._data.astype(dtype.numpy, copy=True), dtype)
+    if dev is not CPU:
+        # Another device's backend owns the transfer: an empty tensor there, then copy_,
+        # which dispatches to that backend's key (higher than CPU).
+        from ...ops import aten
+        dst = aten.empty.memory_format(list(self._data.shape), dtype=dtype, device=dev)
+        return aten.copy_.default(dst, out, non_blocking)
+    return out
+
+
+@kernel(C._local_scalar_dense)
+def _local_scalar_dense(ks, self):
+    v = self._data.reshape(()).item() if self._data.size == 1 else None
+    if v is None:
+        raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
+                           f"Scalar")
+    if self._dtype is D.bfloat16:
+        v = float(v)
+    return v
+
+
+@kernel(C.copy_)
+def _copy_(ks, self, src, non_blocking=False):
+    C.copy_.meta(self, src)
+    if src._device is not CPU:
+        src = src.to("cpu")
+    np.copyto(self._data, src._data, casting="unsafe")
+    return self
+
+
+@kernel(C.copy)
+def _copy(ks, self, src, non_blocking=False):
+    C.copy.meta(self, src)
+    if src._device is not CPU:
+        src = src.to("cpu")
+    out = np.empty_like(self._data)
+    np.copyto(out, src._data, casting="unsafe")
+    return wrap(out, self._dtype)
+
+
+@kernel(C.scalar_tensor)
+def _scalar_tensor(ks, s, *, dtype=None, layout=None, device=None, pin_memory=None):
+    d = dtype if dtype is not None else D.scalar_dtype(s)
+    return wrap(np.asarray(s).astype(d.numpy), d)

@@ -1,0 +1,308 @@
+"""NumPy kernels for the pointwise ops of ``fnx.ir.ops.elementwise``.
+
+One generic kernel per arity: it computes PyTorch's dtypes from the op's promotion
+kind, casts the operands to the compute dtype (float16/bfloat16 compute in float32,
+PyTorch's "opmath"), applies the NumPy function and casts to the result dtype.  The
+common case (two tensors of one dtype, default promotion) skips all of that.
+In-place and ``out=`` kernels run the functional kernel first, so every check has
+passed before anything is written.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sp
+
+from ... import _dtype as D
+from ..._device import CPU
+from ..._tensor import Tensor
+from ...ir.ops import elementwise as E
+from ...ir.ops._common import _torch_name
+from ...ir.promotion import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, elementwise_dtypes
+from ...ir.shapes import broadcast_shapes
+from ._core import data, register, same_device_error, wrap
+
+_HALF = (D.float16, D.bfloat16)
+
+
+def _np_dtype(d):
+    return D.float32.numpy if d in _HALF else d.numpy
+
+
+def _cast(x, np_dtype):
+    """An operand in the compute dtype (Python scalars wrap around like PyTorch's casts)."""
+    if x.__class__ is np.ndarray:
+        return x if x.dtype == np_dtype else x.astype(np_dtype)
+    return np.asarray(x).astype(np_dtype)
+
+
+def _check_dtypes(name, compute, operands):
+    if name.startswith("bitwise") and (compute.is_floating_point or compute.is_complex):
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_torch_name(compute)}'")
+    if compute is D.bool:
+        if name == "neg":
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+        if name in ("sub", "rsub"):
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.")
+
+
+def _int_div_check(name, b):
+    if np.any(np.asarray(b) == 0):
+        raise RuntimeError(f"ZeroDivisionError ({name} of integers by zero)")
+
+
+def _div_mode(a, b, rounding_mode):
+    if rounding_mode is None:
+        return np.true_divide(a, b)
+    if rounding_mode == "floor":
+        if a.dtype.kind in "iu":
+            _int_div_check("div", b)
+        return np.floor_divide(a, b)
+    if rounding_mode == "trunc":
+        if a.dtype.kind in "iu":
+            _int_div_check("div", b)
+            q = np.floor_divide(a, b)
+            return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+        return np.trunc(np.true_divide(a, b))
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                       f"but found '{rounding_mode}'")
+
+
+def _int_checked(fn, name):
+    def f(a, b):
+        if a.dtype.kind in "iub":
+            _int_div_check(name, b)
+        return fn(a, b)
+    return f
+
+
+def _pow(a, b):
+    if a.dtype.kind in "iu" and np.any(np.asarray(b) < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return np.power(a, b)
+
+
+def _identity_for_int(fn):
+    return lambda a: a.copy() if a.dtype.kind in "iub" else fn(a)
+
+
+def _sign(a):
+    return a.copy() if a.dtype.kind == "b" else np.sign(a)
+
+
+def _relu(a):
+    if a.dtype.kind == "b":
+        raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
+    return np.maximum(a, a.dtype.type(0))
+
+
+UNARY_FNS = {
+    "abs": np.abs, "neg": np.negative, "sign": _sign, "acos": np.arccos, "acosh": np.arccosh,
+    "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh,
+    "cos": np.cos, "cosh": np.cosh, "sin": np.sin, "sinh": np.sinh, "tan": np.tan,
+    "tanh": np.tanh, "erf": sp.erf, "exp": np.exp, "expm1": np.expm1, "log": np.log,
+    "log10": np.log10, "log1p": np.log1p, "log2": np.log2, "reciprocal": np.reciprocal,
+    "rsqrt": lambda a: np.reciprocal(np.sqrt(a)), "sqrt": np.sqrt, "sigmoid": sp.expit,
+    "exp2": np.exp2, "erfinv": sp.erfinv, "ceil": _identity_for_int(np.ceil),
+    "floor": _identity_for_int(np.floor), "round": _identity_for_int(np.round),
+    "trunc": _identity_for_int(np.trunc), "frac": lambda a: a - np.trunc(a), "relu": _relu,
+    "bitwise_not": np.invert, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "logical_not": np.logical_not, "signbit": np.signbit, "square": np.square,
+}
+
+BINARY_FNS = {
+    "add": np.add, "sub": np.subtract, "rsub": lambda a, b: np.subtract(b, a),
+    "mul": np.multiply, "div": np.true_divide,
+    "floor_divide": _int_checked(np.floor_divide, "floor_divide"),
+    "remainder": _int_checked(np.remainder, "remainder"), "fmod": _int_checked(np.fmod, "fmod"),
+    "pow": _pow, "atan2": np.arctan2, "maximum": np.maximum, "minimum": np.minimum,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor, "logical_and": np.logical_and,
+    "logical_or": np.logical_or, "logical_xor": np.logical_xor, "eq": np.equal,
+    "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+    "ge": np.greater_equal,
+}
+_WARNS = {"div", "floor_divide", "remainder", "fmod", "pow", "log", "log10", "log2", "log1p",
+          "sqrt", "rsqrt", "reciprocal", "acos", "asin", "acosh", "atanh", "erfinv", "exp",
+          "expm1", "exp2", "cosh", "sinh", "atan2", "sub", "add", "mul", "square"}
+
+
+def _apply(name, fn, kind, operands, extra=()):
+    """The slow path: promotion, casting, the NumPy call, and errors PyTorch would raise."""
+    arrays = [data(x, name) for x in operands]
+    compute, result = elementwise_dtypes(kind, *operands)
+    _check_dtypes(name, compute, operands)
+    np_compute = _np_dtype(compute)
+    cast = [_cast(a, np_compute) for a in arrays]
+    try:
+        with np.errstate(all="ignore"):
+            r = fn(*cast, *extra)
+    except ValueError:
+        broadcast_shapes(*(np.shape(a) for a in arrays))  # raises PyTorch's message
+        raise
+    except TypeError:
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_torch_name(compute)}'") \
+            from None
+    r = np.asarray(r)
+    if r.dtype != result.numpy:
+        r = r.astype(result.numpy)
+    return wrap(r, result)
+
+
+def _unary_kernel(name, kind):
+    fn = UNARY_FNS[name]
+    fast = kind in (DEFAULT, INT_TO_FLOAT) and name not in _WARNS
+
+    def kernel(ks, self):
+        d = self._dtype
+        if fast and self._device is CPU and (d is D.float32 or d is D.float64):
+            return wrap(fn(self._data), d)
+        return _apply(name, fn, kind, (self,))
+    return kernel
+
+
+def _binary_kernel(name, kind, has_alpha):
+    fn = BINARY_FNS[name]
+    fast = kind == DEFAULT and name not in ("sub", "rsub", "pow", "floor_divide", "remainder",
+                                            "fmod") and not name.startswith("bitwise")
+
+    def kernel(ks, self, other, alpha=1):
+        if alpha != 1:
+            other = _scaled(name, self, other, alpha)
+        if fast and other.__class__ is Tensor and other._dtype is self._dtype and \
+                self._device is CPU and other._device is CPU and self._dtype not in _HALF:
+            try:
+                return wrap(fn(self._data, other._data), self._dtype)
+            except ValueError:
+                broadcast_shapes(self._data.shape, other._data.shape)
+                raise
+        return _apply(name, fn, kind, (self, other))
+
+    if not has_alpha:
+        def kernel(ks, self, other, _k=kernel):  # noqa: F811 - same kernel, no alpha argument
+            return _k(ks, self, other)
+    return kernel
+
+
+def _scaled(name, self, other, alpha):
+    """``other * alpha`` for add/sub, with PyTorch's rule on alpha's type."""
+    t = D.result_type(self, other)
+    if not (t.is_floating_point or t.is_complex) and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if t is D.bool and not isinstance(alpha, bool):
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(other, Tensor):
+        return wrap(np.asarray(other._data * alpha).astype(other._dtype.numpy), other._dtype) \
+            if other._dtype is not D.bool else other
+    return other * alpha
+
+
+def _div_mode_kernel(ks, self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _apply("div", np.true_divide, INT_TO_FLOAT, (self, other))
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found '{rounding_mode}'")
+    return _apply("div", _div_mode, DEFAULT, (self, other), (rounding_mode,))
+
+
+def _round_decimals(ks, self, *, decimals):
+    if not self._dtype.is_floating_point:
+        return _apply("round", np.round, DEFAULT, (self,))
+    return _apply("round", lambda a: np.round(a, decimals), DEFAULT, (self,))
+
+
+def _clamp(ks, self, min=None, max=None):
+    E.clamp_Tensor.meta(self, min, max)   # the None/None error and the shape checks
+    operands = [x for x in (self, min, max) if x is not None]
+    compute, result = elementwise_dtypes(DEFAULT, *operands)
+    a = _cast(data(self, "clamp"), _np_dtype(compute))
+    if min is not None:
+        a = np.maximum(a, _cast(data(min, "clamp"), a.dtype))
+    if max is not None:
+        a = np.minimum(a, _cast(data(max, "clamp"), a.dtype))
+    # where min > max PyTorch gives max; NaN bounds propagate NaN
+    return wrap(np.asarray(a).astype(result.numpy, copy=False), result)
+
+
+def _where(ks, condition, self, other):
+    E.where_self.meta(condition, self, other)
+    compute, result = elementwise_dtypes(DEFAULT, self, other)
+    c = data(condition, "where")
+    r = np.where(c, _cast(data(self, "where"), result.numpy), _cast(data(other, "where"),
+                                                                     result.numpy))
+    return wrap(np.asarray(r), result)
+
+
+def inplace_from(functional_kernel, name):
+    """``op_``: compute out of place, check shape and dtype, then write into ``self``."""
+    def kernel(ks, self, *args, **kwargs):
+        r = functional_kernel(ks, self, *args, **kwargs)
+        if r._data.shape != self._data.shape:
+            raise RuntimeError(f"{name}: output with shape {list(self._data.shape)} doesn't "
+                               f"match the broadcast shape {list(r._data.shape)}")
+        if not D.can_cast(r._dtype, self._dtype):
+            raise RuntimeError(f"{name}: result type {_torch_name(r._dtype)} can't be cast to "
+                               f"the desired output type {_torch_name(self._dtype)}")
+        np.copyto(self._data, r._data, casting="unsafe")
+        return self
+    return kernel
+
+
+def out_from(functional_kernel, name):
+    """``op.out``: compute, check the cast, resize ``out`` if needed, write into it."""
+    def kernel(ks, *args, out, **kwargs):
+        r = functional_kernel(ks, *args, **kwargs)
+        write_out(name, out, r)
+        return out
+    return kernel
+
+
+def write_out(name, out, r):
+    if out._device is not CPU:
+        raise same_device_error(name, out._device, "cpu")
+    if not D.can_cast(r._dtype, out._dtype):
+        raise RuntimeError(f"{name}: result type {_torch_name(r._dtype)} can't be cast to "
+                           f"the desired output type {_torch_name(out._dtype)}")
+    if r._data.shape != out._data.shape:
+        if out._base is not None:
+            raise RuntimeError(f"{name}: cannot resize the out= view of shape "
+                               f"{list(out._data.shape)} to {list(r._data.shape)}")
+        if out._data.size:
+            import warnings
+            warnings.warn(f"An output with one or more elements was resized since it had "
+                          f"shape {list(out._data.shape)}, which does not match the required "
+                          f"output shape {list(r._data.shape)}.", UserWarning, stacklevel=4)
+        out._data = np.empty(r._data.shape, out._dtype.numpy)
+    np.copyto(out._data, r._data, casting="unsafe")
+
+
+def _register_all():
+    functional = {}
+    for name, kind, _ in E.UNARY:
+        functional[name, "default"] = _unary_kernel(name, kind)
+    for name, ov, args, kind, _ in E.BINARY:
+        functional[name, ov] = _binary_kernel(name, kind, "alpha" in args)
+    functional["div", "Tensor_mode"] = functional["div", "Scalar_mode"] = _div_mode_kernel
+    for op, family in E.VARIANTS.items():
+        fk = functional.get((op.name, op.overload_name))
+        if fk is None:
+            continue
+        register(op, fk)
+        if "inplace" in family:
+            register(family["inplace"], inplace_from(fk, family["inplace"].name))
+        if "out" in family:
+            register(family["out"], out_from(fk, op.name))
+    register(E.round_decimals, _round_decimals)
+    register(E.pow_Scalar, lambda ks, self, exponent: _apply("pow", _pow, DEFAULT,
+                                                             (self, exponent)))
+    register(E.clamp, _clamp)
+    register(E.clamp_Tensor, _clamp)
+    register(E.clamp_, inplace_from(_clamp, "clamp_"))
+    register(E.where_self, _where)
+
+
+_register_all()

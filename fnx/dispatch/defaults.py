@@ -1,0 +1,16 @@
+"""The fallbacks fnx installs at import: the keys an op passes through unless it says otherwise.
+
+- BackendSelect: only factories (no tensor argument) have a kernel there.
+- Autocast*: only ops with a cast policy have kernels.
+- Autograd*: until an op's autograd kernel exists, a call on a tensor that requires grad
+  runs the backend kernel (fnx.autograd replaces this fallback).
+- ADInplaceOrView: only ops that write or alias need bookkeeping.
+"""
+from .dispatcher import FALLTHROUGH, register_fallback
+from .keys import AUTOCAST_KEYS, AUTOGRAD_KEYS, DispatchKey
+
+
+def install() -> None:
+    for key in (DispatchKey.BackendSelect, DispatchKey.ADInplaceOrView, *AUTOCAST_KEYS,
+                *AUTOGRAD_KEYS):
+        register_fallback(key, FALLTHROUGH)

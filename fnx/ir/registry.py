@@ -1,0 +1,60 @@
+"""Defining operators: ``defop`` gives an op its schema, tags and meta function.
+
+Each op family module (``fnx/ir/ops/*.py``) is the one place an op's semantics
+live: schema, tags, type-promotion kind, meta function (output shape and dtype),
+decomposition and derivative.  Backends and lowerings register implementations
+against the ``OpOverload`` objects defined there.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..dispatch.dispatcher import OpOverload, define
+from ..dispatch.keys import AliasKey
+
+__all__ = ["defop", "TensorMeta"]
+
+
+class TensorMeta(NamedTuple):
+    """What a meta function returns for each tensor output: its shape and dtype."""
+    shape: tuple
+    dtype: object
+
+
+def defop(schema: str, *, tags=(), meta=None, decomposition=None, namespace="aten",
+          promotion=None) -> OpOverload:
+    """Define an operator.
+
+    ``decomposition`` on an op not tagged ``core`` or ``prim`` is also its
+    ``CompositeImplicitAutograd`` kernel, so every backend runs it without a kernel
+    of its own (PyTorch's rule for non-core ATen ops).
+    """
+    op = define(schema, tags, namespace)
+    op.promotion = promotion
+    if meta is not None:
+        op.meta = meta
+    if decomposition is not None:
+        set_decomposition(op, decomposition)
+    return op
+
+
+def set_decomposition(op: OpOverload, fn) -> None:
+    op.decomposition = fn
+    if not ({"core", "prim"} & op.tags):
+        op.register(AliasKey.CompositeImplicitAutograd, lambda ks, *a, **k: fn(*a, **k))
+
+
+def meta(op: OpOverload):
+    """Decorator: ``@meta(aten.mm.default) def _(self, mat2): ...``."""
+    def deco(fn):
+        op.meta = fn
+        return fn
+    return deco
+
+
+def decomposition(op: OpOverload):
+    """Decorator: register ``fn`` as the op's decomposition (see ``defop``)."""
+    def deco(fn):
+        set_decomposition(op, fn)
+        return fn
+    return deco
