@@ -3,8 +3,14 @@
 Each module maps PyTorch's Python signatures onto operator overloads and attaches
 the matching ``Tensor`` methods; none of them computes anything itself.
 """
-from . import creation, math
+from . import conversion, creation, indexing, linalg, math, reduction, shape
+from .conversion import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
 from .math import *  # noqa: F401,F403
+from .reduction import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403
 
-__all__ = creation.__all__ + math.__all__
+__all__ = (conversion.__all__ + creation.__all__ + indexing.__all__ + linalg.__all__ +
+           math.__all__ + reduction.__all__ + shape.__all__)

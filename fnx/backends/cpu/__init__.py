@@ -2,7 +2,8 @@
 
 NumPy views give real aliasing, so ``y = x[0]; y.add_(1)`` changes ``x``.
 """
-from . import elementwise  # noqa: F401
+from . import (conversion, elementwise, factory, indexing, linalg, random,  # noqa: F401
+               reduction, shape)
 from ._core import CPU_KS, wrap
 
 __all__ = ["CPU_KS", "wrap"]

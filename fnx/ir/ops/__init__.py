@@ -1,2 +1,2 @@
 """Operator definitions, one module per family; importing this package defines them all."""
-from . import elementwise  # noqa: F401
+from . import conversion, elementwise, factory, indexing, linalg, random, reduction, shape  # noqa

@@ -1,0 +1,1 @@
+"""Random number state: manual_seed, Generator (being written)."""
