@@ -29,6 +29,7 @@ from . import ops  # noqa: E402
 from .api import *  # noqa: E402,F401,F403
 from . import api as _api  # noqa: E402
 from . import library, utils  # noqa: E402
+from .random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: E402,F401
 
 _inplace_or_view.register_all()
 _meta.register_all()

@@ -52,7 +52,7 @@ class Tensor:
     grad_fn = None
     _is_param = False
     _is_wrapped_number = False  # a Python scalar made a 0-dim tensor: promotes like a scalar
-    __array_priority__ = 1000   # numpy scalars defer to Tensor's reflected operators
+    __array_ufunc__ = None      # NumPy defers to Tensor's reflected operators (np.float32(2) * t)
 
     def __init__(self, *args, **kwargs):
         raise TypeError("use fnx.tensor(...), fnx.empty(...) or another factory to make a "
@@ -222,7 +222,10 @@ class Tensor:
         return aten._local_scalar_dense.default(self)
 
     def tolist(self):
-        return self.cpu().detach()._data.tolist() if self.ndim else self.item()
+        if not self.ndim:
+            return self.item()
+        arr = self.cpu()._data
+        return (arr.astype("float32") if self._dtype is D.bfloat16 else arr).tolist()
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy(force=True)

@@ -7,7 +7,8 @@ the kernel in its dispatch table at the highest key.  The table is recomputed wh
 something is registered, never on a call.  Per key the entry is, in order:
 
 1. a kernel registered for that key;
-2. for an Autograd key, a kernel registered for the ``Autograd`` alias;
+2. for an Autograd (Autocast) key, a kernel registered for the ``Autograd``
+   (``Autocast``) alias;
 3. for a backend key, the ``CompositeExplicitAutograd`` kernel;
 4. for backend and Autograd keys, the ``CompositeImplicitAutograd`` kernel (the op's
    decomposition), unless the backend has a kernel of its own;
@@ -25,8 +26,8 @@ import keyword
 
 from ..ir.schema import FunctionSchema, check_argument_type, parse_schema
 from . import tls
-from .keys import (AUTOGRAD_FOR_BACKEND, AUTOGRAD_KEYS, BACKEND_KEYS, FULL, KEYS, NUM_KEYS,
-                   AliasKey, DispatchKey, DispatchKeySet)
+from .keys import (AUTOCAST_KEYS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_KEYS, BACKEND_KEYS, FULL, KEYS,
+                   NUM_KEYS, AliasKey, DispatchKey, DispatchKeySet)
 
 __all__ = ["OpOverload", "OpOverloadPacket", "FALLTHROUGH", "register_fallback",
            "get_op", "all_ops"]
@@ -76,8 +77,8 @@ class OpOverload:
     >>> op = fnx.ops.aten.add.Tensor
     >>> str(op.schema), "pointwise" in op.tags
     ('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', True)
-    >>> op(fnx.tensor([1, 2]), fnx.tensor([3, 4]), alpha=2)
-    tensor([7, 10])
+    >>> op(fnx.tensor([1, 2]), fnx.tensor([3, 4]), alpha=2).numpy().tolist()
+    [7, 10]
     """
 
     def __init__(self, schema: FunctionSchema, tags=()):
@@ -135,6 +136,8 @@ class OpOverload:
             return k[key]
         if key in AUTOGRAD_KEYS and AliasKey.Autograd in k:
             return k[AliasKey.Autograd]
+        if key in AUTOCAST_KEYS and AliasKey.Autocast in k:
+            return k[AliasKey.Autocast]
         is_backend = key in BACKEND_KEYS
         if is_backend and AliasKey.CompositeExplicitAutograd in k:
             return k[AliasKey.CompositeExplicitAutograd]
@@ -241,7 +244,12 @@ def _generate_call(op: OpOverload):
         else:
             params.append(name)
         names.append(name)
-        (kw_call.append(f"{a.name}={name}") if a.kwarg_only else pos_call.append(name))
+        if not a.kwarg_only:
+            pos_call.append(name)
+        elif name != a.name:    # a keyword-named argument (``from``): pass it unpacked
+            kw_call.append(f"**{{{a.name!r}: {name}}}")
+        else:
+            kw_call.append(f"{a.name}={name}")
         t = a.type
         if not t.is_tensor:
             continue

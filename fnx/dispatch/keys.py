@@ -92,6 +92,10 @@ def below(key: DispatchKey) -> int:
     return (1 << int(key)) - 1
 
 
+def _as_bits(x) -> int:
+    return 1 << x if isinstance(x, DispatchKey) else int(x)
+
+
 class DispatchKeySet(int):
     """An immutable set of dispatch keys stored as an int bitset.
 
@@ -118,14 +122,19 @@ class DispatchKeySet(int):
     def remove(self, key) -> "DispatchKeySet":
         return DispatchKeySet(int(self) & ~(1 << int(key)))
 
+    # A DispatchKey operand means its bit, not its value (``ks | DispatchKey.CPU``).
     def __or__(self, other):
-        return DispatchKeySet(int(self) | int(other))
+        return DispatchKeySet(int(self) | _as_bits(other))
+
+    __ror__ = __or__
 
     def __and__(self, other):
-        return DispatchKeySet(int(self) & int(other))
+        return DispatchKeySet(int(self) & _as_bits(other))
+
+    __rand__ = __and__
 
     def __sub__(self, other):
-        return DispatchKeySet(int(self) & ~int(other))
+        return DispatchKeySet(int(self) & ~_as_bits(other))
 
     def highest_priority_key(self):
         """The key a call with this keyset dispatches to (None when empty)."""

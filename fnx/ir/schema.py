@@ -131,9 +131,12 @@ class FunctionSchema:
     def bind(self, args, kwargs) -> tuple[list, dict]:
         """Normalize a call: returns (positional values, keyword-only values), defaults filled.
 
-        >>> s = parse_schema("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
-        >>> s.bind((1, 2), {})
-        ([1, 2], {'alpha': 1})
+        >>> s = parse_schema("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, "
+        ...                  "*, ScalarType? dtype=None) -> Tensor")
+        >>> import fnx
+        >>> x = fnx.tensor([1])
+        >>> s.bind((x,), {"dim": [0]}) == ([x, [0], False], {'dtype': None})
+        True
         """
         qn = self.qualified_name
         positional = [a for a in self.arguments if not a.kwarg_only]
@@ -313,18 +316,32 @@ class _Parser:
             optional = True
         return Type(base, optional, is_list, size, alias, elem_optional)
 
-    def parse_default(self, t: Type):
+    def literal(self):
         tok = self.next()
-        if tok == "[":
+        if tok == "-" and self.peek() in ("inf", "nan"):   # float x=-inf
+            return -_literal(self.next())
+        return _literal(tok)
+
+    def parse_default(self, t: Type):
+        if self.accept("["):
             items = []
             while not self.accept("]"):
-                items.append(_literal(self.next()))
-                self.accept(",")
+                items.append(self.literal())
+                if self.peek() != "]":
+                    self.expect(",")
             return tuple(items) if t.is_list else items
-        v = _literal(tok)
+        v = self.literal()
         if t.is_list and isinstance(v, (int, float)) and not isinstance(v, bool) and t.size:
             return (v,) * t.size          # int[2] padding=0 means (0, 0)
+        if t.base == "ScalarType" and isinstance(v, int) and not isinstance(v, bool):
+            return _scalar_type(v)        # ScalarType? dtype=4 means torch.long
         return v
+
+    def name(self) -> str:
+        tok = self.next()
+        if not _IDENT.fullmatch(tok):
+            self.fail(f"expected a name but found '{tok}'")
+        return tok
 
     def parse_args(self):
         args, kwarg_only, vararg = [], False, False
@@ -340,7 +357,7 @@ class _Parser:
                 self.accept(",")
                 continue
             t = self.parse_type()
-            name = self.next()
+            name = self.name()
             default = _NO_DEFAULT
             if self.accept("="):
                 default = self.parse_default(t)
@@ -357,29 +374,43 @@ class _Parser:
                 t = self.parse_type()
                 name = None
                 if self.peek() not in (",", ")"):
-                    name = self.next()
+                    name = self.name()
                 rets.append(Return(t, name))
                 self.accept(",")
             return tuple(rets)
         t = self.parse_type()
-        name = self.next() if self.peek() not in (None,) else None
+        name = self.name() if self.peek() is not None else None
         return (Return(t, name),)
 
     def parse(self) -> FunctionSchema:
-        name = self.next()
+        name = self.name()
         ns = "aten"
         if self.accept(":"):
             self.expect(":")
-            ns, name = name, self.next()
+            ns, name = name, self.name()
         overload = ""
         if self.accept("."):
-            overload = self.next()
+            overload = self.name()
         args, vararg = self.parse_args()
         self.expect("->")
         rets = self.parse_returns()
         if self.peek() is not None:
             self.fail(f"unexpected '{self.peek()}'")
         return FunctionSchema(ns, name, overload, args, rets, vararg)
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# c10::ScalarType's numbering, for ``ScalarType dtype=<int>`` defaults.
+_SCALAR_TYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16",
+                 6: "float32", 7: "float64", 9: "complex64", 10: "complex128", 11: "bool",
+                 15: "bfloat16"}
+
+
+def _scalar_type(code: int):
+    from .. import _dtype
+    if code not in _SCALAR_TYPES:
+        raise RuntimeError(f"schema parse error: unsupported ScalarType default {code}")
+    return getattr(_dtype, _SCALAR_TYPES[code])
 
 
 def _literal(tok: str):
@@ -404,6 +435,8 @@ def _literal(tok: str):
 
 
 def _format_default(v, t: Type) -> str:
+    if t.base == "ScalarType" and v is not None:
+        return str(next(c for c, n in _SCALAR_TYPES.items() if n == v.name))
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_format_default(x, t) for x in v) + "]"
     if isinstance(v, str):

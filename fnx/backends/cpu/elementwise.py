@@ -43,9 +43,23 @@ def _check_dtypes(name, compute, operands):
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
-        if name in ("sub", "rsub"):
+    if name in ("sub", "rsub"):
+        # PyTorch refuses a bool operand even when the other one promotes the result.
+        bools = [x._dtype is D.bool if isinstance(x, Tensor) else isinstance(x, bool)
+                 for x in operands]
+        if all(bools):
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")
+        if any(bools):
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+
+
+def _no_bool(a, kernel_name):
+    """PyTorch's kernels for these ops are dispatched over numeric types only."""
+    if a.dtype.kind == "b":
+        raise RuntimeError(f"\"{kernel_name}\" not implemented for 'Bool'")
 
 
 def _int_div_check(name, b):
@@ -56,6 +70,7 @@ def _int_div_check(name, b):
 def _div_mode(a, b, rounding_mode):
     if rounding_mode is None:
         return np.true_divide(a, b)
+    _no_bool(a, f"div_{rounding_mode}_cpu")
     if rounding_mode == "floor":
         if a.dtype.kind in "iu":
             _int_div_check("div", b)
@@ -72,20 +87,65 @@ def _div_mode(a, b, rounding_mode):
 
 def _int_checked(fn, name):
     def f(a, b):
-        if a.dtype.kind in "iub":
+        _no_bool(a, f"{name}_cpu")
+        if a.dtype.kind in "iu":
             _int_div_check(name, b)
         return fn(a, b)
     return f
 
 
 def _pow(a, b):
-    if a.dtype.kind in "iu" and np.any(np.asarray(b) < 0):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    _no_bool(a, "pow")
+    if a.dtype.kind == "i" and np.any(b < 0):
+        # PyTorch's integer pow with a negative tensor exponent: 1 ** n = 1,
+        # (-1) ** n = +-1, anything else 0 (NumPy raises instead).
+        neg = b < 0
+        r = np.power(a, np.where(neg, 0, b))
+        special = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 != 0, -1, 1), 0))
+        return np.where(neg, special, r).astype(a.dtype)
     return np.power(a, b)
 
 
-def _identity_for_int(fn):
-    return lambda a: a.copy() if a.dtype.kind in "iub" else fn(a)
+def _check_scalar_exponent(self, exponent):
+    """``int_tensor ** -1``: PyTorch refuses a negative integer *scalar* exponent."""
+    if isinstance(exponent, Tensor):
+        if not exponent._is_wrapped_number:
+            return
+        exponent = exponent.item()
+    if isinstance(exponent, (int, np.integer)) and exponent < 0 and \
+            not (self._dtype.is_floating_point or self._dtype.is_complex):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def _pow_kernel(functional):
+    def kernel(ks, self, exponent):
+        _check_scalar_exponent(self, exponent)
+        return functional(ks, self, exponent)
+    return kernel
+
+
+def _identity_for_int(fn, name):
+    """ceil/floor/round/trunc: integers are returned unchanged; bool is not supported."""
+    def f(a):
+        _no_bool(a, f"{name}_cpu")
+        return a.copy() if a.dtype.kind in "iu" else fn(a)
+    return f
+
+
+def _abs(a):
+    _no_bool(a, "abs_cpu")
+    return np.abs(a)
+
+
+def _frac(a):
+    if a.dtype.kind in "iub":
+        raise RuntimeError(f"\"frac_cpu\" not implemented for "
+                           f"'{_torch_name(D.from_numpy_dtype(a.dtype))}'")
+    return a - np.trunc(a)
+
+
+def _signbit(a):
+    return np.zeros(a.shape, np.bool_) if a.dtype.kind == "b" else np.signbit(a)
 
 
 def _sign(a):
@@ -99,17 +159,18 @@ def _relu(a):
 
 
 UNARY_FNS = {
-    "abs": np.abs, "neg": np.negative, "sign": _sign, "acos": np.arccos, "acosh": np.arccosh,
+    "abs": _abs, "neg": np.negative, "sign": _sign, "acos": np.arccos, "acosh": np.arccosh,
     "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh,
     "cos": np.cos, "cosh": np.cosh, "sin": np.sin, "sinh": np.sinh, "tan": np.tan,
     "tanh": np.tanh, "erf": sp.erf, "exp": np.exp, "expm1": np.expm1, "log": np.log,
     "log10": np.log10, "log1p": np.log1p, "log2": np.log2, "reciprocal": np.reciprocal,
     "rsqrt": lambda a: np.reciprocal(np.sqrt(a)), "sqrt": np.sqrt, "sigmoid": sp.expit,
-    "exp2": np.exp2, "erfinv": sp.erfinv, "ceil": _identity_for_int(np.ceil),
-    "floor": _identity_for_int(np.floor), "round": _identity_for_int(np.round),
-    "trunc": _identity_for_int(np.trunc), "frac": lambda a: a - np.trunc(a), "relu": _relu,
+    "exp2": np.exp2, "erfinv": sp.erfinv, "ceil": _identity_for_int(np.ceil, "ceil"),
+    "floor": _identity_for_int(np.floor, "floor"),
+    "round": _identity_for_int(np.round, "round"),
+    "trunc": _identity_for_int(np.trunc, "trunc"), "frac": _frac, "relu": _relu,
     "bitwise_not": np.invert, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
-    "logical_not": np.logical_not, "signbit": np.signbit, "square": np.square,
+    "logical_not": np.logical_not, "signbit": _signbit, "square": np.square,
 }
 
 BINARY_FNS = {
@@ -163,16 +224,22 @@ def _unary_kernel(name, kind):
     return kernel
 
 
+_ONE = 1     # the schema default of ``alpha`` is this cached int: ``is`` tests for "no alpha"
+
+
 def _binary_kernel(name, kind, has_alpha):
     fn = BINARY_FNS[name]
-    fast = kind == DEFAULT and name not in ("sub", "rsub", "pow", "floor_divide", "remainder",
+    fast = kind == DEFAULT and name not in ("pow", "floor_divide", "remainder",
                                             "fmod") and not name.startswith("bitwise")
+    # sub of bools must raise, so bool never takes the shortcut for sub/rsub
+    slow_dtypes = _HALF + (D.bool,) if name in ("sub", "rsub") else _HALF
 
-    def kernel(ks, self, other, alpha=1):
-        if alpha != 1:
-            other = _scaled(name, self, other, alpha)
+    def kernel(ks, self, other, alpha=_ONE):
+        if alpha is not _ONE:
+            return _apply_alpha(name, fn, kind, self, other, alpha)
         if fast and other.__class__ is Tensor and other._dtype is self._dtype and \
-                self._device is CPU and other._device is CPU and self._dtype not in _HALF:
+                self._device is CPU and other._device is CPU and \
+                self._dtype not in slow_dtypes:
             try:
                 return wrap(fn(self._data, other._data), self._dtype)
             except ValueError:
@@ -186,18 +253,28 @@ def _binary_kernel(name, kind, has_alpha):
     return kernel
 
 
-def _scaled(name, self, other, alpha):
-    """``other * alpha`` for add/sub, with PyTorch's rule on alpha's type."""
+def _apply_alpha(name, fn, kind, self, other, alpha):
+    """add/sub: ``self + alpha * other``; rsub: ``other - alpha * self``, computed in the
+    compute dtype (alpha is cast to it, like PyTorch), after PyTorch's checks on alpha."""
+    if isinstance(alpha, Tensor):
+        alpha = alpha.item()
     t = D.result_type(self, other)
-    if not (t.is_floating_point or t.is_complex) and isinstance(alpha, float):
+    if isinstance(alpha, (bool, np.bool_)) and t is not D.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not (t.is_floating_point or t.is_complex) and \
+            not isinstance(alpha, (int, np.integer, np.bool_)):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
-    if t is D.bool and not isinstance(alpha, bool):
-        raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if isinstance(other, Tensor):
-        return wrap(np.asarray(other._data * alpha).astype(other._dtype.numpy), other._dtype) \
-            if other._dtype is not D.bool else other
-    return other * alpha
+    if not t.is_complex and isinstance(alpha, (complex, np.complexfloating)):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                           "complex number.")
+    if name == "rsub":
+        def scaled(a, b):
+            return fn(a * _cast(alpha, a.dtype), b)
+    else:
+        def scaled(a, b):
+            return fn(a, b * _cast(alpha, b.dtype))
+    return _apply(name, scaled, kind, (self, other))
 
 
 def _div_mode_kernel(ks, self, other, *, rounding_mode=None):
@@ -286,6 +363,8 @@ def _register_all():
         functional[name, "default"] = _unary_kernel(name, kind)
     for name, ov, args, kind, _ in E.BINARY:
         functional[name, ov] = _binary_kernel(name, kind, "alpha" in args)
+    for ov in ("Tensor_Tensor", "Tensor_Scalar"):
+        functional["pow", ov] = _pow_kernel(functional["pow", ov])
     functional["div", "Tensor_mode"] = functional["div", "Scalar_mode"] = _div_mode_kernel
     for op, family in E.VARIANTS.items():
         fk = functional.get((op.name, op.overload_name))
@@ -299,6 +378,7 @@ def _register_all():
     register(E.round_decimals, _round_decimals)
     register(E.pow_Scalar, lambda ks, self, exponent: _apply("pow", _pow, DEFAULT,
                                                              (self, exponent)))
+    # (pow.Scalar: a Scalar base with a tensor exponent is PyTorch's Tensor_Tensor case)
     register(E.clamp, _clamp)
     register(E.clamp_Tensor, _clamp)
     register(E.clamp_, inplace_from(_clamp, "clamp_"))

@@ -1,1 +1,87 @@
-"""(being written)"""
+"""NumPy kernels for the matrix products of ``fnx.ir.ops.linalg``.
+
+The op's meta function checks shapes and dtypes first (products never promote).
+float16/bfloat16 multiply in float32 and round once; integer products stay in their
+dtype (NumPy's integer matmul wraps around like PyTorch's); bool products are refused
+as PyTorch's CPU kernels refuse them.  matmul, linear, outer, baddbmm and tensordot
+have no kernel here: they decompose into these.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _dtype as D
+from ...ir.ops import linalg as L
+from ._core import data, kernel, wrap
+
+_HALF = (D.float16, D.bfloat16)
+_F32 = np.dtype(np.float32)
+
+
+def _operands(kernel_name, name, *xs):
+    d = xs[0]._dtype
+    if d is D.bool:
+        raise RuntimeError(f"\"{kernel_name}\" not implemented for 'Bool'")
+    arrays = [data(x, name) for x in xs]
+    if d in _HALF:
+        arrays = [a.astype(_F32) for a in arrays]
+    return arrays
+
+
+def _result(r, dtype):
+    r = np.asarray(r)
+    return wrap(r if r.dtype == dtype.numpy else r.astype(dtype.numpy), dtype)
+
+
+@kernel(L.mm)
+def _mm(ks, self, mat2):
+    out = L.mm.meta(self, mat2).dtype
+    a, b = _operands("addmm_impl_cpu_", "mm", self, mat2)
+    return _result(np.matmul(a, b), out)
+
+
+@kernel(L.bmm)
+def _bmm(ks, self, mat2):
+    out = L.bmm.meta(self, mat2).dtype
+    a, b = _operands("bmm", "bmm", self, mat2)
+    return _result(np.matmul(a, b), out)
+
+
+@kernel(L.addmm)
+def _addmm(ks, self, mat1, mat2, *, beta=1, alpha=1):
+    r = L.addmm.meta(self, mat1, mat2, beta=beta, alpha=alpha)
+    bias, a, b = _operands("addmm_impl_cpu_", "addmm", self, mat1, mat2)
+    with np.errstate(all="ignore"):
+        prod = np.matmul(a, b)
+        if alpha != 1:
+            prod = prod * alpha
+        if beta == 0:      # PyTorch ignores self entirely (nan and inf do not propagate)
+            out = prod
+        else:
+            out = prod + (bias if beta == 1 else bias * beta)
+    return _result(out, r.dtype)
+
+
+@kernel(L.dot)
+def _dot(ks, self, tensor):
+    out = L.dot.meta(self, tensor).dtype
+    a, b = _operands("dot", "dot", self, tensor)
+    return _result(np.dot(a, b), out)
+
+
+@kernel(L.mv)
+def _mv(ks, self, vec):
+    out = L.mv.meta(self, vec).dtype
+    a, b = _operands("addmv_impl_cpu", "mv", self, vec)
+    return _result(np.matmul(a, b), out)
+
+
+@kernel(L.einsum)
+def _einsum(ks, equation, tensors, *, path=None):
+    out = L.einsum.meta(equation, tensors).dtype
+    explicit, shape = L.parse_einsum(equation, [tuple(t.shape) for t in tensors])
+    arrays = _operands("einsum", "einsum", *tensors)
+    r = np.asarray(np.einsum(explicit, *arrays, optimize=len(arrays) > 2))
+    if r.shape != shape or any(np.may_share_memory(r, a) for a in arrays):
+        r = np.broadcast_to(r, shape).copy()    # NumPy returns views for pure permutations
+    return _result(r, out)

@@ -31,3 +31,8 @@ scalar_tensor = defop("scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout
                       tags=("core", "factory"),
                       meta=lambda s, *, dtype=None, **kw: TensorMeta(
                           (), dtype if dtype is not None else D.scalar_dtype(s)))
+
+# A factory: without a tensor argument, ``device=`` picks the backend.
+from .factory import backend_select  # noqa: E402
+
+backend_select(scalar_tensor)

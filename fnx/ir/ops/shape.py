@@ -1,1 +1,1041 @@
-"""(being written)"""
+"""Shape and view operators: view, permute, expand, select, slice, cat, flip, pad, fill, ...
+
+View ops (schema ``-> Tensor(a)``) return an alias of their input; on backends with
+strides (CPU) the kernel returns a real strided view, and the ADInplaceOrView key
+marks ``_base`` and shares the version counter.  The stride arithmetic PyTorch uses
+(``computeStride`` for ``view``, ``inferExpandGeometry``, diagonal, unsqueeze, slice)
+lives here, once, as plain functions shared by meta functions and kernels.
+
+Convenience ops (transpose, narrow, flatten, stack, roll, ...) are decompositions onto
+the core ones.  A decomposition runs as the op's CompositeImplicitAutograd kernel, so
+it also must not get an ADInplaceOrView kernel of its own: ``reshape`` or
+``contiguous`` may return a copy or ``self``, and the ops it calls already do the
+bookkeeping.  ``_composite`` makes the key fall through for those ops.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+from ... import _dtype as D
+from ...dispatch.dispatcher import FALLTHROUGH
+from ...dispatch.keys import AliasKey, DispatchKey, below
+from ..registry import TensorMeta, defop
+from ..shapes import broadcast_shapes, infer_size, wrap_dim, wrap_dims
+from ._common import _torch_name
+
+CORE = ("core",)
+CORE_VIEW = ("core", "view")
+VIEW = ("view",)
+INPLACE = ("inplace",)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def ints(values, op="op", arg="size") -> tuple:
+    """A tuple of Python ints from ints, 0-dim integer tensors, NumPy ints or a Size."""
+    if isinstance(values, int):
+        return (values,)
+    try:
+        return tuple(v if v.__class__ is int else operator.index(v) for v in values)
+    except TypeError:
+        if not hasattr(values, "__iter__"):
+            raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, not "
+                            f"{type(values).__name__}") from None
+        for i, v in enumerate(values):
+            if not hasattr(v, "__index__") or getattr(v, "is_floating_point", lambda: 0)():
+                raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, but found "
+                                f"element of type {type(v).__name__} at pos {i}") from None
+        raise
+
+
+def shape_str(shape) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def type_str(dtype) -> str:
+    """PyTorch's legacy tensor type name in messages (``torch.FloatTensor``)."""
+    return f"fnx.{_torch_name(dtype)}Tensor"
+
+
+def contiguous_strides(shape) -> tuple:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def view_strides(shape, stride, new_shape):
+    """Strides that let ``new_shape`` view a tensor of ``shape``/``stride``, or None.
+
+    PyTorch's ``computeStride``: the old dims split into chunks that are contiguous with
+    each other; every chunk must be covered exactly by a run of new dims.
+    """
+    if not shape:
+        return (1,) * len(new_shape)
+    n = numel(shape)
+    if n == 0:
+        return tuple(stride) if tuple(shape) == tuple(new_shape) else \
+            contiguous_strides(new_shape)
+    out = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    base = stride[-1]            # stride of the innermost dim of the current chunk
+    chunk_numel = view_numel = 1
+    for d in range(len(shape) - 1, -1, -1):
+        chunk_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and stride[d - 1] != chunk_numel * base):
+            # dim d starts a chunk: consume new dims until they cover it
+            while view_d >= 0 and (view_numel < chunk_numel or new_shape[view_d] == 1):
+                out[view_d] = view_numel * base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != chunk_numel:
+                return None
+            if d > 0:
+                base = stride[d - 1]
+                chunk_numel = view_numel = 1
+    return tuple(out) if view_d == -1 else None
+
+
+VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one "
+              "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+
+
+def view_geometry(self, size):
+    """(shape, strides) of ``self.view(size)``; PyTorch's errors."""
+    shape = infer_size(ints(size, "view"), self.numel())
+    strides = view_strides(tuple(self.shape), self.stride(), shape)
+    if strides is None:
+        raise RuntimeError(VIEW_ERROR)
+    return shape, strides
+
+
+def check_permutation(ndim, dims) -> tuple:
+    dims = ints(dims, "permute", "dims")
+    if len(dims) != ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {ndim} is not equal to len(dims) = {len(dims)}")
+    out = tuple(wrap_dim(d, ndim) for d in dims)
+    if len(set(out)) != ndim:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return out
+
+
+def expand_geometry(shape, stride, sizes, dtype=None):
+    """(shape, strides) of ``expand(sizes)``: PyTorch's ``inferExpandGeometry``."""
+    sizes = ints(sizes, "expand")
+    n, ndim = len(shape), len(sizes)
+    if ndim < n:
+        raise RuntimeError(f"expand({type_str(dtype) if dtype else 'Tensor'}{{{shape_str(shape)}}}, "
+                           f"size={shape_str(sizes)}): the number of sizes provided ({ndim}) "
+                           f"must be greater or equal to the number of dimensions in the tensor "
+                           f"({n})")
+    out_shape, out_stride = [0] * ndim, [0] * ndim
+    for i in range(ndim - 1, -1, -1):
+        d = i - (ndim - n)
+        size = shape[d] if d >= 0 else 1
+        st = stride[d] if d >= 0 else (out_shape[i + 1] * out_stride[i + 1]
+                                       if i < ndim - 1 else 1)
+        target = sizes[i]
+        if target == -1:
+            if d < 0:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            target = size
+        if size != target:
+            if size != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({target}) must match the "
+                                   f"existing size ({size}) at non-singleton dimension {i}.  "
+                                   f"Target sizes: {shape_str(sizes)}.  Tensor sizes: "
+                                   f"{shape_str(shape)}")
+            if target < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {target}: "
+                                   f"{shape_str(sizes)}")
+            st = 0
+        out_shape[i], out_stride[i] = target, st
+    return tuple(out_shape), tuple(out_stride)
+
+
+def squeeze_dims(shape, dims) -> tuple:
+    """The dims of ``dims`` (wrapped) that have size 1 and so are removed."""
+    return tuple(d for d in wrap_dims(ints(dims, "squeeze", "dim"), len(shape))
+                 if len(shape) and shape[d] == 1)
+
+
+def unsqueeze_geometry(shape, stride, dim):
+    d = wrap_dim(dim, len(shape) + 1)
+    new_stride = stride[d] * shape[d] if d < len(shape) else 1
+    return (tuple(shape[:d]) + (1,) + tuple(shape[d:]),
+            tuple(stride[:d]) + (new_stride,) + tuple(stride[d:]), d)
+
+
+def check_select(shape, dim, index):
+    """(wrapped dim, wrapped index) of ``select``; PyTorch's IndexErrors."""
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, len(shape))
+    index = operator.index(index)
+    size = shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{shape_str(shape)} at dimension {d}")
+    return d, index + size if index < 0 else index
+
+
+def slice_bounds(size, start, end, step):
+    """(start, end, length) after PyTorch's clamping of ``slice(start, end, step)``."""
+    step = operator.index(step)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    start = 0 if start is None else operator.index(start)
+    end = size if end is None else operator.index(end)
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = 0 if start < 0 else (size if start > size else start)
+    end = start if end < start else (size if end > size else end)
+    return start, end, (end - start + step - 1) // step
+
+
+def check_slice(shape, dim):
+    if not shape:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    return wrap_dim(dim, len(shape))
+
+
+def diagonal_geometry(shape, stride, offset, dim1, dim2):
+    """(shape, strides, element offset) of ``diagonal(offset, dim1, dim2)``."""
+    n = len(shape)
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    if offset >= 0:
+        length = max(min(shape[d1], shape[d2] - offset), 0)
+        start = offset * stride[d2]
+    else:
+        length = max(min(shape[d1] + offset, shape[d2]), 0)
+        start = -offset * stride[d1]
+    if length == 0:
+        start = 0
+    rest = [i for i in range(n) if i != d1 and i != d2]
+    return (tuple(shape[i] for i in rest) + (length,),
+            tuple(stride[i] for i in rest) + (stride[d1] + stride[d2],), start)
+
+
+def check_split_sizes(shape, split_sizes, dim):
+    if not shape:
+        raise RuntimeError("split_with_sizes expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, len(shape))
+    sizes = ints(split_sizes, "split_with_sizes", "split_sizes")
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={shape_str(sizes)}")
+    if sum(sizes) != shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {shape[d]} "
+                           f"(input tensor's size at dimension {d}), but got "
+                           f"split_sizes={shape_str(sizes)}")
+    return d, sizes
+
+
+def unfold_geometry(shape, stride, dimension, size, step):
+    n = len(shape)
+    d = wrap_dim(dimension, n)
+    dim_size = shape[d] if n else 1
+    dim_stride = stride[d] if n else 1
+    if size > dim_size:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {dim_size} but size "
+                           f"is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    count = (dim_size - size) // step + 1
+    if not n:
+        return (size,), (1,)
+    new_shape = tuple(shape[:d]) + (count,) + tuple(shape[d + 1:]) + (size,)
+    new_stride = tuple(stride[:d]) + (step * dim_stride,) + tuple(stride[d + 1:]) + \
+        (dim_stride,)
+    return new_shape, new_stride
+
+
+def memory_format_name(mf) -> str:
+    """``contiguous_format`` / ``preserve_format`` / ``channels_last`` from a string or an
+    object whose repr ends with that name."""
+    if mf is None:
+        return "preserve_format"
+    s = mf if isinstance(mf, str) else repr(mf)
+    return s.rsplit(".", 1)[-1]
+
+
+def channels_last_strides(shape) -> tuple:
+    if len(shape) != 4:
+        raise RuntimeError("required rank 4 tensor to use channels_last format")
+    n, c, h, w = shape
+    sc = 1
+    sw = max(c, 1)
+    sh = sw * max(w, 1)
+    sn = sh * max(h, 1)
+    return (sn, sc, sh, sw)
+
+
+def is_contiguous_as(x, mf: str) -> bool:
+    shape = tuple(x.shape)
+    if mf == "channels_last":
+        if len(shape) != 4:
+            return False
+        expected = channels_last_strides(shape)
+    else:
+        expected = contiguous_strides(shape)
+    return all(sz <= 1 or st == ex for sz, st, ex in zip(shape, x.stride(), expected))
+
+
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64":
+            "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+            "float64": "double", "bool": "bool"}
+
+
+def checked_scalar(value, dtype):
+    """``value`` converted to a Python number of ``dtype``'s kind, with PyTorch's overflow
+    error (``fill_(300)`` on uint8 raises instead of wrapping)."""
+    if hasattr(value, "_ks"):
+        value = value.item()
+    if isinstance(value, bool) or dtype is D.bool:
+        return bool(value) if not isinstance(value, complex) else value != 0
+    if dtype.is_complex:
+        return complex(value)
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
+                               f"without overflow")
+        value = value.real
+    if dtype.is_floating_point:
+        v = float(value)
+        import numpy as np
+        fmax = float(np.finfo(dtype.numpy).max)
+        if math.isfinite(v) and abs(v) > fmax:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
+                               f"without overflow")
+        return v
+    # integer dtypes: floats truncate, out-of-range values (and inf/nan) raise
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
+                               f"without overflow")
+        value = int(value)
+    value = operator.index(value)
+    import numpy as np
+    info = np.iinfo(dtype.numpy)
+    if not info.min <= value <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without "
+                           f"overflow")
+    return value
+
+
+def _shape(x) -> tuple:
+    return tuple(x.shape)
+
+
+def _composite(schema, fn, tags=()):
+    """A non-core op defined by its decomposition (see the module docstring)."""
+    op = defop(schema, tags=tags, decomposition=fn)
+    op.register(DispatchKey.ADInplaceOrView, FALLTHROUGH)
+    return op
+
+
+# --------------------------------------------------------------------------- view ops
+
+def _view_meta(self, size):
+    return TensorMeta(view_geometry(self, size)[0], self.dtype)
+
+
+view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", tags=CORE_VIEW,
+             meta=_view_meta)
+
+
+def _unsafe_view_meta(self, size):
+    return TensorMeta(infer_size(ints(size, "_unsafe_view"), self.numel()), self.dtype)
+
+
+# The copy half of ``reshape``: a view of a fresh contiguous tensor, not marked as a view.
+_unsafe_view = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor",
+                     meta=_unsafe_view_meta)
+
+permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=CORE_VIEW,
+                meta=lambda self, dims: TensorMeta(
+                    tuple(self.shape[d] for d in check_permutation(self.ndim, dims)),
+                    self.dtype))
+
+
+def _expand_meta(self, size, *, implicit=False):
+    return TensorMeta(expand_geometry(_shape(self), self.stride(), size, self.dtype)[0],
+                      self.dtype)
+
+
+expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+               tags=CORE_VIEW, meta=_expand_meta)
+
+
+def _squeeze_dims_meta(self, dim):
+    shape = _shape(self)
+    drop = squeeze_dims(shape, dim)
+    return TensorMeta(tuple(s for i, s in enumerate(shape) if i not in drop), self.dtype)
+
+
+squeeze_dim = defop("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE_VIEW,
+                    meta=lambda self, dim: _squeeze_dims_meta(self, (dim,)))
+squeeze_dims_op = defop("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)",
+                        tags=CORE_VIEW, meta=_squeeze_dims_meta)
+unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE_VIEW,
+                  meta=lambda self, dim: TensorMeta(
+                      unsqueeze_geometry(_shape(self), self.stride(), dim)[0], self.dtype))
+
+
+def _select_meta(self, dim, index):
+    shape = _shape(self)
+    d, _ = check_select(shape, dim, index)
+    return TensorMeta(shape[:d] + shape[d + 1:], self.dtype)
+
+
+select_int = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
+                   tags=CORE_VIEW, meta=_select_meta)
+
+
+def _slice_meta(self, dim=0, start=None, end=None, step=1):
+    shape = _shape(self)
+    d = check_slice(shape, dim)
+    length = slice_bounds(shape[d], start, end, step)[2]
+    return TensorMeta(shape[:d] + (length,) + shape[d + 1:], self.dtype)
+
+
+slice_Tensor = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, "
+                     "SymInt? end=None, SymInt step=1) -> Tensor(a)", tags=CORE_VIEW,
+                     meta=_slice_meta)
+
+
+def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
+    return TensorMeta(diagonal_geometry(_shape(self), self.stride(), offset, dim1, dim2)[0],
+                      self.dtype)
+
+
+diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+                 tags=CORE_VIEW, meta=_diagonal_meta)
+
+
+def check_as_strided(size, stride, storage_offset):
+    size, stride = ints(size, "as_strided"), ints(stride, "as_strided", "stride")
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {shape_str(stride)}")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(size)}: {shape_str(size)}")
+    if storage_offset is not None and storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    return size, stride
+
+
+as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
+                   "SymInt? storage_offset=None) -> Tensor(a)", tags=CORE_VIEW,
+                   meta=lambda self, size, stride, storage_offset=None: TensorMeta(
+                       check_as_strided(size, stride, storage_offset)[0], self.dtype))
+alias = defop("alias(Tensor(a) self) -> Tensor(a)", tags=CORE_VIEW,
+              meta=lambda self: TensorMeta(_shape(self), self.dtype))
+
+
+def _split_meta(self, split_sizes, dim=0):
+    shape = _shape(self)
+    d, sizes = check_split_sizes(shape, split_sizes, dim)
+    return [TensorMeta(shape[:d] + (s,) + shape[d + 1:], self.dtype) for s in sizes]
+
+
+split_with_sizes = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, "
+                         "int dim=0) -> Tensor(a)[]", tags=CORE_VIEW, meta=_split_meta)
+unfold = defop("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+               tags=VIEW, meta=lambda self, dimension, size, step: TensorMeta(
+                   unfold_geometry(_shape(self), self.stride(), dimension, size, step)[0],
+                   self.dtype))
+
+
+def _view_as_real_meta(self):
+    if not self.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return TensorMeta(_shape(self) + (2,), self.dtype.to_real())
+
+
+def _view_as_complex_meta(self):
+    if self.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
+                           f"but got a tensor of scalar type: {_torch_name(self.dtype)}")
+    shape = _shape(self)
+    if not shape or shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if self.stride()[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in self.stride()[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    return TensorMeta(shape[:-1], self.dtype.to_complex())
+
+
+view_as_real = defop("view_as_real(Tensor(a) self) -> Tensor(a)", tags=VIEW,
+                     meta=_view_as_real_meta)
+view_as_complex = defop("view_as_complex(Tensor(a) self) -> Tensor(a)", tags=VIEW,
+                        meta=_view_as_complex_meta)
+detach = defop("detach(Tensor(a) self) -> Tensor(a)", tags=VIEW,
+               meta=lambda self: TensorMeta(_shape(self), self.dtype))
+
+
+def _detach_inplace_or_view(ks, self):
+    # PyTorch's detach is a non-differentiable view: it shares data and the version
+    # counter, but ``_base`` stays None.
+    out = detach.redispatch(ks & below(DispatchKey.ADInplaceOrView), self)
+    out._vc = self._shared_version_counter()
+    return out
+
+
+detach.register(DispatchKey.ADInplaceOrView, _detach_inplace_or_view)
+
+
+def _detach_(self):
+    from ...dispatch.keys import AUTOGRAD_BITS
+    if self._base is not None and self._base.requires_grad:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    self._ks &= ~AUTOGRAD_BITS
+    self.grad_fn = None
+    return self
+
+
+# detach_ flips a flag (no data is written, no version bump): one kernel for every backend.
+detach_ = defop("detach_(Tensor(a!) self) -> Tensor(a!)", tags=INPLACE,
+                meta=lambda self: self)
+detach_.register(AliasKey.CompositeExplicitAutograd, lambda ks, self: _detach_(self))
+detach_.register(DispatchKey.ADInplaceOrView, FALLTHROUGH)
+
+
+# --------------------------------------------------------------------------- composite views
+
+def _transpose(self, dim0, dim1):
+    n = self.ndim
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    perm = list(range(n))
+    if n:
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+    return permute(self, perm)
+
+
+transpose_int = _composite("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+                           _transpose, VIEW)
+
+
+def _t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return transpose_int(self, 0, 1 if self.ndim == 2 else 0)
+
+
+t = _composite("t(Tensor(a) self) -> Tensor(a)", _t, VIEW)
+swapaxes = _composite("swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)",
+                      lambda self, axis0, axis1: transpose_int(self, axis0, axis1), VIEW)
+swapdims = _composite("swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+                      lambda self, dim0, dim1: transpose_int(self, dim0, dim1), VIEW)
+squeeze = _composite("squeeze(Tensor(a) self) -> Tensor(a)",
+                     lambda self: squeeze_dims_op(
+                         self, [i for i, s in enumerate(self.shape) if s == 1]), VIEW)
+
+
+def _narrow(self, dim, start, length):
+    if self.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    start, length = operator.index(start), operator.index(length)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return slice_Tensor(self, d, start, start + length, 1)
+
+
+narrow = _composite("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+                    _narrow, VIEW)
+
+
+def _split(self, split_size, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    split_size = operator.index(split_size)
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got "
+                           f"split_size={split_size}")
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    if split_size == 0 and size != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                           f"dimension size of {size}")
+    count = max((size + split_size - 1) // split_size, 1) if split_size else 1
+    sizes = [split_size] * count
+    sizes[-1] = split_size - (split_size * count - size)
+    return split_with_sizes(self, sizes, d)
+
+
+split_Tensor = _composite("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) "
+                          "-> Tensor(a)[]", _split, VIEW)
+
+
+def _chunk(self, chunks, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    split_size = (size + chunks - 1) // chunks
+    if split_size == 0 and size == 0:
+        return split_with_sizes(self, [0] * chunks, d)
+    return split_Tensor(self, split_size, d)
+
+
+chunk = _composite("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+                   _chunk, VIEW)
+
+
+def _unbind(self, dim=0):
+    if self.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, self.ndim)
+    return [select_int(self, d, i) for i in range(self.shape[d])]
+
+
+unbind_int = _composite("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]",
+                        _unbind, VIEW)
+
+
+def _movedim(self, source, destination):
+    n = self.ndim
+    source = ints(source, "movedim", "source")
+    destination = ints(destination, "movedim", "destination")
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source "
+                           f"({shape_str(source)} dims) should contain the same number of dims "
+                           f"as destination ({shape_str(destination)} dims)")
+    src = [wrap_dim(d, n) for d in source]
+    dst = [wrap_dim(d, n) for d in destination]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({shape_str(source)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({shape_str(destination)})")
+    perm = [-1] * max(n, 0)
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    perm = [p if p >= 0 else next(rest) for p in perm]
+    return permute(self, perm)
+
+
+movedim_intlist = _composite("movedim.intlist(Tensor(a) self, int[] source, int[] destination) "
+                             "-> Tensor(a)", _movedim, VIEW)
+movedim_int = _composite("movedim.int(Tensor(a) self, int source, int destination) "
+                         "-> Tensor(a)",
+                         lambda self, source, destination: _movedim(self, (source,),
+                                                                    (destination,)), VIEW)
+expand_as = _composite("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)",
+                       lambda self, other: expand(self, list(other.shape)), VIEW)
+view_as = _composite("view_as(Tensor(a) self, Tensor other) -> Tensor(a)",
+                     lambda self, other: view(self, list(other.shape)), VIEW)
+
+
+def _unflatten(self, dim, sizes):
+    if self.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, self.ndim)
+    sizes = ints(sizes, "unflatten", "sizes")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    shape = tuple(self.shape)
+    try:
+        sizes = infer_size(sizes, shape[d])
+    except RuntimeError:
+        if sizes.count(-1) > 1:
+            raise
+        raise RuntimeError(f"unflatten: Provided sizes {shape_str(sizes)} don't multiply up to "
+                           f"the size of dim {dim} ({shape[d]}) in the input tensor") from None
+    return view(self, shape[:d] + sizes + shape[d + 1:])
+
+
+unflatten_int = _composite("unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) "
+                           "-> Tensor(a)", _unflatten, VIEW)
+
+
+# --------------------------------------------------------------------------- reshape family
+
+def _reshape(self, shape):
+    shape = infer_size(ints(shape, "reshape", "shape"), self.numel())
+    if view_strides(tuple(self.shape), self.stride(), shape) is not None:
+        return view(self, shape)
+    return _unsafe_view(clone(self, memory_format="contiguous_format"), shape)
+
+
+# reshape returns a view when strides allow, else a copy (PyTorch's CompositeImplicit rule).
+reshape = _composite("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", _reshape)
+reshape_as = _composite("reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)",
+                        lambda self, other: reshape(self, list(other.shape)))
+
+
+def _contiguous(self, *, memory_format="contiguous_format"):
+    mf = memory_format_name(memory_format)
+    if mf == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if is_contiguous_as(self, mf):
+        return self
+    return clone(self, memory_format=memory_format)
+
+
+contiguous = _composite("contiguous(Tensor(a) self, *, MemoryFormat memory_format="
+                        "contiguous_format) -> Tensor(a)", _contiguous)
+
+
+def _flatten(self, start_dim=0, end_dim=-1):
+    n = self.ndim
+    if n == 0:
+        return reshape(self, [1])
+    s, e = wrap_dim(start_dim, n), wrap_dim(end_dim, n)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return self
+    shape = tuple(self.shape)
+    return reshape(self, shape[:s] + (numel(shape[s:e + 1]),) + shape[e + 1:])
+
+
+flatten_using_ints = _composite("flatten.using_ints(Tensor(a) self, int start_dim=0, "
+                                "int end_dim=-1) -> Tensor(a)", _flatten)
+
+
+def _clone_meta(self, *, memory_format=None):
+    mf = memory_format_name(memory_format)
+    if mf == "channels_last" and self.ndim != 4:
+        raise RuntimeError("required rank 4 tensor to use channels_last format")
+    return TensorMeta(_shape(self), self.dtype)
+
+
+clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", tags=CORE,
+              meta=_clone_meta)
+
+
+# --------------------------------------------------------------------------- joining
+
+def cat_geometry(tensors, dim):
+    """(result shape, wrapped dim, indices of tensors that take part) of ``cat``."""
+    if len(tensors) == 0:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated")
+    # legacy: 1-D empty tensors are skipped whatever the other shapes
+    used = [i for i, x in enumerate(tensors) if not (x.ndim == 1 and x.shape[0] == 0)]
+    if not used:
+        return (0,), 0, used
+    ref = tuple(tensors[used[0]].shape)
+    d = wrap_dim(dim, len(ref))
+    total = 0
+    for i in used:
+        s = tuple(tensors[i].shape)
+        if len(s) != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
+                               f"and {len(s)}")
+        for j in range(len(ref)):
+            if j != d and s[j] != ref[j]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref[j]} but got size {s[j]} for tensor "
+                                   f"number {i} in the list.")
+        total += s[d]
+    return ref[:d] + (total,) + ref[d + 1:], d, used
+
+
+def cat_dtype(tensors):
+    out = tensors[0].dtype
+    for x in tensors[1:]:
+        if x.dtype is not out:
+            out = D.promote_types(out, x.dtype)
+    return out
+
+
+cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", tags=CORE,
+            meta=lambda tensors, dim=0: TensorMeta(cat_geometry(tensors, dim)[0],
+                                                   cat_dtype(tensors)))
+
+
+def _stack(tensors, dim=0):
+    if len(tensors) == 0:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    s0 = tuple(tensors[0].shape)
+    for i, x in enumerate(tensors):
+        if tuple(x.shape) != s0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{shape_str(s0)} at entry 0 and {shape_str(x.shape)} at entry "
+                               f"{i}")
+    d = wrap_dim(dim, len(s0) + 1)
+    return cat([unsqueeze(x, d) for x in tensors], d)
+
+
+stack = _composite("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack)
+
+
+def _atleast_1d(self):
+    return reshape(self, [1]) if self.ndim == 0 else self
+
+
+def _atleast_2d(self):
+    if self.ndim == 0:
+        return reshape(self, [1, 1])
+    return unsqueeze(self, 0) if self.ndim == 1 else self
+
+
+def _atleast_3d(self):
+    n = self.ndim
+    if n == 0:
+        return reshape(self, [1, 1, 1])
+    if n == 1:
+        return unsqueeze(unsqueeze(self, 0), -1)
+    return unsqueeze(self, -1) if n == 2 else self
+
+
+atleast_1d = _composite("atleast_1d(Tensor self) -> Tensor", _atleast_1d)
+atleast_2d = _composite("atleast_2d(Tensor self) -> Tensor", _atleast_2d)
+atleast_3d = _composite("atleast_3d(Tensor self) -> Tensor", _atleast_3d)
+
+
+def _nonempty(name, tensors):
+    if len(tensors) == 0:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+
+
+def _hstack(tensors):
+    _nonempty("hstack", tensors)
+    ts = [_atleast_1d(x) for x in tensors]
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def _vstack(tensors):
+    _nonempty("vstack", tensors)
+    return cat([_atleast_2d(x) for x in tensors], 0)
+
+
+def _dstack(tensors):
+    _nonempty("dstack", tensors)
+    return cat([_atleast_3d(x) for x in tensors], 2)
+
+
+hstack = _composite("hstack(Tensor[] tensors) -> Tensor", _hstack)
+vstack = _composite("vstack(Tensor[] tensors) -> Tensor", _vstack)
+dstack = _composite("dstack(Tensor[] tensors) -> Tensor", _dstack)
+
+
+# --------------------------------------------------------------------------- reordering, tiling
+
+def _flip_meta(self, dims):
+    wrap_dims(ints(dims, "flip", "dims"), self.ndim)
+    return TensorMeta(_shape(self), self.dtype)
+
+
+flip = defop("flip(Tensor self, int[] dims) -> Tensor", tags=CORE, meta=_flip_meta)
+
+
+def _roll(self, shifts, dims=()):
+    shifts = ints(shifts, "roll", "shifts")
+    dims = ints(dims, "roll", "dims")
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims and len(shifts) == 1:
+        return view(_roll(flatten_using_ints(self), shifts, (0,)), list(self.shape))
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    out = self
+    for shift, dim in zip(shifts, dims):
+        d = wrap_dim(dim, self.ndim)
+        size = self.shape[d] if self.ndim else 1
+        start = (size - shift) % size if size else 0
+        if size == 0 or start == 0:
+            continue
+        out = cat([slice_Tensor(out, d, start, None), slice_Tensor(out, d, 0, start)], d)
+    return clone(out) if out is self else out
+
+
+roll = _composite("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", _roll)
+
+
+def repeat_shape(shape, repeats):
+    repeats = ints(repeats, "repeat", "repeats")
+    if len(repeats) < len(shape):
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+    out = tuple(p * r for p, r in zip(padded, repeats))
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(out)}: {shape_str(out)}")
+    return out, repeats
+
+
+repeat = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", tags=CORE,
+               meta=lambda self, repeats: TensorMeta(repeat_shape(_shape(self), repeats)[0],
+                                                     self.dtype))
+
+
+def _tile(self, dims):
+    dims = ints(dims, "tile", "dims")
+    if len(dims) < self.ndim:
+        dims = (1,) * (self.ndim - len(dims)) + dims
+    return repeat(self, dims)
+
+
+tile = _composite("tile(Tensor self, SymInt[] dims) -> Tensor", _tile)
+
+
+def pad_geometry(shape, pad):
+    """[(input start, input end, output start)] per dim and the output shape."""
+    pad = ints(pad, "constant_pad_nd", "pad")
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) // 2 > len(shape):
+        raise RuntimeError(f"Length of pad should be no more than twice the number of "
+                           f"dimensions of the input. Pad length is {len(pad)} while the input "
+                           f"has {len(shape)} dimensions.")
+    out, regions = list(shape), [(0, s, 0) for s in shape]
+    for i in range(len(pad) // 2):
+        d = len(shape) - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        size = shape[d] + lo + hi
+        if size < 0:
+            raise RuntimeError(f"The input size {shape[d]}, plus negative padding {lo} and "
+                               f"{hi} resulted in a negative output size, which is invalid. "
+                               f"Check dimension {d} of your input.")
+        out[d] = size
+        in_start, in_end = max(-lo, 0), shape[d] - max(-hi, 0)
+        regions[d] = (in_start, max(in_end, in_start), max(lo, 0))
+    return tuple(out), regions
+
+
+constant_pad_nd = defop("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+                        tags=CORE, meta=lambda self, pad, value=0: TensorMeta(
+                            pad_geometry(_shape(self), pad)[0], self.dtype))
+
+
+def _tri_meta(name):
+    def meta(self, diagonal=0):
+        if self.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return TensorMeta(_shape(self), self.dtype)
+    return meta
+
+
+tril = defop("tril(Tensor self, int diagonal=0) -> Tensor", meta=_tri_meta("tril"))
+triu = defop("triu(Tensor self, int diagonal=0) -> Tensor", meta=_tri_meta("triu"))
+tril_ = defop("tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", tags=INPLACE,
+              meta=lambda self, diagonal=0: (_tri_meta("tril")(self), self)[1])
+triu_ = defop("triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", tags=INPLACE,
+              meta=lambda self, diagonal=0: (_tri_meta("triu")(self), self)[1])
+
+
+# --------------------------------------------------------------------------- scatter views
+
+def select_scatter_check(self, src, dim, index):
+    shape = _shape(self)
+    d, _ = check_select(shape, dim, index)
+    want = shape[:d] + shape[d + 1:]
+    _check_src(src, want)
+    return TensorMeta(shape, self.dtype)
+
+
+def _check_src(src, want):
+    if tuple(src.shape) != tuple(want):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size "
+                           f"= {shape_str(src.shape)}, slice size = {shape_str(want)}")
+
+
+def _slice_scatter_meta(self, src, dim=0, start=None, end=None, step=1):
+    _check_src(src, _slice_meta(self, dim, start, end, step).shape)
+    return TensorMeta(_shape(self), self.dtype)
+
+
+def _diagonal_scatter_meta(self, src, offset=0, dim1=0, dim2=1):
+    _check_src(src, _diagonal_meta(self, offset, dim1, dim2).shape)
+    return TensorMeta(_shape(self), self.dtype)
+
+
+select_scatter = defop("select_scatter(Tensor self, Tensor src, int dim, SymInt index) "
+                       "-> Tensor", tags=CORE, meta=select_scatter_check)
+slice_scatter = defop("slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, "
+                      "SymInt? end=None, SymInt step=1) -> Tensor", tags=CORE,
+                      meta=_slice_scatter_meta)
+diagonal_scatter = defop("diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, "
+                         "int dim2=1) -> Tensor", meta=_diagonal_scatter_meta)
+
+
+# --------------------------------------------------------------------------- fill, masked_fill
+
+def _fill_tensor_check(value):
+    if value.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.ndim} dimensions.")
+
+
+def _fill_meta(self, value):
+    if hasattr(value, "_ks"):
+        _fill_tensor_check(value)
+    return TensorMeta(_shape(self), self.dtype)
+
+
+fill_Scalar = defop("fill.Scalar(Tensor self, Scalar value) -> Tensor", tags=CORE,
+                    meta=_fill_meta)
+fill_Tensor = defop("fill.Tensor(Tensor self, Tensor value) -> Tensor", meta=_fill_meta)
+fill__Scalar = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", tags=INPLACE,
+                     meta=lambda self, value: self)
+fill__Tensor = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", tags=INPLACE,
+                     meta=lambda self, value: (_fill_tensor_check(value), self)[1])
+zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", tags=INPLACE, meta=lambda self: self)
+
+
+def masked_fill_check(self, mask, value, inplace):
+    if mask.dtype is not D.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_torch_name(mask.dtype)}")
+    if hasattr(value, "_ks") and value.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    if inplace:
+        expand_geometry(_shape(mask), mask.stride(), _shape(self), mask.dtype)
+        return self
+    return TensorMeta(broadcast_shapes(_shape(self), _shape(mask)), self.dtype)
+
+
+masked_fill_Scalar = defop("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) "
+                           "-> Tensor", meta=lambda s, m, v: masked_fill_check(s, m, v, False))
+masked_fill_Tensor = defop("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) "
+                           "-> Tensor", meta=lambda s, m, v: masked_fill_check(s, m, v, False))
+masked_fill__Scalar = defop("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) "
+                            "-> Tensor(a!)", tags=INPLACE,
+                            meta=lambda s, m, v: masked_fill_check(s, m, v, True))
+masked_fill__Tensor = defop("masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) "
+                            "-> Tensor(a!)", tags=INPLACE,
+                            meta=lambda s, m, v: masked_fill_check(s, m, v, True))
