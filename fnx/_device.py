@@ -82,6 +82,10 @@ def canonical(dev) -> device:
         return device("cuda", cuda.current_device())
     if d.type == "cpu" and d.index is not None:
         return CPU
+    if d.index is None and d.type == _privateuse1_name:
+        # No device guard for out-of-tree backends: their "current device" is index 0, so
+        # ``x.to("npu")`` lands on the same interned device as tensors made on "npu:0".
+        return device(d.type, 0)
     return d
 
 

@@ -219,6 +219,12 @@ def _host_array(t):
         return np.asarray(t.to("cpu")._data)
 
 
+def _has_no_data(t):
+    """Tensors of a trace carry shapes only (a MetaArray), whatever their device."""
+    from .backends.meta import MetaArray
+    return isinstance(t._data, MetaArray)
+
+
 def _grad_fn_name(t):
     gf = t.grad_fn
     if gf is None:
@@ -257,7 +263,7 @@ def format_tensor(t, prefix="tensor(") -> str:
         suffixes.append(f"device='{dev}'")
     shape = tuple(t._data.shape)
     numel = math.prod(shape)
-    if dev.type == "meta":
+    if dev.type == "meta" or _has_no_data(t):
         suffixes.append(f"size={shape}")
         if dtype is not default:
             suffixes.append(f"dtype={dtype}")

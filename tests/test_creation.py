@@ -194,6 +194,21 @@ def test_arange_errors():
         fnx.arange(5, 0, 0.5)
     with pytest.raises(RuntimeError, match="unsupported range"):
         fnx.arange(0, float("inf"))
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        fnx.arange(0, 5, 0.5, dtype=fnx.int64)        # the step truncates to 0
+    with pytest.raises(RuntimeError, match="\"arange_cpu\" not implemented for 'Bool'"):
+        fnx.arange(3, dtype=fnx.bool)
+    with pytest.raises(RuntimeError, match="does not fit in fnx.int8"):
+        fnx.arange(0, 300, dtype=fnx.int8)
+
+
+def test_arange_integer_dtype_truncates_float_arguments():
+    t = fnx.arange(0.5, 3.5, 1, dtype=fnx.int64)
+    assert t.dtype is fnx.int64
+    np.testing.assert_array_equal(vals(t), [0, 1, 2])
+    t = fnx.arange(0, 2.5, 1, dtype=fnx.int32)
+    assert t.dtype is fnx.int32
+    np.testing.assert_array_equal(vals(t), [0, 1, 2])
 
 
 @pytest.mark.parametrize("start,end,steps", [(0, 1, 5), (-2, 3, 7), (1, 0, 4), (3, 3, 3),
@@ -356,3 +371,45 @@ def test_new_ops_are_aten_ops():
     x = fnx.tensor([1.0])
     np.testing.assert_array_equal(vals(aten.new_full.default(x, [2], 3)), [3.0, 3.0])
     assert aten.new_zeros.default(x, [2], dtype=fnx.int32).dtype is fnx.int32
+
+
+# ---------------------------------------------------------------------------- decompositions
+
+@pytest.mark.parametrize("op,args,kw", [
+    (aten.linspace.default, (0, 1, 5), {}), (aten.linspace.default, (-2, 3, 7), {}),
+    (aten.linspace.default, (1, 0, 4), {}), (aten.linspace.default, (3, 3, 1), {}),
+    (aten.linspace.default, (0, 1, 0), {}), (aten.linspace.default, (0.5, 7.25, 100), {}),
+    (aten.linspace.default, (0, 10, 4), {"dtype": fnx.int64}),
+    (aten.linspace.default, (0, 1, 6), {"dtype": fnx.float64}),
+    (aten.logspace.default, (0, 3, 4), {}), (aten.logspace.default, (0, 4, 5, 2.0),
+                                             {"dtype": fnx.int64}),
+    (aten.eye.default, (3,), {}), (aten.eye.m, (2, 4), {"dtype": fnx.bool}),
+    (aten.eye.m, (3, 1), {"dtype": fnx.int32}), (aten.eye.default, (0,), {}),
+    (aten.zeros.default, ([2, 3],), {"dtype": fnx.int8}), (aten.ones.default, ([2],), {}),
+    (aten.arange.default, (5,), {}), (aten.arange.start, (1, 4), {"dtype": fnx.float64}),
+])
+def test_decompositions_match_cpu_kernels(op, args, kw):
+    expected = op(*args, **kw)
+    got = op.decomposition(*args, **kw)
+    assert got.dtype is expected.dtype and got.shape == expected.shape
+    np.testing.assert_allclose(vals(got).astype(np.float64), vals(expected).astype(np.float64),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_like_and_new_decompositions():
+    x = fnx.tensor([[1, 2, 3]], dtype=fnx.int16)
+    for op, fill in [(aten.zeros_like.default, 0), (aten.ones_like.default, 1)]:
+        y = op.decomposition(x)
+        assert y.dtype is fnx.int16
+        np.testing.assert_array_equal(vals(y), np.full((1, 3), fill))
+    assert aten.empty_like.default.decomposition(x, dtype=fnx.float64).dtype is fnx.float64
+    y = aten.new_full.default.decomposition(x, [2], 4)
+    assert y.dtype is fnx.int16
+    np.testing.assert_array_equal(vals(y), [4, 4])
+
+
+def test_decompositions_trace_on_meta():
+    meta = fnx.device("meta")
+    assert aten.linspace.default.decomposition(0, 1, 9, device=meta).shape == (9,)
+    e = aten.eye.m.decomposition(2, 5, device=meta, dtype=fnx.int32)
+    assert e.is_meta and e.shape == (2, 5) and e.dtype is fnx.int32

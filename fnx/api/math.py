@@ -23,8 +23,9 @@ def _unary(name):
     def fn(input, *, out=None):
         return f(input) if out is None else f_out(input, out=out)
     fn.__name__ = fn.__qualname__ = name
+    example = "[5]" if name == "bitwise_not" else "[0.5]"
     fn.__doc__ = (f"``{name}`` elementwise, as ``torch.{name}``.\n\n"
-                  f"    >>> import fnx\n    >>> fnx.{name}(fnx.tensor([0.5])).shape\n"
+                  f"    >>> import fnx\n    >>> fnx.{name}(fnx.tensor({example})).shape\n"
                   f"    fnx.Size([1])\n")
     __all__.append(name)
     globals()[name] = fn
@@ -109,7 +110,7 @@ def div(input, other, *, rounding_mode=None, out=None):
 
     >>> import fnx
     >>> fnx.div(fnx.tensor([-7, 7]), 2, rounding_mode="trunc")
-    tensor([-3, 3])
+    tensor([-3,  3])
     """
     if out is not None:
         return aten.div.Tensor_mode_out(input, other, rounding_mode=rounding_mode, out=out)

@@ -7,9 +7,6 @@ named in PyTorch (``max.dim``) come back as ``return_types`` named tuples.
 """
 from __future__ import annotations
 
-import builtins as _b
-import collections
-
 from .._tensor import Tensor
 from ..ops import aten
 from ._method import tensor_method
@@ -35,14 +32,27 @@ class return_types:
 
     @staticmethod
     def make(name: str, fields) -> type:
-        """A tuple subclass ``name`` with one property per field (picklable by name)."""
-        base = collections.namedtuple(name, fields)
+        """A tuple subclass ``name`` built from one sequence (``return_types.max((v, i))``,
+        like PyTorch's structseq), with a property per field; picklable by name."""
+        fields = tuple(fields)
+
+        def __new__(cls, seq):
+            seq = tuple(seq)
+            if len(seq) != len(fields):
+                raise TypeError(f"fnx.return_types.{name} takes a {len(fields)}-sequence "
+                                f"({len(seq)}-sequence given)")
+            return tuple.__new__(cls, seq)
 
         def __repr__(self):
-            body = ",\n".join(f"{f}={v!r}" for f, v in _b.zip(self._fields, self))
+            body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
             return f"fnx.return_types.{name}(\n{body})"
-        cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__,
-                                   "__module__": __name__})
+
+        ns = {"__slots__": (), "__new__": __new__, "__repr__": __repr__,
+              "__reduce__": lambda self: (type(self), (tuple(self),)),
+              "__module__": __name__, "_fields": fields}
+        for i, f in enumerate(fields):
+            ns[f] = property(lambda self, i=i: tuple.__getitem__(self, i))
+        cls = type(name, (tuple,), ns)
         cls.__qualname__ = f"return_types.{name}"
         setattr(return_types, name, cls)
         return cls
@@ -55,7 +65,8 @@ for _name, _fields in [("max", "values indices"), ("min", "values indices"),
                        ("cummax", "values indices"), ("cummin", "values indices"),
                        ("aminmax", "min max"), ("frexp", "mantissa exponent"),
                        ("histogram", "hist bin_edges"), ("slogdet", "sign logabsdet"),
-                       ("qr", "Q R"), ("svd", "U S V"), ("linalg_eigh", "eigenvalues eigenvectors")]:
+                       ("qr", "Q R"), ("svd", "U S V"),
+                       ("linalg_eigh", "eigenvalues eigenvectors")]:
     return_types.make(_name, _fields.split())
 
 
@@ -156,7 +167,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     >>> fnx.aminmax(fnx.tensor([3, 1, 2])).max.item()
     3
     """
-    return return_types.aminmax(*aten.aminmax.default(input, dim=dim, keepdim=keepdim))
+    return return_types.aminmax(aten.aminmax.default(input, dim=dim, keepdim=keepdim))
 
 
 def _minmax(name, reduce_all, reduce_dim, binary):
@@ -171,7 +182,7 @@ def _minmax(name, reduce_all, reduce_dim, binary):
             if keepdim:
                 raise TypeError(f"{name}(): keepdim=True needs a dim")
             return reduce_all(input)
-        return getattr(return_types, name)(*reduce_dim(input, dim, keepdim))
+        return getattr(return_types, name)(reduce_dim(input, dim, keepdim))
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -182,8 +193,8 @@ max.__doc__ = """The largest element; with ``dim``, ``(values, indices)`` along 
 
     >>> import fnx
     >>> x = fnx.tensor([[1, 5], [7, 2]])
-    >>> fnx.max(x).item(), fnx.max(x, 1).indices.tolist(), x.max(x.flip(0)).tolist()
-    (7, [1, 0], [[7, 5], [7, 5]])
+    >>> fnx.max(x).item(), fnx.max(x, 1).indices.tolist(), x.max(fnx.tensor([4, 4])).tolist()
+    (7, [1, 0], [[4, 5], [7, 4]])
     """
 min = tensor_method()(_minmax("min", aten.min.default, aten.min.dim, aten.minimum.default))
 min.__doc__ = """The smallest element; with ``dim``, ``(values, indices)`` along it; with a

@@ -120,6 +120,11 @@ def _check_scalar_exponent(self, exponent):
 def _pow_kernel(functional):
     def kernel(ks, self, exponent):
         _check_scalar_exponent(self, exponent)
+        if self._dtype is D.bool and isinstance(exponent, (bool, np.bool_)):
+            # PyTorch: x ** False fills ones, x ** True copies (no bool pow kernel needed)
+            data(self, "pow")
+            return wrap(self._data.copy() if exponent else np.ones(self._data.shape, np.bool_),
+                        D.bool)
         return functional(ks, self, exponent)
     return kernel
 
@@ -187,7 +192,10 @@ BINARY_FNS = {
 }
 _WARNS = {"div", "floor_divide", "remainder", "fmod", "pow", "log", "log10", "log2", "log1p",
           "sqrt", "rsqrt", "reciprocal", "acos", "asin", "acosh", "atanh", "erfinv", "exp",
-          "expm1", "exp2", "cosh", "sinh", "atan2", "sub", "add", "mul", "square"}
+          "expm1", "exp2", "cosh", "sinh", "atan2", "sub", "add", "mul", "square",
+          "sin", "cos", "tan", "frac"}   # (sin/cos/tan/frac of inf warn "invalid value")
+# Ops whose float inputs need the slow path's dtype checks (bitwise_not of a float raises).
+_CHECKED = {"bitwise_not"}
 
 
 def _apply(name, fn, kind, operands, extra=()):
@@ -214,7 +222,7 @@ def _apply(name, fn, kind, operands, extra=()):
 
 def _unary_kernel(name, kind):
     fn = UNARY_FNS[name]
-    fast = kind in (DEFAULT, INT_TO_FLOAT) and name not in _WARNS
+    fast = kind in (DEFAULT, INT_TO_FLOAT) and name not in _WARNS and name not in _CHECKED
 
     def kernel(ks, self):
         d = self._dtype
@@ -227,29 +235,43 @@ def _unary_kernel(name, kind):
 _ONE = 1     # the schema default of ``alpha`` is this cached int: ``is`` tests for "no alpha"
 
 
+# Comparisons and logical ops return bool for any input dtype: they take the shortcuts too.
+_BOOL_FAST = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
+_FLOATS = (D.float32, D.float64)
+
+
 def _binary_kernel(name, kind, has_alpha):
+    """The functional kernel of a binary row.  Two shortcuts skip promotion, casting and
+    the error checks where they cannot matter: two CPU tensors of one dtype, and a
+    float32/float64 tensor with a Python int or float (NumPy 2's weak scalars then give
+    exactly PyTorch's dtype).  Everything else takes ``_apply``."""
     fn = BINARY_FNS[name]
-    fast = kind == DEFAULT and name not in ("pow", "floor_divide", "remainder",
-                                            "fmod") and not name.startswith("bitwise")
+    fast = (kind == DEFAULT or name in _BOOL_FAST) and name not in (
+        "pow", "floor_divide", "remainder", "fmod") and not name.startswith("bitwise")
+    bool_out = kind == ALWAYS_BOOL
     # sub of bools must raise, so bool never takes the shortcut for sub/rsub
     slow_dtypes = _HALF + (D.bool,) if name in ("sub", "rsub") else _HALF
 
     def kernel(ks, self, other, alpha=_ONE):
         if alpha is not _ONE:
             return _apply_alpha(name, fn, kind, self, other, alpha)
-        if fast and other.__class__ is Tensor and other._dtype is self._dtype and \
-                self._device is CPU and other._device is CPU and \
-                self._dtype not in slow_dtypes:
-            try:
-                return wrap(fn(self._data, other._data), self._dtype)
-            except ValueError:
-                broadcast_shapes(self._data.shape, other._data.shape)
-                raise
+        if fast and self._device is CPU:
+            d = self._dtype
+            c = other.__class__
+            if c is Tensor:
+                if other._dtype is d and other._device is CPU and d not in slow_dtypes:
+                    try:
+                        return wrap(fn(self._data, other._data), D.bool if bool_out else d)
+                    except ValueError:
+                        broadcast_shapes(self._data.shape, other._data.shape)
+                        raise
+            elif (c is float or c is int) and (d is D.float32 or d is D.float64):
+                return wrap(fn(self._data, other), D.bool if bool_out else d)
         return _apply(name, fn, kind, (self, other))
 
-    if not has_alpha:
-        def kernel(ks, self, other, _k=kernel):  # noqa: F811 - same kernel, no alpha argument
-            return _k(ks, self, other)
+    # what ``inplace_from`` needs for its own shortcut
+    kernel._ufunc = fn if fast and not bool_out and isinstance(fn, np.ufunc) else None
+    kernel._slow_dtypes = slow_dtypes
     return kernel
 
 
@@ -315,8 +337,12 @@ def _where(ks, condition, self, other):
 
 
 def inplace_from(functional_kernel, name):
-    """``op_``: compute out of place, check shape and dtype, then write into ``self``."""
-    def kernel(ks, self, *args, **kwargs):
+    """``op_``: compute out of place, check shape and dtype, then write into ``self``.
+
+    Binary ops with a shortcut (see ``_binary_kernel``) write straight into ``self`` with
+    the ufunc's ``out=`` when the dtypes match; NumPy checks broadcasting before writing
+    anything, and a failure falls back to the checked path for PyTorch's message."""
+    def checked(ks, self, *args, **kwargs):
         r = functional_kernel(ks, self, *args, **kwargs)
         if r._data.shape != self._data.shape:
             raise RuntimeError(f"{name}: output with shape {list(self._data.shape)} doesn't "
@@ -326,6 +352,28 @@ def inplace_from(functional_kernel, name):
                                f"the desired output type {_torch_name(self._dtype)}")
         np.copyto(self._data, r._data, casting="unsafe")
         return self
+
+    uf = getattr(functional_kernel, "_ufunc", None)
+    if uf is None:
+        return checked
+    slow_dtypes = functional_kernel._slow_dtypes
+
+    def kernel(ks, self, other, alpha=_ONE):
+        if alpha is _ONE and self._device is CPU:
+            d = self._dtype
+            c = other.__class__
+            try:
+                if c is Tensor:
+                    if other._dtype is d and other._device is CPU and d not in slow_dtypes:
+                        uf(self._data, other._data, out=self._data)
+                        return self
+                elif (c is float or c is int) and (d is D.float32 or d is D.float64):
+                    uf(self._data, other, out=self._data)
+                    return self
+            except ValueError:      # not broadcastable to self, read-only data: checked path
+                pass
+            return checked(ks, self, other)
+        return checked(ks, self, other, alpha=alpha)
     return kernel
 
 

@@ -82,8 +82,8 @@ _like_kernel(F.ones_like, np.ones, F.ones)
 def _arange(ks, start, end, step=1, *, dtype=None, layout=None, device=None,
             pin_memory=None):
     m = F.arange_start_step.meta(start, end, step, dtype=dtype)
-    start, step = F.scalar_value(start), F.scalar_value(step)
-    n = m.shape[0]
+    start, step, n = F.arange_params(F.scalar_value(start), F.scalar_value(end),
+                                     F.scalar_value(step), m.dtype)
     if isinstance(start, int) and isinstance(step, int):
         out = start + np.arange(n, dtype=np.int64) * step
     else:   # PyTorch accumulates start + i * step in double on CPU

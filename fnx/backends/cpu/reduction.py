@@ -17,6 +17,7 @@ from ._core import data, kernel, wrap
 
 _HALF = (D.float16, D.bfloat16)
 _F32 = np.dtype(np.float32)
+_add_reduce = np.add.reduce
 
 
 def _operand(a, dtype):
@@ -42,8 +43,8 @@ def _sum(ks, self, dim=None, keepdim=False, *, dtype=None):
     out = R.sum_dtype(self, dtype)
     axes = R.norm_dims(dim, a.ndim)
     if out is self._dtype and out not in _HALF:
-        return _result(np.sum(a, axis=axes, keepdims=keepdim), out)
-    return _result(np.sum(_operand(a, out), axis=axes, keepdims=keepdim), out)
+        return _result(_add_reduce(a, axes, keepdims=keepdim), out)
+    return _result(_add_reduce(_operand(a, out), axes, keepdims=keepdim), out)
 
 
 @kernel(R.sum_default)
@@ -89,8 +90,9 @@ def _minmax(name, fn):
     def k(ks, self, dim=(), keepdim=False):
         op.meta(self, dim, keepdim)
         a = data(self, name)
-        return wrap(np.asarray(fn(a, axis=R.norm_dims(dim, a.ndim), keepdims=keepdim)),
-                    self._dtype)
+        with np.errstate(invalid="ignore"):     # NaN inputs: NaN is the answer, no warning
+            r = fn(a, axis=R.norm_dims(dim, a.ndim), keepdims=keepdim)
+        return wrap(np.asarray(r), self._dtype)
     return k
 
 
@@ -101,13 +103,15 @@ kernel(R.amin)(_minmax("amin", np.min))
 @kernel(R.max_default)
 def _max_all(ks, self):
     R.max_default.meta(self)
-    return wrap(np.asarray(np.max(data(self, "max"))), self._dtype)
+    with np.errstate(invalid="ignore"):
+        return wrap(np.asarray(np.max(data(self, "max"))), self._dtype)
 
 
 @kernel(R.min_default)
 def _min_all(ks, self):
     R.min_default.meta(self)
-    return wrap(np.asarray(np.min(data(self, "min"))), self._dtype)
+    with np.errstate(invalid="ignore"):
+        return wrap(np.asarray(np.min(data(self, "min"))), self._dtype)
 
 
 def _comparable(a):

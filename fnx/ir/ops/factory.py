@@ -25,7 +25,7 @@ from ...dispatch.keys import DispatchKey, below
 from ..registry import TensorMeta, defop
 
 __all__ = ["size_arg", "dtype_arg", "cast_fill", "device_arg", "backend_key",
-           "backend_select", "arange_length"]
+           "backend_select", "arange_params"]
 
 # ---------------------------------------------------------------------------- argument checks
 
@@ -298,28 +298,41 @@ new_empty_strided = defop(
 
 # ---------------------------------------------------------------------------- ranges
 
-def arange_length(start, end, step, dtype) -> int:
-    """Number of elements of ``arange``, with PyTorch's checks on the arguments."""
+def arange_params(start, end, step, dtype):
+    """``(first value, step, length)`` of ``arange`` in ``dtype``, with PyTorch's checks.
+
+    Integer dtypes truncate start, end and step to integers first (PyTorch converts them to
+    the accumulate type), so ``arange(0, 5, 0.5, dtype=int64)`` has a zero step."""
     for v in (start, end, step):
         if isinstance(v, complex):
             raise RuntimeError("arange: complex start, end and step are not supported")
+    if dtype is D.bool or dtype.is_complex:
+        raise RuntimeError(f"\"arange_cpu\" not implemented for '{_short_name(dtype)}'")
+    integral = not dtype.is_floating_point
     if not all(math.isfinite(v) for v in (start, end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
-    if step == 0:
+    xstart, xend, xstep = (int(v) for v in (start, end, step)) if integral else \
+        (start, end, step)
+    if xstep == 0:
         raise RuntimeError("step must be nonzero")
-    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    if all(isinstance(v, int) for v in (start, end, step)):
-        n = -((start - end) // step)            # exact ceil for Python ints
+    if all(isinstance(v, int) for v in (start, end, step)) or dtype is D.int64:
+        n = -((xstart - xend) // xstep)        # exact ceil for Python ints
     else:
         n = math.ceil((float(end) - float(start)) / float(step))
-    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex) and \
-            dtype is not D.bool:
+    n = max(int(n), 0)
+    if integral and n > 0:
         info = np.iinfo(dtype.numpy)
-        if n > 0 and not (info.min <= start + (n - 1) * step <= info.max):
-            raise RuntimeError(f"arange: the last value {start + (n - 1) * step} does not "
-                               f"fit in {dtype}")
-    return max(int(n), 0)
+        last = xstart + (n - 1) * xstep
+        if not info.min <= last <= info.max:
+            raise RuntimeError(f"arange: the last value {last} does not fit in {dtype}")
+    return xstart, xstep, n
+
+
+def _short_name(dtype):
+    from ._common import _torch_name
+    return _torch_name(dtype)
 
 
 def arange_dtype(start, end, step, dtype):
@@ -337,7 +350,7 @@ def arange_dtype(start, end, step, dtype):
 def _arange_meta(start, end, step=1, *, dtype=None, layout=None, device=None,
                  pin_memory=None):
     dtype = arange_dtype(start, end, step, dtype)
-    n = arange_length(scalar_value(start), scalar_value(end), scalar_value(step), dtype)
+    n = arange_params(scalar_value(start), scalar_value(end), scalar_value(step), dtype)[2]
     return TensorMeta((n,), dtype)
 
 
@@ -373,10 +386,50 @@ def _space_meta(name):
     return meta
 
 
+def _space_decomp(start, end, steps, dtype, device):
+    """linspace with core ops, filled from both ends as PyTorch does (the end is exact).
+
+    Floating dtypes compute in themselves, integer dtypes truncate start/end and step in
+    double."""
+    if dtype.is_floating_point or dtype.is_complex:
+        ct = dtype
+    else:
+        ct = D.float64
+        start, end = int(scalar_value(start).real), int(scalar_value(end).real)
+    start, end = scalar_value(start), scalar_value(end)
+    if steps <= 1:
+        return _op("full")([steps], start, dtype=ct, device=device)
+    i = arange_start_step(0, steps, 1, dtype=ct, device=device)
+    step = (end - start) / (steps - 1)
+    lo = _op("add.Scalar")(_op("mul.Scalar")(i, step), start)
+    hi = _op("add.Scalar")(_op("mul.Scalar")(_op("sub.Scalar")(i, steps - 1), step), end)
+    return _op("where.self")(_op("lt.Scalar")(i, steps // 2), lo, hi)
+
+
+def _cast(t, dtype):
+    return t if t.dtype is dtype else _op("_to_copy")(t, dtype=dtype)
+
+
+def _linspace_decomp(start, end, steps, *, dtype=None, layout=None, device=None,
+                     pin_memory=None):
+    m = linspace.meta(start, end, steps, dtype=dtype)
+    return _cast(_space_decomp(start, end, m.shape[0], m.dtype, device), m.dtype)
+
+
+def _logspace_decomp(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
+                     pin_memory=None):
+    m = logspace.meta(start, end, steps, base, dtype=dtype)
+    wide = D.default_complex_dtype() if m.dtype.is_complex else D.float64 \
+        if m.dtype is D.float64 or not m.dtype.is_floating_point else D.float32
+    exps = _space_decomp(start, end, m.shape[0], wide, device)
+    return _cast(_op("pow.Scalar")(base, exps), m.dtype)
+
+
 linspace = defop(f"linspace(Scalar start, Scalar end, int steps, *, {OPTS}) -> Tensor",
-                 tags=ATEN, meta=_space_meta("linspace"))
+                 tags=ATEN, meta=_space_meta("linspace"), decomposition=_linspace_decomp)
 logspace = defop(f"logspace(Scalar start, Scalar end, int steps, float base=10.0, *, "
-                 f"{OPTS}) -> Tensor", tags=ATEN, meta=_space_meta("logspace"))
+                 f"{OPTS}) -> Tensor", tags=ATEN, meta=_space_meta("logspace"),
+                 decomposition=_logspace_decomp)
 
 
 def _eye_meta(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -389,8 +442,19 @@ def _eye_meta(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=Non
     return TensorMeta((n, m), dtype_arg("eye", dtype, D.get_default_dtype()))
 
 
-eye = defop(f"eye(SymInt n, *, {OPTS}) -> Tensor", tags=ATEN, meta=_eye_meta)
-eye_m = defop(f"eye.m(SymInt n, SymInt m, *, {OPTS}) -> Tensor", tags=ATEN, meta=_eye_meta)
+def _eye_decomp(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """The identity as ``arange(n)[:, None] == arange(m)``, cast to the dtype."""
+    meta = _eye_meta(n, m, dtype=dtype)
+    rows, cols = meta.shape
+    i = arange_start_step(0, rows, 1, dtype=D.int64, device=device)
+    j = arange_start_step(0, cols, 1, dtype=D.int64, device=device)
+    return _cast(_op("eq.Tensor")(_op("unsqueeze")(i, -1), j), meta.dtype)
+
+
+eye = defop(f"eye(SymInt n, *, {OPTS}) -> Tensor", tags=ATEN, meta=_eye_meta,
+            decomposition=_eye_decomp)
+eye_m = defop(f"eye.m(SymInt n, SymInt m, *, {OPTS}) -> Tensor", tags=ATEN, meta=_eye_meta,
+              decomposition=_eye_decomp)
 
 # Factories without a tensor argument choose their backend from ``device=``.
 for _f in (empty, empty_strided, full, zeros, ones, arange_start_step, arange, arange_start,

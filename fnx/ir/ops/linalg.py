@@ -205,19 +205,19 @@ def _matmul_decomp(self, other):
     """dot / mv / mm for 1-D and 2-D operands; otherwise batch dims are broadcast, folded
     into one and multiplied with bmm (or, for a 1-D/2-D ``other``, one mm)."""
     from ...ops import aten
-    _matmul_meta(self, other)
     d1, d2 = self.ndim, other.ndim
+    if d1 == 2 and d2 == 2:     # the hot case: mm checks (and words) everything itself
+        return mm._call(self, other)
+    _matmul_meta(self, other)
     if d1 == 1 and d2 == 1:
         return dot(self, other)
     if d1 == 2 and d2 == 1:
         return mv(self, other)
     if d1 == 1 and d2 == 2:
         return aten.squeeze.dim(mm(aten.unsqueeze.default(self, 0), other), 0)
-    if d1 == 2 and d2 == 2:
-        return mm(self, other)
     s1, s2 = tuple(self.shape), tuple(other.shape)
     if d1 >= 3 and d2 <= 2:
-        a = aten.reshape.default(self, [-1, s1[-1]])
+        a = aten.reshape.default(self, [_prod(s1[:-1]), s1[-1]])   # no -1: size 0 is fine
         if d2 == 1:
             return aten.reshape.default(mv(a, other), list(s1[:-1]))
         return aten.reshape.default(mm(a, other), list(s1[:-1] + s2[-1:]))
@@ -279,7 +279,7 @@ def _linear_decomp(input, weight, bias=None):
     from ...ops import aten
     _linear_meta(input, weight, bias)
     wt = aten.t.default(weight)
-    if input.ndim == 2 and bias is not None:
+    if input.ndim == 2 and weight.ndim == 2 and bias is not None:
         return addmm(bias, input, wt)
     out = matmul(input, wt)
     return out if bias is None else aten.add.Tensor(out, bias)
@@ -458,5 +458,34 @@ def _einsum_meta(equation, tensors, *, path=None):
     return TensorMeta(shape, tensors[0].dtype)
 
 
+def _einsum_decomp(equation, tensors, *, path=None):
+    """Take repeated labels' diagonals, line every operand up on one label order (output
+    labels first), multiply with broadcasting and sum the contracted labels away.  Plain,
+    not fast: the product is as large as all labels together."""
+    from ...ops import aten
+    r = _einsum_meta(equation, tensors)
+    explicit, _ = parse_einsum(equation, [tuple(t.shape) for t in tensors])
+    terms, out = explicit.split("->")
+    order = list(out) + [c for c in dict.fromkeys(terms.replace(",", "")) if c not in out]
+    prod = None
+    for t, labels in zip(tensors, terms.split(",")):
+        labels = list(labels)
+        for c in list(dict.fromkeys(labels)):
+            while labels.count(c) > 1:              # 'ii': the diagonal moves to the end
+                i = labels.index(c)
+                j = labels.index(c, i + 1)
+                t = aten.diagonal.default(t, 0, i, j)
+                labels = [x for k, x in enumerate(labels) if k not in (i, j)] + [c]
+        mine = [c for c in order if c in labels]
+        t = aten.permute.default(t, [labels.index(c) for c in mine])
+        t = aten.reshape.default(t, [t.shape[mine.index(c)] if c in mine else 1
+                                     for c in order])
+        prod = t if prod is None else aten.mul.Tensor(prod, t)
+    summed = list(range(len(out), len(order)))
+    if summed:
+        return aten.sum.dim_IntList(prod, summed, dtype=r.dtype)
+    return aten.clone.default(prod) if len(tensors) == 1 else prod   # never a view
+
+
 einsum = defop("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
-               tags=ATEN, meta=_einsum_meta)
+               tags=ATEN, meta=_einsum_meta, decomposition=_einsum_decomp)

@@ -103,15 +103,39 @@ def _randint_high_meta(high, size, **kw):
     return _randint_meta(0, high, size, **kw)
 
 
+def _uniform_for(shape, generator, device, like=None):
+    """float64 uniform [0, 1) samples, from ``generator`` when one is given."""
+    if generator is not None:
+        return _op("aten::rand.generator")(list(shape), generator=generator, dtype=D.float64,
+                                           device=device)
+    return _op("aten::rand")(list(shape), dtype=D.float64, device=device)
+
+
+def _randint_decomp(low, high, size, *, generator=None, dtype=None, layout=None, device=None,
+                    pin_memory=None):
+    """``floor(u * (high - low)) + low`` with double-precision uniforms, cast to the dtype."""
+    m = _randint_meta(low, high, size, dtype=dtype)
+    u = _uniform_for(m.shape, generator, device)
+    v = _op("aten::add.Scalar")(_op("aten::floor")(_op("aten::mul.Scalar")(u, high - low)),
+                                low)
+    return _op("aten::_to_copy")(v, dtype=m.dtype)
+
+
+def _randint_high_decomp(high, size, **kw):
+    return _randint_decomp(0, high, size, **kw)
+
+
 randint = defop(f"randint(SymInt high, SymInt[] size, *, {_INT_OPTS}) -> Tensor",
-                tags=FACTORY, meta=_randint_high_meta)
+                tags=FACTORY, meta=_randint_high_meta, decomposition=_randint_high_decomp)
 randint_generator = defop(f"randint.generator(SymInt high, SymInt[] size, *, {_GEN}, "
-                          f"{_INT_OPTS}) -> Tensor", tags=FACTORY, meta=_randint_high_meta)
+                          f"{_INT_OPTS}) -> Tensor", tags=FACTORY, meta=_randint_high_meta,
+                          decomposition=_randint_high_decomp)
 randint_low = defop(f"randint.low(SymInt low, SymInt high, SymInt[] size, *, {_INT_OPTS}) "
-                    f"-> Tensor", tags=FACTORY, meta=_randint_meta)
+                    f"-> Tensor", tags=FACTORY, meta=_randint_meta,
+                    decomposition=_randint_decomp)
 randint_low_generator = defop(f"randint.low_generator(SymInt low, SymInt high, SymInt[] size, "
                               f"*, {_GEN}, {_INT_OPTS}) -> Tensor", tags=FACTORY,
-                              meta=_randint_meta)
+                              meta=_randint_meta, decomposition=_randint_decomp)
 
 
 def _randperm_meta(n, *, generator=None, dtype=None, layout=None, device=None,
@@ -166,7 +190,8 @@ def _randint_like_meta(self, low, high=None, *, dtype=None, layout=None, device=
     return TensorMeta(tuple(self.shape), dtype)
 
 
-rand_like = defop("rand_like" + _LIKE, tags=RANDOM, meta=_like_sample_meta("rand_like", _UNIFORM),
+rand_like = defop("rand_like" + _LIKE, tags=RANDOM,
+                  meta=_like_sample_meta("rand_like", _UNIFORM),
                   decomposition=_like_decomp("rand"))
 randn_like = defop("randn_like" + _LIKE, tags=RANDOM,
                    meta=_like_sample_meta("randn_like", _NORMAL),
@@ -183,7 +208,7 @@ randint_like_low = defop(f"randint_like.low_dtype(Tensor self, SymInt low, SymIn
 # ---------------------------------------------------------------------------- in place
 
 
-def _check_float(name, self, what="floating point"):
+def _check_float(name, self):
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError(f"\"{name}\" not implemented for '{_torch_name(self.dtype)}'")
 
@@ -219,7 +244,6 @@ def _bernoulli_float_meta(self, p=0.5, *, generator=None):
 
 def _bernoulli_tensor_meta(self, p, *, generator=None):
     _check_float("bernoulli_tensor_cpu_p_", p)
-    broadcast_shapes(tuple(self.shape), tuple(p.shape))
     if broadcast_shapes(tuple(self.shape), tuple(p.shape)) != tuple(self.shape):
         raise RuntimeError(f"bernoulli_: the probability shape {list(p.shape)} cannot be "
                            f"broadcast to the tensor shape {list(self.shape)}")
@@ -260,15 +284,20 @@ bernoulli__tensor = defop(f"bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, {_GE
                           f"-> Tensor(a!)", tags=INPLACE, meta=_bernoulli_tensor_meta)
 exponential_ = defop(f"exponential_(Tensor(a!) self, float lambd=1, *, {_GEN}=None) "
                      f"-> Tensor(a!)", tags=INPLACE, meta=_exponential_meta)
+
+
+def _random_meta(self, from_=None, to=None, *, generator=None):
+    random_bounds(self, from_, to)
+    return self
+
+
 random_ = defop(f"random_(Tensor(a!) self, *, {_GEN}=None) -> Tensor(a!)", tags=INPLACE,
-                meta=lambda self, *, generator=None: random_bounds(self) and self)
+                meta=_random_meta)
 random__to = defop(f"random_.to(Tensor(a!) self, int to, *, {_GEN}=None) -> Tensor(a!)",
                    tags=INPLACE,
-                   meta=lambda self, to, *, generator=None: random_bounds(self, 0, to) and self)
+                   meta=lambda self, to, *, generator=None: _random_meta(self, 0, to))
 random__from = defop(f"random_.from(Tensor(a!) self, int from, int? to, *, {_GEN}=None) "
-                     f"-> Tensor(a!)", tags=INPLACE,
-                     meta=lambda self, from_, to, *, generator=None:
-                     random_bounds(self, from_, to) and self)
+                     f"-> Tensor(a!)", tags=INPLACE, meta=_random_meta)
 
 # ---------------------------------------------------------------------------- functional
 
@@ -283,13 +312,29 @@ def _bernoulli_p_meta(self, p, *, generator=None):
     return TensorMeta(tuple(self.shape), self.dtype)
 
 
+def _bernoulli_decomp(meta_fn):
+    """``uniform < p`` cast to self's dtype (p: self, a float, or a broadcastable tensor)."""
+    def decomp(self, p=None, *, generator=None):
+        m = meta_fn(self, p, generator=generator) if p is not None else meta_fn(self)
+        u = _uniform_for(m.shape, generator, self.device)
+        p = self if p is None else p
+        lt = _op("aten::lt.Tensor") if hasattr(p, "_ks") else _op("aten::lt.Scalar")
+        return _op("aten::_to_copy")(lt(u, p), dtype=m.dtype)
+    return decomp
+
+
+def _bernoulli_t_meta(self, p, *, generator=None):
+    return TensorMeta(tuple(_bernoulli_tensor_meta(self, p).shape), self.dtype)
+
+
 bernoulli = defop(f"bernoulli(Tensor self, *, {_GEN}=None) -> Tensor", tags=RANDOM,
-                  meta=_bernoulli_meta)
+                  meta=_bernoulli_meta, decomposition=_bernoulli_decomp(_bernoulli_meta))
 bernoulli_p = defop(f"bernoulli.p(Tensor self, float p, *, {_GEN}=None) -> Tensor",
-                    tags=RANDOM, meta=_bernoulli_p_meta)
+                    tags=RANDOM, meta=_bernoulli_p_meta,
+                    decomposition=_bernoulli_decomp(_bernoulli_p_meta))
 bernoulli_tensor = defop(f"bernoulli.Tensor(Tensor self, Tensor p, *, {_GEN}=None) -> Tensor",
-                         tags=RANDOM, meta=lambda self, p, *, generator=None: TensorMeta(
-                             tuple(_bernoulli_tensor_meta(self, p).shape), self.dtype))
+                         tags=RANDOM, meta=_bernoulli_t_meta,
+                         decomposition=_bernoulli_decomp(_bernoulli_t_meta))
 
 
 def _normal_tensor_meta(mean, std, *, generator=None):
@@ -314,15 +359,35 @@ def _normal_float_float_meta(mean, std, size, *, generator=None, dtype=None, lay
     return TensorMeta(size_arg("normal", size), _float_only("normal", _NORMAL, dtype))
 
 
+def _normal_decomp(mean, std, size=None, *, generator=None, dtype=None, layout=None,
+                   device=None, pin_memory=None):
+    """``randn * std + mean`` (std and mean: floats or broadcastable tensors)."""
+    if size is None:
+        m = _normal_tensor_meta(mean, std)
+        device = next(t.device for t in (mean, std) if hasattr(t, "_ks"))
+    else:
+        m = _normal_float_float_meta(mean, std, size, dtype=dtype)
+    kw = {"dtype": m.dtype, "device": device}
+    z = _op("aten::randn.generator")(list(m.shape), generator=generator, **kw) \
+        if generator is not None else _op("aten::randn")(list(m.shape), **kw)
+    tensor_std, tensor_mean = hasattr(std, "_ks"), hasattr(mean, "_ks")
+    z = _op("aten::mul.Tensor" if tensor_std else "aten::mul.Scalar")(z, std)
+    return _op("aten::add.Tensor" if tensor_mean else "aten::add.Scalar")(z, mean)
+
+
 normal_tensor_float = defop(f"normal.Tensor_float(Tensor mean, float std=1, *, {_GEN}=None) "
-                            f"-> Tensor", tags=RANDOM, meta=_normal_tensor_meta)
+                            f"-> Tensor", tags=RANDOM, meta=_normal_tensor_meta,
+                            decomposition=_normal_decomp)
 normal_float_tensor = defop(f"normal.float_Tensor(float mean, Tensor std, *, {_GEN}=None) "
-                            f"-> Tensor", tags=RANDOM, meta=_normal_tensor_meta)
+                            f"-> Tensor", tags=RANDOM, meta=_normal_tensor_meta,
+                            decomposition=_normal_decomp)
 normal_tensor_tensor = defop(f"normal.Tensor_Tensor(Tensor mean, Tensor std, *, {_GEN}=None) "
-                             f"-> Tensor", tags=RANDOM, meta=_normal_tensor_meta)
+                             f"-> Tensor", tags=RANDOM, meta=_normal_tensor_meta,
+                             decomposition=_normal_decomp)
 normal_float_float = backend_select(defop(
     f"normal.float_float(float mean, float std, SymInt[] size, *, {_GEN}=None, {OPTS}) "
-    f"-> Tensor", tags=FACTORY, meta=_normal_float_float_meta))
+    f"-> Tensor", tags=FACTORY, meta=_normal_float_float_meta,
+    decomposition=_normal_decomp))
 
 
 def _multinomial_meta(self, num_samples, replacement=False, *, generator=None):

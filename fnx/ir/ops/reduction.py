@@ -34,6 +34,9 @@ def norm_dims(dim, ndim: int):
     """
     if dim is None:
         return tuple(range(ndim))
+    one = dim[0] if dim.__class__ in (list, tuple) and len(dim) == 1 else dim
+    if one.__class__ is int and -ndim <= one < ndim:      # the common case, fast
+        return (one + ndim if one < 0 else one,)
     if not isinstance(dim, (list, tuple)):
         dim = (dim,)
     if len(dim) == 0:
@@ -178,10 +181,19 @@ def _full_minmax_meta(name):
     return meta
 
 
+def _full_minmax_decomp(name, reduce):
+    meta = _full_minmax_meta(name)
+
+    def decomp(self):
+        meta(self)              # max()'s own message for empty input, not amax()'s
+        return reduce(self)
+    return decomp
+
+
 max_default = defop("max(Tensor self) -> Tensor", tags=ATEN, meta=_full_minmax_meta("max"),
-                    decomposition=lambda self: amax(self))
+                    decomposition=_full_minmax_decomp("max", lambda x: amax(x)))
 min_default = defop("min(Tensor self) -> Tensor", tags=ATEN, meta=_full_minmax_meta("min"),
-                    decomposition=lambda self: amin(self))
+                    decomposition=_full_minmax_decomp("min", lambda x: amin(x)))
 
 
 def _dim_minmax_meta(name):

@@ -1,0 +1,1 @@
+"""The IR: schemas, op definitions (fnx.ir.ops), shapes and promotion helpers."""
