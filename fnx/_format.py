@@ -214,9 +214,12 @@ def _host_array(t):
     if isinstance(arr, np.ndarray):
         return arr
     try:
-        return np.asarray(arr)            # JAX arrays and other array-likes
-    except Exception:                     # noqa: BLE001 - any backend: fall back to a copy
-        return np.asarray(t.to("cpu")._data)
+        host = np.asarray(arr)            # JAX arrays and other array-likes
+    except Exception:                     # noqa: BLE001 - any backend: ask it for a copy
+        host = None
+    if host is None or host.dtype == object:   # not an array-like: the backend's _to_copy
+        host = np.asarray(t.to("cpu")._data)
+    return host
 
 
 def _has_no_data(t):

@@ -265,10 +265,6 @@ UNARY_CASES = [(name, kind, dt) for name, kind, _ in E.UNARY for dt in UNARY_INP
 
 
 def _unary_marks(name, dt):
-    if (name, dt) == ("square", "bool"):
-        # PyTorch: square(x) is pow(x, 2), so a bool tensor gives int64; fnx's
-        # elementwise row declares DEFAULT promotion for square (fnx/ir/ops/elementwise.py)
-        return [pytest.mark.xfail(strict=True, reason="square(bool) should be int64")]
     return []
 
 

@@ -496,10 +496,12 @@ def test_fill_zero():
     assert x.fill_(7) is x and x.tolist() == [[7, 7], [7, 7]] and x._version == 1
     x.fill_(2.9)                                     # truncates, like PyTorch
     assert x.tolist() == [[2, 2], [2, 2]]
+    x.fill_(np.float32(3.5))                         # NumPy scalars are numbers too
+    assert x.tolist() == [[3, 3], [3, 3]]
     x.fill_(fnx.tensor(5.0))
     assert x.tolist() == [[5, 5], [5, 5]] and x.dtype is fnx.int64
     x[0].zero_()
-    assert x.tolist() == [[0, 0], [5, 5]] and x._version == 4
+    assert x.tolist() == [[0, 0], [5, 5]] and x._version == 5
     f = fnx.ops.aten.fill.Scalar(x, 3)
     assert f.tolist() == [[3, 3], [3, 3]] and x.tolist() == [[0, 0], [5, 5]]
     u = fnx.tensor([1, 2], dtype=fnx.uint8)

@@ -237,7 +237,6 @@ _ONE = 1     # the schema default of ``alpha`` is this cached int: ``is`` tests 
 
 # Comparisons and logical ops return bool for any input dtype: they take the shortcuts too.
 _BOOL_FAST = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
-_FLOATS = (D.float32, D.float64)
 
 
 def _binary_kernel(name, kind, has_alpha):
@@ -409,6 +408,8 @@ def _register_all():
     functional = {}
     for name, kind, _ in E.UNARY:
         functional[name, "default"] = _unary_kernel(name, kind)
+    # PyTorch's square is pow(x, 2): a bool tensor squares to int64.
+    functional["square", "default"] = lambda ks, self: _apply("pow", _pow, DEFAULT, (self, 2))
     for name, ov, args, kind, _ in E.BINARY:
         functional[name, ov] = _binary_kernel(name, kind, "alpha" in args)
     for ov in ("Tensor_Tensor", "Tensor_Scalar"):

@@ -8,6 +8,7 @@ formulas attach to these same objects (fnx/ir/ops/*_decomp.py, fnx/autograd).
 from __future__ import annotations
 
 from ..promotion import (ALWAYS_BOOL, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT)
+from ...dispatch.dispatcher import get_op
 from ..registry import defop
 from ._common import inplace_meta, out_meta, pointwise_meta
 
@@ -150,3 +151,13 @@ clamp_ = defop("clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> T
                tags=("inplace", "pointwise"), promotion=DEFAULT,
                meta=inplace_meta(clamp.meta, "clamp_"))
 VARIANTS[clamp] = {"functional": clamp, "inplace": clamp_}
+
+
+def _square_meta(self):
+    # PyTorch's square is pow(x, 2): a bool tensor squares to int64.
+    from ..promotion import elementwise_dtypes
+    from ..registry import TensorMeta
+    return TensorMeta(tuple(self.shape), elementwise_dtypes(DEFAULT, self, 2)[1])
+
+
+get_op("aten::square").meta = _square_meta

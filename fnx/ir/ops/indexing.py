@@ -9,8 +9,6 @@ with a bool mask) have meta functions that validate and then refuse to guess a s
 """
 from __future__ import annotations
 
-import operator
-
 from ... import _dtype as D
 from ..registry import TensorMeta, defop
 from ..shapes import broadcast_shapes, wrap_dim
@@ -315,7 +313,3 @@ take_along_dim = _composite("take_along_dim(Tensor self, Tensor indices, int? di
                             "-> Tensor", _take_along_dim)
 argwhere = _composite("argwhere(Tensor self) -> Tensor", lambda self: nonzero(self))
 
-
-def index_value(i):
-    """A Python int from an int-like index (0-dim integer tensors included)."""
-    return operator.index(i)

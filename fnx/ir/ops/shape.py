@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 from ... import _dtype as D
 from ...dispatch.dispatcher import FALLTHROUGH
 from ...dispatch.keys import AliasKey, DispatchKey, below
@@ -135,8 +137,9 @@ def expand_geometry(shape, stride, sizes, dtype=None):
     sizes = ints(sizes, "expand")
     n, ndim = len(shape), len(sizes)
     if ndim < n:
-        raise RuntimeError(f"expand({type_str(dtype) if dtype else 'Tensor'}{{{shape_str(shape)}}}, "
-                           f"size={shape_str(sizes)}): the number of sizes provided ({ndim}) "
+        name = type_str(dtype) if dtype else "Tensor"
+        raise RuntimeError(f"expand({name}{{{shape_str(shape)}}}, size={shape_str(sizes)}): "
+                           f"the number of sizes provided ({ndim}) "
                            f"must be greater or equal to the number of dimensions in the tensor "
                            f"({n})")
     out_shape, out_stride = [0] * ndim, [0] * ndim
@@ -307,7 +310,7 @@ _C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "
 def checked_scalar(value, dtype):
     """``value`` converted to a Python number of ``dtype``'s kind, with PyTorch's overflow
     error (``fill_(300)`` on uint8 raises instead of wrapping)."""
-    if hasattr(value, "_ks"):
+    if hasattr(value, "_ks") or isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool) or dtype is D.bool:
         return bool(value) if not isinstance(value, complex) else value != 0
@@ -320,7 +323,6 @@ def checked_scalar(value, dtype):
         value = value.real
     if dtype.is_floating_point:
         v = float(value)
-        import numpy as np
         fmax = float(np.finfo(dtype.numpy).max)
         if math.isfinite(v) and abs(v) > fmax:
             raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
@@ -333,7 +335,6 @@ def checked_scalar(value, dtype):
                                f"without overflow")
         value = int(value)
     value = operator.index(value)
-    import numpy as np
     info = np.iinfo(dtype.numpy)
     if not info.min <= value <= info.max:
         raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without "
