@@ -8,7 +8,7 @@ input's base and shares its version counter.  Every other op falls through this 
 from __future__ import annotations
 
 from .dispatch.dispatcher import all_ops
-from .dispatch.keys import DispatchKey, below
+from .dispatch.keys import AliasKey, DispatchKey, below
 
 _BELOW = below(DispatchKey.ADInplaceOrView)
 
@@ -66,8 +66,14 @@ def _view_kernel(op):
 
 
 def register_op(op) -> None:
-    """Give ``op`` its ADInplaceOrView kernel, if it writes or aliases."""
-    if DispatchKey.ADInplaceOrView in op.kernels:
+    """Give ``op`` its ADInplaceOrView kernel, if it writes or aliases.
+
+    An op whose kernel is its decomposition (CompositeImplicitAutograd) gets none: the
+    ops it calls do the bookkeeping, and it may return a copy or ``self`` (reshape,
+    contiguous), which must not be marked as a view.
+    """
+    if DispatchKey.ADInplaceOrView in op.kernels or \
+            AliasKey.CompositeImplicitAutograd in op.kernels:
         return
     pos, kw = _written_positions(op)
     if pos or kw:

@@ -7,10 +7,8 @@ marks ``_base`` and shares the version counter.  The stride arithmetic PyTorch u
 lives here, once, as plain functions shared by meta functions and kernels.
 
 Convenience ops (transpose, narrow, flatten, stack, roll, ...) are decompositions onto
-the core ones.  A decomposition runs as the op's CompositeImplicitAutograd kernel, so
-it also must not get an ADInplaceOrView kernel of its own: ``reshape`` or
-``contiguous`` may return a copy or ``self``, and the ops it calls already do the
-bookkeeping.  ``_composite`` makes the key fall through for those ops.
+the core ones, run as their CompositeImplicitAutograd kernel (the ops they call do the
+view bookkeeping; see fnx/_inplace_or_view.py).
 """
 from __future__ import annotations
 
@@ -348,9 +346,7 @@ def _shape(x) -> tuple:
 
 def _composite(schema, fn, tags=()):
     """A non-core op defined by its decomposition (see the module docstring)."""
-    op = defop(schema, tags=tags, decomposition=fn)
-    op.register(DispatchKey.ADInplaceOrView, FALLTHROUGH)
-    return op
+    return defop(schema, tags=tags, decomposition=fn)
 
 
 # --------------------------------------------------------------------------- view ops
