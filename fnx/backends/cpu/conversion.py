@@ -53,12 +53,8 @@ def _copy_(ks, self, src, non_blocking=False):
 
 @kernel(C.copy)
 def _copy(ks, self, src, non_blocking=False):
-    C.copy.meta(self, src)
-    if src._device is not CPU:
-        src = src.to("cpu")
-    out = np.empty_like(self._data)
-    np.copyto(out, src._data, casting="unsafe")
-    return wrap(out, self._dtype)
+    """The functional copy: ``copy_`` into a fresh tensor of ``self``'s shape and dtype."""
+    return _copy_(ks, wrap(np.empty_like(self._data), self._dtype), src, non_blocking)
 
 
 @kernel(C.scalar_tensor)

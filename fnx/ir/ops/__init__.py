@@ -1,2 +1,3 @@
 """Operator definitions, one module per family; importing this package defines them all."""
-from . import conversion, elementwise, factory, indexing, linalg, random, reduction, shape  # noqa
+from . import (conversion, elementwise, factory, indexing, linalg, random,  # noqa: F401
+               reduction, shape, sorting)

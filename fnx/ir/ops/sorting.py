@@ -1,0 +1,88 @@
+"""Sorting: sort, topk (core) and argsort, msort, sort.stable (decompositions onto sort).
+
+Semantics (PyTorch's): NaN sorts as the largest value (last ascending, first descending),
+indices are int64, and a 0-dim tensor sorts as a one-element dim 0/-1.  fnx's
+``sort.default`` is always *stable*, also when descending (equal elements keep their
+original order), so ``sort.stable`` and ``argsort.stable`` decompose onto it and every
+backend must honour that promise.  ``topk`` returns the ``k`` largest (or smallest)
+elements along ``dim``, sorted; with ties any valid choice of indices is allowed.
+Complex tensors have no order: sort and topk refuse them.
+"""
+from __future__ import annotations
+
+from ... import _dtype as D
+from ..registry import TensorMeta, defop
+from ..shapes import wrap_dim
+from ._common import _torch_name
+
+CORE = ("core",)
+ATEN = ()
+
+
+def _check_orderable(name, self):
+    if self.dtype.is_complex:
+        raise RuntimeError(f"\"{name}\" not implemented for '{_torch_name(self.dtype)}'")
+
+
+def _sort_meta(self, dim=-1, descending=False):
+    wrap_dim(dim, self.ndim)
+    _check_orderable("sort", self)
+    shape = tuple(self.shape)
+    return TensorMeta(shape, self.dtype), TensorMeta(shape, D.int64)
+
+
+sort_default = defop("sort(Tensor self, int dim=-1, bool descending=False) -> "
+                     "(Tensor values, Tensor indices)", tags=CORE, meta=_sort_meta)
+
+
+def _sort_stable_meta(self, *, stable, dim=-1, descending=False):
+    return _sort_meta(self, dim, descending)
+
+
+sort_stable = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, "
+                    "bool descending=False) -> (Tensor values, Tensor indices)", tags=ATEN,
+                    meta=_sort_stable_meta,
+                    # sort.default is stable on every backend, whatever ``stable`` says
+                    decomposition=lambda self, *, stable, dim=-1, descending=False:
+                    sort_default(self, dim, descending))
+
+
+def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
+    d = wrap_dim(dim, self.ndim)
+    _check_orderable("topk_cpu", self)
+    shape = list(self.shape)
+    size = shape[d] if shape else 1
+    if not isinstance(k, int) or isinstance(k, bool):
+        if hasattr(k, "__index__") and not isinstance(k, bool):
+            k = k.__index__()
+        else:
+            raise TypeError(f"topk(): argument 'k' must be int, not {type(k).__name__}")
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if shape:
+        shape[d] = k
+    return TensorMeta(tuple(shape), self.dtype), TensorMeta(tuple(shape), D.int64)
+
+
+topk_default = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, "
+                     "bool sorted=True) -> (Tensor values, Tensor indices)", tags=CORE,
+                     meta=_topk_meta)
+
+
+def _argsort_meta(self, dim=-1, descending=False):
+    return _sort_meta(self, dim, descending)[1]
+
+
+argsort_default = defop("argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor",
+                        tags=ATEN, meta=_argsort_meta,
+                        decomposition=lambda self, dim=-1, descending=False:
+                        sort_default(self, dim, descending)[1])
+argsort_stable = defop("argsort.stable(Tensor self, *, bool stable, int dim=-1, "
+                       "bool descending=False) -> Tensor", tags=ATEN,
+                       meta=lambda self, *, stable, dim=-1, descending=False:
+                       _argsort_meta(self, dim, descending),
+                       decomposition=lambda self, *, stable, dim=-1, descending=False:
+                       sort_default(self, dim, descending)[1])
+msort_default = defop("msort(Tensor self) -> Tensor", tags=ATEN,
+                      meta=lambda self: _sort_meta(self, 0)[0],
+                      decomposition=lambda self: sort_default(self, 0)[0])
