@@ -33,18 +33,19 @@ def _result(r, dtype):
     return wrap(r if r.dtype == dtype.numpy else r.astype(dtype.numpy), dtype)
 
 
-@kernel(L.mm)
-def _mm(ks, self, mat2):
-    out = L.mm.meta(self, mat2).dtype
-    a, b = _operands("addmm_impl_cpu_", "mm", self, mat2)
-    return _result(np.matmul(a, b), out)
+def _product(op, kernel_name, fn):
+    """mm, bmm, dot, mv: the op's meta checks shapes and dtypes, then one NumPy product."""
+    def product(ks, self, other):
+        out = op.meta(self, other).dtype
+        a, b = _operands(kernel_name, op.name, self, other)
+        return _result(fn(a, b), out)
+    return kernel(op)(product)
 
 
-@kernel(L.bmm)
-def _bmm(ks, self, mat2):
-    out = L.bmm.meta(self, mat2).dtype
-    a, b = _operands("bmm", "bmm", self, mat2)
-    return _result(np.matmul(a, b), out)
+_product(L.mm, "addmm_impl_cpu_", np.matmul)
+_product(L.bmm, "bmm", np.matmul)
+_product(L.dot, "dot", np.dot)
+_product(L.mv, "addmv_impl_cpu", np.matmul)
 
 
 @kernel(L.addmm)
@@ -60,20 +61,6 @@ def _addmm(ks, self, mat1, mat2, *, beta=1, alpha=1):
         else:
             out = prod + (bias if beta == 1 else bias * beta)
     return _result(out, r.dtype)
-
-
-@kernel(L.dot)
-def _dot(ks, self, tensor):
-    out = L.dot.meta(self, tensor).dtype
-    a, b = _operands("dot", "dot", self, tensor)
-    return _result(np.dot(a, b), out)
-
-
-@kernel(L.mv)
-def _mv(ks, self, vec):
-    out = L.mv.meta(self, vec).dtype
-    a, b = _operands("addmv_impl_cpu", "mv", self, vec)
-    return _result(np.matmul(a, b), out)
 
 
 @kernel(L.einsum)
