@@ -5,6 +5,8 @@
 - Autograd*: until an op's autograd kernel exists, a call on a tensor that requires grad
   runs the backend kernel (fnx.autograd replaces this fallback).
 - ADInplaceOrView: only ops that write or alias need bookkeeping.
+- Tracer: one boxed fallback hands every call to the active interpreter mode
+  (fnx.dispatch.modes: the tracer, the decomposer).
 """
 from .dispatcher import FALLTHROUGH, register_fallback
 from .keys import AUTOCAST_KEYS, AUTOGRAD_KEYS, DispatchKey
@@ -14,3 +16,5 @@ def install() -> None:
     for key in (DispatchKey.BackendSelect, DispatchKey.ADInplaceOrView, *AUTOCAST_KEYS,
                 *AUTOGRAD_KEYS):
         register_fallback(key, FALLTHROUGH)
+    from . import modes
+    modes.install()

@@ -21,6 +21,9 @@ class State(threading.local):
     include = ALWAYS_INCLUDED   # user include set | ALWAYS_INCLUDED
     mask = FULL                 # ~exclude
 
+    def __init__(self):
+        self.modes = []         # active interpreter modes (fnx.dispatch.modes), innermost last
+
 
 state = State()
 

@@ -22,25 +22,29 @@ class TensorMeta(NamedTuple):
 
 
 def defop(schema: str, *, tags=(), meta=None, decomposition=None, namespace="aten",
-          promotion=None) -> OpOverload:
+          promotion=None, explicit=False) -> OpOverload:
     """Define an operator.
 
     ``decomposition`` on an op not tagged ``core`` or ``prim`` is also its
     ``CompositeImplicitAutograd`` kernel, so every backend runs it without a kernel
-    of its own (PyTorch's rule for non-core ATen ops).
+    of its own (PyTorch's rule for non-core ATen ops).  A core op whose backends run
+    its decomposition (no direct kernel) passes ``explicit=True``: the decomposition
+    becomes its ``CompositeExplicitAutograd`` kernel, so autograd still sees the core op.
     """
     op = define(schema, tags, namespace)
     op.promotion = promotion
     if meta is not None:
         op.meta = meta
     if decomposition is not None:
-        set_decomposition(op, decomposition)
+        set_decomposition(op, decomposition, explicit)
     return op
 
 
-def set_decomposition(op: OpOverload, fn) -> None:
+def set_decomposition(op: OpOverload, fn, explicit: bool = False) -> None:
     op.decomposition = fn
-    if not ({"core", "prim"} & op.tags):
+    if explicit:
+        op.register(AliasKey.CompositeExplicitAutograd, lambda ks, *a, **k: fn(*a, **k))
+    elif not ({"core", "prim"} & op.tags):
         op.register(AliasKey.CompositeImplicitAutograd, lambda ks, *a, **k: fn(*a, **k))
 
 
@@ -52,9 +56,9 @@ def meta(op: OpOverload):
     return deco
 
 
-def decomposition(op: OpOverload):
+def decomposition(op: OpOverload, explicit: bool = False):
     """Decorator: register ``fn`` as the op's decomposition (see ``defop``)."""
     def deco(fn):
-        set_decomposition(op, fn)
+        set_decomposition(op, fn, explicit)
         return fn
     return deco

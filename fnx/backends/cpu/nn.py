@@ -1,0 +1,1 @@
+"""CPU kernels of the neural-network ops that have a direct kernel."""

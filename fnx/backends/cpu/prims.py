@@ -1,0 +1,1 @@
+"""CPU kernels of the prims (NumPy/SciPy)."""

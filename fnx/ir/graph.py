@@ -1,0 +1,203 @@
+"""The IR: a Graph of Nodes in program order.
+
+A Node is a ``placeholder`` (an input), a ``call`` of an OpOverload, a ``getitem``
+(one output of a multi-output call), a ``constant`` (a tensor captured by value), or
+the single ``output``.  ``node.meta`` holds what every pass needs without data:
+``NodeMeta(shape, dtype, device)``, a tuple of them for a multi-output call.
+Printing a graph gives Python that calls ``fnx.ops`` with shapes in comments.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["NodeMeta", "Node", "Graph"]
+
+
+class NodeMeta(NamedTuple):
+    shape: tuple
+    dtype: object
+    device: object
+
+    def __str__(self):
+        return f"{_DTYPE_ABBR.get(self.dtype.name, self.dtype.name)}{list(self.shape)}"
+
+
+_DTYPE_ABBR = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+               "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
+               "bool": "b8", "complex64": "c64", "complex128": "c128"}
+
+
+class Node:
+    __slots__ = ("graph", "name", "kind", "target", "args", "kwargs", "meta", "users")
+
+    def __init__(self, graph, name, kind, target, args, kwargs, meta):
+        self.graph = graph
+        self.name = name
+        self.kind = kind
+        self.target = target
+        self.args = args
+        self.kwargs = kwargs
+        self.meta = meta
+        self.users = []
+        for inp in self.inputs():
+            inp.users.append(self)
+
+    def inputs(self):
+        """The nodes this node reads, in argument order."""
+        out = []
+        _collect((self.args, tuple(self.kwargs.values())), out)
+        return out
+
+    def __repr__(self):
+        return f"%{self.name}"
+
+
+def _collect(value, out):
+    if isinstance(value, Node):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _collect(v, out)
+
+
+class Graph:
+    """A straight-line program.
+
+    >>> import fnx
+    >>> from fnx.ir.tracer import trace
+    >>> g = trace(lambda x: (x * 2).sum(), fnx.ones(3))
+    >>> print(g)
+    def forward(x: "f32[3]"):
+        mul = fnx.ops.aten.mul.Tensor(x, 2)  # f32[3]
+        sum_1 = fnx.ops.aten.sum.default(mul)  # f32[]
+        return sum_1
+    >>> g.run(fnx.tensor([1., 2., 3.]))
+    tensor(12.)
+    """
+
+    def __init__(self):
+        self.nodes = []
+        self._names = {}
+
+    # -- building
+    def _add(self, kind, name, target=None, args=(), kwargs=None, meta=None) -> Node:
+        node = Node(self, self._unique(name), kind, target, tuple(args), dict(kwargs or {}),
+                    meta)
+        self.nodes.append(node)
+        return node
+
+    def placeholder(self, name: str, meta: NodeMeta) -> Node:
+        return self._add("placeholder", name, meta=meta)
+
+    def constant(self, value, meta: NodeMeta) -> Node:
+        return self._add("constant", "const", target=value, meta=meta)
+
+    def call(self, op, args, kwargs, meta) -> Node:
+        return self._add("call", op.name, op, args, kwargs, meta)
+
+    def getitem(self, node: Node, index: int) -> Node:
+        return self._add("getitem", f"{node.name}_{index}", None, (node, index),
+                         meta=node.meta[index])
+
+    def output(self, value) -> Node:
+        return self._add("output", "output", args=(value,))
+
+    def _unique(self, name: str) -> str:
+        base = name.replace(".", "_")
+        n = self._names.get(base, 0)
+        self._names[base] = n + 1
+        if n == 0 and base not in _RESERVED:
+            return base
+        return f"{base}_{n + 1 if base in _RESERVED else n}"
+
+    # -- reading
+    def placeholders(self):
+        return [n for n in self.nodes if n.kind == "placeholder"]
+
+    def calls(self):
+        return [n for n in self.nodes if n.kind == "call"]
+
+    @property
+    def output_node(self) -> Node:
+        return self.nodes[-1]
+
+    def example_inputs(self):
+        """Meta tensors shaped like the placeholders (what re-tracing the graph needs)."""
+        from ..backends.meta import empty_meta
+        return [empty_meta(p.meta.shape, p.meta.dtype) for p in self.placeholders()]
+
+    # -- running
+    def run(self, *inputs):
+        """Evaluate the graph by calling each op (the reference interpreter)."""
+        places = self.placeholders()
+        if len(inputs) != len(places):
+            raise TypeError(f"graph expects {len(places)} inputs, got {len(inputs)}")
+        env = dict(zip(places, inputs))
+        result = None
+        for node in self.nodes:
+            if node.kind == "call":
+                env[node] = node.target(*_load(node.args, env), **_load(node.kwargs, env))
+            elif node.kind == "getitem":
+                env[node] = env[node.args[0]][node.args[1]]
+            elif node.kind == "constant":
+                env[node] = node.target
+            elif node.kind == "output":
+                result = _load(node.args[0], env)
+        return result
+
+    # -- printing
+    def __str__(self):
+        places = ", ".join(f'{p.name}: "{p.meta}"' for p in self.placeholders())
+        lines = [f"def forward({places}):"]
+        for node in self.nodes:
+            if node.kind == "call":
+                args = [_fmt(a) for a in node.args]
+                args += [f"{k}={_fmt(v)}" for k, v in node.kwargs.items()]
+                meta = node.meta
+                shown = ", ".join(map(str, meta)) if isinstance(meta, tuple) and \
+                    not isinstance(meta, NodeMeta) else str(meta)
+                lines.append(f"    {node.name} = fnx.ops.{node.target.namespace}."
+                             f"{node.target.name}.{node.target.overload_name}"
+                             f"({', '.join(args)})  # {shown}")
+            elif node.kind == "getitem":
+                lines.append(f"    {node.name} = {node.args[0].name}[{node.args[1]}]")
+            elif node.kind == "constant":
+                lines.append(f"    {node.name} = <constant {node.meta}>")
+            elif node.kind == "output":
+                lines.append(f"    return {_fmt(node.args[0])}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<Graph: {len(self.placeholders())} inputs, {len(self.calls())} calls>"
+
+
+_RESERVED = {"sum", "max", "min", "abs", "pow", "round", "slice", "all", "any", "input",
+             "type", "range", "iter", "fnx", "id", "hash", "print", "list"}
+
+
+def _load(value, env):
+    if isinstance(value, Node):
+        return env[value]
+    if isinstance(value, list):
+        return [_load(v, env) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_load(v, env) for v in value)
+    if isinstance(value, dict):
+        return {k: _load(v, env) for k, v in value.items()}
+    return value
+
+
+def _fmt(value) -> str:
+    if isinstance(value, Node):
+        return value.name
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_fmt(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    from .._dtype import dtype as _dtype_cls
+    if isinstance(value, _dtype_cls):
+        return f"fnx.{value.name}"
+    from .._device import device as _device_cls
+    if isinstance(value, _device_cls):
+        return f"fnx.device({str(value)!r})"
+    return repr(value)

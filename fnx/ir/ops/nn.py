@@ -1,0 +1,1 @@
+"""Neural-network operators: activations, normalization, convolution, pooling, losses."""

@@ -1,0 +1,151 @@
+"""Tracing: running a function on meta tensors and recording each op call as a Node.
+
+The tracer is a mode on the Tracer key (fnx.dispatch.modes), so it sees every call,
+factories included, and computes each output's shape and dtype by running the op on
+the Meta backend: tracing touches no data.  With ``decompose_to`` it records the
+decomposition of every op outside that level instead of the op itself.
+
+>>> import fnx
+>>> g = trace(lambda a, b: fnx.matmul(a, b).relu(), fnx.ones(2, 3), fnx.ones(3, 4))
+>>> [str(n.target) for n in g.calls()]
+['aten::matmul', 'aten::relu']
+>>> [str(n.target) for n in trace(g.run, *g.example_inputs(), decompose_to="core").calls()]
+['aten::mm', 'aten::relu']
+"""
+from __future__ import annotations
+
+import inspect
+
+from .._device import CPU, META
+from .._tensor import Tensor
+from ..backends.meta import META_KS, MetaArray, empty_meta
+from .decompose import DecomposingMode
+from .graph import Graph, NodeMeta
+
+__all__ = ["trace", "TracingMode", "DataDependentError"]
+
+
+class DataDependentError(RuntimeError):
+    """An op's result depends on tensor values, which a trace does not have."""
+
+
+class TracingMode(DecomposingMode):
+    """Records op calls into ``graph``; tensors map to the nodes that produced them."""
+
+    def __init__(self, graph: Graph, to: str = "aten"):
+        super().__init__(to)
+        self.graph = graph
+        self._node_of = {}      # id(tensor) -> (tensor, node); holding the tensor keeps ids unique
+
+    def bind(self, tensor: Tensor, node) -> None:
+        self._node_of[id(tensor)] = (tensor, node)
+
+    def node_of(self, value):
+        """The node (or nested structure of nodes) standing for ``value``."""
+        if isinstance(value, Tensor):
+            hit = self._node_of.get(id(value))
+            if hit is not None:
+                return hit[1]
+            # A tensor with data captured from outside the trace: record it by value.
+            node = self.graph.constant(value, NodeMeta(tuple(value.shape), value.dtype,
+                                                       value.device))
+            self.bind(value, node)
+            return node
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.node_of(v) for v in value)
+        return value
+
+    def _meta_arg(self, value):
+        if isinstance(value, Tensor):
+            if value._device is not META:
+                return empty_meta(tuple(value.shape), value.dtype)
+            return value
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._meta_arg(v) for v in value)
+        return value
+
+    def emit(self, op, ks, args, kwargs):
+        node_args = tuple(self.node_of(a) for a in args)
+        node_kwargs = {k: self.node_of(v) for k, v in kwargs.items()}
+        meta_args = tuple(self._meta_arg(a) for a in args)
+        meta_kwargs = {k: self._meta_arg(v) for k, v in kwargs.items()}
+        device = meta_kwargs.get("device")
+        if "device" in meta_kwargs:
+            meta_kwargs["device"] = META
+        if device is None:
+            device = _first_device(node_args) or CPU
+        try:
+            out = self.run_below(op, META_KS, meta_args, meta_kwargs)
+        except NotImplementedError as e:
+            raise DataDependentError(f"tracing {op.qualname}: {e}") from None
+        if isinstance(out, Tensor):
+            node = self.graph.call(op, node_args, node_kwargs, _meta(out, device))
+            self.bind(out, node)
+            return out
+        if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
+            node = self.graph.call(op, node_args, node_kwargs,
+                                   tuple(_meta(o, device) for o in out))
+            for i, o in enumerate(out):
+                self.bind(o, self.graph.getitem(node, i))
+            return out
+        raise DataDependentError(
+            f"tracing {op.qualname}: the result is a Python value that depends on tensor data "
+            f"(e.g. Tensor.item(), bool(tensor), a data-dependent shape), which a trace cannot "
+            f"know")
+
+
+def _meta(t: Tensor, device) -> NodeMeta:
+    return NodeMeta(tuple(t.shape), t.dtype, device)
+
+
+def _first_device(node_args):
+    from .graph import Node
+    for a in node_args:
+        if isinstance(a, Node) and a.meta is not None and not isinstance(a.meta, tuple):
+            return a.meta.device
+        if isinstance(a, (list, tuple)):
+            d = _first_device(a)
+            if d is not None:
+                return d
+    return None
+
+
+def trace(fn, *args, decompose_to: str = "aten", input_names=None, **kwargs) -> Graph:
+    """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
+
+    ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
+    Placeholders are named after ``fn``'s parameters unless ``input_names`` is given.
+    """
+    graph = Graph()
+    mode = TracingMode(graph, decompose_to)
+    names = list(input_names) if input_names is not None else _param_names(fn, len(args))
+
+    def placeholder(value, name):
+        if isinstance(value, Tensor):
+            data = value._data
+            t = value if isinstance(data, MetaArray) else empty_meta(tuple(value.shape),
+                                                                      value.dtype)
+            device = value._device
+            mode.bind(t, graph.placeholder(name, NodeMeta(tuple(t.shape), t.dtype, device)))
+            return t
+        if isinstance(value, (list, tuple)):
+            return type(value)(placeholder(v, f"{name}_{i}") for i, v in enumerate(value))
+        return value
+
+    targs = [placeholder(a, n) for a, n in zip(args, names)]
+    tkwargs = {k: placeholder(v, k) for k, v in kwargs.items()}
+    with mode:
+        out = fn(*targs, **tkwargs)
+    graph.output(mode.node_of(out))
+    return graph
+
+
+def _param_names(fn, n):
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    if len(params) < n:
+        params = params + [f"arg{i}" for i in range(len(params), n)]
+    return [p if p not in ("self",) else "self_" for p in params[:n]]
