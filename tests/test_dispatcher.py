@@ -39,7 +39,9 @@ def tag(name):
 
 
 @pytest.fixture
-def lib():
+def lib(no_fallback):
+    # Requests no_fallback so that the fallbacks it saved are restored after this
+    # library's _destroy() (which resets them to what it saw when it registered).
     lib = Library("test_xyz", "DEF")
     yield lib
     lib._destroy()
@@ -47,8 +49,8 @@ def lib():
 
 @pytest.fixture
 def no_fallback():
-    """Remove the fallbacks of the given keys for one test (another module may install
-    a Tracer or Functionalize fallback at import); restored afterwards."""
+    """Remove the fallbacks of the given keys for one test (fnx installs a Tracer
+    fallback at import); restored afterwards."""
     saved = {}
 
     def clear(*keys):

@@ -1,0 +1,334 @@
+"""The JAX target: every prim maps to ``jax.lax`` (or a thin ``jax.numpy`` wrapper), and a
+graph becomes one ``jax.jit``-ed function.
+
+dtypes are exact: tracing and calling happen under ``jax.enable_x64(True)`` (a context
+manager, so the user's global flag is untouched), hence int64 and float64 stay 64-bit.
+Rules take JAX arrays plus the node's non-tensor arguments and return JAX arrays.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import _dtype as D
+from . import Target
+
+__all__ = ["JAX_TARGET", "JaxTarget", "np_dtype", "random_key"]
+
+prims = None  # fnx.ops.prims, bound at the end of the module (after fnx.ir is imported)
+
+
+def np_dtype(dtype):
+    """The NumPy dtype JAX uses for an fnx dtype (bfloat16 via ml_dtypes)."""
+    return dtype.numpy
+
+
+class JaxTarget(Target):
+    name = "jax"
+
+    def compile(self, graph):
+        """A function of fnx tensors running ``graph`` as one jitted JAX program."""
+        from .jax_compile import compile_graph
+        return compile_graph(self, graph)
+
+
+JAX_TARGET = JaxTarget()
+rule = JAX_TARGET.rule
+
+# ----------------------------------------------------------------------------- pointwise
+_UNARY = {
+    "abs": lax.abs, "neg": lax.neg, "sign": lax.sign, "exp": lax.exp, "exp2": lax.exp2,
+    "expm1": lax.expm1, "log": lax.log, "log1p": lax.log1p, "log2": jnp.log2,
+    "log10": jnp.log10, "sin": lax.sin, "cos": lax.cos, "tan": lax.tan, "asin": lax.asin,
+    "acos": lax.acos, "atan": lax.atan, "sinh": lax.sinh, "cosh": lax.cosh, "tanh": lax.tanh,
+    "asinh": lax.asinh, "acosh": lax.acosh, "atanh": lax.atanh, "sqrt": lax.sqrt,
+    "rsqrt": lax.rsqrt, "erf": lax.erf, "erfc": lax.erfc, "erf_inv": lax.erf_inv,
+    "lgamma": lax.lgamma, "digamma": lax.digamma, "floor": lax.floor, "ceil": lax.ceil,
+    "round": lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), "trunc": jnp.trunc,
+    "bitwise_not": lax.bitwise_not, "conj": lambda x: lax.conj(x) if jnp.iscomplexobj(x) else x,
+    "reciprocal": lambda x: lax.div(jnp.ones((), x.dtype), x), "signbit": jnp.signbit,
+    "isfinite": lax.is_finite, "real": lax.real, "imag": lax.imag,
+}
+
+
+def _bool_aware(arith, logical):
+    # lax arithmetic rejects bool; on bool, add is `or` and mul is `and` (PyTorch's meaning).
+    return lambda a, b: logical(a, b) if a.dtype == np.bool_ else arith(a, b)
+
+
+_BINARY = {
+    "add": _bool_aware(lax.add, lax.bitwise_or), "sub": lax.sub,
+    "mul": _bool_aware(lax.mul, lax.bitwise_and), "div": lax.div, "rem": lax.rem,
+    "pow": jnp.power, "atan2": lax.atan2, "maximum": jnp.maximum, "minimum": jnp.minimum,
+    "bitwise_and": lax.bitwise_and, "bitwise_or": lax.bitwise_or,
+    "bitwise_xor": lax.bitwise_xor, "shift_left": lax.shift_left,
+    "shift_right_arithmetic": lax.shift_right_arithmetic, "nextafter": lax.nextafter,
+    "eq": lax.eq, "ne": lax.ne, "lt": lax.lt, "le": lax.le, "gt": lax.gt, "ge": lax.ge,
+    "complex": lax.complex,
+}
+
+
+def _bind_tables():
+    for name, fn in _UNARY.items():
+        rule(getattr(prims, name).default)(lambda x, _f=fn: _f(x))
+    for name, fn in _BINARY.items():
+        rule(getattr(prims, name).default)(lambda a, b, _f=fn: _f(a, b))
+
+# ----------------------------------------------------------------------------- the rest
+
+
+def _rules():
+    P = prims
+
+    @rule(P.where.default)
+    def _(pred, a, b):
+        return lax.select(pred, a, b)
+
+    @rule(P.convert_element_type.default)
+    def _(x, dtype):
+        to = np_dtype(dtype)
+        if jnp.iscomplexobj(x) and not np.issubdtype(to, np.complexfloating):
+            x = lax.real(x)
+        if to == np.bool_:
+            return x != 0
+        return lax.convert_element_type(x, to)
+
+    @rule(P.broadcast_in_dim.default)
+    def _(x, shape, broadcast_dimensions):
+        return lax.broadcast_in_dim(x, tuple(shape), tuple(broadcast_dimensions))
+
+    @rule(P.reshape.default)
+    def _(x, shape):
+        return lax.reshape(x, tuple(shape))
+
+    @rule(P.transpose.default)
+    def _(x, permutation):
+        return lax.transpose(x, tuple(permutation))
+
+    @rule(P.squeeze.default)
+    def _(x, dimensions):
+        return lax.squeeze(x, tuple(dimensions))
+
+    @rule(P.slice.default)
+    def _(x, start_indices, limit_indices, strides=None):
+        return lax.slice(x, tuple(start_indices), tuple(limit_indices),
+                         None if strides is None else tuple(strides))
+
+    @rule(P.pad.default)
+    def _(x, padding_value, low, high, interior):
+        return lax.pad(x, jnp.asarray(padding_value, x.dtype),
+                       [(lo, hi, i) for lo, hi, i in zip(low, high, interior)])
+
+    @rule(P.concatenate.default)
+    def _(tensors, dim):
+        return lax.concatenate(list(tensors), dim)
+
+    @rule(P.rev.default)
+    def _(x, dims):
+        return lax.rev(x, tuple(dims))
+
+    def _reduce(arith, logical):
+        def fn(x, dims):
+            dims = tuple(dims)
+            if not dims:
+                return x
+            return (logical if x.dtype == np.bool_ else arith)(x, axis=dims)
+        return fn
+
+    rule(P.reduce_sum.default)(_reduce(lambda x, axis: jnp.sum(x, axis, dtype=x.dtype),
+                                       jnp.any))
+    rule(P.reduce_prod.default)(_reduce(lambda x, axis: jnp.prod(x, axis, dtype=x.dtype),
+                                        jnp.all))
+    rule(P.reduce_max.default)(_reduce(_reduce_max, jnp.any))
+    rule(P.reduce_min.default)(_reduce(_reduce_min, jnp.all))
+
+    @rule(P.argmax.default)
+    def _(x, dim):
+        return jnp.argmax(x, axis=dim).astype(np.int64)
+
+    @rule(P.argmin.default)
+    def _(x, dim):
+        return jnp.argmin(x, axis=dim).astype(np.int64)
+
+    @rule(P.cumsum.default)
+    def _(x, dim):
+        return lax.cumsum(x, dim) if x.dtype != np.bool_ else \
+            lax.cummax(x.astype(np.int8), dim).astype(np.bool_)
+
+    @rule(P.cumprod.default)
+    def _(x, dim):
+        return lax.cumprod(x, dim) if x.dtype != np.bool_ else \
+            lax.cummin(x.astype(np.int8), dim).astype(np.bool_)
+
+    @rule(P.iota.default)
+    def _(shape, dimension, *, dtype, device=None):
+        return lax.broadcasted_iota(np_dtype(dtype), tuple(shape), dimension)
+
+    @rule(P.full.default)
+    def _(shape, fill_value, *, dtype, device=None):
+        return jnp.full(tuple(shape), fill_value, np_dtype(dtype))
+
+    @rule(P.device_put.default)
+    def _(x, device):
+        return x     # within one jitted region every array lives on the region's device
+
+    @rule(P.dot_general.default)
+    def _(lhs, rhs, lhs_contracting_dims, rhs_contracting_dims, lhs_batch_dims,
+          rhs_batch_dims):
+        dims = ((tuple(lhs_contracting_dims), tuple(rhs_contracting_dims)),
+                (tuple(lhs_batch_dims), tuple(rhs_batch_dims)))
+        if lhs.dtype == np.bool_:
+            out = lax.dot_general(lhs.astype(np.int32), rhs.astype(np.int32), dims)
+            return out != 0
+        return lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype),
+                               preferred_element_type=lhs.dtype)
+
+    @rule(P.conv_general.default)
+    def _(lhs, rhs, window_strides, padding_low, padding_high, lhs_dilation, rhs_dilation,
+          feature_group_count):
+        n = lhs.ndim - 2
+        spatial = "DHW"[-n:] if n <= 3 else None
+        dn = lax.conv_dimension_numbers(lhs.shape, rhs.shape,
+                                        ("NC" + spatial, "OI" + spatial, "NC" + spatial))
+        return lax.conv_general_dilated(
+            lhs, rhs, tuple(window_strides), list(zip(padding_low, padding_high)),
+            lhs_dilation=tuple(lhs_dilation), rhs_dilation=tuple(rhs_dilation),
+            dimension_numbers=dn, feature_group_count=feature_group_count,
+            precision=_precision(lhs.dtype), preferred_element_type=lhs.dtype)
+
+    @rule(P.gather.default)
+    def _(x, dim, index):
+        # torch.gather allows an index smaller than the input off `dim`: trim the input.
+        limits = [i if d != dim else s for d, (i, s) in enumerate(zip(index.shape, x.shape))]
+        x = lax.slice(x, (0,) * x.ndim, tuple(limits))
+        return jnp.take_along_axis(x, index, axis=dim, mode="promise_in_bounds")
+
+    @rule(P.scatter.default)
+    def _(x, dim, index, src, reduce="none"):
+        idx = tuple(index if d == dim else lax.broadcasted_iota(np.int64, index.shape, d)
+                    for d in range(x.ndim))
+        at = x.at[idx]
+        if reduce == "none":
+            return at.set(src)
+        if x.dtype == np.bool_:
+            return {"add": at.max, "mul": at.min, "max": at.max, "min": at.min}[reduce](src)
+        return {"add": at.add, "mul": at.multiply, "max": at.max, "min": at.min}[reduce](src)
+
+    @rule(P.sort.default)
+    def _(x, dim, descending, stable):
+        return _sort(x, dim, descending, stable)
+
+    @rule(P.top_k.default)
+    def _(x, k, dim, largest):
+        values, indices = _sort(x, dim, largest, True)
+        limit = list(x.shape)
+        limit[dim] = k
+        return (lax.slice(values, (0,) * x.ndim, tuple(limit)),
+                lax.slice(indices, (0,) * x.ndim, tuple(limit)))
+
+    @rule(P.fft_c2c.default)
+    def _(x, dim, forward):
+        dim = tuple(dim)
+        return jnp.fft.fftn(x, axes=dim) if forward else \
+            jnp.fft.ifftn(x, axes=dim, norm="forward")
+
+    @rule(P.fft_r2c.default)
+    def _(x, dim, onesided):
+        dim = tuple(dim)
+        out_dtype = np.complex128 if x.dtype == np.float64 else np.complex64
+        if onesided:
+            return jnp.fft.rfftn(x, axes=dim).astype(out_dtype)
+        return jnp.fft.fftn(x.astype(out_dtype), axes=dim)
+
+    @rule(P.fft_c2r.default)
+    def _(x, dim, last_dim_size):
+        dim = tuple(dim)
+        sizes = [x.shape[d] for d in dim[:-1]] + [last_dim_size]
+        out = jnp.fft.irfftn(x, s=sizes, axes=dim, norm="forward")
+        return out.astype(np.float64 if x.dtype == np.complex128 else np.float32)
+
+    @rule(P.random_bits.default)
+    def _(key, shape):
+        return jax.random.bits(random_key(key), tuple(shape), np.uint32).astype(np.int64)
+
+    @rule(P.uniform.default)
+    def _(key, shape, low, high, *, dtype):
+        return jax.random.uniform(random_key(key), tuple(shape), np_dtype(dtype), low, high)
+
+    @rule(P.normal.default)
+    def _(key, shape, mean, std, *, dtype):
+        z = jax.random.normal(random_key(key), tuple(shape), np_dtype(dtype))
+        return z * jnp.asarray(std, z.dtype) + jnp.asarray(mean, z.dtype)
+
+    @rule(P.split_key.default)
+    def _(key, num):
+        keys = jax.random.split(random_key(key), num)
+        return jax.random.key_data(keys).astype(np.int64)
+
+
+def random_key(data):
+    """A threefry2x32 key from its int64[2] fnx form (two 32-bit words)."""
+    return jax.random.wrap_key_data(data.astype(np.uint32), impl="threefry2x32")
+
+
+def _precision(dtype):
+    # Full float32 products, as PyTorch's default (no TF32) on every platform.
+    return lax.Precision.HIGHEST if np.issubdtype(dtype, np.floating) else None
+
+
+def _reduce_max(x, axis):
+    return jnp.max(x, axis=axis, initial=_lowest(x.dtype))
+
+
+def _reduce_min(x, axis):
+    return jnp.min(x, axis=axis, initial=_highest(x.dtype))
+
+
+def _lowest(dtype):
+    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).max
+
+
+def _sort_key(x, descending):
+    """An integer (or float) key whose ascending order is the requested order, NaN last
+    ascending and first descending (PyTorch); ties keep input order under a stable sort."""
+    if x.dtype == np.bool_:
+        x = x.astype(np.int8)
+    if np.issubdtype(x.dtype, np.integer):
+        return lax.bitwise_not(x) if descending else x
+    # Floats: map to ints with the same total order, NaN (canonicalized) above +inf.
+    x = jnp.where(jnp.isnan(x), jnp.asarray(np.nan, x.dtype), x)
+    x = jnp.where(x == 0, jnp.zeros((), x.dtype), x)  # -0.0 sorts with 0.0, as PyTorch
+    bits = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
+    i = lax.bitcast_convert_type(x.astype(_float_of(x.dtype)), bits)
+    i = jnp.where(i < 0, lax.bitwise_xor(i, jnp.asarray(np.iinfo(bits).max, bits)), i)
+    return lax.bitwise_not(i) if descending else i
+
+
+def _float_of(dtype):
+    # bfloat16 and float16 share a width; both bitcast from their own type.
+    return dtype
+
+
+def _sort(x, dim, descending, stable):
+    key = _sort_key(x, descending)
+    iota = lax.broadcasted_iota(np.int64, x.shape, dim)
+    _, values, indices = lax.sort((key, x, iota), dimension=dim, is_stable=True,
+                                  num_keys=1)
+    return values, indices
+
+
+def _bind():
+    global prims
+    from ..ops import prims as _prims
+    prims = _prims
+    _bind_tables()
+    _rules()
+
+
+_bind()
