@@ -124,7 +124,51 @@ class Graph:
     def example_inputs(self):
         """Meta tensors shaped like the placeholders (what re-tracing the graph needs)."""
         from ..backends.meta import empty_meta
-        return [empty_meta(p.meta.shape, p.meta.dtype) for p in self.placeholders()]
+        out = []
+        for p in self.placeholders():
+            t = empty_meta(p.meta.shape, p.meta.dtype)
+            t._trace_device = p.meta.device     # re-tracing keeps the real device
+            out.append(t)
+        return out
+
+    def to_networkx(self):
+        """A ``networkx.DiGraph`` over the nodes, with an edge from each input to its user."""
+        import networkx as nx
+        g = nx.DiGraph()
+        g.add_nodes_from(self.nodes)
+        for n in self.nodes:
+            for i in n.inputs():
+                g.add_edge(i, n)
+        return g
+
+    def copy(self, keep=None, replace=None) -> "Graph":
+        """A new graph of the nodes ``keep(node)`` accepts (all by default); uses of a node in
+        ``replace`` read its replacement instead.  Node names and metas carry over."""
+        replace = replace or {}
+        new = Graph()
+        new.mutated_inputs = list(getattr(self, "mutated_inputs", []))
+        mapped = {}
+
+        def remap(v):
+            if isinstance(v, Node):
+                while v in replace:
+                    v = replace[v]
+                return mapped[v]
+            if isinstance(v, list):
+                return [remap(x) for x in v]
+            if isinstance(v, tuple):
+                return tuple(remap(x) for x in v)
+            if isinstance(v, dict):
+                return {k: remap(x) for k, x in v.items()}
+            return v
+
+        for n in self.nodes:
+            if n in replace or (keep is not None and n.kind in ("call", "getitem", "constant")
+                                and not keep(n)):
+                continue
+            m = new._add(n.kind, n.name, n.target, remap(n.args), remap(n.kwargs), n.meta)
+            mapped[n] = m
+        return new
 
     # -- running
     def run(self, *inputs):
@@ -152,7 +196,10 @@ class Graph:
         for node in self.nodes:
             if node.kind == "call":
                 args = [_fmt(a) for a in node.args]
-                args += [f"{k}={_fmt(v)}" for k, v in node.kwargs.items()]
+                defaults = {a.name: a.default for a in node.target.schema.arguments
+                            if a.kwarg_only and a.has_default}
+                args += [f"{k}={_fmt(v)}" for k, v in node.kwargs.items()
+                         if k not in defaults or defaults[k] != v]
                 meta = node.meta
                 shown = ", ".join(map(str, meta)) if isinstance(meta, tuple) and \
                     not isinstance(meta, NodeMeta) else str(meta)

@@ -125,7 +125,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, **kwargs) -> 
             data = value._data
             t = value if isinstance(data, MetaArray) else empty_meta(tuple(value.shape),
                                                                       value.dtype)
-            device = value._device
+            device = getattr(value, "_trace_device", value._device)
             mode.bind(t, graph.placeholder(name, NodeMeta(tuple(t.shape), t.dtype, device)))
             return t
         if isinstance(value, (list, tuple)):
