@@ -30,9 +30,10 @@ from .api import *  # noqa: E402,F401,F403
 from . import api as _api  # noqa: E402
 from . import library, utils  # noqa: E402
 from .ir.decompose import decompose  # noqa: E402,F401
+from .lower.compile import compile  # noqa: E402,F401
 from .random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: E402,F401
 
 _inplace_or_view.register_all()
 _meta.register_all()
 
-__all__ = ["Tensor", "Size", "device", "dtype", "ops", "library", "decompose"] + _api.__all__
+__all__ = ["Tensor", "Size", "device", "dtype", "ops", "library", "decompose", "compile"] + _api.__all__

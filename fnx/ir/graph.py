@@ -123,13 +123,9 @@ class Graph:
 
     def example_inputs(self):
         """Meta tensors shaped like the placeholders (what re-tracing the graph needs)."""
-        from ..backends.meta import empty_meta
-        out = []
-        for p in self.placeholders():
-            t = empty_meta(p.meta.shape, p.meta.dtype)
-            t._trace_device = p.meta.device     # re-tracing keeps the real device
-            out.append(t)
-        return out
+        from .tracer import trace_tensor
+        return [trace_tensor(p.meta.shape, p.meta.dtype, p.meta.device)
+                for p in self.placeholders()]
 
     def to_networkx(self):
         """A ``networkx.DiGraph`` over the nodes, with an edge from each input to its user."""

@@ -15,14 +15,16 @@ decomposition of every op outside that level instead of the op itself.
 from __future__ import annotations
 
 import inspect
+import os
+import traceback
 
 from .._device import CPU, META
 from .._tensor import Tensor
-from ..backends.meta import META_KS, MetaArray, empty_meta
+from ..backends.meta import META_KS, MetaArray
 from .decompose import DecomposingMode
 from .graph import Graph, NodeMeta
 
-__all__ = ["trace", "TracingMode", "DataDependentError"]
+__all__ = ["trace", "TracingMode", "DataDependentError", "user_frame", "trace_tensor"]
 
 
 class DataDependentError(RuntimeError):
@@ -32,10 +34,12 @@ class DataDependentError(RuntimeError):
 class TracingMode(DecomposingMode):
     """Records op calls into ``graph``; tensors map to the nodes that produced them."""
 
-    def __init__(self, graph: Graph, to: str = "aten"):
+    def __init__(self, graph: Graph, to: str = "aten", lift_captured: bool = False):
         super().__init__(to)
         self.graph = graph
         self._node_of = {}      # id(tensor) -> (tensor, node); holding the tensor keeps ids unique
+        self.lift_captured = lift_captured
+        self.lifted = []        # captured tensors made inputs, in placeholder order
 
     def bind(self, tensor: Tensor, node) -> None:
         self._node_of[id(tensor)] = (tensor, node)
@@ -46,9 +50,14 @@ class TracingMode(DecomposingMode):
             hit = self._node_of.get(id(value))
             if hit is not None:
                 return hit[1]
-            # A tensor with data captured from outside the trace: record it by value.
-            node = self.graph.constant(value, NodeMeta(tuple(value.shape), value.dtype,
-                                                       value.device))
+            # A tensor with data captured from outside the trace (a parameter, a buffer):
+            # an input of the graph when lifting, else recorded by value.
+            meta = NodeMeta(tuple(value.shape), value.dtype, value.device)
+            if self.lift_captured:
+                self.lifted.append(value)
+                node = self.graph.placeholder(f"l_{len(self.lifted) - 1}", meta)
+            else:
+                node = self.graph.constant(value, meta)
             self.bind(value, node)
             return node
         if isinstance(value, (list, tuple)):
@@ -57,8 +66,8 @@ class TracingMode(DecomposingMode):
 
     def _meta_arg(self, value):
         if isinstance(value, Tensor):
-            if value._device is not META:
-                return empty_meta(tuple(value.shape), value.dtype)
+            if not isinstance(value._data, MetaArray):
+                return trace_tensor(tuple(value.shape), value.dtype, value._device)
             return value
         if isinstance(value, (list, tuple)):
             return type(value)(self._meta_arg(v) for v in value)
@@ -77,21 +86,38 @@ class TracingMode(DecomposingMode):
         try:
             out = self.run_below(op, META_KS, meta_args, meta_kwargs)
         except NotImplementedError as e:
-            raise DataDependentError(f"tracing {op.qualname}: {e}") from None
+            raise DataDependentError(f"tracing {op.qualname} at {user_frame()}: {e}") from None
         if isinstance(out, Tensor):
+            out._device = device
             node = self.graph.call(op, node_args, node_kwargs, _meta(out, device))
             self.bind(out, node)
             return out
         if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
+            for o in out:
+                o._device = device
             node = self.graph.call(op, node_args, node_kwargs,
                                    tuple(_meta(o, device) for o in out))
             for i, o in enumerate(out):
                 self.bind(o, self.graph.getitem(node, i))
             return out
         raise DataDependentError(
-            f"tracing {op.qualname}: the result is a Python value that depends on tensor data "
-            f"(e.g. Tensor.item(), bool(tensor), a data-dependent shape), which a trace cannot "
-            f"know")
+            f"tracing {op.qualname} at {user_frame()}: the result is a Python value that "
+            f"depends on tensor data (Tensor.item(), bool(tensor), `if x.sum() > 0:`), which a "
+            f"trace cannot know")
+
+
+def user_frame() -> str:
+    """``file:line: code`` of the innermost caller frame outside the fnx package."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for frame in reversed(traceback.extract_stack()):
+        if not os.path.abspath(frame.filename).startswith(root + os.sep):
+            return f"{frame.filename}:{frame.lineno}: {frame.line}"
+    return "<unknown line>"
+
+
+def trace_tensor(shape, dtype, device) -> Tensor:
+    """A tensor of a trace: shape and dtype without data (Meta keys), on a real device."""
+    return Tensor._make(MetaArray(shape, dtype.numpy), dtype, device, META_KS)
 
 
 def _meta(t: Tensor, device) -> NodeMeta:
@@ -110,23 +136,24 @@ def _first_device(node_args):
     return None
 
 
-def trace(fn, *args, decompose_to: str = "aten", input_names=None, **kwargs) -> Graph:
+def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
+          **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
     Placeholders are named after ``fn``'s parameters unless ``input_names`` is given.
+    Tensors ``fn`` reads from outside are constants, or with ``lift_captured`` extra
+    placeholders after the arguments (``graph.lifted`` holds those tensors).
     """
     graph = Graph()
-    mode = TracingMode(graph, decompose_to)
+    mode = TracingMode(graph, decompose_to, lift_captured)
     names = list(input_names) if input_names is not None else _param_names(fn, len(args))
 
     def placeholder(value, name):
         if isinstance(value, Tensor):
-            data = value._data
-            t = value if isinstance(data, MetaArray) else empty_meta(tuple(value.shape),
-                                                                      value.dtype)
-            device = getattr(value, "_trace_device", value._device)
-            mode.bind(t, graph.placeholder(name, NodeMeta(tuple(t.shape), t.dtype, device)))
+            t = trace_tensor(tuple(value.shape), value.dtype, value._device)
+            mode.bind(t, graph.placeholder(name, NodeMeta(tuple(t.shape), t.dtype,
+                                                          value._device)))
             return t
         if isinstance(value, (list, tuple)):
             return type(value)(placeholder(v, f"{name}_{i}") for i, v in enumerate(value))
@@ -137,6 +164,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, **kwargs) -> 
     with mode:
         out = fn(*targs, **tkwargs)
     graph.output(mode.node_of(out))
+    graph.lifted = mode.lifted
     return graph
 
 

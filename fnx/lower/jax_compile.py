@@ -53,7 +53,17 @@ def compile_graph(target, graph):
         results = {n: _to_tensor(o, n.meta) for n, o in zip(out_nodes, outs)}
         return _rebuild(graph.output_node.args[0], results)
 
+    def hlo_fusions(*tensors):
+        """How XLA compiled this program: HLO instruction and fusion counts, and the text."""
+        with jax.enable_x64(True):
+            text = jitted.lower(*[t._data for t in tensors]).compile().as_text()
+        lines = [ln.strip() for ln in text.splitlines()]
+        return {"fusions": sum(1 for ln in lines if " fusion(" in ln and "= " in ln),
+                "ops": sum(1 for ln in lines if " = " in ln and not ln.startswith("ROOT tuple")),
+                "hlo": text}
+
     run.jitted = jitted
+    run.hlo_fusions = hlo_fusions
     return run
 
 

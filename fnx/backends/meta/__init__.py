@@ -53,7 +53,8 @@ def to_meta(result):
 def _meta_kernel(op):
     def kernel(ks, *args, **kwargs):
         for a in args:
-            if isinstance(a, Tensor) and a._device is not META and a.ndim:
+            # Trace tensors keep their real device with MetaArray data: check the data.
+            if isinstance(a, Tensor) and not isinstance(a._data, MetaArray) and a.ndim:
                 raise RuntimeError(f"Expected all tensors to be on the same device, but found "
                                    f"at least two devices, meta and {a._device}! (when "
                                    f"checking argument for {op.qualname})")

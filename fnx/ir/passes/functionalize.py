@@ -273,11 +273,12 @@ def _like(new, old, op):
     return new
 
 
-def functionalize(graph: Graph) -> Graph:
+def functionalize(graph: Graph, decompose_to: str = "aten") -> Graph:
     """A functional Graph computing what ``graph`` computes, with written inputs returned.
 
     ``result.mutated_inputs`` lists ``(input index, output index)`` pairs: the output at
-    that index of the new graph's output tuple is the input's final value.
+    that index of the new graph's output tuple is the input's final value.  With
+    ``decompose_to`` the same re-trace also decomposes (to "core" or "prims").
     """
     from ..tracer import trace
 
@@ -291,7 +292,7 @@ def functionalize(graph: Graph) -> Graph:
             return result
         return (result, *finals)
 
-    out = trace(program, *graph.example_inputs(),
+    out = trace(program, *graph.example_inputs(), decompose_to=decompose_to,
                 input_names=[p.name for p in graph.placeholders()])
     written = holder["written"]
     out.mutated_inputs = [(i, k + 1) for k, i in enumerate(written)]

@@ -1,0 +1,332 @@
+"""``fnx.compile``: trace once per guard set, run the passes, lower regions, reuse.
+
+The pipeline, per new set of guards (input shapes, dtypes, devices, requires_grad, the
+model's training flags, grad mode):
+trace on meta tensors (tensors the function reads from outside, e.g. parameters, become
+inputs, never constants) -> functionalize + decompose -> DCE -> CSE -> partition into
+regions the target lowers and eager calls between them -> compile each region.
+Inputs the program writes (buffers updated in place) are written back after each call.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+from .._tensor import Tensor
+from ..ir.graph import Graph, Node
+from ..ir.passes import functionalize
+from ..ir.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
+from ..ir.passes.partition import Partition, Region, partition
+from ..ir.tracer import DataDependentError, trace
+from . import get_target
+
+__all__ = ["compile", "CompiledFunction", "CompileReport"]
+
+
+class CompiledFunction:
+    """What ``fnx.compile`` returns: call it like the original function or module."""
+
+    def __init__(self, fn, *, backend="jax", decompose="prims", dynamic=False,
+                 fullgraph=False, cache_limit=8):
+        self.fn = fn
+        self.target = get_target(backend)
+        self.decompose = decompose
+        self.dynamic = dynamic
+        self.fullgraph = fullgraph
+        self.cache_limit = cache_limit
+        self.cache = {}
+        self._eager_reason = None
+        self._warned = set()
+        functools.update_wrapper(self, fn, updated=())
+
+    # -- guards
+    def _guards(self, args, kwargs):
+        key = [_describe(a) for a in args]
+        key += [(k, _describe(v)) for k, v in sorted(kwargs.items())]
+        key.append(("training", _training_flags(self.fn)))
+        key.append(("grad", _grad_enabled()))
+        return tuple(key)
+
+    def __call__(self, *args, **kwargs):
+        if self._eager_reason is not None:
+            return self.fn(*args, **kwargs)
+        key = self._guards(args, kwargs)
+        entry = self.cache.get(key)
+        if entry is None or not entry.lifted_match():
+            if len(self.cache) >= self.cache_limit:
+                self._warn_once("cache", f"fnx.compile: {self.cache_limit} recompilations of "
+                                         f"{_name(self.fn)} (cache_limit); running eagerly "
+                                         f"from now on")
+                self._eager_reason = "cache_limit"
+                return self.fn(*args, **kwargs)
+            try:
+                entry = self._compile(args, kwargs)
+            except DataDependentError as e:
+                if self.fullgraph:
+                    raise
+                self._warn_once("data", f"fnx.compile: {e}; running {_name(self.fn)} eagerly")
+                self._eager_reason = str(e)
+                return self.fn(*args, **kwargs)
+            self.cache[key] = entry
+        return entry(args, kwargs)
+
+    def _warn_once(self, what, message):
+        if what not in self._warned:
+            self._warned.add(what)
+            warnings.warn(message, stacklevel=3)
+
+    # -- compiling
+    def _compile(self, args, kwargs) -> "_Entry":
+        stages = {}
+        flat, rebuild = _flatten_call(args, kwargs)
+        def call(*ts):
+            a, kw = rebuild(ts)
+            return self.fn(*a, **kw)
+        graph = trace(call, *flat, input_names=[f"arg{i}" for i in range(len(flat))],
+                      lift_captured=True)
+        lifted = graph.lifted
+        stages["traced"] = graph
+        graph = functionalize(graph, decompose_to=self.decompose)
+        stages["functional"] = graph
+        graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
+        stages["optimized"] = graph
+        parts = partition(graph, lambda n: self.target.has_rule(n.target))
+        if parts.fallback_ops:
+            names = ", ".join(str(op) for op in parts.fallback_ops)
+            if self.fullgraph:
+                raise RuntimeError(f"fnx.compile(fullgraph=True): {names} cannot be lowered "
+                                   f"to the {self.target.name!r} target")
+            self._warn_once(("fallback", names),
+                            f"fnx.compile: {names} has no {self.target.name!r} lowering; it "
+                            f"runs eagerly between compiled regions")
+        return _Entry(self.target, graph, parts, lifted, len(flat), stages)
+
+    def explain(self, *args, **kwargs) -> "CompileReport":
+        """What compiling for these arguments does: the graph at each stage, the regions,
+        the ops left to eager execution and how XLA fused each region."""
+        entry = self._compile(args, kwargs)
+        return CompileReport(entry, entry.flat_inputs(args, kwargs))
+
+
+def compile(model_or_fn=None, *, backend="jax", decompose="prims", dynamic=False,
+            fullgraph=False, cache_limit=8):
+    """Compile a function or model: traced on first call, lowered and jitted per region.
+
+    >>> import fnx
+    >>> w = fnx.tensor([[1., 2.], [3., 4.]])
+    >>> f = fnx.compile(lambda x: (x @ w).relu().sum(-1))
+    >>> f(fnx.tensor([[1., -1.]]))
+    tensor([0.])
+    >>> w.add_(1)
+    tensor([[2., 3.],
+            [4., 5.]])
+    >>> f(fnx.tensor([[1., -1.]]))       # parameters are inputs, not constants
+    tensor([0.])
+    >>> f(fnx.tensor([[2., 1.]]))
+    tensor([19.])
+    """
+    if decompose not in ("prims", "core", "aten"):
+        raise ValueError(f"fnx.compile: decompose must be 'prims', 'core' or 'aten', got "
+                         f"{decompose!r}")
+    if model_or_fn is None:
+        return lambda f: compile(f, backend=backend, decompose=decompose, dynamic=dynamic,
+                                 fullgraph=fullgraph, cache_limit=cache_limit)
+    return CompiledFunction(model_or_fn, backend=backend, decompose=decompose, dynamic=dynamic,
+                            fullgraph=fullgraph, cache_limit=cache_limit)
+
+
+# ----------------------------------------------------------------------------- running
+
+class _Entry:
+    """One compiled specialization: the program steps and how to feed them."""
+
+    def __init__(self, target, graph: Graph, parts: Partition, lifted, n_explicit, stages):
+        self.target = target
+        self.graph = graph
+        self.parts = parts
+        self.lifted = lifted            # tensors read from outside (parameters, buffers)
+        self.lifted_meta = [_describe(t) for t in lifted]
+        self.n_explicit = n_explicit
+        self.stages = stages
+        self.places = graph.placeholders()
+        self.steps = [(s, _compile_region(target, graph, s)) if isinstance(s, Region)
+                      else (s, None) for s in parts.steps]
+        out = graph.output_node.args[0]
+        mutated = getattr(graph, "mutated_inputs", [])
+        self.writeback = [(i, out[k]) for i, k in mutated]
+        self.result = out[0] if mutated else out
+        self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
+
+    def lifted_match(self) -> bool:
+        return all(_describe(t) == m for t, m in zip(self.lifted, self.lifted_meta))
+
+    def flat_inputs(self, args, kwargs):
+        flat, _ = _flatten_call(args, kwargs)
+        return list(flat) + list(self.lifted)
+
+    def __call__(self, args, kwargs):
+        inputs = self.flat_inputs(args, kwargs)
+        env = dict(zip(self.places, inputs))
+        env.update(self.constants)
+        for step, fn in self.steps:
+            if fn is not None:
+                outs = fn(*[env[i] for i in step.inputs])
+                env.update(zip(step.outputs, outs))
+            else:
+                env[step] = step.target(*_load(step.args, env), **_load(step.kwargs, env))
+                if isinstance(env[step], (tuple, list)):
+                    for u in step.users:
+                        if u.kind == "getitem":
+                            env[u] = env[step][u.args[1]]
+        for i, node in self.writeback:
+            inputs[i].copy_(env[node])
+        return _load(self.result, env)
+
+
+def _compile_region(target, graph, region: Region):
+    sub = Graph()
+    mapping = {}
+    for i in region.inputs:
+        mapping[i] = sub.placeholder(i.name, i.meta)
+    for n in region.nodes:
+        mapping[n] = sub._add(n.kind, n.name, n.target, _remap(n.args, mapping),
+                              _remap(n.kwargs, mapping), n.meta)
+    sub.output(tuple(mapping[o] for o in region.outputs))
+    return target.compile(sub)
+
+
+def _remap(value, mapping):
+    if isinstance(value, Node):
+        return mapping[value]
+    if isinstance(value, list):
+        return [_remap(v, mapping) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_remap(v, mapping) for v in value)
+    if isinstance(value, dict):
+        return {k: _remap(v, mapping) for k, v in value.items()}
+    return value
+
+
+def _load(value, env):
+    if isinstance(value, Node):
+        return env[value]
+    if isinstance(value, list):
+        return [_load(v, env) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_load(v, env) for v in value)
+    if isinstance(value, dict):
+        return {k: _load(v, env) for k, v in value.items()}
+    return value
+
+
+# ----------------------------------------------------------------------------- tracing
+
+def _flatten_call(args, kwargs):
+    """Tensors of a call in order, and a function putting (new) tensors back in place."""
+    flat = []
+
+    def collect(v):
+        if isinstance(v, Tensor):
+            flat.append(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                collect(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                collect(x)
+
+    collect(args)
+    collect(kwargs)
+
+    def rebuild(ts):
+        it = iter(ts)
+
+        def put(v):
+            if isinstance(v, Tensor):
+                return next(it)
+            if isinstance(v, (list, tuple)):
+                return type(v)(put(x) for x in v)
+            if isinstance(v, dict):
+                return {k: put(x) for k, x in v.items()}
+            return v
+        return put(args), put(kwargs)
+
+    return flat, rebuild
+
+
+def _describe(v):
+    if isinstance(v, Tensor):
+        return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad)
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__,) + tuple(_describe(x) for x in v)
+    if isinstance(v, dict):
+        return ("dict",) + tuple((k, _describe(x)) for k, x in sorted(v.items()))
+    try:
+        hash(v)
+        return ("V", v)
+    except TypeError:
+        return ("id", id(v))
+
+
+def _training_flags(fn):
+    modules = getattr(fn, "modules", None)
+    if callable(modules):
+        return tuple(bool(getattr(m, "training", False)) for m in modules())
+    return getattr(fn, "training", None)
+
+
+def _grad_enabled():
+    import fnx
+    is_enabled = getattr(fnx, "is_grad_enabled", None)
+    return is_enabled() if is_enabled is not None else True
+
+
+def _name(fn):
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+# ----------------------------------------------------------------------------- explain
+
+class CompileReport:
+    """The result of ``CompiledFunction.explain``: printable, and its parts are attributes."""
+
+    def __init__(self, entry: _Entry, inputs):
+        self.stages = entry.stages
+        self.regions = entry.parts.regions
+        self.fallback_ops = entry.parts.fallback_ops
+        self.graph = entry.graph
+        self.eager_ops = len(entry.stages["traced"].calls())
+        self.prim_calls = len(entry.graph.calls())
+        self.fusions = []
+        env = dict(zip(entry.places, inputs))
+        for step, fn in entry.steps:
+            if fn is not None and hasattr(fn, "hlo_fusions"):
+                self.fusions.append(fn.hlo_fusions(*[_example(i) for i in step.inputs]))
+
+    def __str__(self):
+        lines = []
+        for name, g in self.stages.items():
+            lines.append(f"== {name} graph ({len(g.calls())} calls) ==")
+            lines.append(str(g))
+        lines.append(f"== partition: {len(self.regions)} compiled region(s), "
+                     f"{len(self.fallback_ops)} eager op(s) ==")
+        for i, r in enumerate(self.regions):
+            lines.append(f"region {i}: {len(r.nodes)} nodes, {len(r.inputs)} inputs, "
+                         f"{len(r.outputs)} outputs")
+        if self.fallback_ops:
+            lines.append("eager fallback: " + ", ".join(str(o) for o in self.fallback_ops))
+        for i, f in enumerate(self.fusions):
+            lines.append(f"XLA region {i}: {f['ops']} HLO ops in {f['fusions']} fusion(s) "
+                         f"(eager would launch {self.eager_ops} aten kernels, "
+                         f"{self.prim_calls} prims)")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _example(node):
+    from ..backends.cpu import wrap
+    import numpy as np
+    return wrap(np.zeros(node.meta.shape, node.meta.dtype.numpy), node.meta.dtype)
+
+
