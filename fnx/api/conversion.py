@@ -163,6 +163,19 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
 
 
 @tensor_method()
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` into ``self`` (broadcast, cast to ``self``'s dtype), in place.
+
+    >>> import fnx
+    >>> x = fnx.zeros(2, 2)
+    >>> x.copy_(fnx.tensor([1, 2]))
+    tensor([[1., 2.],
+            [1., 2.]])
+    """
+    return aten.copy_.default(self, src, non_blocking)
+
+
+@tensor_method()
 def type_as(self, other):
     """``self`` converted to ``other``'s dtype (and device, as ``Tensor.type`` does)."""
     return _convert(self, other._dtype, other._device)

@@ -83,6 +83,11 @@ class TracingMode(DecomposingMode):
             meta_kwargs["device"] = META
         if device is None:
             device = _first_device(node_args) or CPU
+        if op.name == "_local_scalar_dense":
+            raise DataDependentError(
+                f"tracing reached Tensor.item() at {user_frame()}: the Python value of a "
+                f"tensor (item(), bool(tensor), `if x.sum() > 0:`) depends on data, which a "
+                f"trace does not have")
         try:
             out = self.run_below(op, META_KS, meta_args, meta_kwargs)
         except NotImplementedError as e:
@@ -110,7 +115,8 @@ def user_frame() -> str:
     """``file:line: code`` of the innermost caller frame outside the fnx package."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for frame in reversed(traceback.extract_stack()):
-        if not os.path.abspath(frame.filename).startswith(root + os.sep):
+        if not frame.filename.startswith("<fnx") and \
+                not os.path.abspath(frame.filename).startswith(root + os.sep):
             return f"{frame.filename}:{frame.lineno}: {frame.line}"
     return "<unknown line>"
 

@@ -36,3 +36,41 @@ scalar_tensor = defop("scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout
 from .factory import backend_select  # noqa: E402
 
 backend_select(scalar_tensor)
+
+# ---------------------------------------------------------------------------- decompositions
+
+from ..._device import canonical  # noqa: E402
+from ...ops import prims  # noqa: E402
+from .. import refs  # noqa: E402
+from ..registry import decomposition  # noqa: E402
+from .elementwise import copy_of, full  # noqa: E402
+from .factory import device_arg  # noqa: E402
+
+
+@decomposition(_to_copy)
+def _to_copy_decomp(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+                    non_blocking=False, memory_format=None):
+    # convert_element_type: float -> int truncates toward zero, anything -> bool is != 0,
+    # complex -> real drops the imaginary part (out-of-range values are implementation
+    # defined, as in PyTorch)
+    out = self if dtype is None else refs.to_dtype(self, dtype)
+    if device is not None and canonical(device) != self.device:
+        out = prims.device_put(out, canonical(device))
+    return copy_of(out) if out is self else out     # _to_copy always copies
+
+
+@decomposition(copy)
+def _copy_decomp(self, src, non_blocking=False):
+    # self's shape, dtype and device with src's values (broadcast)
+    copy.meta(self, src)
+    out = src
+    if src.device != self.device:
+        out = prims.device_put(out, self.device)
+    out = refs.broadcast_to(refs.to_dtype(out, self.dtype), tuple(self.shape))
+    return copy_of(out) if out is src else out
+
+
+@decomposition(scalar_tensor)
+def _scalar_tensor_decomp(s, *, dtype=None, layout=None, device=None, pin_memory=None):
+    dtype = dtype if dtype is not None else D.scalar_dtype(s)
+    return full([], s, dtype, device_arg(device))       # cast as a C cast (NumPy astype)

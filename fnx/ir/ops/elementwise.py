@@ -2,8 +2,10 @@
 
 Each op is one row: its schema and its type-promotion kind.  From the row come the
 op, its in-place variant ``name_`` and its ``name.out`` variant, each with a meta
-function derived from the promotion kind.  Decompositions to prims and derivative
-formulas attach to these same objects (fnx/ir/ops/*_decomp.py, fnx/autograd).
+function derived from the promotion kind.  Each functional op's decomposition to prims
+is at the end of this file, attached to the same op objects (with PyTorch's type
+promotion applied by declaration); in-place and ``out=`` variants are not decomposed
+(functionalization turns them into the functional op plus a write-back).
 """
 from __future__ import annotations
 
@@ -161,3 +163,596 @@ def _square_meta(self):
 
 
 get_op("aten::square").meta = _square_meta
+
+
+# ============================================================================ decompositions
+# Every functional op above decomposes to prims.  ``_promoted(kind, args)`` applies the
+# op's type promotion by declaration (fnx.ir.refs.promote): the named arguments arrive
+# converted to the computation dtype (half types compute in float32, as PyTorch's CPU
+# kernels do) and broadcast to one shape, and the result is converted to the result
+# dtype.  The bodies then only say what the op computes.  Ops that are exact in any dtype
+# (comparisons, selections, sign flips, rounding to integers, bit operations) declare
+# NO_OPMATH: half types stay half, with no round trip through float32.
+
+import functools  # noqa: E402
+import inspect  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from ... import _dtype as D  # noqa: E402
+from ...ops import aten, prims  # noqa: E402
+from .. import refs  # noqa: E402
+from ..promotion import NO_OPMATH, elementwise_dtypes  # noqa: E402
+from ..registry import decomposition  # noqa: E402
+from ._common import _torch_name  # noqa: E402
+
+
+def not_implemented(kernel_name: str, dtype) -> RuntimeError:
+    """PyTorch's error for a kernel that has no loop for ``dtype``."""
+    return RuntimeError(f"\"{kernel_name}\" not implemented for '{_torch_name(dtype)}'")
+
+
+def _python_value(value):
+    """A Scalar argument as a Python number (0-dim tensors and NumPy scalars unwrap)."""
+    if hasattr(value, "_ks") or isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _fits(value, dtype) -> bool:
+    """True when ``prims.full`` takes ``value`` for ``dtype`` as it is (no lossy cast)."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        if dtype is D.bool:
+            return False
+        if dtype.is_floating_point or dtype.is_complex:
+            return True
+        info = np.iinfo(dtype.numpy)
+        return int(info.min) <= value <= int(info.max)
+    if isinstance(value, float):
+        return dtype.is_floating_point or dtype.is_complex
+    return dtype.is_complex
+
+
+_NATURAL = {bool: D.bool, int: D.int64, float: D.float64, complex: D.complex128}
+
+
+def full(shape, value, dtype, device) -> "Tensor":  # noqa: F821
+    """``prims.full`` of ``value`` cast to ``dtype`` as a C cast (NumPy's ``astype``) does.
+
+    A value the dtype cannot hold as it is (``2`` for bool, ``1.5`` for int64, ``300`` for
+    int8, a complex for a float) is made in its own type and converted with
+    ``convert_element_type``: that gives ``!= 0`` for bool, truncation toward zero for
+    floats to ints, wrap-around for integers and dropping the imaginary part."""
+    value = _python_value(value)
+    if _fits(value, dtype):
+        return prims.full(list(shape), value, dtype=dtype, device=device)
+    wide = prims.full(list(shape), value, dtype=_NATURAL[type(value)], device=device)
+    return prims.convert_element_type(wide, dtype)
+
+
+def full_like(x, value):
+    """A tensor of ``x``'s shape, dtype and device filled with ``value``."""
+    return full(x.shape, value, x.dtype, x.device)
+
+
+def copy_of(x):
+    """A fresh tensor equal to ``x`` (an op result must not alias its input)."""
+    return prims.convert_element_type(x, x.dtype)
+
+
+def _wrap_int(value: int, dtype) -> int:
+    """A Python int reduced into ``dtype``'s range by two's-complement wrap-around."""
+    info = np.iinfo(dtype.numpy)
+    span = int(info.max) - int(info.min) + 1
+    return (value - int(info.min)) % span + int(info.min)
+
+
+def _promoted(kind, args=("self", "other")):
+    """``refs.promote(kind, args)``, plus: Python ints that overflow an integer computation
+    dtype wrap around first (``int8_tensor + 1000``), as the eager kernels' casts do."""
+    def deco(fn):
+        inner = refs.promote(kind, args)(fn)
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*a, **kw):
+            bound = sig.bind(*a, **kw)
+            bound.apply_defaults()
+            values = [bound.arguments[n] for n in args if bound.arguments[n] is not None]
+            compute = elementwise_dtypes(kind, *values)[0]
+            if compute.category == D.int64.category:
+                for n in args:
+                    v = bound.arguments[n]
+                    if type(v) is int and not _fits(v, compute):
+                        bound.arguments[n] = _wrap_int(v, compute)
+            return inner(*bound.args, **bound.kwargs)
+        return wrapper
+    return deco
+
+
+def _op(qualname):
+    return get_op(qualname)
+
+
+def _decompose(qualnames, fn):
+    """Register ``fn`` as the decomposition of each op named in ``qualnames``."""
+    for q in qualnames.split():
+        decomposition(_op(q))(fn)
+    return fn
+
+
+def _is_int(x) -> bool:
+    return x.dtype.category == D.int64.category
+
+
+# ---------------------------------------------------------------------------- unary
+
+def _float_unary(prim):
+    """exp, sin, log1p, ...: INT_TO_FLOAT promotion already made the operand floating."""
+    def fn(self):
+        return prim(self)
+    return fn
+
+
+_FLOAT_UNARY = {n: getattr(prims, n) for n in (
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "sin", "sinh", "tan",
+    "tanh", "erf", "exp", "expm1", "log", "log10", "log1p", "log2", "reciprocal", "rsqrt",
+    "sqrt", "exp2")}
+_FLOAT_UNARY["erfinv"] = prims.erf_inv
+for _name, _prim in _FLOAT_UNARY.items():
+    decomposition(_op(f"aten::{_name}"))(_promoted(INT_TO_FLOAT, ("self",))(_float_unary(_prim)))
+
+
+@decomposition(_op("aten::sigmoid"))
+@_promoted(INT_TO_FLOAT, ("self",))
+def _sigmoid(self):
+    # 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving exactly 0.
+    one = full_like(self, 1)
+    return prims.div(one, prims.add(one, prims.exp(prims.neg(self))))
+
+
+@decomposition(_op("aten::abs"))
+@_promoted(COMPLEX_TO_FLOAT, ("self",))
+def _abs(self):
+    if self.dtype is D.bool:
+        raise not_implemented("abs_cpu", D.bool)
+    return prims.abs(self)
+
+
+@decomposition(_op("aten::neg"))
+@_promoted(NO_OPMATH, ("self",))
+def _neg(self):
+    if self.dtype is D.bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return prims.neg(self)
+
+
+@decomposition(_op("aten::sign"))
+@_promoted(NO_OPMATH, ("self",))
+def _sign(self):
+    # sign of a bool is the bool itself (False -> 0, True -> 1)
+    return copy_of(self) if self.dtype is D.bool else prims.sign(self)
+
+
+def _rounding(name):
+    """ceil/floor/round/trunc: integers are already whole; bool has no kernel."""
+    prim = getattr(prims, name)
+
+    def fn(self):
+        if self.dtype is D.bool:
+            raise not_implemented(f"{name}_cpu", D.bool)
+        if _is_int(self):
+            return copy_of(self)
+        return prim(self)      # prims.round rounds half to even, as torch.round
+    fn.__name__ = f"_{name}"
+    return fn
+
+
+for _name in ("ceil", "floor", "round", "trunc"):
+    decomposition(_op(f"aten::{_name}"))(_promoted(NO_OPMATH, ("self",))(_rounding(_name)))
+
+
+@decomposition(_op("aten::round.decimals"))
+@_promoted(DEFAULT, ("self",))
+def _round_decimals(self, *, decimals):
+    if not self.dtype.is_floating_point:
+        return copy_of(self)
+    # Scale, round half to even, unscale.  A negative ``decimals`` divides first so that the
+    # scale factor 10**-decimals stays an exact integer (PyTorch and NumPy do the same).
+    if decimals >= 0:
+        scale = full_like(self, 10.0 ** decimals)
+        return prims.div(prims.round(prims.mul(self, scale)), scale)
+    scale = full_like(self, 10.0 ** -decimals)
+    return prims.mul(prims.round(prims.div(self, scale)), scale)
+
+
+@decomposition(_op("aten::frac"))
+def _frac(self):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise not_implemented("frac_cpu", self.dtype)
+    # x - trunc(x): the result keeps the sign of x; frac(+-inf) is NaN, as in PyTorch.
+    return aten.sub.Tensor(self, aten.trunc.default(self))
+
+
+@decomposition(_op("aten::relu"))
+@_promoted(NO_OPMATH, ("self",))
+def _relu(self):
+    if self.dtype is D.bool:
+        raise not_implemented("clamp_min_cpu", D.bool)
+    return prims.maximum(self, full_like(self, 0))     # NaN stays NaN
+
+
+@decomposition(_op("aten::bitwise_not"))
+@_promoted(NO_OPMATH, ("self",))
+def _bitwise_not(self):
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        raise not_implemented("bitwise_not_cpu", self.dtype)
+    return prims.bitwise_not(self)      # on bool: logical not
+
+
+@decomposition(_op("aten::square"))
+def _square(self):
+    # square is pow(x, 2): a bool tensor squares to int64 (the type of the literal 2)
+    dtype = elementwise_dtypes(DEFAULT, self, 2)[1]
+    x = self if self.dtype is dtype else aten._to_copy.default(self, dtype=dtype)
+    return aten.mul.Tensor(x, x)
+
+
+@decomposition(_op("aten::isnan"))
+@_promoted(ALWAYS_BOOL, ("self",))
+def _isnan(self):
+    return prims.ne(self, self)      # only NaN differs from itself (always False for ints)
+
+
+@decomposition(_op("aten::isinf"))
+@_promoted(ALWAYS_BOOL, ("self",))
+def _isinf(self):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        return prims.full(list(self.shape), False, dtype=D.bool, device=self.device)
+    # |z| of a complex is inf when either part is (even if the other is NaN)
+    mag = prims.abs(self)
+    return prims.eq(mag, full_like(mag, float("inf")))
+
+
+@decomposition(_op("aten::isfinite"))
+@_promoted(ALWAYS_BOOL, ("self",))
+def _isfinite(self):
+    if self.dtype.is_complex:
+        return prims.bitwise_and(prims.isfinite(prims.real(self)),
+                                 prims.isfinite(prims.imag(self)))
+    if not self.dtype.is_floating_point:
+        return prims.full(list(self.shape), True, dtype=D.bool, device=self.device)
+    return prims.isfinite(self)
+
+
+@decomposition(_op("aten::signbit"))
+@_promoted(ALWAYS_BOOL, ("self",))
+def _signbit(self):
+    if self.dtype is D.bool:
+        return prims.full(list(self.shape), False, dtype=D.bool, device=self.device)
+    return prims.signbit(self)      # True for -0.0 and negative NaNs too
+
+
+@decomposition(_op("aten::logical_not"))
+@_promoted(ALWAYS_BOOL, ("self",))
+def _logical_not(self):
+    return prims.eq(self, full_like(self, 0))       # NaN counts as true, so not(NaN) is False
+
+
+# ---------------------------------------------------------------------------- add, sub, mul
+
+def _check_alpha(dtype, alpha):
+    """PyTorch's checks on ``alpha`` against the computation dtype of add/sub/rsub."""
+    if isinstance(alpha, (bool, np.bool_)) and dtype is not D.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not (dtype.is_floating_point or dtype.is_complex) and \
+            not isinstance(alpha, (int, np.integer, np.bool_)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if not dtype.is_complex and isinstance(alpha, (complex, np.complexfloating)):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                           "complex number.")
+
+
+def _scaled(x, alpha):
+    """``alpha * x`` in x's dtype (alpha is cast to it, as PyTorch does); alpha=1 is free."""
+    alpha = _python_value(alpha)
+    _check_alpha(x.dtype, alpha)
+    if alpha == 1 and not isinstance(alpha, complex):
+        return x
+    return prims.mul(x, full_like(x, alpha))
+
+
+@_promoted(DEFAULT)
+def _add_impl(self, other, alpha=1):
+    return prims.add(self, _scaled(other, alpha))       # on bool, add is logical or
+
+
+@_promoted(DEFAULT)
+def _sub_impl(self, other, alpha=1):
+    return prims.sub(self, _scaled(other, alpha))
+
+
+def _check_sub(*operands):
+    # PyTorch refuses a bool operand even when the other one promotes the result.
+    bools = [x.dtype is D.bool if hasattr(x, "_ks") else isinstance(x, bool)
+             for x in operands]
+    if all(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+
+
+@decomposition(_op("aten::add.Tensor"))
+@decomposition(_op("aten::add.Scalar"))
+def _add(self, other, alpha=1):
+    return _add_impl(self, other, alpha)
+
+
+@decomposition(_op("aten::sub.Tensor"))
+@decomposition(_op("aten::sub.Scalar"))
+def _sub(self, other, alpha=1):
+    _check_sub(self, other)
+    return _sub_impl(self, other, alpha)
+
+
+@decomposition(_op("aten::rsub.Tensor"))
+@decomposition(_op("aten::rsub.Scalar"))
+def _rsub(self, other, alpha=1):
+    # other - alpha * self (``other`` may be a Python number, so not sub.Tensor(other, ...))
+    _check_sub(self, other)
+    return _sub_impl(other, self, alpha)
+
+
+@decomposition(_op("aten::mul.Tensor"))
+@decomposition(_op("aten::mul.Scalar"))
+@_promoted(DEFAULT)
+def _mul(self, other):
+    return prims.mul(self, other)       # on bool, mul is logical and
+
+
+# ---------------------------------------------------------------------------- division
+
+@decomposition(_op("aten::div.Tensor"))
+@decomposition(_op("aten::div.Scalar"))
+@_promoted(INT_TO_FLOAT)
+def _true_div(self, other):
+    return prims.div(self, other)       # integers were promoted to the default float
+
+
+def _int_floor_div(a, b):
+    """Floor division of integers from C's truncating division (division by 0 raises)."""
+    q = prims.div(a, b)
+    r = prims.rem(a, b)
+    zero = full_like(r, 0)
+    # truncation rounded up where the exact quotient is negative and not whole
+    fix = prims.bitwise_and(prims.ne(r, zero),
+                            prims.ne(prims.lt(r, zero), prims.lt(b, zero)))
+    return prims.sub(q, prims.convert_element_type(fix, q.dtype))
+
+
+def _float_floor_div(a, b):
+    """PyTorch's (and Python's) float floor division.
+
+    Not floor(a / b): the quotient is computed from ``a - fmod(a, b)``, which is exact, so
+    e.g. 1 // 0.1 is 9 (0.1 is slightly more than 1/10), and the result is rounded to the
+    nearest integer to undo the division's rounding.  A zero quotient keeps the sign of
+    a / b, and division by zero gives a / b (inf or NaN) as IEEE does."""
+    zero, one = full_like(a, 0), full_like(a, 1)
+    mod = prims.rem(a, b)
+    div = prims.div(prims.sub(a, mod), b)
+    # fmod has the sign of the dividend; where it differs from the divisor's, floor is one
+    # lower than the truncated quotient
+    fix = prims.bitwise_and(prims.ne(mod, zero),
+                            prims.ne(prims.lt(b, zero), prims.lt(mod, zero)))
+    div = prims.where(fix, prims.sub(div, one), div)
+    floordiv = prims.floor(div)
+    up = prims.gt(prims.sub(div, floordiv), full_like(a, 0.5))
+    floordiv = prims.where(up, prims.add(floordiv, one), floordiv)
+    true_div = prims.div(a, b)
+    signed_zero = prims.where(prims.signbit(true_div), full_like(a, -0.0), zero)
+    floordiv = prims.where(prims.ne(div, zero), floordiv, signed_zero)    # NaN != 0
+    return prims.where(prims.eq(b, zero), true_div, floordiv)
+
+
+@_promoted(DEFAULT)
+def _rounded_div(self, other, rounding_mode):
+    if self.dtype is D.bool:
+        raise not_implemented(f"div_{rounding_mode}_cpu", D.bool)
+    if _is_int(self):
+        # prims.div truncates integers toward zero (and raises on division by zero)
+        return prims.div(self, other) if rounding_mode == "trunc" else \
+            _int_floor_div(self, other)
+    if rounding_mode == "trunc":
+        return prims.trunc(prims.div(self, other))
+    return _float_floor_div(self, other)
+
+
+@decomposition(_op("aten::div.Tensor_mode"))
+@decomposition(_op("aten::div.Scalar_mode"))
+def _div_mode(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _true_div(self, other)       # true division promotes integers to float
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found '{rounding_mode}'")
+    return _rounded_div(self, other, rounding_mode)     # keeps the promoted (integer) type
+
+
+@decomposition(_op("aten::floor_divide"))
+def _floor_divide(self, other):
+    return aten.div.Tensor_mode(self, other, rounding_mode="floor")
+
+
+@decomposition(_op("aten::floor_divide.Scalar"))
+def _floor_divide_scalar(self, other):
+    return aten.div.Scalar_mode(self, other, rounding_mode="floor")
+
+
+@decomposition(_op("aten::remainder.Tensor"))
+@decomposition(_op("aten::remainder.Scalar"))
+@_promoted(DEFAULT)
+def _remainder(self, other):
+    if self.dtype is D.bool:
+        raise not_implemented("remainder_cpu", D.bool)
+    # Python's modulo: fmod (sign of the dividend) moved by one divisor where the signs
+    # differ, so the result has the divisor's sign.  remainder(-5., inf) is inf.
+    mod = prims.rem(self, other)
+    zero = full_like(mod, 0)
+    fix = prims.bitwise_and(prims.ne(mod, zero),
+                            prims.ne(prims.lt(other, zero), prims.lt(mod, zero)))
+    return prims.where(fix, prims.add(mod, other), mod)
+
+
+@decomposition(_op("aten::fmod.Tensor"))
+@decomposition(_op("aten::fmod.Scalar"))
+@_promoted(DEFAULT)
+def _fmod(self, other):
+    if self.dtype is D.bool:
+        raise not_implemented("fmod_cpu", D.bool)
+    return prims.rem(self, other)       # C fmod: the result has the dividend's sign
+
+
+# ---------------------------------------------------------------------------- pow
+
+@_promoted(DEFAULT, ("self", "exponent"))
+def _pow_impl(self, exponent):
+    if self.dtype is D.bool:
+        raise not_implemented("pow", D.bool)
+    if not _is_int(self):
+        return prims.pow(self, exponent)
+    # Integer powers: a negative exponent gives 1 ** n = 1, (-1) ** n = +-1 and 0 otherwise
+    # (the integer part of the true value); prims.pow itself refuses negative exponents.
+    zero, one = full_like(self, 0), full_like(self, 1)
+    negative = prims.lt(exponent, zero)
+    r = prims.pow(self, prims.where(negative, zero, exponent))
+    odd = prims.ne(prims.rem(exponent, full_like(self, 2)), zero)
+    minus_one = full_like(self, -1)
+    of_minus_one = prims.where(odd, minus_one, one)
+    special = prims.where(prims.eq(self, one), one,
+                          prims.where(prims.eq(self, minus_one), of_minus_one, zero))
+    return prims.where(negative, special, r)
+
+
+def _scalar_exponent(self, exponent):
+    """``pow(self, e)`` with a Python-number exponent: PyTorch's special cases first."""
+    if hasattr(exponent, "_ks"):
+        if not exponent._is_wrapped_number:
+            return _pow_impl(self, exponent)
+        exponent = exponent.item()
+    integral = not (self.dtype.is_floating_point or self.dtype.is_complex)
+    if isinstance(exponent, (int, np.integer)) and not isinstance(exponent, bool) and \
+            exponent < 0 and integral:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if self.dtype is D.bool and isinstance(exponent, (bool, np.bool_)):
+        # x ** True is x; x ** False is all True (no bool pow kernel is involved)
+        return copy_of(self) if exponent else full_like(self, True)
+    return _pow_impl(self, exponent)
+
+
+_decompose("aten::pow.Tensor_Tensor aten::pow.Tensor_Scalar", _scalar_exponent)
+
+
+@decomposition(_op("aten::pow.Scalar"))
+def _pow_scalar(self, exponent):
+    return _pow_impl(self, exponent)        # a Python-number base, a tensor exponent
+
+
+# ---------------------------------------------------------------------------- others
+
+@decomposition(_op("aten::atan2"))
+@_promoted(INT_TO_FLOAT)
+def _atan2(self, other):
+    return prims.atan2(self, other)
+
+
+@decomposition(_op("aten::maximum"))
+@_promoted(NO_OPMATH)
+def _maximum(self, other):
+    return prims.maximum(self, other)       # propagates NaN
+
+
+@decomposition(_op("aten::minimum"))
+@_promoted(NO_OPMATH)
+def _minimum(self, other):
+    return prims.minimum(self, other)
+
+
+def _bitwise(name):
+    prim = getattr(prims, name)
+
+    def fn(self, other):
+        if self.dtype.is_floating_point or self.dtype.is_complex:
+            raise not_implemented(f"{name}_cpu", self.dtype)
+        return prim(self, other)
+    fn.__name__ = f"_{name}"
+    return fn
+
+
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    _decompose(f"aten::{_name}.Tensor aten::{_name}.Scalar",
+               _promoted(NO_OPMATH)(_bitwise(_name)))
+
+
+def _logical(name):
+    """logical_and/or/xor: each operand is true where it is nonzero (NaN is true)."""
+    prim = getattr(prims, name.replace("logical", "bitwise"))
+
+    def fn(self, other):
+        zero = full_like(self, 0)
+        return prim(prims.ne(self, zero), prims.ne(other, zero))
+    fn.__name__ = f"_{name}"
+    return fn
+
+
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    decomposition(_op(f"aten::{_name}"))(_promoted(ALWAYS_BOOL)(_logical(_name)))
+
+
+def _compare(name):
+    prim = getattr(prims, name)
+
+    def fn(self, other):
+        return prim(self, other)        # compared in the promoted dtype
+    fn.__name__ = f"_{name}"
+    return fn
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _decompose(f"aten::{_name}.Tensor aten::{_name}.Scalar",
+               _promoted(ALWAYS_BOOL)(_compare(_name)))
+
+
+@_promoted(NO_OPMATH, ("self", "min", "max"))
+def _clamp_impl(self, min=None, max=None):
+    # max first, then min: where min > max every element becomes max, as in PyTorch;
+    # NaN (in self or a bound) propagates
+    if min is not None:
+        self = prims.maximum(self, min)
+    if max is not None:
+        self = prims.minimum(self, max)
+    return self
+
+
+@decomposition(clamp)
+@decomposition(clamp_Tensor)
+def _clamp(self, min=None, max=None):
+    clamp_Tensor.meta(self, min, max)       # at least one bound; shapes broadcast
+    return _clamp_impl(self, min, max)
+
+
+@decomposition(where_self)
+def _where(condition, self, other):
+    meta = where_self.meta(condition, self, other)      # condition must be bool
+    device = refs.device_of(condition, self, other)
+    a, b = (refs.to_dtype(v, meta.dtype) if hasattr(v, "_ks") else full([], v, meta.dtype, device)
+            for v in (self, other))     # (a Python int wraps around like eager's cast)
+    return prims.where(refs.broadcast_to(condition, meta.shape),
+                       refs.broadcast_to(a, meta.shape), refs.broadcast_to(b, meta.shape))

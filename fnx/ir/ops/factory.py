@@ -386,43 +386,73 @@ def _space_meta(name):
     return meta
 
 
-def _space_decomp(start, end, steps, dtype, device):
-    """linspace with core ops, filled from both ends as PyTorch does (the end is exact).
+def _space_dtype_compute(dtype):
+    """The dtype eager linspace computes in: half types in float32, integers in float64."""
+    if dtype.is_complex:
+        return D.complex128
+    if dtype.is_floating_point:
+        return D.float64 if dtype is D.float64 else D.float32
+    return D.float64
 
-    Floating dtypes compute in themselves, integer dtypes truncate start/end and step in
-    double."""
-    if dtype.is_floating_point or dtype.is_complex:
-        ct = dtype
-    else:
-        ct = D.float64
-        start, end = int(scalar_value(start).real), int(scalar_value(end).real)
+
+def _space_decomp(start, end, steps, ct, device):
+    """``steps`` evenly spaced values from ``start`` to ``end`` in dtype ``ct``, with prims.
+
+    Filled from both ends as PyTorch does, so the last value is exactly ``end``: the
+    first half is ``start + step * i``, the second ``end - step * (steps - 1 - i)``.  The
+    step is computed in ``ct`` too (a constant, on the host).  Integer dtypes truncate
+    start and end first."""
+    from ...ops import prims
     start, end = scalar_value(start), scalar_value(end)
+    if not (ct.is_floating_point or ct.is_complex):
+        start, end = (int(v.real if isinstance(v, complex) else v) for v in (start, end))
+        ct = D.float64
     if steps <= 1:
-        return _op("full")([steps], start, dtype=ct, device=device)
-    i = arange_start_step(0, steps, 1, dtype=ct, device=device)
-    step = (end - start) / (steps - 1)
-    lo = _op("add.Scalar")(_op("mul.Scalar")(i, step), start)
-    hi = _op("add.Scalar")(_op("mul.Scalar")(_op("sub.Scalar")(i, steps - 1), step), end)
-    return _op("where.self")(_op("lt.Scalar")(i, steps // 2), lo, hi)
+        return _typed_full([steps], start, ct, device)
+    np_ct = ct.numpy
+    step = (np_ct.type(end) - np_ct.type(start)) / np_ct.type(steps - 1)
+    step = complex(step) if ct.is_complex else float(step)
+    i = prims.iota([steps], 0, dtype=D.int64, device=device)
+    rev = prims.sub(_typed_full([steps], steps - 1, D.int64, device), i)
+    lo = prims.add(_typed_full([steps], start, ct, device),
+                   prims.mul(_typed_full([steps], step, ct, device),
+                             prims.convert_element_type(i, ct)))
+    hi = prims.sub(_typed_full([steps], end, ct, device),
+                   prims.mul(_typed_full([steps], step, ct, device),
+                             prims.convert_element_type(rev, ct)))
+    first_half = prims.lt(i, _typed_full([steps], steps // 2, D.int64, device))
+    return prims.where(first_half, lo, hi)
 
 
-def _cast(t, dtype):
-    return t if t.dtype is dtype else _op("_to_copy")(t, dtype=dtype)
+def _typed_full(shape, value, dtype, device):
+    from .elementwise import full as typed_full
+    return typed_full(shape, value, dtype, device)
+
+
+def _convert(t, dtype):
+    from ...ops import prims
+    return t if t.dtype is dtype else prims.convert_element_type(t, dtype)
 
 
 def _linspace_decomp(start, end, steps, *, dtype=None, layout=None, device=None,
                      pin_memory=None):
     m = linspace.meta(start, end, steps, dtype=dtype)
-    return _cast(_space_decomp(start, end, m.shape[0], m.dtype, device), m.dtype)
+    ct = _space_dtype_compute(m.dtype)
+    if not (m.dtype.is_floating_point or m.dtype.is_complex):
+        ct = m.dtype      # integer linspace: truncated ends, float64 steps, truncated values
+    return _convert(_space_decomp(start, end, m.shape[0], ct, device_arg(device)), m.dtype)
 
 
 def _logspace_decomp(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
                      pin_memory=None):
+    from ...ops import prims
     m = logspace.meta(start, end, steps, base, dtype=dtype)
-    wide = D.default_complex_dtype() if m.dtype.is_complex else D.float64 \
-        if m.dtype is D.float64 or not m.dtype.is_floating_point else D.float32
-    exps = _space_decomp(start, end, m.shape[0], wide, device)
-    return _cast(_op("pow.Scalar")(base, exps), m.dtype)
+    # Exponents and powers in double precision (complex128 for complex), whatever the dtype
+    wide = D.complex128 if m.dtype.is_complex else D.float64
+    dev = device_arg(device)
+    exps = _space_decomp(start, end, m.shape[0], wide, dev)
+    powers = prims.pow(_typed_full(exps.shape, base, wide, dev), exps)
+    return _convert(powers, m.dtype)
 
 
 linspace = defop(f"linspace(Scalar start, Scalar end, int steps, *, {OPTS}) -> Tensor",
@@ -443,12 +473,13 @@ def _eye_meta(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=Non
 
 
 def _eye_decomp(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None):
-    """The identity as ``arange(n)[:, None] == arange(m)``, cast to the dtype."""
+    """The identity as row index == column index, converted to the dtype."""
+    from ...ops import prims
     meta = _eye_meta(n, m, dtype=dtype)
-    rows, cols = meta.shape
-    i = arange_start_step(0, rows, 1, dtype=D.int64, device=device)
-    j = arange_start_step(0, cols, 1, dtype=D.int64, device=device)
-    return _cast(_op("eq.Tensor")(_op("unsqueeze")(i, -1), j), meta.dtype)
+    dev = device_arg(device)
+    rows = prims.iota(list(meta.shape), 0, dtype=D.int64, device=dev)
+    cols = prims.iota(list(meta.shape), 1, dtype=D.int64, device=dev)
+    return prims.convert_element_type(prims.eq(rows, cols), meta.dtype)
 
 
 eye = defop(f"eye(SymInt n, *, {OPTS}) -> Tensor", tags=ATEN, meta=_eye_meta,
@@ -460,3 +491,72 @@ eye_m = defop(f"eye.m(SymInt n, SymInt m, *, {OPTS}) -> Tensor", tags=ATEN, meta
 for _f in (empty, empty_strided, full, zeros, ones, arange_start_step, arange, arange_start,
            linspace, logspace, eye, eye_m):
     backend_select(_f)
+
+# ---------------------------------------------------------------------------- decompositions
+# The core factories decompose to prims.full / prims.iota; the others already decompose
+# to the core ones (above).
+
+from ..registry import decomposition  # noqa: E402
+
+
+def _prims():
+    from ...ops import prims
+    return prims
+
+
+@decomposition(full)
+def _full_decomp(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    m = full.meta(size, fill_value, dtype=dtype)       # dtype inference, overflow errors
+    return _prims().full(list(m.shape), cast_fill(fill_value, m.dtype), dtype=m.dtype,
+                         device=device_arg(device))
+
+
+@decomposition(full_like)
+def _full_like_decomp(self, fill_value, *, dtype=None, layout=None, device=None,
+                      pin_memory=None, memory_format=None):
+    m = full_like.meta(self, fill_value, dtype=dtype)
+    dev = self.device if device is None else device_arg(device)
+    return _prims().full(list(m.shape), cast_fill(fill_value, m.dtype), dtype=m.dtype,
+                         device=dev)
+
+
+def _zero(dtype):
+    return False if dtype is D.bool else 0
+
+
+@decomposition(empty)
+def _empty_decomp(size, *, dtype=None, layout=None, device=None, pin_memory=None,
+                  memory_format=None):
+    # Uninitialized memory has no functional meaning: zeros are one valid content.
+    m = empty.meta(size, dtype=dtype)
+    return _prims().full(list(m.shape), _zero(m.dtype), dtype=m.dtype,
+                         device=device_arg(device))
+
+
+@decomposition(empty_strided)
+def _empty_strided_decomp(size, stride, *, dtype=None, layout=None, device=None,
+                          pin_memory=None):
+    # Strides are a layout detail: the functional result only has a shape.
+    m = empty_strided.meta(size, stride, dtype=dtype)
+    return _prims().full(list(m.shape), _zero(m.dtype), dtype=m.dtype,
+                         device=device_arg(device))
+
+
+@decomposition(arange_start_step)
+def _arange_decomp(start, end, step=1, *, dtype=None, layout=None, device=None,
+                   pin_memory=None):
+    """``start + i * step`` for i in 0..n-1, then converted to the dtype.
+
+    As the eager kernel (and PyTorch's CPU one): integer start and step accumulate in int64
+    exactly, anything else in double precision; the length comes from ``arange_params``
+    (integer dtypes truncate start, end and step first)."""
+    prims = _prims()
+    m = arange_start_step.meta(start, end, step, dtype=dtype)
+    first, step, n = arange_params(scalar_value(start), scalar_value(end),
+                                   scalar_value(step), m.dtype)
+    ct = D.int64 if isinstance(first, int) and isinstance(step, int) else D.float64
+    dev = device_arg(device)
+    i = prims.iota([n], 0, dtype=ct, device=dev)
+    values = prims.add(prims.mul(i, prims.full([n], step, dtype=ct, device=dev)),
+                       prims.full([n], first, dtype=ct, device=dev))
+    return values if ct is m.dtype else prims.convert_element_type(values, m.dtype)

@@ -9,11 +9,16 @@ with a bool mask) have meta functions that validate and then refuse to guess a s
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ... import _dtype as D
-from ..registry import TensorMeta, defop
+from ...ops import prims
+from .. import refs
+from ..registry import TensorMeta, decomposition, defop
 from ..shapes import broadcast_shapes, wrap_dim
 from ._common import _torch_name
-from .shape import _composite, expand_geometry, shape_str
+from .shape import (_composite, _copy, _reshape_to, _slice_dim, _transpose_to, _zero,
+                    checked_scalar, expand_geometry, numel, shape_str)
 
 CORE = ("core",)
 INPLACE = ("inplace",)
@@ -89,6 +94,117 @@ index_Tensor = defop("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", t
                      meta=_index_meta)
 
 
+# ---- decomposition of advanced indexing: one gather (index) or scatter (index_put) over
+# ``self`` with its indexed dims moved first and merged into one, at the linear index.
+
+def _int64(x):
+    return refs.to_dtype(x, D.int64)
+
+
+def index_entries(self, indices, name):
+    """One entry per dim of ``self``: None (the whole dim) or an int64 index tensor.
+
+    A bool (or uint8) mask of k dims stands for its k nonzero coordinate vectors: the
+    data-dependent step, eager only (prims.nonzero).
+    """
+    check_indices(_shape(self), indices)
+    entries = []
+    for x in indices:
+        if x is None:
+            entries.append(None)
+        elif is_mask(x):
+            if x.ndim == 0:
+                raise IndexError(f"{name}: a 0-dim boolean index is not supported here; "
+                                 f"index with a Python bool or unsqueeze first")
+            m = x if x.dtype is D.bool else prims.ne(x, refs.full(_shape(x), 0, x.dtype,
+                                                                   x.device))
+            coords = prims.nonzero(m)                       # (nnz, k), row-major order
+            nnz = coords.shape[0]
+            entries.extend(_reshape_to(_slice_dim(coords, 1, j, j + 1), [nnz])
+                           for j in range(x.ndim))
+        else:
+            entries.append(_int64(x))
+    return entries + [None] * (self.ndim - len(entries))
+
+
+class IndexPlan:
+    """``self`` viewed as (M, *rest): the indexed dims first, merged into one of size M.
+
+    ``linear`` is the flattened broadcast index into that merged dim.  A negative index
+    wraps; an out-of-range one is replaced by M, so the gather/scatter prim raises
+    instead of silently reading a neighbouring row.
+    """
+
+    def __init__(self, self_, entries):
+        shape = _shape(self_)
+        self.pos = [i for i, e in enumerate(entries) if e is not None]
+        self.rest = [i for i, e in enumerate(entries) if e is None]
+        self.perm = self.pos + self.rest
+        self.rest_shape = [shape[i] for i in self.rest]
+        self.sizes = [shape[i] for i in self.pos]
+        self.merged = numel(self.sizes)
+        self.index_shape = broadcast_index_shapes([tuple(entries[i].shape) for i in self.pos])
+        self.count = numel(self.index_shape)
+        # adjacent indexed dims keep their place in the result; otherwise they go first
+        self.adjacent = self.pos[-1] - self.pos[0] + 1 == len(self.pos)
+        self.lead = sum(1 for i in self.rest if i < self.pos[0]) if self.adjacent else 0
+        dev, b = self_.device, list(self.index_shape)
+        linear, ok, stride = None, None, 1
+        for i in reversed(self.pos):
+            size = shape[i]
+            e = refs.broadcast_to(entries[i], self.index_shape)
+            zero = refs.full(b, 0, D.int64, dev)
+            e = prims.where(prims.lt(e, zero), prims.add(e, refs.full(b, size, D.int64, dev)),
+                            e)
+            good = prims.bitwise_and(prims.ge(e, zero),
+                                     prims.lt(e, refs.full(b, size, D.int64, dev)))
+            term = prims.mul(e, refs.full(b, stride, D.int64, dev))
+            linear = term if linear is None else prims.add(linear, term)
+            ok = good if ok is None else prims.bitwise_and(ok, good)
+            stride *= size
+        linear = prims.where(ok, linear, refs.full(b, self.merged, D.int64, dev))
+        self.linear = _reshape_to(linear, [self.count])
+
+    def merge(self, x):
+        """``x`` (shaped like self) as (M, *rest)."""
+        return _reshape_to(_transpose_to(x, self.perm), [self.merged] + self.rest_shape)
+
+    def unmerge(self, x):
+        """The inverse of ``merge``."""
+        t = _reshape_to(x, self.sizes + self.rest_shape)
+        return _transpose_to(t, [self.perm.index(i) for i in range(len(self.perm))])
+
+    def result_shape(self) -> list:
+        r, b = self.rest_shape, list(self.index_shape)
+        return r[:self.lead] + b + r[self.lead:]
+
+    def to_result(self, x):
+        """(count, *rest) rows -> the result layout (index dims in place or first)."""
+        k, nb = self.lead, len(self.index_shape)
+        x = _reshape_to(x, list(self.index_shape) + self.rest_shape)
+        perm = list(range(nb, nb + k)) + list(range(nb)) + list(range(nb + k, x.ndim))
+        return _transpose_to(x, perm)
+
+    def from_result(self, x):
+        """The inverse of ``to_result``: result layout -> (count, *rest) rows."""
+        k, nb = self.lead, len(self.index_shape)
+        perm = list(range(k, k + nb)) + list(range(k)) + list(range(k + nb, x.ndim))
+        return _reshape_to(_transpose_to(x, perm), [self.count] + self.rest_shape)
+
+    def rows_index(self):
+        """``linear`` broadcast over the rest dims: the gather/scatter index along dim 0."""
+        return prims.broadcast_in_dim(self.linear, [self.count] + self.rest_shape, [0])
+
+
+@decomposition(index_Tensor)
+def _index_decomp(self, indices):
+    entries = index_entries(self, indices, "index")
+    if all(e is None for e in entries):
+        return _copy(self)
+    plan = IndexPlan(self, entries)
+    return plan.to_result(prims.gather(plan.merge(self), 0, plan.rows_index()))
+
+
 def masked_fill_dispatch(self, indices, values, accumulate) -> bool:
     """PyTorch's shortcut: one bool mask and a one-element value is a masked_fill_ (the value
     is cast to self's dtype instead of having to match it)."""
@@ -133,6 +249,44 @@ index_put_ = defop("index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values
                        _index_put_meta(self, indices, values, accumulate), self)[1])
 
 
+def _masked_fill_put(self, indices, values):
+    """index_put with one bool mask and a one-element value: a select, no data needed."""
+    start = 0
+    for x in indices:
+        if x is not None:
+            break
+        start += 1
+    mask = next(x for x in indices if x is not None)
+    if mask.ndim == 0:
+        raise IndexError("index_put_: a 0-dim boolean index is not supported here; index "
+                         "with a Python bool or unsqueeze first")
+    if mask.dtype is not D.bool:
+        mask = prims.ne(mask, refs.full(_shape(mask), 0, mask.dtype, mask.device))
+    where = prims.broadcast_in_dim(mask, list(self.shape),
+                                   list(range(start, start + mask.ndim)))
+    # the value is cast to self's dtype (no dtype match required on this path)
+    value = _reshape_to(refs.to_dtype(values, self.dtype), [])
+    return prims.where(where, prims.broadcast_in_dim(value, list(self.shape), []), self)
+
+
+@decomposition(index_put)
+def _index_put_decomp(self, indices, values, accumulate=False):
+    _index_put_meta(self, indices, values, accumulate)
+    if masked_fill_dispatch(self, indices, values, accumulate):
+        return _masked_fill_put(self, indices, values)
+    entries = index_entries(self, indices, "index_put_")
+    if all(e is None for e in entries):
+        v = refs.broadcast_to(values, _shape(self))
+        return prims.add(self, v) if accumulate else _copy(v)
+    plan = IndexPlan(self, entries)
+    check_index_put(self, indices, values, accumulate, tuple(plan.result_shape()))
+    rows = plan.from_result(refs.broadcast_to(values, plan.result_shape()))
+    # duplicate indices: accumulate adds them all; otherwise one of them (the last) wins
+    out = prims.scatter(plan.merge(self), 0, plan.rows_index(), rows,
+                        "add" if accumulate else "none")
+    return plan.unmerge(out)
+
+
 def check_index_select(self, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -151,6 +305,18 @@ def check_index_select(self, dim, index):
 index_select = defop("index_select(Tensor self, int dim, Tensor index) -> Tensor", tags=CORE,
                      meta=lambda self, dim, index: TensorMeta(
                          check_index_select(self, dim, index)[1], self.dtype))
+
+
+@decomposition(index_select)
+def _index_select_decomp(self, dim, index):
+    d, shape = check_index_select(self, dim, index)
+    x = self if self.ndim else _reshape_to(self, [1])
+    n = index.numel()
+    rows = list(x.shape)
+    rows[d] = n
+    # no wrapping of negative indices here (PyTorch raises for them, as does the gather)
+    idx = prims.broadcast_in_dim(_reshape_to(_int64(index), [n]), rows, [d])
+    return _reshape_to(prims.gather(x, d, idx), list(shape))
 
 
 def check_gather(self, dim, index):
@@ -172,6 +338,19 @@ def check_gather(self, dim, index):
 gather = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
                tags=CORE, meta=lambda self, dim, index, *, sparse_grad=False: (
                    check_gather(self, dim, index), TensorMeta(_shape(index), self.dtype))[1])
+
+
+
+def _at_least_1d(x):
+    return x if x.ndim else _reshape_to(x, [1])
+
+
+@decomposition(gather)
+def _gather_decomp(self, dim, index, *, sparse_grad=False):
+    d = check_gather(self, dim, index)
+    # 0-dim self/index behave as 1-element vectors
+    out = prims.gather(_at_least_1d(self), d, _at_least_1d(index))
+    return _reshape_to(out, list(index.shape))
 
 
 def check_scatter(name, self, dim, index, src):
@@ -222,6 +401,31 @@ scatter_add = defop(f"scatter_add({_SCATTER}, Tensor src) -> Tensor", tags=CORE,
 scatter_add_ = defop(f"scatter_add_({_SCATTER_}, Tensor src) -> Tensor(a!)", tags=INPLACE,
                      meta=_scatter_meta("scatter_add", True))
 
+
+
+def scatter_prim(self, dim, index, src, reduce="none"):
+    """prims.scatter with torch's extras: 0-dim operands, a src larger than index (only
+    its leading index-shaped block is used), a Python scalar src."""
+    x, idx = _at_least_1d(self), _at_least_1d(index)
+    if hasattr(src, "_ks"):
+        s = _at_least_1d(src)
+        s = prims.slice(s, [0] * s.ndim, list(idx.shape))
+    else:
+        s = refs.full(_shape(idx), checked_scalar(src, self.dtype), self.dtype, self.device)
+    return _reshape_to(prims.scatter(x, dim, idx, s, reduce), list(self.shape))
+
+
+def _scatter_decomp(name, reduce):
+    def fn(self, dim, index, src):
+        d = check_scatter(name, self, dim, index, src if hasattr(src, "_ks") else None)
+        return scatter_prim(self, d, index, src, reduce)
+    return fn
+
+
+decomposition(scatter_src)(_scatter_decomp("scatter", "none"))
+decomposition(scatter_value)(_scatter_decomp("scatter", "none"))
+decomposition(scatter_add)(_scatter_decomp("scatter_add", "add"))
+
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
@@ -248,6 +452,55 @@ scatter_reduce__two = defop(f"scatter_reduce_.two({_SCATTER_}, Tensor src, str r
                             meta=_scatter_reduce_meta(True))
 
 
+_PRIM_REDUCE = {"sum": "add", "mean": "add", "prod": "mul", "amax": "max", "amin": "min"}
+
+
+def reduce_identity(reduce, dtype):
+    """The value a position starts from when ``include_self=False``."""
+    if reduce in ("sum", "mean"):
+        return _zero(dtype)
+    if reduce == "prod":
+        return True if dtype is D.bool else 1
+    big = reduce == "amin"            # amin starts from the largest value, amax the smallest
+    if dtype is D.bool:
+        return big
+    if dtype.is_floating_point:
+        return float("inf") if big else float("-inf")
+    info = np.iinfo(dtype.numpy)
+    return int(info.max) if big else int(info.min)
+
+
+@decomposition(scatter_reduce_two)
+def _scatter_reduce_decomp(self, dim, index, src, reduce, *, include_self=True):
+    check_reduce(reduce)
+    d = check_scatter("scatter_reduce", self, dim, index, src)
+    base = self
+    if not include_self:
+        # the scattered-to positions forget self's value: start them at the identity
+        base = scatter_prim(self, d, index, reduce_identity(reduce, self.dtype))
+    total = scatter_prim(base, d, index, src, _PRIM_REDUCE[reduce])
+    if reduce != "mean":
+        return total
+    # mean = total / count, count including self's value when include_self (a position
+    # nothing was scattered to keeps its value: count 1)
+    dev, shape = self.device, _shape(self)
+    count = scatter_prim(refs.full(shape, 1 if include_self else 0, D.int64, dev), d, index,
+                         1, "add")
+    one = refs.full(shape, 1, D.int64, dev)
+    count = prims.where(prims.eq(count, refs.full(shape, 0, D.int64, dev)), one, count)
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        ct = refs.opmath_dtype(self.dtype)
+        mean = prims.div(refs.to_dtype(total, ct), refs.to_dtype(count, ct))
+        return refs.to_dtype(mean, self.dtype)
+    # integers round the mean down (floor division; count > 0, so only a negative total
+    # with a remainder needs the truncated quotient lowered by one)
+    t = refs.to_dtype(total, D.int64)
+    q = prims.div(t, count)
+    inexact = prims.bitwise_and(prims.ne(prims.rem(t, count), refs.full(shape, 0, D.int64, dev)),
+                                prims.lt(t, refs.full(shape, 0, D.int64, dev)))
+    return refs.to_dtype(prims.where(inexact, prims.sub(q, one), q), self.dtype)
+
+
 def check_mask(name, mask):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"{name}: expected BoolTensor for mask")
@@ -261,6 +514,18 @@ def _masked_select_meta(self, mask):
 
 masked_select = defop("masked_select(Tensor self, Tensor mask) -> Tensor",
                       meta=_masked_select_meta)
+
+
+
+@decomposition(masked_select)
+def _masked_select_decomp(self, mask):
+    check_mask("masked_select", mask)
+    shape = broadcast_shapes(_shape(self), _shape(mask))
+    n = numel(shape)
+    flat = _reshape_to(refs.broadcast_to(self, shape), [n])
+    # data-dependent: the positions of the True elements (eager only)
+    where = prims.nonzero(_reshape_to(refs.broadcast_to(mask, shape), [n]))
+    return prims.gather(flat, 0, _reshape_to(where, [where.shape[0]]))
 
 
 def check_masked_scatter(self, mask, source, inplace):
@@ -283,8 +548,29 @@ masked_scatter_ = defop("masked_scatter_(Tensor(a!) self, Tensor mask, Tensor so
                         "-> Tensor(a!)", tags=INPLACE,
                         meta=lambda self, mask, source: check_masked_scatter(
                             self, mask, source, True))
+
+
+
+@decomposition(masked_scatter)
+def _masked_scatter_decomp(self, mask, source):
+    shape = check_masked_scatter(self, mask, source, False).shape
+    n, dev = numel(shape), self.device
+    m = _reshape_to(refs.broadcast_to(mask, shape), [n])
+    # The k-th True position (row-major, k from 1) takes source's k-th element: k is the
+    # running count of Trues, so no nonzero is needed and the shape stays static.  A dummy
+    # element in front of source serves the False positions (index 0); too few source
+    # elements give an index past the end, which the gather prim rejects, as eager does.
+    src = prims.concatenate([refs.full([1], _zero(self.dtype), self.dtype, dev),
+                             _reshape_to(source, [source.numel()])], 0)
+    k = prims.where(m, prims.cumsum(refs.to_dtype(m, D.int64), 0),
+                    refs.full([n], 0, D.int64, dev))
+    taken = _reshape_to(prims.gather(src, 0, k), list(shape))
+    return prims.where(_reshape_to(m, list(shape)), taken, refs.broadcast_to(self, shape))
+
+
 nonzero = defop("nonzero(Tensor self) -> Tensor", tags=CORE,
                 meta=lambda self: _data_dependent("nonzero"))
+decomposition(nonzero)(lambda self: prims.nonzero(self))
 
 
 def _take_along_dim(self, indices, dim=None):

@@ -6,6 +6,11 @@ Matrix products do not promote: both operands must have one dtype, as in PyTorch
 ``baddbmm`` and ``tensordot`` are decompositions (PyTorch's CompositeImplicit ops);
 their meta functions give the error the underlying product would raise, named the way
 PyTorch names it.
+
+Every product reaches ``prims.dot_general``: mm, bmm, addmm, dot, mv and einsum call it
+directly, the others go through them.  Integer products stay integer (they wrap, as
+PyTorch's); half types multiply and accumulate in float32 and round once; bool products
+are refused, as PyTorch's kernels refuse them.
 """
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ import math
 import string
 
 from ... import _dtype as D
-from ..registry import TensorMeta, defop
+from ...ops import prims
+from .. import refs
+from ..registry import TensorMeta, decomposition, defop
 from ..shapes import broadcast_shapes, wrap_dim
 from ._common import _torch_name
 
@@ -56,6 +63,24 @@ def _prod(xs) -> int:
     return math.prod(xs)
 
 
+def no_bool(kernel_name, x):
+    if x.dtype is D.bool:
+        raise RuntimeError(f"\"{kernel_name}\" not implemented for 'Bool'")
+
+
+def contract(kernel_name, lhs, rhs, lc, rc, lb=(), rb=()):
+    """``prims.dot_general`` of two operands of one dtype (bool refused)."""
+    no_bool(kernel_name, lhs)
+    return prims.dot_general(lhs, rhs, list(lc), list(rc), list(lb), list(rb))
+
+
+def scaled(x, s):
+    """``s * x`` for a Python scalar ``s`` (skipped when ``s`` is 1)."""
+    if s == 1:
+        return x
+    return prims.mul(x, refs.full(tuple(x.shape), s, x.dtype, x.device))
+
+
 # --------------------------------------------------------------------------- core products
 
 def _mm_meta(self, mat2):
@@ -68,6 +93,12 @@ def _mm_meta(self, mat2):
 
 
 mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, meta=_mm_meta)
+
+
+@decomposition(mm)
+def _mm_decomp(self, mat2):
+    _mm_meta(self, mat2)
+    return contract("addmm_impl_cpu_", self, mat2, [1], [0])
 
 
 def _bmm_meta(self, mat2):
@@ -85,6 +116,12 @@ def _bmm_meta(self, mat2):
 
 
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, meta=_bmm_meta)
+
+
+@decomposition(bmm)
+def _bmm_decomp(self, mat2):
+    _bmm_meta(self, mat2)
+    return contract("bmm", self, mat2, [2], [1], [0], [0])
 
 
 def check_bias(name, self, shape, mat):
@@ -109,6 +146,27 @@ addmm = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Sc
               "-> Tensor", tags=CORE, meta=_addmm_meta)
 
 
+def integral_scalar(dtype, s):
+    """PyTorch converts beta/alpha to the element type: an integer product truncates a
+    float scalar (and a float scalar is fine for floating products)."""
+    return int(s) if not (dtype.is_floating_point or dtype.is_complex) else s
+
+
+@decomposition(addmm)
+def _addmm_decomp(self, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * self + alpha * (mat1 @ mat2)`` in the compute dtype, rounded once.
+    With beta == 0 ``self`` is not read at all: its nan and inf do not propagate."""
+    r = _addmm_meta(self, mat1, mat2, beta=beta, alpha=alpha)
+    beta, alpha = integral_scalar(r.dtype, beta), integral_scalar(r.dtype, alpha)
+    compute = refs.opmath_dtype(r.dtype)
+    out = scaled(contract("addmm_impl_cpu_", refs.to_dtype(mat1, compute),
+                          refs.to_dtype(mat2, compute), [1], [0]), alpha)
+    if beta != 0:
+        bias = refs.broadcast_to(refs.to_dtype(self, compute), r.shape)
+        out = prims.add(out, scaled(bias, beta))
+    return refs.to_dtype(out, r.dtype)
+
+
 # --------------------------------------------------------------------------- dot, mv
 
 def _dot_meta(self, tensor):
@@ -127,9 +185,8 @@ def _dot_meta(self, tensor):
 
 
 def _dot_decomp(self, tensor):
-    from ...ops import aten
     _dot_meta(self, tensor)
-    return aten.sum.dim_IntList(aten.mul.Tensor(self, tensor), None, dtype=self.dtype)
+    return contract("dot", self, tensor, [0], [0])
 
 
 dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", tags=ATEN, meta=_dot_meta,
@@ -146,9 +203,8 @@ def _mv_meta(self, vec):
 
 
 def _mv_decomp(self, vec):
-    from ...ops import aten
     _mv_meta(self, vec)
-    return aten.sum.dim_IntList(aten.mul.Tensor(self, vec), [-1], dtype=self.dtype)
+    return contract("addmv_impl_cpu", self, vec, [1], [0])
 
 
 mv = defop("mv(Tensor self, Tensor vec) -> Tensor", tags=ATEN, meta=_mv_meta,
@@ -458,33 +514,82 @@ def _einsum_meta(equation, tensors, *, path=None):
     return TensorMeta(shape, tensors[0].dtype)
 
 
+def _diagonal_last(t, i, j):
+    """The diagonal of dims ``i`` and ``j`` (equal sizes) as the last dim: both moved to
+    the end, flattened to n * n, every (n + 1)-th element taken."""
+    n = t.shape[i]
+    rest = [d for d in range(t.ndim) if d not in (i, j)]
+    t = prims.transpose(t, rest + [i, j])
+    lead = [t.shape[d] for d in range(len(rest))]
+    t = prims.reshape(t, lead + [n * n])
+    return prims.slice(t, [0] * t.ndim, lead + [n * n], [1] * len(lead) + [n + 1])
+
+
+def _einsum_operand(t, labels, keep):
+    """One operand with its repeated labels reduced to diagonals and the labels nothing
+    else needs (not in ``keep``) summed away.  Returns (tensor, labels)."""
+    labels = list(labels)
+    for c in list(dict.fromkeys(labels)):
+        while labels.count(c) > 1:                  # 'ii': the diagonal moves to the end
+            i = labels.index(c)
+            j = labels.index(c, i + 1)
+            t = _diagonal_last(t, i, j)
+            labels = [x for k, x in enumerate(labels) if k not in (i, j)] + [c]
+    summed = [k for k, c in enumerate(labels) if c not in keep]
+    if summed:
+        t = prims.reduce_sum(t, summed)
+        labels = [c for c in labels if c in keep]
+    return t, labels
+
+
+def _expand_label(t, labels, c, size):
+    """Broadcast a size-1 label of ``t`` (from an ellipsis) to ``size``."""
+    k = labels.index(c)
+    if t.shape[k] == size:
+        return t
+    shape = list(t.shape)
+    shape[k] = size
+    return prims.broadcast_in_dim(t, shape, list(range(t.ndim)))
+
+
 def _einsum_decomp(equation, tensors, *, path=None):
-    """Take repeated labels' diagonals, line every operand up on one label order (output
-    labels first), multiply with broadcasting and sum the contracted labels away.  Plain,
-    not fast: the product is as large as all labels together."""
-    from ...ops import aten
+    """Left to right, one ``prims.dot_general`` per operand: labels the two sides share
+    are batch dims when the output or a later operand still needs them, contracted
+    otherwise; labels only one side has stay free.  Labels of a single operand that
+    nothing needs are summed first.  A final transpose puts the output labels in order.
+    Half types compute in float32 and round once, as the CPU kernel does."""
     r = _einsum_meta(equation, tensors)
+    no_bool("einsum", tensors[0])
     explicit, _ = parse_einsum(equation, [tuple(t.shape) for t in tensors])
     terms, out = explicit.split("->")
-    order = list(out) + [c for c in dict.fromkeys(terms.replace(",", "")) if c not in out]
-    prod = None
-    for t, labels in zip(tensors, terms.split(",")):
-        labels = list(labels)
-        for c in list(dict.fromkeys(labels)):
-            while labels.count(c) > 1:              # 'ii': the diagonal moves to the end
-                i = labels.index(c)
-                j = labels.index(c, i + 1)
-                t = aten.diagonal.default(t, 0, i, j)
-                labels = [x for k, x in enumerate(labels) if k not in (i, j)] + [c]
-        mine = [c for c in order if c in labels]
-        t = aten.permute.default(t, [labels.index(c) for c in mine])
-        t = aten.reshape.default(t, [t.shape[mine.index(c)] if c in mine else 1
-                                     for c in order])
-        prod = t if prod is None else aten.mul.Tensor(prod, t)
-    summed = list(range(len(out), len(order)))
-    if summed:
-        return aten.sum.dim_IntList(prod, summed, dtype=r.dtype)
-    return aten.clone.default(prod) if len(tensors) == 1 else prod   # never a view
+    terms = terms.split(",")
+    compute = refs.opmath_dtype(r.dtype)
+    ts = [refs.to_dtype(t, compute) for t in tensors]
+
+    def needed_after(k):
+        return set(out).union(*terms[k + 1:])
+
+    acc, acc_labels = _einsum_operand(ts[0], terms[0], needed_after(0))
+    for k in range(1, len(ts)):
+        later = needed_after(k)
+        t, labels = _einsum_operand(ts[k], terms[k], later | set(acc_labels))
+        shared = [c for c in acc_labels if c in labels]
+        for c in shared:
+            size = max(acc.shape[acc_labels.index(c)], t.shape[labels.index(c)])
+            acc = _expand_label(acc, acc_labels, c, size)
+            t = _expand_label(t, labels, c, size)
+        batch = [c for c in shared if c in later]
+        summed = [c for c in shared if c not in later]
+        acc = prims.dot_general(acc, t, [acc_labels.index(c) for c in summed],
+                                [labels.index(c) for c in summed],
+                                [acc_labels.index(c) for c in batch],
+                                [labels.index(c) for c in batch])
+        acc_labels = batch + [c for c in acc_labels if c not in shared] + \
+            [c for c in labels if c not in shared]
+    # always a transpose (the identity permutation included): the result is a new tensor,
+    # never the input itself
+    acc = prims.transpose(acc, [acc_labels.index(c) for c in out])
+    return refs.to_dtype(acc, r.dtype)
 
 
 einsum = defop("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",

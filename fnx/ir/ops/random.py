@@ -18,6 +18,60 @@ from ..shapes import broadcast_shapes
 from ._common import _torch_name
 from .factory import OPTS, backend_select, dtype_arg, size_arg
 
+# ---------------------------------------------------------------------------- samplers
+# Decompositions draw with the key-based prims: each call takes a fresh key from the
+# generator (``fnx.random.next_key``), so decomposed programs are reproducible under
+# ``fnx.manual_seed``, though their numbers differ from the eager kernels' (another
+# generator).  Half types sample in float32 and round once, as the eager kernels do.
+
+
+def _prims():
+    from ...ops import prims
+    return prims
+
+
+def _key(device, generator):
+    from ...random import next_key
+    return next_key(device, generator)
+
+
+def _opmath(dtype):
+    return D.float32 if dtype in (D.float16, D.bfloat16) else dtype
+
+
+def _uniform(shape, dtype, device, generator, low=0.0, high=1.0):
+    """Uniform samples in [low, high) of a floating or complex ``dtype`` (complex: the real
+    and imaginary parts are independent, as PyTorch's)."""
+    prims = _prims()
+    if dtype.is_complex:
+        real = dtype.to_real()
+        return prims.complex(_uniform(shape, real, device, generator, low, high),
+                             _uniform(shape, real, device, generator, low, high))
+    return prims.uniform(_key(device, generator), list(shape), low, high, dtype=dtype)
+
+
+def _standard_normal(shape, dtype, device, generator):
+    """N(0, 1) samples; a complex sample has variance 1 split evenly over its two parts."""
+    prims = _prims()
+    if dtype.is_complex:
+        real = dtype.to_real()
+        half = 0.5 ** 0.5
+
+        def part():
+            return prims.normal(_key(device, generator), list(shape), 0.0, half, dtype=real)
+        return prims.complex(part(), part())
+    return prims.normal(_key(device, generator), list(shape), 0.0, 1.0, dtype=dtype)
+
+
+def _convert(x, dtype):
+    return x if x.dtype is dtype else _prims().convert_element_type(x, dtype)
+
+
+def _device(device):
+    from .factory import device_arg
+    return device_arg(device)
+
+
 CORE = ("core", "factory", "nondeterministic")
 FACTORY = ("factory", "nondeterministic")
 RANDOM = ("nondeterministic",)
@@ -103,22 +157,25 @@ def _randint_high_meta(high, size, **kw):
     return _randint_meta(0, high, size, **kw)
 
 
-def _uniform_for(shape, generator, device, like=None):
-    """float64 uniform [0, 1) samples, from ``generator`` when one is given."""
-    if generator is not None:
-        return _op("aten::rand.generator")(list(shape), generator=generator, dtype=D.float64,
-                                           device=device)
-    return _op("aten::rand")(list(shape), dtype=D.float64, device=device)
-
-
 def _randint_decomp(low, high, size, *, generator=None, dtype=None, layout=None, device=None,
                     pin_memory=None):
-    """``floor(u * (high - low)) + low`` with double-precision uniforms, cast to the dtype."""
+    """``low + floor(u * (high - low))`` with double-precision uniforms u in [0, 1).
+
+    Exactly uniform for ranges up to 2**32 and close to it up to 2**53; computed in float64
+    and clamped into [low, high - 1] (the product may round up to the range), then
+    converted to the dtype."""
+    from .elementwise import full
+    prims = _prims()
     m = _randint_meta(low, high, size, dtype=dtype)
-    u = _uniform_for(m.shape, generator, device)
-    v = _op("aten::add.Scalar")(_op("aten::floor")(_op("aten::mul.Scalar")(u, high - low)),
-                                low)
-    return _op("aten::_to_copy")(v, dtype=m.dtype)
+    dev = _device(device)
+    shape = list(m.shape)
+    u = _uniform(shape, D.float64, dev, generator)
+    v = prims.floor(prims.mul(u, full(shape, float(high - low), D.float64, dev)))
+    v = prims.convert_element_type(prims.add(v, full(shape, float(low), D.float64, dev)),
+                                   D.int64)
+    v = prims.minimum(prims.maximum(v, full(shape, low, D.int64, dev)),
+                      full(shape, high - 1, D.int64, dev))
+    return _convert(v, m.dtype)
 
 
 def _randint_high_decomp(high, size, **kw):
@@ -313,13 +370,24 @@ def _bernoulli_p_meta(self, p, *, generator=None):
 
 
 def _bernoulli_decomp(meta_fn):
-    """``uniform < p`` cast to self's dtype (p: self, a float, or a broadcastable tensor)."""
+    """``uniform < p`` converted to self's dtype; p is self, a float, or a tensor that
+    broadcasts to self.  Probabilities outside [0, 1] are not checked (the eager kernel
+    checks them; a decomposition must not read data)."""
     def decomp(self, p=None, *, generator=None):
+        from .elementwise import full
+        prims = _prims()
         m = meta_fn(self, p, generator=generator) if p is not None else meta_fn(self)
-        u = _uniform_for(m.shape, generator, self.device)
         p = self if p is None else p
-        lt = _op("aten::lt.Tensor") if hasattr(p, "_ks") else _op("aten::lt.Scalar")
-        return _op("aten::_to_copy")(lt(u, p), dtype=m.dtype)
+        shape = list(m.shape)
+        if hasattr(p, "_ks"):
+            ct = _opmath(p.dtype)
+            from .. import refs
+            prob = refs.broadcast_to(_convert(p, ct), tuple(shape))
+        else:
+            ct = D.float64 if self.dtype is D.float64 else D.float32
+            prob = full(shape, float(p), ct, self.device)
+        u = _uniform(shape, ct, self.device, generator)
+        return _convert(prims.lt(u, prob), m.dtype)
     return decomp
 
 
@@ -361,18 +429,22 @@ def _normal_float_float_meta(mean, std, size, *, generator=None, dtype=None, lay
 
 def _normal_decomp(mean, std, size=None, *, generator=None, dtype=None, layout=None,
                    device=None, pin_memory=None):
-    """``randn * std + mean`` (std and mean: floats or broadcastable tensors)."""
+    """``z * std + mean`` with z ~ N(0, 1); mean and std are floats or tensors that
+    broadcast together (their shape is the output's), computed in float32 for half types.
+    A negative std in a tensor is not checked (that would read data)."""
+    from .. import refs
+    prims = _prims()
     if size is None:
         m = _normal_tensor_meta(mean, std)
-        device = next(t.device for t in (mean, std) if hasattr(t, "_ks"))
+        dev = next(t.device for t in (mean, std) if hasattr(t, "_ks"))
     else:
         m = _normal_float_float_meta(mean, std, size, dtype=dtype)
-    kw = {"dtype": m.dtype, "device": device}
-    z = _op("aten::randn.generator")(list(m.shape), generator=generator, **kw) \
-        if generator is not None else _op("aten::randn")(list(m.shape), **kw)
-    tensor_std, tensor_mean = hasattr(std, "_ks"), hasattr(mean, "_ks")
-    z = _op("aten::mul.Tensor" if tensor_std else "aten::mul.Scalar")(z, std)
-    return _op("aten::add.Tensor" if tensor_mean else "aten::add.Scalar")(z, mean)
+        dev = _device(device)
+    ct = _opmath(m.dtype)
+    z = _standard_normal(m.shape, ct, dev, generator)
+    scale = refs.broadcast_to(refs.as_tensor(std, ct, dev), tuple(m.shape))
+    shift = refs.broadcast_to(refs.as_tensor(mean, ct, dev), tuple(m.shape))
+    return _convert(prims.add(prims.mul(z, scale), shift), m.dtype)
 
 
 normal_tensor_float = defop(f"normal.Tensor_float(Tensor mean, float std=1, *, {_GEN}=None) "
@@ -410,3 +482,89 @@ def _multinomial_meta(self, num_samples, replacement=False, *, generator=None):
 
 multinomial = defop(f"multinomial(Tensor self, int num_samples, bool replacement=False, *, "
                     f"{_GEN}=None) -> Tensor", tags=RANDOM, meta=_multinomial_meta)
+
+# ---------------------------------------------------------------------------- decompositions
+# (randint, bernoulli and normal decompose where they are defined, above; the *_like ops
+# decompose to their factories.  In-place samplers are not decomposed: functionalization
+# turns ``x.uniform_()`` into a functional sample plus a write-back.)
+
+from ..registry import decomposition  # noqa: E402
+
+
+@decomposition(rand)
+@decomposition(rand_generator)
+def _rand_decomp(size, *, generator=None, dtype=None, layout=None, device=None,
+                 pin_memory=None):
+    m = rand.meta(size, dtype=dtype)
+    return _convert(_uniform(m.shape, _opmath(m.dtype), _device(device), generator), m.dtype)
+
+
+@decomposition(randn)
+@decomposition(randn_generator)
+def _randn_decomp(size, *, generator=None, dtype=None, layout=None, device=None,
+                  pin_memory=None):
+    m = randn.meta(size, dtype=dtype)
+    z = _standard_normal(m.shape, _opmath(m.dtype), _device(device), generator)
+    return _convert(z, m.dtype)
+
+
+@decomposition(randperm)
+@decomposition(randperm_generator)
+def _randperm_decomp(n, *, generator=None, dtype=None, layout=None, device=None,
+                     pin_memory=None):
+    """The order that sorts n random 63-bit keys (two 32-bit draws each): a uniformly random
+    permutation up to the (negligible) chance of equal keys, which the stable sort breaks
+    by position."""
+    from .elementwise import full
+    prims = _prims()
+    m = _randperm_meta(n, dtype=dtype)
+    dev = _device(device)
+    shape = list(m.shape)
+    high = prims.random_bits(_key(dev, generator), shape)
+    low = prims.random_bits(_key(dev, generator), shape)
+    # (high >> 1) * 2**32 + low stays below 2**63: no int64 overflow
+    high = prims.shift_right_arithmetic(high, full(shape, 1, D.int64, dev))
+    keys = prims.add(prims.mul(high, full(shape, 1 << 32, D.int64, dev)), low)
+    _, order = prims.sort(keys, 0, False, True)
+    return _convert(order, m.dtype)
+
+
+@decomposition(multinomial)
+def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn with probabilities proportional to the rows of ``self``.
+
+    With replacement: inverse transform sampling, the number of cumulative sums that are
+    <= u * total for u uniform in [0, 1) (zero-probability categories are never drawn).
+    Without replacement: the Gumbel top-k trick, the k largest log(p) + Gumbel noise, which
+    has the distribution of drawing k times without putting back.  The eager kernel's
+    checks on the probabilities (negative, inf, NaN, all zero) read data and are not made."""
+    from .. import refs
+    from .elementwise import full
+    prims = _prims()
+    m = _multinomial_meta(self, num_samples, replacement)
+    dev = self.device
+    ct = _opmath(self.dtype)
+    p = _convert(self, ct)
+    if p.ndim == 1:
+        p = prims.broadcast_in_dim(p, [1, p.shape[0]], [1])
+    rows, n = p.shape
+    k = int(num_samples)
+    if not replacement:
+        # u in [tiny, 1) keeps -log(-log(u)) finite
+        tiny = float(np.finfo(ct.numpy).tiny)
+        u = prims.uniform(_key(dev, generator), [rows, n], tiny, 1.0, dtype=ct)
+        gumbel = prims.neg(prims.log(prims.neg(prims.log(u))))
+        _, idx = prims.top_k(prims.add(prims.log(p), gumbel), k, 1, True)
+    else:
+        cdf = prims.cumsum(p, 1)
+        total = prims.slice(cdf, [0, n - 1], [rows, n])                    # [rows, 1]
+        u = prims.mul(prims.uniform(_key(dev, generator), [rows, k], 0.0, 1.0, dtype=ct),
+                      refs.broadcast_to(total, (rows, k)))
+        below = prims.le(prims.broadcast_in_dim(cdf, [rows, k, n], [0, 2]),
+                         prims.broadcast_in_dim(u, [rows, k, n], [0, 1]))
+        idx = prims.reduce_sum(prims.convert_element_type(below, D.int64), [2])
+        # u * total may round up to total: stay on the last category
+        idx = prims.minimum(idx, full([rows, k], n - 1, D.int64, dev))
+    if self.ndim == 1:
+        idx = prims.reshape(idx, list(m.shape))
+    return idx

@@ -8,8 +8,12 @@ max-like ops keep the input dtype and return int64 indices.  ``dim`` is an int o
 list of ints, negative dims count from the end, and ``None`` or ``[]`` means every dim.
 Meta functions raise PyTorch's errors, so every backend inherits them.
 
-Core ops get backend kernels; the others (std, var_mean, logsumexp, count_nonzero,
-norm, ...) are decompositions written with fnx ops.
+Core ops get backend kernels and, next to their definitions, decompositions to prims
+(``reduce_sum``/``reduce_prod``/``reduce_max``/``reduce_min``, ``argmax``/``argmin``,
+``cumsum``/``cumprod``): each converts to the accumulation dtype first (prims never
+promote), reduces over normalized dims and puts kept dims back with a reshape.  The
+others (std, var_mean, logsumexp, count_nonzero, norm, ...) are decompositions written
+with fnx ops.
 """
 from __future__ import annotations
 
@@ -17,7 +21,9 @@ import math
 import warnings
 
 from ... import _dtype as D
-from ..registry import TensorMeta, defop
+from ...ops import prims
+from .. import refs
+from ..registry import TensorMeta, decomposition, defop
 from ..shapes import reduction_shape, wrap_dim, wrap_dims
 from ._common import _torch_name
 
@@ -127,6 +133,34 @@ def warn_dof(name, self, dims, correction):
                       UserWarning, stacklevel=4)
 
 
+# --------------------------------------------------------------------------- prim helpers
+
+def reshape_to(x, shape):
+    """``x`` reshaped to ``shape`` (the kept size-1 dims of keepdim, a 0-dim result)."""
+    shape = list(shape)
+    return x if list(x.shape) == shape else prims.reshape(x, shape)
+
+
+def accumulate(self, out):
+    """``self`` as the reduction consumes it: converted to the result dtype ``out`` first
+    (PyTorch casts before reducing when ``dtype=`` is given, so sum(x, dtype=int64) of
+    floats truncates each element), then half types widened to float32, PyTorch's
+    accumulation dtype; the caller rounds the result back to ``out`` once."""
+    return refs.to_dtype(refs.to_dtype(self, out), refs.opmath_dtype(out))
+
+
+def reduce_to(prim, self, dims, out, shape):
+    """``prim`` over ``dims`` of ``self`` accumulated as ``out``, returned as ``out`` in the
+    meta's ``shape`` (keepdim: the reduced dims come back as size 1)."""
+    r = prim(accumulate(self, out), list(dims))
+    return refs.to_dtype(reshape_to(r, shape), out)
+
+
+def divide_by(x, n):
+    """``x / n`` for a Python number ``n``, in ``x``'s dtype (0 / 0 is nan, as PyTorch)."""
+    return prims.div(x, refs.full(tuple(x.shape), n, x.dtype, x.device))
+
+
 # --------------------------------------------------------------------------- sum, mean, prod
 
 def _sum_meta(self, dim=None, keepdim=False, *, dtype=None):
@@ -157,6 +191,37 @@ prod_dim_int = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, 
                      "ScalarType? dtype=None) -> Tensor", tags=CORE, meta=_sum_meta)
 
 
+@decomposition(sum_dim_IntList)
+def _sum_decomp(self, dim=None, keepdim=False, *, dtype=None):
+    """bool and integers sum in int64 (unless ``dtype=``); over no elements: 0."""
+    m = _sum_meta(self, dim, keepdim, dtype=dtype)
+    return reduce_to(prims.reduce_sum, self, norm_dims(dim, self.ndim), m.dtype, m.shape)
+
+
+def _prod_decomp(self, dim=None, keepdim=False, *, dtype=None):
+    """As sum, with reduce_prod: over no elements the product is 1."""
+    m = _sum_meta(self, dim, keepdim, dtype=dtype)
+    return reduce_to(prims.reduce_prod, self, norm_dims(dim, self.ndim), m.dtype, m.shape)
+
+
+decomposition(prod_dim_int)(_prod_decomp)
+decomposition(prod_default)(lambda self, *, dtype=None: _prod_decomp(self, dtype=dtype))
+
+
+@decomposition(mean_dim)
+def _mean_decomp(self, dim=None, keepdim=False, *, dtype=None):
+    """sum / count in the accumulation dtype; integer input without a floating ``dtype=``
+    is an error (the meta's), and a mean over no elements is 0 / 0 = nan."""
+    m = _mean_meta(self, dim, keepdim, dtype=dtype)
+    dims = norm_dims(dim, self.ndim)
+    s = prims.reduce_sum(accumulate(self, m.dtype), list(dims))
+    r = divide_by(s, reduced_numel(self, dims))
+    return refs.to_dtype(reshape_to(r, m.shape), m.dtype)
+
+
+decomposition(mean_default)(lambda self, *, dtype=None: _mean_decomp(self, dtype=dtype))
+
+
 # --------------------------------------------------------------------------- max-like
 
 def _minmax_meta(name):
@@ -172,6 +237,19 @@ amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", t
              meta=_minmax_meta("amax"))
 amin = defop("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", tags=CORE,
              meta=_minmax_meta("amin"))
+
+
+def _amax_amin_decomp(op, prim):
+    def decomp(self, dim=(), keepdim=False):
+        """reduce_max/min propagate NaN; an empty extent is refused by the meta (no
+        identity), ``dim=[]`` reduces every dim."""
+        m = op.meta(self, dim, keepdim)
+        return reshape_to(prim(self, list(norm_dims(dim, self.ndim))), m.shape)
+    return decomposition(op)(decomp)
+
+
+_amax_amin_decomp(amax, prims.reduce_max)
+_amax_amin_decomp(amin, prims.reduce_min)
 
 
 def _full_minmax_meta(name):
@@ -211,6 +289,27 @@ min_dim = defop("min.dim(Tensor self, int dim, bool keepdim=False) -> "
                 "(Tensor values, Tensor indices)", tags=CORE, meta=_dim_minmax_meta("min"))
 
 
+def as_vector(self, dim):
+    """A 0-dim tensor seen as one element along dim 0 (prims take no dim on rank 0)."""
+    if self.ndim == 0:
+        return prims.reshape(self, [1]), 0
+    return self, wrap_dim(dim, self.ndim)
+
+
+def _max_min_dim_decomp(op, reduce, arg):
+    def decomp(self, dim, keepdim=False):
+        """The values come from reduce_max/min and the indices from argmax/argmin; both
+        take NaN as the extreme and argmax the first of ties, so they agree."""
+        vm, im = op.meta(self, dim, keepdim)
+        x, d = as_vector(self, dim)
+        return reshape_to(reduce(x, [d]), vm.shape), reshape_to(arg(x, d), im.shape)
+    return decomposition(op)(decomp)
+
+
+_max_min_dim_decomp(max_dim, prims.reduce_max, prims.argmax)
+_max_min_dim_decomp(min_dim, prims.reduce_min, prims.argmin)
+
+
 def _arg_meta(name):
     def meta(self, dim=None, keepdim=False):
         if dim is None:
@@ -228,6 +327,25 @@ argmax = defop("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
                meta=_arg_meta("argmax"))
 argmin = defop("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", tags=CORE,
                meta=_arg_meta("argmin"))
+
+
+def _arg_decomp(op, prim):
+    def decomp(self, dim=None, keepdim=False):
+        """``dim=None``: the index into the flattened tensor (keepdim gives all-ones
+        shape).  PyTorch has no argmax/argmin kernel for bool: refused here too."""
+        m = op.meta(self, dim, keepdim)
+        if self.dtype is D.bool:
+            raise RuntimeError(f"\"{op.name}_cpu\" not implemented for 'Bool'")
+        if dim is None:
+            x, d = prims.reshape(self, [self.numel()]), 0
+        else:
+            x, d = as_vector(self, dim)
+        return reshape_to(prim(x, d), m.shape)
+    return decomposition(op)(decomp)
+
+
+_arg_decomp(argmax, prims.argmax)
+_arg_decomp(argmin, prims.argmin)
 
 
 def _aminmax_meta(self, *, dim=None, keepdim=False):
@@ -269,6 +387,19 @@ any_dims = defop("any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> 
                  tags=CORE, meta=_bool_meta)
 
 
+@decomposition(any_dims)
+def _any_decomp(self, dim=None, keepdim=False):
+    """The max of ``self != 0`` (NaN counts as true), False over no elements; uint8 input
+    gives uint8, as PyTorch."""
+    m = _bool_meta(self, dim, keepdim)
+    r = prims.reduce_max(refs.to_dtype(self, D.bool), list(norm_dims(dim, self.ndim)))
+    return refs.to_dtype(reshape_to(r, m.shape), m.dtype)
+
+
+decomposition(any_dim)(_any_decomp)
+decomposition(any_default)(lambda self: _any_decomp(self))
+
+
 def _all_decomp(self, dim=None, keepdim=False):
     """all(x) == not any(not x); uint8 input keeps its uint8 result."""
     from ...ops import aten
@@ -308,6 +439,33 @@ var_dim = defop("var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keep
                 "-> Tensor", tags=CORE,
                 meta=lambda self, dim, unbiased=True, keepdim=False:
                 _var_meta_impl("var", self, dim, int(unbiased), keepdim))
+
+
+@decomposition(var_correction)
+def _var_decomp(self, dim=None, *, correction=None, keepdim=False):
+    """Two passes: the mean, then the sum of squared deviations divided by
+    ``max(0, N - correction)`` (PyTorch gives nan or inf there, with a warning).  Complex
+    input: squared magnitudes, a real result.  Half types compute in float32."""
+    m = _var_meta_impl("var", self, dim, correction, keepdim)
+    dims = norm_dims(dim, self.ndim)
+    corr = correction_of(correction)
+    warn_dof("var", self, dims, corr)
+    n = reduced_numel(self, dims)
+    x = refs.to_dtype(self, refs.opmath_dtype(self.dtype))
+    kept = [i for i in range(x.ndim) if i not in dims]
+    mean = divide_by(prims.reduce_sum(x, list(dims)), n)
+    dev = prims.sub(x, prims.broadcast_in_dim(mean, list(x.shape), kept))
+    if dev.dtype.is_complex:
+        re, im = prims.real(dev), prims.imag(dev)
+        sq = prims.add(prims.mul(re, re), prims.mul(im, im))
+    else:
+        sq = prims.mul(dev, dev)
+    r = divide_by(prims.reduce_sum(sq, list(dims)), max(0, n - corr))
+    return refs.to_dtype(reshape_to(r, m.shape), m.dtype)
+
+
+decomposition(var_dim)(lambda self, dim, unbiased=True, keepdim=False:
+                       _var_decomp(self, dim, correction=int(unbiased), keepdim=keepdim))
 
 
 def _std_decomp(self, dim=None, *, correction=None, keepdim=False):
@@ -395,6 +553,20 @@ cumsum = defop("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tenso
                meta=_cum_meta)
 cumprod = defop("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
                 tags=ATEN, meta=_cum_meta)
+
+
+def _cum_decomp(op, prim):
+    def decomp(self, dim, *, dtype=None):
+        """An inclusive scan in the accumulation dtype (bool and integers: int64)."""
+        out = op.meta(self, dim, dtype=dtype).dtype
+        x, d = as_vector(accumulate(self, out), dim)
+        return refs.to_dtype(reshape_to(prim(x, d), self.shape), out)
+    return decomposition(op)(decomp)
+
+
+_cum_decomp(cumsum, prims.cumsum)
+# cumprod is not core (it keeps its CPU kernel): straight to the prim, there is no core scan
+_cum_decomp(cumprod, prims.cumprod)
 
 
 # --------------------------------------------------------------------------- count_nonzero

@@ -20,7 +20,9 @@ import numpy as np
 from ... import _dtype as D
 from ...dispatch.dispatcher import FALLTHROUGH
 from ...dispatch.keys import AliasKey, DispatchKey, below
-from ..registry import TensorMeta, defop
+from ...ops import prims
+from .. import refs
+from ..registry import TensorMeta, decomposition, defop
 from ..shapes import broadcast_shapes, infer_size, wrap_dim, wrap_dims
 from ._common import _torch_name
 
@@ -349,6 +351,48 @@ def _composite(schema, fn, tags=()):
     return defop(schema, tags=tags, decomposition=fn)
 
 
+# --------------------------------------------------------------------------- prim helpers
+# Core ops (and non-core ops with a direct kernel) decompose to prims with the helpers
+# below.  Prims are functional: a decomposed view op returns a new tensor, and aliasing
+# is restored by functionalization when compiling.  Every decomposition validates its
+# arguments with the op's own checks first, so it raises what the eager op raises.
+
+def _copy(x):
+    """A new tensor equal to ``x``: the identity conversion (every prim result is fresh)."""
+    return prims.convert_element_type(x, x.dtype)
+
+
+def _zero(dtype):
+    """The zero of ``dtype`` as a Python scalar prims accept (prims do not cast 0 to bool)."""
+    return False if dtype is D.bool else 0
+
+
+def _slice_dim(x, dim, start, end, step=1):
+    """``x[..., start:end:step, ...]`` along the normalized ``dim``."""
+    starts, limits, steps = [0] * x.ndim, list(x.shape), [1] * x.ndim
+    starts[dim], limits[dim], steps[dim] = start, end, step
+    return prims.slice(x, starts, limits, steps)
+
+
+def _transpose_to(x, perm):
+    """prims.transpose, skipped when ``perm`` is the identity (for intermediates only)."""
+    perm = list(perm)
+    return x if perm == list(range(x.ndim)) else prims.transpose(x, perm)
+
+
+def _reshape_to(x, shape):
+    """prims.reshape, skipped when the shape is unchanged (for intermediates only)."""
+    shape = list(shape)
+    return x if shape == list(x.shape) else prims.reshape(x, shape)
+
+
+def _inverse(perm) -> list:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
 # --------------------------------------------------------------------------- view ops
 
 def _view_meta(self, size):
@@ -359,6 +403,12 @@ view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", tags=CORE_VIEW,
              meta=_view_meta)
 
 
+@decomposition(view)
+def _view_decomp(self, size):
+    # view_geometry also raises where eager would (strides that cannot be viewed)
+    return prims.reshape(self, list(view_geometry(self, size)[0]))
+
+
 def _unsafe_view_meta(self, size):
     return TensorMeta(infer_size(ints(size, "_unsafe_view"), self.numel()), self.dtype)
 
@@ -367,10 +417,21 @@ def _unsafe_view_meta(self, size):
 _unsafe_view = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor",
                      meta=_unsafe_view_meta)
 
+
+@decomposition(_unsafe_view)
+def _unsafe_view_decomp(self, size):
+    return prims.reshape(self, list(_unsafe_view_meta(self, size).shape))
+
+
 permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=CORE_VIEW,
                 meta=lambda self, dims: TensorMeta(
                     tuple(self.shape[d] for d in check_permutation(self.ndim, dims)),
                     self.dtype))
+
+
+@decomposition(permute)
+def _permute_decomp(self, dims):
+    return prims.transpose(self, list(check_permutation(self.ndim, dims)))
 
 
 def _expand_meta(self, size, *, implicit=False):
@@ -380,6 +441,14 @@ def _expand_meta(self, size, *, implicit=False):
 
 expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
                tags=CORE_VIEW, meta=_expand_meta)
+
+
+@decomposition(expand)
+def _expand_decomp(self, size, *, implicit=False):
+    shape = _expand_meta(self, size).shape
+    # new dims are leading; existing dims keep their order (size 1 broadcasts)
+    lead = len(shape) - self.ndim
+    return prims.broadcast_in_dim(self, list(shape), list(range(lead, len(shape))))
 
 
 def _squeeze_dims_meta(self, dim):
@@ -397,6 +466,23 @@ unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", tags=CORE_V
                       unsqueeze_geometry(_shape(self), self.stride(), dim)[0], self.dtype))
 
 
+@decomposition(squeeze_dim)
+def _squeeze_dim_decomp(self, dim):
+    return prims.squeeze(self, sorted(squeeze_dims(_shape(self), (dim,))))
+
+
+@decomposition(squeeze_dims_op)
+def _squeeze_dims_decomp(self, dim):
+    # dims whose size is not 1 are silently kept, as in PyTorch
+    return prims.squeeze(self, sorted(squeeze_dims(_shape(self), dim)))
+
+
+@decomposition(unsqueeze)
+def _unsqueeze_decomp(self, dim):
+    shape, _, d = unsqueeze_geometry(_shape(self), self.stride(), dim)
+    return prims.broadcast_in_dim(self, list(shape), [i for i in range(len(shape)) if i != d])
+
+
 def _select_meta(self, dim, index):
     shape = _shape(self)
     d, _ = check_select(shape, dim, index)
@@ -405,6 +491,12 @@ def _select_meta(self, dim, index):
 
 select_int = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
                    tags=CORE_VIEW, meta=_select_meta)
+
+
+@decomposition(select_int)
+def _select_decomp(self, dim, index):
+    d, i = check_select(_shape(self), dim, index)      # negative index wraps
+    return prims.squeeze(_slice_dim(self, d, i, i + 1), [d])
 
 
 def _slice_meta(self, dim=0, start=None, end=None, step=1):
@@ -419,6 +511,14 @@ slice_Tensor = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None
                      meta=_slice_meta)
 
 
+@decomposition(slice_Tensor)
+def _slice_decomp(self, dim=0, start=None, end=None, step=1):
+    d = check_slice(_shape(self), dim)
+    # PyTorch clamps out-of-range bounds (negative ones wrap first) instead of raising
+    lo, hi, _ = slice_bounds(self.shape[d], start, end, step)
+    return _slice_dim(self, d, lo, hi, operator.index(step))
+
+
 def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
     return TensorMeta(diagonal_geometry(_shape(self), self.stride(), offset, dim1, dim2)[0],
                       self.dtype)
@@ -426,6 +526,32 @@ def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
 
 diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
                  tags=CORE_VIEW, meta=_diagonal_meta)
+
+
+def diagonal_block(shape, offset, dim1, dim2):
+    """Where the diagonal lies: (permutation putting dim1, dim2 last, first row, first
+    column, length) of the square block whose main diagonal it is."""
+    n = len(shape)
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if offset >= 0:
+        row, col, length = 0, offset, max(min(shape[d1], shape[d2] - offset), 0)
+    else:
+        row, col, length = -offset, 0, max(min(shape[d1] + offset, shape[d2]), 0)
+    if length == 0:
+        row = col = 0
+    return [i for i in range(n) if i not in (d1, d2)] + [d1, d2], row, col, length
+
+
+@decomposition(diagonal)
+def _diagonal_decomp(self, offset=0, dim1=0, dim2=1):
+    shape = _diagonal_meta(self, offset, dim1, dim2).shape
+    perm, row, col, length = diagonal_block(_shape(self), offset, dim1, dim2)
+    n = self.ndim
+    x = _transpose_to(self, perm)
+    x = _slice_dim(_slice_dim(x, n - 2, row, row + length), n - 1, col, col + length)
+    # The main diagonal of an L x L block is every (L + 1)-th element of its flattening.
+    x = prims.reshape(x, list(shape[:-1]) + [length * length])
+    return _slice_dim(x, n - 2, 0, length * length, length + 1)
 
 
 def check_as_strided(size, stride, storage_offset):
@@ -447,8 +573,31 @@ as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
                    "SymInt? storage_offset=None) -> Tensor(a)", tags=CORE_VIEW,
                    meta=lambda self, size, stride, storage_offset=None: TensorMeta(
                        check_as_strided(size, stride, storage_offset)[0], self.dtype))
+
+
+@decomposition(as_strided)
+def _as_strided_decomp(self, size, stride, storage_offset=None):
+    """A gather from ``self`` flattened, at ``offset + sum(i_k * stride_k)``.
+
+    ``self``'s elements in row-major order stand for the storage: exact for a contiguous
+    tensor that starts its storage (the base functionalization replays views from).
+    An index past the end raises, as eager as_strided does for a too small storage.
+    """
+    size, stride = check_as_strided(size, stride, storage_offset)
+    dev = self.device
+    index = prims.full(list(size), storage_offset or 0, dtype=D.int64, device=dev)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        if n > 1 and st:
+            step = prims.mul(prims.iota(list(size), k, dtype=D.int64, device=dev),
+                             prims.full(list(size), st, dtype=D.int64, device=dev))
+            index = prims.add(index, step)
+    flat = prims.reshape(self, [self.numel()])
+    out = prims.gather(flat, 0, prims.reshape(index, [numel(size)]))
+    return prims.reshape(out, list(size))
 alias = defop("alias(Tensor(a) self) -> Tensor(a)", tags=CORE_VIEW,
               meta=lambda self: TensorMeta(_shape(self), self.dtype))
+
+decomposition(alias)(_copy)
 
 
 def _split_meta(self, split_sizes, dim=0):
@@ -459,10 +608,43 @@ def _split_meta(self, split_sizes, dim=0):
 
 split_with_sizes = defop("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, "
                          "int dim=0) -> Tensor(a)[]", tags=CORE_VIEW, meta=_split_meta)
+
+
+@decomposition(split_with_sizes)
+def _split_with_sizes_decomp(self, split_sizes, dim=0):
+    d, sizes = check_split_sizes(_shape(self), split_sizes, dim)
+    out, start = [], 0
+    for s in sizes:
+        out.append(_slice_dim(self, d, start, start + s))
+        start += s
+    return out
+
 unfold = defop("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
                tags=VIEW, meta=lambda self, dimension, size, step: TensorMeta(
                    unfold_geometry(_shape(self), self.stride(), dimension, size, step)[0],
                    self.dtype))
+
+
+@decomposition(unfold)
+def _unfold_decomp(self, dimension, size, step):
+    shape = unfold_geometry(_shape(self), self.stride(), dimension, size, step)[0]
+    if self.ndim == 0:                   # a 0-dim tensor unfolds as a 1-element vector
+        return _slice_dim(prims.reshape(self, [1]), 0, 0, size)
+    d = wrap_dim(dimension, self.ndim)
+    count, dev = shape[d], self.device
+    # Window w, element j reads position w * step + j along d: gather them all at once
+    # (as a (count * size)-long dim d), then split that dim and move j last.
+    grid = [count, size]
+    pos = prims.add(prims.mul(prims.iota(grid, 0, dtype=D.int64, device=dev),
+                              prims.full(grid, step, dtype=D.int64, device=dev)),
+                    prims.iota(grid, 1, dtype=D.int64, device=dev))
+    flat_shape = list(self.shape)
+    flat_shape[d] = count * size
+    index = prims.broadcast_in_dim(prims.reshape(pos, [count * size]), flat_shape, [d])
+    out = prims.gather(self, d, index)
+    out = prims.reshape(out, flat_shape[:d] + grid + flat_shape[d + 1:])
+    n = self.ndim + 1
+    return prims.transpose(out, [i for i in range(n) if i != d + 1] + [d + 1])
 
 
 def _view_as_real_meta(self):
@@ -491,6 +673,26 @@ view_as_complex = defop("view_as_complex(Tensor(a) self) -> Tensor(a)", tags=VIE
                         meta=_view_as_complex_meta)
 detach = defop("detach(Tensor(a) self) -> Tensor(a)", tags=VIEW,
                meta=lambda self: TensorMeta(_shape(self), self.dtype))
+
+
+@decomposition(view_as_real)
+def _view_as_real_decomp(self):
+    shape = list(_view_as_real_meta(self).shape)
+    parts = [prims.real(self), prims.imag(self)]
+    return prims.concatenate([prims.reshape(p, shape[:-1] + [1]) for p in parts], len(shape) - 1)
+
+
+@decomposition(view_as_complex)
+def _view_as_complex_decomp(self):
+    _view_as_complex_meta(self)
+    last = self.ndim - 1
+    re, im = (prims.squeeze(_slice_dim(self, last, i, i + 1), [last]) for i in (0, 1))
+    return prims.complex(re, im)
+
+
+# The decomposition drops autograd's detach semantics: it is for functional programs,
+# where the autograd key (above the tracer) has already handled it.
+decomposition(detach)(_copy)
 
 
 def _detach_inplace_or_view(ks, self):
@@ -737,6 +939,12 @@ clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
               meta=_clone_meta)
 
 
+@decomposition(clone)
+def _clone_decomp(self, *, memory_format=None):
+    _clone_meta(self, memory_format=memory_format)
+    return _copy(self)          # memory formats are a layout matter prims do not see
+
+
 # --------------------------------------------------------------------------- joining
 
 def cat_geometry(tensors, dim):
@@ -779,6 +987,15 @@ def cat_dtype(tensors):
 cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", tags=CORE,
             meta=lambda tensors, dim=0: TensorMeta(cat_geometry(tensors, dim)[0],
                                                    cat_dtype(tensors)))
+
+
+@decomposition(cat)
+def _cat_decomp(tensors, dim=0):
+    shape, d, used = cat_geometry(tensors, dim)
+    dtype = cat_dtype(tensors)          # promoted over all inputs, skipped ones included
+    if not used:
+        return refs.full(shape, _zero(dtype), dtype, refs.device_of(*tensors))
+    return prims.concatenate([refs.to_dtype(tensors[i], dtype) for i in used], d)
 
 
 def _stack(tensors, dim=0):
@@ -857,6 +1074,13 @@ def _flip_meta(self, dims):
 flip = defop("flip(Tensor self, int[] dims) -> Tensor", tags=CORE, meta=_flip_meta)
 
 
+@decomposition(flip)
+def _flip_decomp(self, dims):
+    dims = wrap_dims(ints(dims, "flip", "dims"), self.ndim)
+    # a 0-dim tensor accepts dim 0 (or -1) and has nothing to reverse
+    return prims.rev(self, sorted(dims) if self.ndim else [])
+
+
 def _roll(self, shifts, dims=()):
     shifts = ints(shifts, "roll", "shifts")
     dims = ints(dims, "roll", "dims")
@@ -899,6 +1123,18 @@ repeat = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", tags=CORE,
                                                      self.dtype))
 
 
+@decomposition(repeat)
+def _repeat_decomp(self, repeats):
+    shape, reps = repeat_shape(_shape(self), repeats)
+    # Leading size-1 dims for extra repeats; then each dim (size s, repeat r) broadcasts
+    # to a pair (r, s) and the pairs merge: the whole tensor repeats, not each element.
+    padded = [1] * (len(reps) - self.ndim) + list(self.shape)
+    pairs = [v for r, s in zip(reps, padded) for v in (r, s)]
+    x = prims.broadcast_in_dim(prims.reshape(self, padded), pairs,
+                               list(range(1, len(pairs), 2)))
+    return prims.reshape(x, list(shape))
+
+
 def _tile(self, dims):
     dims = ints(dims, "tile", "dims")
     if len(dims) < self.ndim:
@@ -938,6 +1174,19 @@ constant_pad_nd = defop("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value
                             pad_geometry(_shape(self), pad)[0], self.dtype))
 
 
+@decomposition(constant_pad_nd)
+def _constant_pad_nd_decomp(self, pad, value=0):
+    pad_geometry(_shape(self), pad)
+    pad = ints(pad, "constant_pad_nd", "pad")
+    n = self.ndim
+    low, high = [0] * n, [0] * n
+    # pad lists (low, high) pairs from the last dim backwards; negative pads crop,
+    # which is also lax.pad's meaning
+    for i in range(len(pad) // 2):
+        low[n - 1 - i], high[n - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    return prims.pad(self, checked_scalar(value, self.dtype), low, high, [0] * n)
+
+
 def _tri_meta(name):
     def meta(self, diagonal=0):
         if self.ndim < 2:
@@ -948,6 +1197,24 @@ def _tri_meta(name):
 
 tril = defop("tril(Tensor self, int diagonal=0) -> Tensor", meta=_tri_meta("tril"))
 triu = defop("triu(Tensor self, int diagonal=0) -> Tensor", meta=_tri_meta("triu"))
+
+
+def _tri_decomp(name, keep):
+    """tril/triu: keep the elements whose (column - row) passes ``keep`` vs ``diagonal``."""
+    def fn(self, diagonal=0):
+        _tri_meta(name)(self, diagonal)
+        grid, dev = list(self.shape[-2:]), self.device
+        rows = prims.iota(grid, 0, dtype=D.int64, device=dev)
+        cols = prims.iota(grid, 1, dtype=D.int64, device=dev)
+        k = prims.full(grid, operator.index(diagonal), dtype=D.int64, device=dev)
+        mask = refs.broadcast_to(keep(prims.sub(cols, rows), k), _shape(self))
+        zero = refs.full(_shape(self), _zero(self.dtype), self.dtype, dev)
+        return prims.where(mask, self, zero)
+    return fn
+
+
+decomposition(tril)(_tri_decomp("tril", prims.le))
+decomposition(triu)(_tri_decomp("triu", prims.ge))
 tril_ = defop("tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", tags=INPLACE,
               meta=lambda self, diagonal=0: (_tri_meta("tril")(self), self)[1])
 triu_ = defop("triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", tags=INPLACE,
@@ -989,6 +1256,68 @@ diagonal_scatter = defop("diagonal_scatter(Tensor self, Tensor src, int offset=0
                          "int dim2=1) -> Tensor", meta=_diagonal_scatter_meta)
 
 
+@decomposition(select_scatter)
+def _select_scatter_decomp(self, src, dim, index):
+    select_scatter_check(self, src, dim, index)
+    d, i = check_select(_shape(self), dim, index)
+    shape = list(self.shape)
+    shape[d] = 1
+    row = prims.reshape(refs.to_dtype(src, self.dtype), shape)
+    return prims.concatenate([_slice_dim(self, d, 0, i), row,
+                              _slice_dim(self, d, i + 1, self.shape[d])], d)
+
+
+def _embed(self, src, low, high, interior):
+    """``self`` with ``src`` written where ``pad(src, low, high, interior)`` puts it."""
+    src = refs.to_dtype(src, self.dtype)
+    spread = prims.pad(src, _zero(self.dtype), low, high, interior)
+    mask = prims.pad(refs.full(_shape(src), True, D.bool, self.device), False, low, high,
+                     interior)
+    return prims.where(mask, spread, self)
+
+
+@decomposition(slice_scatter)
+def _slice_scatter_decomp(self, src, dim=0, start=None, end=None, step=1):
+    _slice_scatter_meta(self, src, dim, start, end, step)
+    d = check_slice(_shape(self), dim)
+    size = self.shape[d]
+    lo, hi, length = slice_bounds(size, start, end, step)
+    if length == 0:
+        return _copy(self)
+    # src's elements go to lo, lo + step, ...: interior padding puts step - 1 between them
+    n = self.ndim
+    low, high, interior = [0] * n, [0] * n, [0] * n
+    low[d], interior[d] = lo, step - 1
+    high[d] = size - (lo + (length - 1) * step + 1)
+    return _embed(self, src, low, high, interior)
+
+
+@decomposition(diagonal_scatter)
+def _diagonal_scatter_decomp(self, src, offset=0, dim1=0, dim2=1):
+    _diagonal_scatter_meta(self, src, offset, dim1, dim2)
+    perm, row, col, length = diagonal_block(_shape(self), offset, dim1, dim2)
+    if length == 0:
+        return _copy(self)
+    n = self.ndim
+    lead = [self.shape[i] for i in perm[:-2]]
+    src = refs.to_dtype(src, self.dtype)
+    # Interior padding of L after each of src's L diagonal elements gives the row-major
+    # flattening of an L x L block with src on its main diagonal (element k at k * (L + 1)).
+    zero, none = _zero(self.dtype), [0] * (n - 1)
+    block = prims.reshape(prims.pad(src, zero, none, none, [0] * (n - 2) + [length]),
+                          lead + [length, length])
+    mask = prims.reshape(prims.pad(refs.full(_shape(src), True, D.bool, self.device), False,
+                                   none, none, [0] * (n - 2) + [length]),
+                         lead + [length, length])
+    rows, cols = self.shape[perm[-2]], self.shape[perm[-1]]
+    low = [0] * (n - 2) + [row, col]
+    high = [0] * (n - 2) + [rows - row - length, cols - col - length]
+    block = prims.pad(block, zero, low, high, [0] * n)
+    mask = prims.pad(mask, False, low, high, [0] * n)
+    back = _inverse(perm)
+    return prims.where(_transpose_to(mask, back), _transpose_to(block, back), self)
+
+
 # --------------------------------------------------------------------------- fill, masked_fill
 
 def _fill_tensor_check(value):
@@ -1006,6 +1335,18 @@ def _fill_meta(self, value):
 fill_Scalar = defop("fill.Scalar(Tensor self, Scalar value) -> Tensor", tags=CORE,
                     meta=_fill_meta)
 fill_Tensor = defop("fill.Tensor(Tensor self, Tensor value) -> Tensor", meta=_fill_meta)
+
+
+@decomposition(fill_Scalar)
+def _fill_scalar_decomp(self, value):
+    return refs.full(_shape(self), checked_scalar(value, self.dtype), self.dtype, self.device)
+
+
+@decomposition(fill_Tensor)
+def _fill_tensor_decomp(self, value):
+    _fill_tensor_check(value)
+    return prims.broadcast_in_dim(refs.to_dtype(value, self.dtype), list(self.shape), [])
+
 fill__Scalar = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", tags=INPLACE,
                      meta=lambda self, value: self)
 fill__Tensor = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)", tags=INPLACE,
@@ -1030,6 +1371,18 @@ masked_fill_Scalar = defop("masked_fill.Scalar(Tensor self, Tensor mask, Scalar 
                            "-> Tensor", meta=lambda s, m, v: masked_fill_check(s, m, v, False))
 masked_fill_Tensor = defop("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) "
                            "-> Tensor", meta=lambda s, m, v: masked_fill_check(s, m, v, False))
+
+
+@decomposition(masked_fill_Scalar)
+@decomposition(masked_fill_Tensor)
+def _masked_fill_decomp(self, mask, value):
+    shape = masked_fill_check(self, mask, value, False).shape     # self and mask broadcast
+    if hasattr(value, "_ks"):
+        fill = prims.broadcast_in_dim(refs.to_dtype(value, self.dtype), list(shape), [])
+    else:
+        fill = refs.full(shape, checked_scalar(value, self.dtype), self.dtype, self.device)
+    return prims.where(refs.broadcast_to(mask, shape), fill, refs.broadcast_to(self, shape))
+
 masked_fill__Scalar = defop("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) "
                             "-> Tensor(a!)", tags=INPLACE,
                             meta=lambda s, m, v: masked_fill_check(s, m, v, True))

@@ -7,11 +7,15 @@ original order), so ``sort.stable`` and ``argsort.stable`` decompose onto it and
 backend must honour that promise.  ``topk`` returns the ``k`` largest (or smallest)
 elements along ``dim``, sorted; with ties any valid choice of indices is allowed.
 Complex tensors have no order: sort and topk refuse them.
+
+sort and topk decompose to ``prims.sort`` (asked to be stable) and ``prims.top_k``,
+whose NaN and tie rules are PyTorch's; a 0-dim tensor is sorted as a one-element vector.
 """
 from __future__ import annotations
 
 from ... import _dtype as D
-from ..registry import TensorMeta, defop
+from ...ops import prims
+from ..registry import TensorMeta, decomposition, defop
 from ..shapes import wrap_dim
 from ._common import _torch_name
 
@@ -33,6 +37,26 @@ def _sort_meta(self, dim=-1, descending=False):
 
 sort_default = defop("sort(Tensor self, int dim=-1, bool descending=False) -> "
                      "(Tensor values, Tensor indices)", tags=CORE, meta=_sort_meta)
+
+
+def _as_vector(self, dim):
+    """A 0-dim tensor as one element along dim 0 (prims take no dim on rank 0)."""
+    if self.ndim == 0:
+        return prims.reshape(self, [1]), 0
+    return self, wrap_dim(dim, self.ndim)
+
+
+def _shaped(pair, shape):
+    shape = list(shape)
+    return tuple(t if list(t.shape) == shape else prims.reshape(t, shape) for t in pair)
+
+
+@decomposition(sort_default)
+def _sort_decomp(self, dim=-1, descending=False):
+    """Always the stable sort: fnx promises it for sort.default on every backend."""
+    _sort_meta(self, dim, descending)
+    x, d = _as_vector(self, dim)
+    return _shaped(prims.sort(x, d, bool(descending), True), self.shape)
 
 
 def _sort_stable_meta(self, *, stable, dim=-1, descending=False):
@@ -67,6 +91,16 @@ def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
 topk_default = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, "
                      "bool sorted=True) -> (Tensor values, Tensor indices)", tags=CORE,
                      meta=_topk_meta)
+
+
+@decomposition(topk_default)
+def _topk_decomp(self, k, dim=-1, largest=True, sorted=True):
+    """``sorted=False`` allows any order; the sorted one is returned.  On a 0-dim tensor
+    PyTorch returns the element itself for k = 0 and k = 1 alike."""
+    vm, _ = _topk_meta(self, k, dim, largest, sorted)
+    x, d = _as_vector(self, dim)
+    k = 1 if self.ndim == 0 else vm.shape[d]
+    return _shaped(prims.top_k(x, k, d, bool(largest)), vm.shape)
 
 
 def _argsort_meta(self, dim=-1, descending=False):

@@ -43,6 +43,31 @@ def written_args(op):
 _FUNCTIONAL = {}
 
 
+def _special_variants():
+    """In-place ops whose functional form is not an overload of the same name."""
+    aten = _aten()
+
+    def uniform(self, from_=0.0, to=1.0, *, generator=None):
+        return aten.rand_like.default(self) * (to - from_) + from_
+
+    def normal(self, mean=0.0, std=1.0, *, generator=None):
+        return aten.randn_like.default(self) * std + mean
+
+    def exponential(self, lambd=1.0, *, generator=None):
+        return aten.log1p.default(-aten.rand_like.default(self)) * (-1.0 / lambd)
+
+    def random_from(self, from_, to=None, *, generator=None):
+        return aten.randint_like.low_dtype(self, from_, to)
+
+    def random_to(self, to, *, generator=None):
+        return aten.randint_like.low_dtype(self, 0, to)
+
+    return {"zero_": lambda self: aten.zeros_like.default(self),
+            "detach_": lambda self: aten.detach.default(self),
+            "uniform_": uniform, "normal_": normal, "exponential_": exponential,
+            "random_.from": random_from, "random_.to": random_to}
+
+
 def functional_variant(op):
     """The op computing what in-place/out= ``op`` writes: ``add_.Tensor -> add.Tensor``,
     ``add.out -> add.Tensor`` (the overload whose arguments match, minus ``out``)."""
@@ -62,8 +87,22 @@ def functional_variant(op):
         if [(a.name, str(a.type)) for a in c.schema.arguments] == want:
             found = c
             break
+    if found is None:
+        special = _special_variants().get(op.qualname.split("::")[1])
+        if special is not None:
+            found = _Special(special)
     _FUNCTIONAL[op] = found
     return found
+
+
+class _Special:
+    """A Python function standing in for the functional op (called with all arguments)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
 
 
 def inverse_view(op, parent, new, args, kwargs, index=None):
@@ -250,9 +289,14 @@ class _Functionalizer:
                                       f"has no functional variant")
         fargs = {k: self.load(v) for k, v in bound.items()
                  if k not in written or k == "self"}
-        params = functional.schema.arguments
-        new = functional(*[fargs[a.name] for a in params if not a.kwarg_only],
-                         **{a.name: fargs[a.name] for a in params if a.kwarg_only})
+        if isinstance(functional, _Special):
+            self_arg = fargs.pop("self")
+            fargs = {("from_" if k == "from" else k): v for k, v in fargs.items()}
+            new = functional(self_arg, **fargs)
+        else:
+            params = functional.schema.arguments
+            new = functional(*[fargs[a.name] for a in params if not a.kwarg_only],
+                             **{a.name: fargs[a.name] for a in params if a.kwarg_only})
         target = "out" if "out" in written else written[0]
         dst = self.alias[bound[target]]
         old = self.read(dst)
