@@ -21,6 +21,7 @@ import traceback
 from .._device import CPU, META
 from .._tensor import Tensor
 from ..backends.meta import META_KS, MetaArray
+from ..dispatch.keys import DispatchKey
 from .decompose import DecomposingMode
 from .graph import Graph, NodeMeta
 
@@ -89,7 +90,13 @@ class TracingMode(DecomposingMode):
                 f"tensor (item(), bool(tensor), `if x.sum() > 0:`) depends on data, which a "
                 f"trace does not have")
         try:
-            out = self.run_below(op, META_KS, meta_args, meta_kwargs)
+            if DispatchKey.Meta not in op.kernels and op.decomposition is not None:
+                # No meta function: trace the decomposition into a scratch graph to learn
+                # the output shapes (factories inside it must stay data-free too).
+                with TracingMode(Graph(), "aten"):
+                    out = op.decomposition(*meta_args, **kwargs)
+            else:
+                out = self.run_below(op, META_KS, meta_args, meta_kwargs)
         except NotImplementedError as e:
             raise DataDependentError(f"tracing {op.qualname} at {user_frame()}: {e}") from None
         if isinstance(out, Tensor):

@@ -69,7 +69,10 @@ def compile_graph(target, graph):
 
 def _to_tensor(array, meta):
     from ..backends.cpu import wrap
-    return wrap(np.asarray(array, dtype=meta.dtype.numpy), meta.dtype)
+    out = np.asarray(array, dtype=meta.dtype.numpy)
+    if not out.flags.writeable:     # a view of JAX's buffer: fnx tensors are mutable
+        out = out.copy()
+    return wrap(out, meta.dtype)
 
 
 def _flatten(value, out):

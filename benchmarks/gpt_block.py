@@ -1,0 +1,71 @@
+"""A GPT-style transformer block written three ways: fnx eager ops, and plain jax.numpy.
+
+Shared by the CPU and GPU benchmarks and by the compile tests, so all of them measure
+the same computation: pre-norm attention (causal, multi-head) and a GELU MLP.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import fnx
+
+aten = fnx.ops.aten
+
+
+def init_params(C: int, seed: int = 0) -> dict:
+    """NumPy float32 weights of one block with embedding width ``C``."""
+    rng = np.random.default_rng(seed)
+
+    def w(*shape):
+        return (rng.standard_normal(shape) / math.sqrt(shape[-1])).astype(np.float32)
+    return {"ln1_w": np.ones(C, np.float32), "ln1_b": np.zeros(C, np.float32),
+            "attn_w": w(3 * C, C), "attn_b": np.zeros(3 * C, np.float32),
+            "proj_w": w(C, C), "proj_b": np.zeros(C, np.float32),
+            "ln2_w": np.ones(C, np.float32), "ln2_b": np.zeros(C, np.float32),
+            "fc_w": w(4 * C, C), "fc_b": np.zeros(4 * C, np.float32),
+            "out_w": w(C, 4 * C), "out_b": np.zeros(C, np.float32)}
+
+
+def fnx_block(p: dict, n_head: int):
+    """The block as an fnx function of ``x`` [B, T, C] over fnx tensors ``p``."""
+    def block(x):
+        B, T, C = x.shape
+        h = fnx.layer_norm(x, [C], p["ln1_w"], p["ln1_b"], 1e-5)
+        q, k, v = aten.linear.default(h, p["attn_w"], p["attn_b"]).split(C, dim=2)
+        q, k, v = (t.view(B, T, n_head, C // n_head).transpose(1, 2) for t in (q, k, v))
+        a = aten.scaled_dot_product_attention.default(q, k, v, is_causal=True)
+        a = a.transpose(1, 2).reshape(B, T, C)
+        x = x + aten.linear.default(a, p["proj_w"], p["proj_b"])
+        h = fnx.layer_norm(x, [C], p["ln2_w"], p["ln2_b"], 1e-5)
+        h = aten.gelu.default(aten.linear.default(h, p["fc_w"], p["fc_b"]))
+        return x + aten.linear.default(h, p["out_w"], p["out_b"])
+    return block
+
+
+def jax_block(n_head: int):
+    """The same block in jax.numpy: ``block(p, x)`` over JAX arrays."""
+    import jax
+    import jax.numpy as jnp
+
+    def layer_norm(x, w, b):
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / jnp.sqrt(var + 1e-5) * w + b
+
+    def block(p, x):
+        B, T, C = x.shape
+        h = layer_norm(x, p["ln1_w"], p["ln1_b"])
+        q, k, v = jnp.split(h @ p["attn_w"].T + p["attn_b"], 3, axis=2)
+        q, k, v = (t.reshape(B, T, n_head, C // n_head).transpose(0, 2, 1, 3)
+                   for t in (q, k, v))
+        s = (q @ k.transpose(0, 1, 3, 2)) / math.sqrt(C // n_head)
+        s = jnp.where(jnp.tril(jnp.ones((T, T), bool)), s, -jnp.inf)
+        a = jax.nn.softmax(s, -1) @ v
+        a = a.transpose(0, 2, 1, 3).reshape(B, T, C)
+        x = x + a @ p["proj_w"].T + p["proj_b"]
+        h = layer_norm(x, p["ln2_w"], p["ln2_b"])
+        h = jax.nn.gelu(h @ p["fc_w"].T + p["fc_b"], approximate=False)
+        return x + h @ p["out_w"].T + p["out_b"]
+    return block
