@@ -150,16 +150,24 @@ def _first_device(node_args):
 
 
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
-          **kwargs) -> Graph:
+          functional=False, **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
     Placeholders are named after ``fn``'s parameters unless ``input_names`` is given.
     Tensors ``fn`` reads from outside are constants, or with ``lift_captured`` extra
     placeholders after the arguments (``graph.lifted`` holds those tensors).
+    With ``functional`` the recorded program has no writes or aliasing (see
+    ``fnx.ir.passes.functionalize``); inputs it wrote are extra outputs listed in
+    ``graph.mutated_inputs`` as (input index, output index).
     """
     graph = Graph()
-    mode = TracingMode(graph, decompose_to, lift_captured)
+    if functional:
+        from .passes.functionalize import FunctionalTracingMode
+        mode = FunctionalTracingMode(graph, decompose_to, lift_captured)
+    else:
+        mode = TracingMode(graph, decompose_to, lift_captured)
+    inputs = []
     names = list(input_names) if input_names is not None else _param_names(fn, len(args))
 
     def placeholder(value, name):
@@ -167,6 +175,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
             t = trace_tensor(tuple(value.shape), value.dtype, value._device)
             mode.bind(t, graph.placeholder(name, NodeMeta(tuple(t.shape), t.dtype,
                                                           value._device)))
+            inputs.append(t)
             return t
         if isinstance(value, (list, tuple)):
             return type(value)(placeholder(v, f"{name}_{i}") for i, v in enumerate(value))
@@ -176,7 +185,16 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     tkwargs = {k: placeholder(v, k) for k, v in kwargs.items()}
     with mode:
         out = fn(*targs, **tkwargs)
-    graph.output(mode.node_of(out))
+        result = mode.node_of(out)
+        graph.mutated_inputs = []
+        if functional:
+            ins = inputs + mode.lifted
+            finals = [(i, mode.node_of(t)) for i, t in enumerate(ins)
+                      if any(w is t for w in mode.written)]
+            if finals:
+                result = (result, *(n for _, n in finals))
+                graph.mutated_inputs = [(i, k + 1) for k, (i, _) in enumerate(finals)]
+    graph.output(result)
     graph.lifted = mode.lifted
     return graph
 

@@ -14,7 +14,6 @@ import warnings
 
 from .._tensor import Tensor
 from ..ir.graph import Graph, Node
-from ..ir.passes import functionalize
 from ..ir.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..ir.passes.partition import Partition, Region, partition
 from ..ir.tracer import DataDependentError, trace
@@ -76,17 +75,18 @@ class CompiledFunction:
             warnings.warn(message, stacklevel=3)
 
     # -- compiling
-    def _compile(self, args, kwargs) -> "_Entry":
+    def _compile(self, args, kwargs, explain=False) -> "_Entry":
         stages = {}
         flat, rebuild = _flatten_call(args, kwargs)
         def call(*ts):
             a, kw = rebuild(ts)
             return self.fn(*a, **kw)
-        graph = trace(call, *flat, input_names=[f"arg{i}" for i in range(len(flat))],
-                      lift_captured=True)
+        names = [f"arg{i}" for i in range(len(flat))]
+        if explain:     # the user's own ops, before functionalization and decomposition
+            stages["traced"] = trace(call, *flat, input_names=names, lift_captured=True)
+        graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
+                      decompose_to=self.decompose)
         lifted = graph.lifted
-        stages["traced"] = graph
-        graph = functionalize(graph, decompose_to=self.decompose)
         stages["functional"] = graph
         graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
         stages["optimized"] = graph
@@ -104,7 +104,7 @@ class CompiledFunction:
     def explain(self, *args, **kwargs) -> "CompileReport":
         """What compiling for these arguments does: the graph at each stage, the regions,
         the ops left to eager execution and how XLA fused each region."""
-        entry = self._compile(args, kwargs)
+        entry = self._compile(args, kwargs, explain=True)
         return CompileReport(entry, entry.flat_inputs(args, kwargs))
 
 

@@ -2430,8 +2430,10 @@ def _kl_div(self, target, reduction=1, log_target=False):
     if log_target:
         loss = aten.exp(target) * (target - self)
     else:
-        loss = aten.where.self(aten.gt.Scalar(target, 0),
-                               target * (aten.log(target) - self), 0.0 * self)
+        pos = aten.gt.Scalar(target, 0)
+        # xlogy: a zero target contributes zero, whatever log(0) is
+        safe = aten.where.self(pos, target, aten.ones_like(target))
+        loss = aten.where.self(pos, target * (aten.log(safe) - self), 0.0 * self)
     return _reduce(loss, reduction)
 
 

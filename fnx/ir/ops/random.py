@@ -22,7 +22,8 @@ from .factory import OPTS, backend_select, dtype_arg, size_arg
 # Decompositions draw with the key-based prims: each call takes a fresh key from the
 # generator (``fnx.random.next_key``), so decomposed programs are reproducible under
 # ``fnx.manual_seed``, though their numbers differ from the eager kernels' (another
-# generator).  Half types sample in float32 and round once, as the eager kernels do.
+# generator).  Samples that are transformed (normal, bernoulli) are computed in float32 for
+# half types and rounded once, as the eager kernels do.
 
 
 def _prims():
@@ -496,7 +497,8 @@ from ..registry import decomposition  # noqa: E402
 def _rand_decomp(size, *, generator=None, dtype=None, layout=None, device=None,
                  pin_memory=None):
     m = rand.meta(size, dtype=dtype)
-    return _convert(_uniform(m.shape, _opmath(m.dtype), _device(device), generator), m.dtype)
+    # Sampled in the dtype itself: a float32 sample rounded to a half type could become 1.0
+    return _uniform(m.shape, m.dtype, _device(device), generator)
 
 
 @decomposition(randn)

@@ -374,6 +374,17 @@ def _slice_dim(x, dim, start, end, step=1):
     return prims.slice(x, starts, limits, steps)
 
 
+def _view_decomposition(op):
+    """Decorator: record the decomposition of a non-core view op that has its own kernels,
+    without making it the op's CompositeImplicitAutograd kernel: an op with one gets no
+    ADInplaceOrView kernel (fnx/_inplace_or_view.py), so its eager views would lose
+    their ``_base`` and shared version counter."""
+    def deco(fn):
+        op.decomposition = fn
+        return fn
+    return deco
+
+
 def _transpose_to(x, perm):
     """prims.transpose, skipped when ``perm`` is the identity (for intermediates only)."""
     perm = list(perm)
@@ -625,7 +636,7 @@ unfold = defop("unfold(Tensor(a) self, int dimension, int size, int step) -> Ten
                    self.dtype))
 
 
-@decomposition(unfold)
+@_view_decomposition(unfold)
 def _unfold_decomp(self, dimension, size, step):
     shape = unfold_geometry(_shape(self), self.stride(), dimension, size, step)[0]
     if self.ndim == 0:                   # a 0-dim tensor unfolds as a 1-element vector
@@ -675,14 +686,14 @@ detach = defop("detach(Tensor(a) self) -> Tensor(a)", tags=VIEW,
                meta=lambda self: TensorMeta(_shape(self), self.dtype))
 
 
-@decomposition(view_as_real)
+@_view_decomposition(view_as_real)
 def _view_as_real_decomp(self):
     shape = list(_view_as_real_meta(self).shape)
     parts = [prims.real(self), prims.imag(self)]
     return prims.concatenate([prims.reshape(p, shape[:-1] + [1]) for p in parts], len(shape) - 1)
 
 
-@decomposition(view_as_complex)
+@_view_decomposition(view_as_complex)
 def _view_as_complex_decomp(self):
     _view_as_complex_meta(self)
     last = self.ndim - 1
@@ -692,7 +703,7 @@ def _view_as_complex_decomp(self):
 
 # The decomposition drops autograd's detach semantics: it is for functional programs,
 # where the autograd key (above the tracer) has already handled it.
-decomposition(detach)(_copy)
+_view_decomposition(detach)(_copy)
 
 
 def _detach_inplace_or_view(ks, self):

@@ -21,11 +21,13 @@ back into the caller's tensors.
 """
 from __future__ import annotations
 
-from ...dispatch.dispatcher import get_op
+from ..._tensor import Tensor
+from ..decompose import in_target
 from ..graph import Graph
+from ..tracer import TracingMode
 
-__all__ = ["functionalize", "functional_variant", "is_view_op", "written_args",
-           "inverse_view", "bind_names"]
+__all__ = ["functionalize", "FunctionalTracingMode", "functional_variant", "is_view_op",
+           "written_args", "inverse_view", "bind_names"]
 
 
 def is_view_op(op) -> bool:
@@ -179,130 +181,100 @@ def _aten():
     return ops.aten
 
 
-class _Alias:
-    """A tensor of the program: a root, or a view of a root through a chain of view ops."""
-    __slots__ = ("root", "chain", "value", "seen")
+class FunctionalTracingMode(TracingMode):
+    """A tracer that records a functional program: writes rebind, views are tracked.
 
-    def __init__(self, value, root=None, chain=()):
-        self.root = root if root is not None else self   # root._Alias
-        self.chain = chain      # ((op, args, kwargs, index), ...) from the root
-        self.value = value      # the traced tensor of its current value
-        self.seen = 0           # the root's version this value was computed at
+    Every tensor object of the trace maps to the node of its current value.  A view
+    remembers its root and the chain of view ops from it; a write through a view
+    rebuilds the root with ``*_scatter`` ops and bumps the root's version, and a view
+    whose root changed since it was computed is recomputed from the root when read.
+    Writes inside decompositions are caught too, since every nested call comes here.
+    """
 
+    def __init__(self, graph, to="aten", lift_captured=False):
+        super().__init__(graph, to, lift_captured)
+        self._alias = {}        # id(view) -> (root tensor, chain of (op, args, kwargs, index))
+        self._version = {}      # id(root) -> number of writes
+        self._seen = {}         # id(view) -> root version its node was computed at
+        self.written = []       # roots written, in first-write order
 
-class _Functionalizer:
-    def __init__(self, graph: Graph):
-        self.graph = graph
-        self.alias = {}         # old node -> _Alias
-        self.version = {}       # root _Alias -> write count
+    # -- reading: a stale view is recomputed from its root
+    def node_of(self, value):
+        if isinstance(value, Tensor):
+            alias = self._alias.get(id(value))
+            if alias is not None:
+                root, chain = alias
+                if self._seen[id(value)] != self._version.get(id(root), 0):
+                    fresh = self._replay(root, chain)
+                    self.bind(value, super().node_of(fresh))
+                    self._seen[id(value)] = self._version.get(id(root), 0)
+        return super().node_of(value)
 
-    def read(self, al: _Alias):
-        root = al.root
-        if al is not root and al.seen != self.version.get(root, 0):
-            v = self.read(root)
-            for op, args, kwargs, index in al.chain:
-                v = op(v, *args, **kwargs)
-                v = v[index] if index is not None else v
-            al.value = v
-            al.seen = self.version.get(root, 0)
-        return al.value
+    def _replay(self, root, chain):
+        v = root
+        for op, args, kwargs, index in chain:
+            v = op(v, *args, **kwargs)
+            v = v[index] if index is not None else v
+        return v
 
-    def write(self, al: _Alias, new):
-        root = al.root
-        if al is not root:
-            # Replay the chain to get every intermediate, then scatter back outwards.
-            parents = [self.read(root)]
-            for op, args, kwargs, index in al.chain[:-1]:
-                v = op(parents[-1], *args, **kwargs)
-                parents.append(v[index] if index is not None else v)
-            for (op, args, kwargs, index), parent in zip(reversed(al.chain), reversed(parents)):
-                new = inverse_view(op, parent, new, args, kwargs, index)
-        root.value = new
-        self.version[root] = self.version.get(root, 0) + 1
-        if al is not root:
-            al.seen = -1        # recomputed from the new root on the next read
-
-    def load(self, value):
-        from ..graph import Node
-        if isinstance(value, Node):
-            return self.read(self.alias[value])
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.load(v) for v in value)
-        if isinstance(value, dict):
-            return {k: self.load(v) for k, v in value.items()}
-        return value
-
-    def run(self, *inputs):
-        roots = []
-        for node, x in zip(self.graph.placeholders(), inputs):
-            al = _Alias(x)
-            self.alias[node] = al
-            roots.append(al)
-        result = None
-        for node in self.graph.nodes:
-            if node.kind == "call":
-                self.call(node)
-            elif node.kind == "getitem":
-                src = self.alias[node.args[0]]
-                if isinstance(src, tuple):
-                    self.alias[node] = src[node.args[1]]
-                else:
-                    self.alias[node] = _Alias(self.read(src)[node.args[1]])
-            elif node.kind == "constant":
-                self.alias[node] = _Alias(node.target)
-            elif node.kind == "output":
-                result = self.load(node.args[0])
-        written = [i for i, r in enumerate(roots) if self.version.get(r, 0)]
-        return result, [self.read(roots[i]) for i in written], written
-
-    def call(self, node):
-        op, args, kwargs = node.target, node.args, node.kwargs
+    # -- dispatching
+    def handle(self, op, ks, args, kwargs):
         if op.schema.is_mutable:
-            self.alias[node] = self.mutate(node)
-        elif is_view_op(op):
-            base = self.alias[args[0]]
-            rest, kw = self.load(args[1:]), self.load(kwargs)
-            out = op(self.read(base), *rest, **kw)
-            chain = base.chain if base is not base.root else ()
-            if isinstance(out, (tuple, list)):
-                self.alias[node] = tuple(
-                    self._view(base, chain + ((op, rest, kw, i),), o) for i, o in enumerate(out))
-            else:
-                self.alias[node] = self._view(base, chain + ((op, rest, kw, None),), out)
-        else:
-            out = op(*self.load(args), **self.load(kwargs))
-            self.alias[node] = tuple(_Alias(o) for o in out) \
-                if isinstance(out, (tuple, list)) else _Alias(out)
+            functional = functional_variant(op)
+            if op.decomposition is not None and (functional is None or
+                                                 not in_target(op, self.to)):
+                return op.decomposition(*args, **kwargs)
+            return self._mutate(op, functional, args, kwargs)
+        out = super().handle(op, ks, args, kwargs)
+        if is_view_op(op) and args and isinstance(args[0], Tensor):
+            base = args[0]
+            root, chain = self._alias.get(id(base), (base, ()))
+            rest = tuple(args[1:])
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            for i, o in enumerate(outs):
+                index = i if isinstance(out, (tuple, list)) else None
+                self._alias[id(o)] = (root, chain + ((op, rest, dict(kwargs), index),))
+                self._seen[id(o)] = self._version.get(id(root), 0)
+        return out
 
-    def _view(self, base, chain, value):
-        al = _Alias(value, base.root, chain)
-        al.seen = self.version.get(base.root, 0)
-        return al
-
-    def mutate(self, node):
-        op = node.target
-        bound = bind_names(op, node.args, node.kwargs)
-        written = written_args(op)
-        functional = functional_variant(op)
+    def _mutate(self, op, functional, args, kwargs):
         if functional is None:
             raise NotImplementedError(f"functionalize: {op.qualname} writes its arguments and "
-                                      f"has no functional variant")
-        fargs = {k: self.load(v) for k, v in bound.items()
-                 if k not in written or k == "self"}
+                                      f"has neither a functional variant nor a decomposition")
+        bound = bind_names(op, args, kwargs)
+        written = written_args(op)
+        fargs = {k: v for k, v in bound.items() if k not in written or k == "self"}
         if isinstance(functional, _Special):
             self_arg = fargs.pop("self")
-            fargs = {("from_" if k == "from" else k): v for k, v in fargs.items()}
-            new = functional(self_arg, **fargs)
+            new = functional(self_arg, **{("from_" if k == "from" else k): v
+                                          for k, v in fargs.items()})
         else:
             params = functional.schema.arguments
             new = functional(*[fargs[a.name] for a in params if not a.kwarg_only],
                              **{a.name: fargs[a.name] for a in params if a.kwarg_only})
-        target = "out" if "out" in written else written[0]
-        dst = self.alias[bound[target]]
-        old = self.read(dst)
-        new = _like(new, old, op)
-        self.write(dst, new)
+        dst = bound["out" if "out" in written else written[0]]
+        self._write(dst, _like(new, dst, op))
         return dst
+
+    def _write(self, dst, new):
+        root, chain = self._alias.get(id(dst), (dst, ()))
+        if chain:
+            # Every intermediate view from the root, then scatter back outwards.
+            parents = [root]
+            for step in chain[:-1]:
+                parents.append(self._replay(parents[-1], (step,)))
+            value = new
+            for (op, args, kwargs, index), parent in zip(reversed(chain), reversed(parents)):
+                value = inverse_view(op, parent, value, args, kwargs, index)
+            self.bind(root, super().node_of(value))
+            self.bind(dst, super().node_of(new))
+        else:
+            self.bind(root, super().node_of(new))
+        self._version[id(root)] = self._version.get(id(root), 0) + 1
+        if chain:
+            self._seen[id(dst)] = self._version[id(root)]
+        if not any(r is root for r in self.written):
+            self.written.append(root)
 
 
 def _like(new, old, op):
@@ -325,20 +297,5 @@ def functionalize(graph: Graph, decompose_to: str = "aten") -> Graph:
     ``decompose_to`` the same re-trace also decomposes (to "core" or "prims").
     """
     from ..tracer import trace
-
-    holder = {}
-
-    def program(*inputs):
-        f = _Functionalizer(graph)
-        result, finals, written = f.run(*inputs)
-        holder["written"] = written
-        if not written:
-            return result
-        return (result, *finals)
-
-    out = trace(program, *graph.example_inputs(), decompose_to=decompose_to,
-                input_names=[p.name for p in graph.placeholders()])
-    written = holder["written"]
-    out.mutated_inputs = [(i, k + 1) for k, i in enumerate(written)]
-    out.returns_mutations = bool(written)
-    return out
+    return trace(graph.run, *graph.example_inputs(), decompose_to=decompose_to,
+                 input_names=[p.name for p in graph.placeholders()], functional=True)
