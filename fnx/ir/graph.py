@@ -186,9 +186,14 @@ class Graph:
         return result
 
     # -- printing
-    def __str__(self):
+    def to_python(self) -> str:
+        """The graph as Python source: ``def forward(...)`` calling ``fnx.ops``, with each
+        result's dtype and shape in a comment.  Captured constants are named ``_c0``,
+        ``_c1``...; ``python_globals()`` supplies them (``compile_python`` does both).
+        """
         places = ", ".join(f'{p.name}: "{p.meta}"' for p in self.placeholders())
         lines = [f"def forward({places}):"]
+        constants = self._constants()
         for node in self.nodes:
             if node.kind == "call":
                 args = [_fmt(a) for a in node.args]
@@ -205,10 +210,36 @@ class Graph:
             elif node.kind == "getitem":
                 lines.append(f"    {node.name} = {node.args[0].name}[{node.args[1]}]")
             elif node.kind == "constant":
-                lines.append(f"    {node.name} = <constant {node.meta}>")
+                lines.append(f"    {node.name} = _c{constants.index(node)}  # {node.meta}")
             elif node.kind == "output":
                 lines.append(f"    return {_fmt(node.args[0])}")
         return "\n".join(lines)
+
+    def _constants(self):
+        return [n for n in self.nodes if n.kind == "constant"]
+
+    def python_globals(self) -> dict:
+        """The names ``to_python()``'s source needs: ``fnx`` and the constants."""
+        import fnx
+        env = {"fnx": fnx}
+        env.update({f"_c{i}": n.target for i, n in enumerate(self._constants())})
+        return env
+
+    def compile_python(self):
+        """``to_python()`` executed: a function computing what ``run`` computes.
+
+        >>> import fnx
+        >>> from fnx.ir.tracer import trace
+        >>> w = fnx.tensor([1., 2.])
+        >>> f = trace(lambda x: (x * w).sum(), fnx.ones(2)).compile_python()
+        >>> f(fnx.tensor([3., 4.]))
+        tensor(11.)
+        """
+        env = self.python_globals()
+        exec(compile(self.to_python(), "<fnx graph>", "exec"), env)
+        return env["forward"]
+
+    __str__ = to_python
 
     def __repr__(self):
         return f"<Graph: {len(self.placeholders())} inputs, {len(self.calls())} calls>"
@@ -243,4 +274,6 @@ def _fmt(value) -> str:
     from .._device import device as _device_cls
     if isinstance(value, _device_cls):
         return f"fnx.device({str(value)!r})"
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return f"float({str(value)!r})"
     return repr(value)

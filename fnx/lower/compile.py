@@ -125,6 +125,10 @@ def compile(model_or_fn=None, *, backend="jax", decompose="prims", dynamic=False
     >>> f(fnx.tensor([[2., 1.]]))
     tensor([19.])
     """
+    if dynamic:
+        raise NotImplementedError("fnx.compile(dynamic=True): symbolic shapes are not "
+                                  "supported; compiled code is specialized per input shape "
+                                  "and a new shape recompiles")
     if decompose not in ("prims", "core", "aten"):
         raise ValueError(f"fnx.compile: decompose must be 'prims', 'core' or 'aten', got "
                          f"{decompose!r}")
