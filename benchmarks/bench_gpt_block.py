@@ -20,7 +20,6 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 try:
     import fnx
 except ModuleNotFoundError:     # run from a source checkout without ``pip install -e .``
@@ -29,7 +28,7 @@ except ModuleNotFoundError:     # run from a source checkout without ``pip insta
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from gpt_block import fnx_block, init_params, jax_block  # noqa: E402
+from fnx.testing.models import gpt_block, gpt_params, jax_gpt_block  # noqa: E402
 
 STEADY_GOAL, FIRST_GOAL = 1.10, 3.0
 
@@ -45,16 +44,16 @@ def main(argv=None):
     args = ap.parse_args(argv)
     B, T, C, H = args.batch, args.seq, args.width, args.heads
 
-    params = init_params(C)
+    params = gpt_params(C)
     x_np = np.random.default_rng(1).standard_normal((B, T, C)).astype(np.float32)
     p_fnx = {k: fnx.tensor(v, device=args.device) for k, v in params.items()}
     x_fnx = fnx.tensor(x_np, device=args.device)
-    eager = fnx_block(p_fnx, H)
+    eager = gpt_block(p_fnx, H)
     compiled = fnx.compile(eager)
     jdev = jax.devices("gpu" if args.device.startswith("cuda") else "cpu")[0]
     p_jax = {k: jax.device_put(jnp.asarray(v), jdev) for k, v in params.items()}
     x_jax = jax.device_put(jnp.asarray(x_np), jdev)
-    jitted = jax.jit(jax_block(H))
+    jitted = jax.jit(jax_gpt_block(H))
 
     def sync(t):
         data = getattr(t, "_data", t)

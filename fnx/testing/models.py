@@ -1,7 +1,12 @@
-"""A GPT-style transformer block written three ways: fnx eager ops, and plain jax.numpy.
+"""Reference models in functional fnx style (weights as a dict of tensors), for checking a
+backend or lowering on whole programs: an MLP, a GPT-style block and a small CNN with
+batch norm.  The GPT block also exists in plain jax.numpy, the benchmarks' baseline.
 
-Shared by the CPU and GPU benchmarks and by the compile tests, so all of them measure
-the same computation: pre-norm attention (causal, multi-head) and a GELU MLP.
+>>> import fnx
+>>> from fnx.testing import models
+>>> p = {k: fnx.tensor(v) for k, v in models.gpt_params(16).items()}
+>>> models.gpt_block(p, n_head=2)(fnx.ones(1, 4, 16)).shape
+fnx.Size([1, 4, 16])
 """
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import fnx
 aten = fnx.ops.aten
 
 
-def init_params(C: int, seed: int = 0) -> dict:
+def gpt_params(C: int, seed: int = 0) -> dict:
     """NumPy float32 weights of one block with embedding width ``C``."""
     rng = np.random.default_rng(seed)
 
@@ -28,7 +33,7 @@ def init_params(C: int, seed: int = 0) -> dict:
             "out_w": w(C, 4 * C), "out_b": np.zeros(C, np.float32)}
 
 
-def fnx_block(p: dict, n_head: int):
+def gpt_block(p: dict, n_head: int):
     """The block as an fnx function of ``x`` [B, T, C] over fnx tensors ``p``."""
     def block(x):
         B, T, C = x.shape
@@ -44,7 +49,7 @@ def fnx_block(p: dict, n_head: int):
     return block
 
 
-def jax_block(n_head: int):
+def jax_gpt_block(n_head: int):
     """The same block in jax.numpy: ``block(p, x)`` over JAX arrays."""
     import jax
     import jax.numpy as jnp
@@ -69,3 +74,50 @@ def jax_block(n_head: int):
         h = jax.nn.gelu(h @ p["fc_w"].T + p["fc_b"], approximate=False)
         return x + h @ p["out_w"].T + p["out_b"]
     return block
+
+
+def mlp_params(sizes=(784, 1024, 1024, 10), seed: int = 0) -> dict:
+    """NumPy float32 weights of an MLP with ``sizes`` (PyTorch's Linear layout [out, in])."""
+    rng = np.random.default_rng(seed)
+    p = {}
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        bound = 1 / math.sqrt(a)
+        p[f"w{i}"] = rng.uniform(-bound, bound, (b, a)).astype(np.float32)
+        p[f"b{i}"] = rng.uniform(-bound, bound, (b,)).astype(np.float32)
+    return p
+
+
+def mlp(p: dict):
+    """ReLU MLP over fnx tensors ``p`` from ``mlp_params``."""
+    n = len(p) // 2
+
+    def forward(x):
+        for i in range(n):
+            x = aten.linear.default(x, p[f"w{i}"], p[f"b{i}"])
+            if i < n - 1:
+                x = x.relu()
+        return x
+    return forward
+
+
+def cnn_params(in_ch=3, ch=8, classes=10, hw=8, seed: int = 0) -> dict:
+    """NumPy weights and batch-norm state of ``cnn``."""
+    rng = np.random.default_rng(seed)
+    return {"conv_w": (rng.standard_normal((ch, in_ch, 3, 3)) / 3).astype(np.float32),
+            "conv_b": np.zeros(ch, np.float32), "bn_w": np.ones(ch, np.float32),
+            "bn_b": np.zeros(ch, np.float32), "bn_mean": np.zeros(ch, np.float32),
+            "bn_var": np.ones(ch, np.float32),
+            "fc_w": (rng.standard_normal((classes, ch * (hw // 2) ** 2)) / 8)
+            .astype(np.float32)}
+
+
+def cnn(p: dict, training: bool = True):
+    """conv3x3 -> batch norm (running stats updated in place when training) -> ReLU ->
+    2x2 max pool -> linear."""
+    def forward(x):
+        h = fnx.conv2d(x, p["conv_w"], p["conv_b"], padding=1)
+        h = fnx.batch_norm(h, p["bn_w"], p["bn_b"], p["bn_mean"], p["bn_var"], training,
+                           0.1, 1e-5, False)
+        h = fnx.max_pool2d(h.relu(), 2)
+        return aten.linear.default(h.flatten(1), p["fc_w"])
+    return forward
