@@ -203,3 +203,15 @@ def test_explain_reports_stages_regions_and_fusion():
         assert part in text
     assert report.fusions[0]["fusions"] >= 1
     assert report.fusions[0]["fusions"] < report.prim_calls
+
+
+def test_mixed_devices_raise_what_eager_raises():
+    def f(a, b):
+        return a + b
+    args = (fnx.ones(2, device="meta"), fnx.ones(2))
+    with pytest.raises(RuntimeError) as eager:
+        f(*args)
+    with pytest.raises(RuntimeError) as compiled:
+        fnx.compile(f)(*args)
+    assert str(compiled.value) == str(eager.value)
+    assert "at least two devices, meta and cpu" in str(eager.value)

@@ -83,7 +83,7 @@ class TracingMode(DecomposingMode):
         if "device" in meta_kwargs:
             meta_kwargs["device"] = META
         if device is None:
-            device = _first_device(node_args) or CPU
+            device = _common_device(op, args) or CPU
         if op.name == "_local_scalar_dense":
             raise DataDependentError(
                 f"tracing reached Tensor.item() at {user_frame()}: the Python value of a "
@@ -137,16 +137,32 @@ def _meta(t: Tensor, device) -> NodeMeta:
     return NodeMeta(tuple(t.shape), t.dtype, device)
 
 
-def _first_device(node_args):
-    from .graph import Node
-    for a in node_args:
-        if isinstance(a, Node) and a.meta is not None and not isinstance(a.meta, tuple):
-            return a.meta.device
+def _common_device(op, args):
+    """The device of the op's tensor arguments; mixing devices is the error eager raises
+    (a 0-dim CPU tensor may join any device, as in PyTorch)."""
+    found = None
+    for a in args:
         if isinstance(a, (list, tuple)):
-            d = _first_device(a)
-            if d is not None:
-                return d
-    return None
+            d = _common_device(op, a)
+            tensors = [d] if d is not None else []
+        elif isinstance(a, Tensor):
+            if a.ndim == 0 and a._device is CPU:
+                continue
+            tensors = [a._device]
+        else:
+            continue
+        for d in tensors:
+            if found is None:
+                found = d
+            elif d != found:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found "
+                                   f"at least two devices, {found} and {d}! (when checking "
+                                   f"argument for {op.name})")
+    if found is None:
+        for a in args:
+            if isinstance(a, Tensor):
+                return a._device
+    return found
 
 
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
