@@ -52,6 +52,9 @@ _product(L.mv, "addmv_impl_cpu", np.matmul)
 def _addmm(ks, self, mat1, mat2, *, beta=1, alpha=1):
     r = L.addmm.meta(self, mat1, mat2, beta=beta, alpha=alpha)
     bias, a, b = _operands("addmm_impl_cpu_", "addmm", self, mat1, mat2)
+    if not (r.dtype.is_floating_point or r.dtype.is_complex):
+        # Integer addmm scales by alpha and beta converted to the integer type first.
+        alpha, beta = int(alpha), int(beta)
     with np.errstate(all="ignore"):
         prod = np.matmul(a, b)
         if alpha != 1:
