@@ -320,9 +320,9 @@ class CompileReport:
         if self.fallback_ops:
             lines.append("eager fallback: " + ", ".join(str(o) for o in self.fallback_ops))
         for i, f in enumerate(self.fusions):
-            lines.append(f"XLA region {i}: {f['ops']} HLO ops in {f['fusions']} fusion(s) "
-                         f"(eager would launch {self.eager_ops} aten kernels, "
-                         f"{self.prim_calls} prims)")
+            lines.append(f"XLA region {i}: {self.prim_calls} prims -> {f['kernels']} "
+                         f"kernels ({f['fusions']} fusion(s)); eager runs "
+                         f"{self.eager_ops} aten kernels")
         return "\n".join(lines)
 
     __repr__ = __str__

@@ -54,17 +54,33 @@ def compile_graph(target, graph):
         return _rebuild(graph.output_node.args[0], results)
 
     def hlo_fusions(*tensors):
-        """How XLA compiled this program: HLO instruction and fusion counts, and the text."""
+        """How XLA compiled this program: the kernels its entry computation launches
+        (fusions and unfused ops), how many of those are fusions, and the HLO text."""
         with jax.enable_x64(True):
             text = jitted.lower(*[t._data for t in tensors]).compile().as_text()
-        lines = [ln.strip() for ln in text.splitlines()]
-        return {"fusions": sum(1 for ln in lines if " fusion(" in ln and "= " in ln),
-                "ops": sum(1 for ln in lines if " = " in ln and not ln.startswith("ROOT tuple")),
-                "hlo": text}
+        return {**_entry_kernels(text), "hlo": text}
 
     run.jitted = jitted
     run.hlo_fusions = hlo_fusions
     return run
+
+
+_NOT_KERNELS = ("parameter", "constant", "tuple", "get-tuple-element", "bitcast")
+
+
+def _entry_kernels(hlo: str) -> dict:
+    """Count the instructions of the ENTRY computation that do work."""
+    lines, inside = [], False
+    for line in hlo.splitlines():
+        if line.startswith("ENTRY"):
+            inside = True
+        elif inside and line.startswith("}"):
+            break
+        elif inside and " = " in line:
+            lines.append(line)
+    kernels = [ln for ln in lines
+               if not any(f" {op}(" in ln.split(" = ", 1)[1][:80] for op in _NOT_KERNELS)]
+    return {"kernels": len(kernels), "fusions": sum(" fusion(" in ln for ln in kernels)}
 
 
 def _to_tensor(array, meta):
