@@ -215,3 +215,19 @@ def test_mixed_devices_raise_what_eager_raises():
         fnx.compile(f)(*args)
     assert str(compiled.value) == str(eager.value)
     assert "at least two devices, meta and cpu" in str(eager.value)
+
+
+@pytest.mark.parametrize("dtype", [fnx.float32, fnx.float64])
+def test_random_prims_lower_bit_identically(dtype):
+    P = fnx.ops.prims
+    key = fnx.tensor([12345, 678], dtype=fnx.int64)
+
+    def f(k):
+        return (P.uniform(k, [5], -1.0, 2.0, dtype=dtype),
+                P.normal(k, [5], 0.5, 3.0, dtype=dtype), P.random_bits(k, [3]),
+                P.split_key(k, 2))
+
+    lowered = get_target("jax").compile(trace(f, key))(key)
+    for got, want in zip(lowered, f(key)):
+        assert got.dtype is want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -39,7 +39,8 @@ rule = JAX_TARGET.rule
 
 # ----------------------------------------------------------------------------- pointwise
 _UNARY = {
-    "abs": lax.abs, "neg": lax.neg, "sign": lax.sign, "exp": lax.exp, "exp2": lax.exp2,
+    "abs": lambda x: x if np.issubdtype(x.dtype, np.unsignedinteger) else lax.abs(x),
+    "neg": lax.neg, "sign": lax.sign, "exp": lax.exp, "exp2": lax.exp2,
     "expm1": lax.expm1, "log": lax.log, "log1p": lax.log1p, "log2": jnp.log2,
     "log10": jnp.log10, "sin": lax.sin, "cos": lax.cos, "tan": lax.tan, "asin": lax.asin,
     "acos": lax.acos, "atan": lax.atan, "sinh": lax.sinh, "cosh": lax.cosh, "tanh": lax.tanh,
