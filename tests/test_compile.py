@@ -234,3 +234,17 @@ def test_random_prims_lower_bit_identically(dtype):
             np.testing.assert_array_max_ulp(got.numpy(), want.numpy(), maxulp=2)
         else:
             np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_compiled_dropout_is_random_per_call_and_seeded():
+    f = fnx.compile(lambda x: fnx.dropout(x, 0.5, True))
+    x = fnx.ones(256)
+    fnx.manual_seed(0)
+    a, b = f(x), f(x)
+    fnx.manual_seed(0)
+    c = f(x)
+    assert len(f.cache) == 1
+    assert not np.array_equal(a.numpy(), b.numpy())         # a fresh key per call
+    np.testing.assert_array_equal(a.numpy(), c.numpy())     # reproducible under the seed
+    assert set(np.unique(a.numpy())) <= {0.0, 2.0}          # kept values scaled by 1/(1-p)
+    assert 0.35 < (a.numpy() == 0).mean() < 0.65

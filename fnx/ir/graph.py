@@ -142,7 +142,9 @@ class Graph:
         ``replace`` read its replacement instead.  Node names and metas carry over."""
         replace = replace or {}
         new = Graph()
-        new.mutated_inputs = list(getattr(self, "mutated_inputs", []))
+        for attr in ("mutated_inputs", "lifted", "input_sources"):
+            if hasattr(self, attr):
+                setattr(new, attr, list(getattr(self, attr)))
         mapped = {}
 
         def remap(v):

@@ -41,6 +41,30 @@ class TracingMode(DecomposingMode):
         self._node_of = {}      # id(tensor) -> (tensor, node); holding the tensor keeps ids unique
         self.lift_captured = lift_captured
         self.lifted = []        # captured tensors made inputs, in placeholder order
+        # What feeds each placeholder, in order: ("arg", i), ("lifted", tensor) or
+        # ("rng", (device, generator)) for a random key drawn fresh on every call.
+        self.sources = []
+        self.inputs = []        # the trace tensor (or captured tensor) of each placeholder
+
+    def add_input(self, tensor, name, meta, source):
+        node = self.graph.placeholder(name, meta)
+        self.bind(tensor, node)
+        self.sources.append(source)
+        self.inputs.append(tensor)
+        return node
+
+    def rng_key(self, device, generator):
+        """A random key as a graph input (only when lifting captured tensors: fnx.compile
+        feeds a fresh key per call); None otherwise, so the key is a recorded constant."""
+        if not self.lift_captured:
+            return None
+        from .. import _dtype as D
+        from .._device import canonical
+        dev = CPU if device is None else canonical(device)
+        t = trace_tensor((2,), D.int64, dev)
+        n = sum(1 for kind, _ in self.sources if kind == "rng")
+        self.add_input(t, f"rng_{n}", NodeMeta((2,), D.int64, dev), ("rng", (device, generator)))
+        return t
 
     def bind(self, tensor: Tensor, node) -> None:
         self._node_of[id(tensor)] = (tensor, node)
@@ -56,9 +80,9 @@ class TracingMode(DecomposingMode):
             meta = NodeMeta(tuple(value.shape), value.dtype, value.device)
             if self.lift_captured:
                 self.lifted.append(value)
-                node = self.graph.placeholder(f"l_{len(self.lifted) - 1}", meta)
-            else:
-                node = self.graph.constant(value, meta)
+                return self.add_input(value, f"l_{len(self.lifted) - 1}", meta,
+                                      ("lifted", value))
+            node = self.graph.constant(value, meta)
             self.bind(value, node)
             return node
         if isinstance(value, (list, tuple)):
@@ -183,15 +207,15 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         mode = FunctionalTracingMode(graph, decompose_to, lift_captured)
     else:
         mode = TracingMode(graph, decompose_to, lift_captured)
-    inputs = []
+    count = [0]
     names = list(input_names) if input_names is not None else _param_names(fn, len(args))
 
     def placeholder(value, name):
         if isinstance(value, Tensor):
             t = trace_tensor(tuple(value.shape), value.dtype, value._device)
-            mode.bind(t, graph.placeholder(name, NodeMeta(tuple(t.shape), t.dtype,
-                                                          value._device)))
-            inputs.append(t)
+            mode.add_input(t, name, NodeMeta(tuple(t.shape), t.dtype, value._device),
+                           ("arg", count[0]))
+            count[0] += 1
             return t
         if isinstance(value, (list, tuple)):
             return type(value)(placeholder(v, f"{name}_{i}") for i, v in enumerate(value))
@@ -204,14 +228,14 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         result = mode.node_of(out)
         graph.mutated_inputs = []
         if functional:
-            ins = inputs + mode.lifted
-            finals = [(i, mode.node_of(t)) for i, t in enumerate(ins)
+            finals = [(i, mode.node_of(t)) for i, t in enumerate(mode.inputs)
                       if any(w is t for w in mode.written)]
             if finals:
                 result = (result, *(n for _, n in finals))
                 graph.mutated_inputs = [(i, k + 1) for k, (i, _) in enumerate(finals)]
     graph.output(result)
     graph.lifted = mode.lifted
+    graph.input_sources = mode.sources
     return graph
 
 

@@ -149,6 +149,7 @@ class _Entry:
         self.graph = graph
         self.parts = parts
         self.lifted = lifted            # tensors read from outside (parameters, buffers)
+        self.sources = graph.input_sources
         self.lifted_meta = [_describe(t) for t in lifted]
         self.n_explicit = n_explicit
         self.stages = stages
@@ -165,8 +166,19 @@ class _Entry:
         return all(_describe(t) == m for t, m in zip(self.lifted, self.lifted_meta))
 
     def flat_inputs(self, args, kwargs):
+        """The graph's inputs in placeholder order: call arguments, captured tensors read
+        now (so in-place updates are seen), and a fresh random key per random op."""
+        from ..random import next_key
         flat, _ = _flatten_call(args, kwargs)
-        return list(flat) + list(self.lifted)
+        out = []
+        for kind, src in self.sources:
+            if kind == "arg":
+                out.append(flat[src])
+            elif kind == "lifted":
+                out.append(src)
+            else:
+                out.append(next_key(*src))
+        return out
 
     def __call__(self, args, kwargs):
         inputs = self.flat_inputs(args, kwargs)
