@@ -824,8 +824,9 @@ def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, m
 
 
 _native_batch_norm_legit = defop(
-    "_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean,"
-    " Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+    "_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, "
+    "Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, "
+    "float eps) -> (Tensor, Tensor, Tensor)",
     tags=CORE,
     meta=lambda input, weight, bias, rm, rv, training, momentum, eps:
         _bn_meta(input, weight, bias, rm, rv, training),
@@ -1060,9 +1061,8 @@ def _conv_weight_grad(x, gy, weight_shape, stride, padding, dilation, groups):
     """d(conv(x, w))/dw as a convolution: batch and channel roles swap, stride and dilation
     swap, and the groups become the feature groups of the swapped input."""
     n, c = x.shape[:2]
-    o = gy.shape[1]
     nd = x.ndim - 2
-    cg, og = c // groups, o // groups
+    cg = c // groups
     sp = list(range(2, 2 + nd))
     # lhs[c', g*N + n, ...] = x[n, g*cg + c', ...]
     lhs = aten.view(x, [n, groups, cg] + list(x.shape[2:]))
@@ -2463,7 +2463,7 @@ def _pdist_meta(self, p=2.0):
     if self.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {self.ndim}D")
     if not self.dtype.is_floating_point:
-        raise RuntimeError(f"pdist only supports floating-point dtypes")
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = self.shape[0]
