@@ -1,0 +1,269 @@
+"""The checks an OpInfo entry drives, one sample at a time.
+
+- ``check_reference(info, sample)``: eager result vs the NumPy reference (exact dtype and
+  shape, values within the entry's tolerance for the dtype, NaN in the same places); for
+  ``op_`` the result is ``self``, written, its version bumped; for ``op.out`` it is ``out``.
+- ``check_meta(info, sample)``: the op on meta copies gives the eager shapes and dtypes.
+- ``check_decomposition(info, sample, to="core"|"prims")``: the op run with everything
+  outside the target level decomposed (``fnx.ir.decompose.run_decomposed``) matches eager,
+  and only ops of that level ran.
+- ``check_errors(info, error_input)``: the op (and its meta function) raise PyTorch's error.
+- ``check_lowering(info, sample, backend)``: ``fnx.compile(op, backend=...)`` matches eager.
+
+Each raises ``AssertionError`` naming the op, the sample and what differs.  The samples
+may live on any device: the same functions check a backend (see ``fnx.testing.cases``).
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .compare import assert_close, to_numpy
+from ._opinfo import _is_tensor
+
+__all__ = ["NotApplicable", "check_reference", "check_meta", "check_decomposition", "check_errors",
+           "check_lowering", "to_device", "clone_sample", "tolerance", "lowering_targets"]
+
+
+class NotApplicable(Exception):
+    """The check cannot apply to this sample (e.g. lowering an op whose output shape
+    depends on data: it cannot be traced, compiled code falls back to eager for it)."""
+
+
+def _sample_dtype(sample):
+    for x in sample.all_args():
+        if _is_tensor(x):
+            return x.dtype
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                if _is_tensor(y):
+                    return y.dtype
+    return None
+
+
+def tolerance(info, sample, result_dtype=None):
+    """(rtol, atol): the larger of the entry's tolerances for the sample's dtype and for
+    the result's dtype (an int16 input with a float32 result compares as float32)."""
+    cands = [info.tols.get(d) for d in (_sample_dtype(sample), result_dtype) if d is not None]
+    cands = [c for c in cands if c is not None]
+    if not cands:
+        return 0.0, 0.0
+    return max(c[0] for c in cands), max(c[1] for c in cands)
+
+
+def _result_dtype(r):
+    if isinstance(r, (tuple, list)):
+        r = r[0] if r else None
+    return r.dtype if _is_tensor(r) else None
+
+
+def _compute_dtype(info, sample, result):
+    """The dtype the op computed in: for ``out=`` the functional result's, not ``out``'s."""
+    if info.variant == "out" and info.base is not None:
+        from .variants import expected_meta
+        kw = {k: v for k, v in sample.kwargs.items() if k != "out"}
+        r = expected_meta(info.base, type(sample)(sample.input, *sample.args, **kw))
+        if r is not None:
+            return r[1]
+    return _result_dtype(result)
+
+
+def _call(info, sample):
+    return info.op(*sample.all_args(), **sample.kwargs)
+
+
+def _where(info, sample):
+    return f"{info.op.qualname} on {sample!r}"
+
+
+def _check_written(info, sample, result, version=None):
+    """In-place ops return ``self`` (and bump its version); ``out=`` ops return ``out``."""
+    if info.variant == "inplace":
+        if result is not sample.input:
+            raise AssertionError(f"{_where(info, sample)}: an in-place op must return self")
+        if version is not None and sample.input._version != version + 1:
+            raise AssertionError(f"{_where(info, sample)}: the version counter went from "
+                                 f"{version} to {sample.input._version}, expected "
+                                 f"{version + 1}")
+    elif info.variant == "out":
+        if result is not sample.kwargs["out"]:
+            raise AssertionError(f"{_where(info, sample)}: an out= op must return out")
+
+
+def check_reference(info, sample):
+    """Eager result vs ``info.ref`` (the sample may be on any device with data)."""
+    if info.ref is None:
+        raise AssertionError(f"{info.name}: the entry has no reference")
+    np_args, np_kwargs = sample.numpy()        # before the call: in-place ops write inputs
+    with np.errstate(all="ignore"):
+        expected = info.ref(*np_args, **np_kwargs)
+    version = sample.input._version if info.variant == "inplace" else None
+    result = _call(info, sample)
+    _check_written(info, sample, result, version)
+    rtol, atol = tolerance(info, sample, _compute_dtype(info, sample, result))
+    try:
+        assert_close(result, expected, rtol, atol, check_values=not info.nondeterministic)
+    except AssertionError as e:
+        raise AssertionError(f"{_where(info, sample)} vs the reference: {e}") from None
+
+
+def _meta_kwarg(name, value):
+    return "meta" if name == "device" and value is not None else value
+
+
+def to_device(sample, device):
+    """The sample with its tensors moved to ``device`` (``device=`` arguments too)."""
+    import fnx
+    dev = fnx.device(device) if not hasattr(device, "type") else device
+
+    def move(t):
+        return t.to(dev) if t.device != dev else t
+    return sample.map_tensors(move, lambda k, v: dev if k == "device" and v is not None
+                              else v)
+
+
+def clone_sample(sample):
+    """An independent copy of the sample (tensors cloned), for ops that write inputs."""
+    return sample.map_tensors(lambda t: t.clone())
+
+
+def _compare_meta(info, sample, meta_result, eager):
+    if isinstance(eager, (tuple, list)):
+        if not isinstance(meta_result, (tuple, list)) or len(meta_result) != len(eager):
+            raise AssertionError(f"{_where(info, sample)}: meta returned {meta_result!r}, "
+                                 f"eager returned {len(eager)} results")
+        for m, e in zip(meta_result, eager):
+            _compare_meta(info, sample, m, e)
+        return
+    if not _is_tensor(eager):
+        return          # a Python scalar (``item``): nothing to compare on meta
+    if not _is_tensor(meta_result):
+        raise AssertionError(f"{_where(info, sample)}: meta returned {meta_result!r}")
+    if meta_result.device.type != "meta":
+        raise AssertionError(f"{_where(info, sample)}: the result is on "
+                             f"{meta_result.device}, not meta")
+    if tuple(meta_result.shape) != tuple(eager.shape) or meta_result.dtype is not eager.dtype:
+        raise AssertionError(f"{_where(info, sample)}: meta gives {meta_result.dtype.name}"
+                             f"{list(meta_result.shape)}, eager gives {eager.dtype.name}"
+                             f"{list(eager.shape)}")
+
+
+def check_meta(info, sample):
+    """The op on meta copies of the sample gives eager's shapes and dtypes."""
+    meta_sample = sample.map_tensors(lambda t: t.to("meta"), _meta_kwarg)
+    eager = _call(info, sample)
+    meta_result = _call(info, meta_sample)
+    _compare_meta(info, sample, meta_result, eager)
+    if info.variant == "inplace" and meta_result is not meta_sample.input:
+        raise AssertionError(f"{_where(info, sample)}: in-place on meta must return self")
+    if info.variant == "out" and meta_result is not meta_sample.kwargs["out"]:
+        raise AssertionError(f"{_where(info, sample)}: out= on meta must return out")
+
+
+def check_decomposition(info, sample, to="prims"):
+    """Run the op decomposed to ``to`` ("core" or "prims"): only ops of that level may
+    run, and the result must match eager (on a clone of the sample)."""
+    from ..ir.decompose import in_target, run_decomposed
+    eager_sample = clone_sample(sample)
+    expected = _call(info, eager_sample)
+    result, ran = run_decomposed(info.op, *sample.all_args(), to=to, **sample.kwargs)
+    bad = sorted((str(op), n) for op, n in ran.items() if not in_target(op, to))
+    if bad:
+        listed = ", ".join(f"{op} (x{n})" for op, n in bad)
+        raise AssertionError(f"{_where(info, sample)} decomposed to {to}: ops outside "
+                             f"{to} ran: {listed}")
+    if info.variant == "inplace" and result is not sample.input:
+        raise AssertionError(f"{_where(info, sample)} decomposed to {to}: an in-place op "
+                             f"must return self")
+    if info.variant == "out" and result is not sample.kwargs["out"]:
+        raise AssertionError(f"{_where(info, sample)} decomposed to {to}: must return out")
+    rtol, atol = tolerance(info, sample, _result_dtype(expected))
+    try:
+        assert_close(result, _expected_of(expected), rtol, atol,
+                     check_values=not info.nondeterministic)
+    except AssertionError as e:
+        raise AssertionError(f"{_where(info, sample)} decomposed to {to} vs eager: {e}") \
+            from None
+
+
+def _expected_of(r):
+    if isinstance(r, (tuple, list)):
+        return tuple(_expected_of(x) for x in r)
+    return to_numpy(r) if _is_tensor(r) else r
+
+
+def _raises(fn, error_type, match, what):
+    try:
+        fn()
+    except error_type as e:
+        if match is not None and not re.search(match, str(e)):
+            raise AssertionError(f"{what}: raised {type(e).__name__}({str(e)!r}), which does "
+                                 f"not match {match!r}") from None
+        return
+    except Exception as e:
+        raise AssertionError(f"{what}: raised {type(e).__name__}({e}), expected "
+                             f"{_type_names(error_type)}") from None
+    raise AssertionError(f"{what}: did not raise {_type_names(error_type)}")
+
+
+def _type_names(t):
+    return "/".join(x.__name__ for x in t) if isinstance(t, tuple) else t.__name__
+
+
+def check_errors(info, error_input):
+    """The op rejects the input with PyTorch's error type and message; so does its meta
+    function, when the error does not depend on values."""
+    s = error_input.sample
+    _raises(lambda: _call(info, s), error_input.error_type, error_input.match,
+            _where(info, s))
+    if error_input.meta:
+        m = s.map_tensors(lambda t: t.to("meta"), _meta_kwarg)
+        _raises(lambda: _call(info, m), error_input.error_type, None,
+                f"{_where(info, s)} on meta")
+
+
+def check_lowering(info, sample, target):
+    """The op traced (decomposed to prims) and compiled by lowering ``target`` (a name in
+    ``fnx.lower.targets()`` or a target object) matches eager on a clone of the sample."""
+    from ..ir.tracer import trace
+    if isinstance(target, str):
+        from ..lower import get_target
+        target = get_target(target)
+    expected = _call(info, clone_sample(sample))
+    tensors = []
+
+    def collect(t):
+        tensors.append(t)
+        return t
+    sample.map_tensors(collect)
+
+    def fn(*ts):
+        it = iter(ts)
+        return _call(info, sample.map_tensors(lambda t: next(it)))
+    from ..ir.tracer import DataDependentError
+    try:
+        graph = trace(fn, *tensors, decompose_to="prims")
+    except DataDependentError as e:
+        raise NotApplicable(f"{info.name} cannot be traced: {e}") from None
+    result = target.compile(graph)(*tensors)
+    rtol, atol = tolerance(info, sample, _result_dtype(expected))
+    try:
+        assert_close(result, _expected_of(expected), rtol, atol,
+                     check_values=not info.nondeterministic)
+    except AssertionError as e:
+        raise AssertionError(f"{_where(info, sample)} lowered to "
+                             f"{getattr(target, 'name', target)} vs eager: {e}") from None
+
+
+def lowering_targets() -> dict:
+    """``{name: target}`` of the registered lowering targets; each target answers
+    ``has_rule(op)``.  Read from ``fnx.lower`` (``targets()`` or a ``TARGETS`` mapping);
+    empty until a lowering package exists."""
+    try:
+        import fnx.lower as L
+    except ImportError:
+        return {}
+    get = getattr(L, "targets", None)
+    found = get() if callable(get) else getattr(L, "TARGETS", None)
+    return dict(found or {})
