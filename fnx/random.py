@@ -22,7 +22,7 @@ import numpy as np
 from ._device import CPU, device as _device
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "fork_rng", "register_seed_hook"]
+           "get_rng_state", "set_rng_state", "fork_rng", "register_seed_hook", "next_key"]
 
 DEFAULT_SEED = 67280421310721       # PyTorch's default CPU seed
 _U64 = (1 << 64) - 1
@@ -132,6 +132,41 @@ def rng(generator, op_name="random op") -> np.random.Generator:
         raise RuntimeError(f"{op_name}: Expected a 'cpu' device type for generator but found "
                            f"'{dev}'")
     return r
+
+
+def next_key(device=None, generator=None):
+    """A fresh key for the key-based random prims (``prims.uniform``, ``prims.normal``, ...).
+
+    Draws two 32-bit words from ``generator``'s state (the default generator when None),
+    advancing it, and returns them as an int64 tensor of shape [2] on ``device`` (cpu when
+    None or meta): the raw data of a threefry2x32 key.  Decomposed random ops take their keys
+    from here, so they are reproducible under ``fnx.manual_seed`` and advance the same
+    state as the eager kernels.
+
+    >>> import fnx
+    >>> _ = fnx.manual_seed(0); a = fnx.random.next_key()
+    >>> _ = fnx.manual_seed(0); b = fnx.random.next_key()
+    >>> a.dtype, a.shape, bool((a == b).all())
+    (fnx.int64, fnx.Size([2]), True)
+    """
+    from . import _dtype as D
+    from ._device import canonical
+    from .backends.cpu._core import wrap
+    from .dispatch.modes import current_mode
+    mode = current_mode()
+    if mode is not None and hasattr(mode, "rng_key"):
+        # Tracing for fnx.compile: the key becomes a graph input, fresh on every call.
+        key = mode.rng_key(device, generator)
+        if key is not None:
+            return key
+    words = rng(generator, "next_key").integers(0, 1 << 32, size=2, dtype=np.uint64)
+    key = wrap(words.astype(np.int64), D.int64)   # a plain CPU tensor: no op is called
+    dev = CPU if device is None else canonical(device)
+    # A meta device has no data (and traced tensors live there): the key stays a CPU
+    # constant, which a trace records by value.
+    if dev is not CPU and dev.type != "meta":
+        key = key.to(dev)
+    return key
 
 
 default_generator = Generator()

@@ -218,7 +218,7 @@ def _fits(value, dtype) -> bool:
 _NATURAL = {bool: D.bool, int: D.int64, float: D.float64, complex: D.complex128}
 
 
-def full(shape, value, dtype, device) -> "Tensor":  # noqa: F821
+def full(shape, value, dtype, device):
     """``prims.full`` of ``value`` cast to ``dtype`` as a C cast (NumPy's ``astype``) does.
 
     A value the dtype cannot hold as it is (``2`` for bool, ``1.5`` for int64, ``300`` for
@@ -272,8 +272,7 @@ def _promoted(kind, args=("self", "other")):
     return deco
 
 
-def _op(qualname):
-    return get_op(qualname)
+_op = get_op
 
 
 def _decompose(qualnames, fn):

@@ -93,6 +93,14 @@ def scalar_dtype(x):
     return D.get_default_dtype()
 
 
+def _float_max(dtype) -> float:
+    """The largest finite value of a floating dtype (bfloat16 through ml_dtypes)."""
+    if dtype is D.bfloat16:
+        import ml_dtypes
+        return float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    return float(np.finfo(dtype.numpy).max)
+
+
 def cast_fill(value, dtype):
     """``value`` converted to ``dtype`` as c10's checked conversion does: integers wrap
     into unsigned types, anything out of the type's range is an overflow error."""
@@ -107,7 +115,7 @@ def cast_fill(value, dtype):
         v = v.real
     if dtype.is_floating_point:
         v = float(v)
-        if math.isfinite(v) and abs(v) > float(np.finfo(dtype.numpy).max):
+        if math.isfinite(v) and abs(v) > _float_max(dtype):
             raise overflow
         return v
     if isinstance(v, float) and math.isnan(v):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import operator
 
+import ml_dtypes
 import numpy as np
 
 from ... import _dtype as D
@@ -323,7 +324,7 @@ def checked_scalar(value, dtype):
         value = value.real
     if dtype.is_floating_point:
         v = float(value)
-        fmax = float(np.finfo(dtype.numpy).max)
+        fmax = float(ml_dtypes.finfo(dtype.numpy).max)      # np.finfo rejects bfloat16
         if math.isfinite(v) and abs(v) > fmax:
             raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
                                f"without overflow")
@@ -671,6 +672,8 @@ def _view_as_complex_meta(self):
     shape = _shape(self)
     if not shape or shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
+    if self.numel() == 0:
+        return TensorMeta(shape[:-1], self.dtype.to_complex())   # strides of no elements
     if self.stride()[-1] != 1:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any(s % 2 for s in self.stride()[:-1]):
@@ -852,7 +855,9 @@ def _movedim(self, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({shape_str(source)})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({shape_str(destination)})")
-    perm = [-1] * max(n, 0)
+    if n == 0:                  # a 0-dim tensor: dims 0 and -1 name "no dim"
+        return permute(self, [])
+    perm = [-1] * n
     for s, d in zip(src, dst):
         perm[d] = s
     rest = iter(d for d in range(n) if d not in src)
