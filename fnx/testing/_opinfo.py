@@ -295,12 +295,11 @@ class OpInfo:
         """The checks that apply to this entry (level- and variant-dependent)."""
         level = _level(self.op)
         out = ["reference", "meta"]
-        # in-place and out= variants reach the core set through functionalization; they
-        # are run decomposed only once they have a decomposition of their own
-        decomposes = self.variant == "functional" or self.op.decomposition is not None
-        if level == "aten" and decomposes:
+        # in-place and out= variants reach the lower levels through functionalization
+        # (their functional op, decomposed, plus a write-back): checked that way
+        if level == "aten":
             out.append("decomp_core")
-        if level != "prims" and decomposes:
+        if level != "prims":
             out.append("decomp_prims")
         if self.error_inputs_fn is not None:
             out.append("errors")

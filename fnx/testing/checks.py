@@ -165,6 +165,8 @@ def check_decomposition(info, sample, to="prims"):
     """Run the op decomposed to ``to`` ("core" or "prims"): only ops of that level may
     run, and the result must match eager (on a clone of the sample)."""
     from ..ir.decompose import in_target, run_decomposed
+    if info.op.schema.is_mutable:
+        return _check_functional_decomposition(info, sample, to)
     eager_sample = clone_sample(sample)
     expected = _call(info, eager_sample)
     result, ran = run_decomposed(info.op, *sample.all_args(), to=to, **sample.kwargs)
@@ -185,6 +187,65 @@ def check_decomposition(info, sample, to="prims"):
     except AssertionError as e:
         raise AssertionError(f"{_where(info, sample)} decomposed to {to} vs eager: {e}") \
             from None
+
+
+def _check_functional_decomposition(info, sample, to):
+    """A writing op (in-place, out=) reaches ``to`` through functionalization: trace it
+    functionally and decomposed, check that only ops of that level remain, and run the
+    graph: its result and the final values of the written inputs must match eager."""
+    from ..ir.decompose import in_target
+    from ..ir.tracer import DataDependentError, trace
+    eager_sample = clone_sample(sample)
+    expected = _call(info, eager_sample)
+    op = info.op
+    try:
+        graph = trace(lambda *a, **k: op(*a, **k), *sample.all_args(), functional=True,
+                      decompose_to=to, **sample.kwargs)
+    except DataDependentError as e:
+        raise NotApplicable(str(e)) from None
+    bad = sorted({str(n.target) for n in graph.calls() if not in_target(n.target, to)})
+    if bad:
+        raise AssertionError(f"{_where(info, sample)} functionalized and decomposed to {to}: "
+                             f"ops outside {to} remain: {', '.join(bad)}")
+    inputs = _flat_tensors(clone_sample(sample))
+    written = _flat_tensors(eager_sample)
+    out = graph.run(*inputs)
+    finals = {}
+    if graph.mutated_inputs:
+        result = out[0]
+        finals = {i: out[k] for i, k in graph.mutated_inputs}
+    else:
+        result = out
+    rtol, atol = tolerance(info, sample, _result_dtype(expected))
+    try:
+        assert_close(result, _expected_of(expected), rtol, atol,
+                     check_values=not info.nondeterministic)
+        for i, value in finals.items():
+            assert_close(value, to_numpy(written[i]), rtol, atol,
+                         check_values=not info.nondeterministic)
+    except AssertionError as e:
+        raise AssertionError(f"{_where(info, sample)} functionalized and decomposed to {to} "
+                             f"vs eager: {e}") from None
+    if not finals:
+        raise AssertionError(f"{_where(info, sample)}: the functional program of a writing "
+                             f"op returned no written input")
+
+
+def _flat_tensors(sample):
+    """The sample's tensors in the order the tracer makes them placeholders."""
+    out = []
+
+    def walk(v):
+        if _is_tensor(v):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+    for a in sample.all_args():
+        walk(a)
+    for v in sample.kwargs.values():
+        walk(v)
+    return out
 
 
 def _expected_of(r):

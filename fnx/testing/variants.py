@@ -16,11 +16,8 @@ from ._opinfo import ErrorInput, Known, OpInfo, SampleInput, _is_tensor
 
 __all__ = ["inplace_entry", "out_entry", "result_meta", "OUT_KNOWN"]
 
-#: Known failures of every derived ``op.out`` entry.
-OUT_KNOWN = [
-    Known("meta", reason="meta functions of out= ops (out_meta in fnx/ir/ops/_common.py) "
-                         "return `out` without resizing it to the result shape"),
-]
+#: Known failures of every derived ``op.out`` entry (none at present).
+OUT_KNOWN = []
 
 
 def result_meta(op, sample):

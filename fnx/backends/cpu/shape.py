@@ -257,7 +257,8 @@ def _cat(ks, tensors, dim=0):
 def _flip(ks, self, dims):
     a = data(self, "flip")
     dims = wrap_dims(ints(dims, "flip", "dims"), a.ndim)
-    return wrap(np.flip(a, axis=dims).copy() if dims else a.copy(), self._dtype)
+    # A 0-dim tensor has nothing to reverse (dim 0 wraps onto it): a copy, as PyTorch.
+    return wrap(np.flip(a, axis=dims).copy() if dims and a.ndim else a.copy(), self._dtype)
 
 
 @kernel(S.repeat)

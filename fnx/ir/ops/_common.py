@@ -44,6 +44,9 @@ def out_meta(functional_meta, name: str):
         if not D.can_cast(r.dtype, out.dtype):
             raise RuntimeError(f"{name}: result type {_torch_name(r.dtype)} can't be cast to "
                                f"the desired output type {_torch_name(out.dtype)}")
+        from ...backends.meta import MetaArray
+        if isinstance(out._data, MetaArray) and tuple(out.shape) != tuple(r.shape):
+            out._data = MetaArray(r.shape, out._data.dtype)     # out= resizes, as on CPU
         return out
     return meta
 

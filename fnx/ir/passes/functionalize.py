@@ -22,6 +22,7 @@ back into the caller's tensors.
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from ...backends.meta import MetaArray
 from ..decompose import in_target
 from ..graph import Graph
 from ..tracer import TracingMode
@@ -59,15 +60,31 @@ def _special_variants():
         return aten.log1p.default(-aten.rand_like.default(self)) * (-1.0 / lambd)
 
     def random_from(self, from_, to=None, *, generator=None):
-        return aten.randint_like.low_dtype(self, from_, to)
+        return aten.randint_like.low_dtype(self, from_, _full_range(self) if to is None else to)
 
     def random_to(self, to, *, generator=None):
         return aten.randint_like.low_dtype(self, 0, to)
 
+    def random_full(self, *, generator=None):
+        return aten.randint_like.low_dtype(self, 0, _full_range(self))
+
     return {"zero_": lambda self: aten.zeros_like.default(self),
             "detach_": lambda self: aten.detach.default(self),
             "uniform_": uniform, "normal_": normal, "exponential_": exponential,
-            "random_.from": random_from, "random_.to": random_to}
+            "random_.from": random_from, "random_.to": random_to, "random_": random_full}
+
+
+def _full_range(t) -> int:
+    """The exclusive upper bound of ``random_()``: 2**mantissa + 1 for floats, the dtype's
+    maximum for integers (PyTorch samples [0, 2**mantissa] and [0, max])."""
+    import numpy as np
+    d = t.dtype
+    if d.is_floating_point:
+        import ml_dtypes     # np.finfo does not know bfloat16
+        return 2 ** (ml_dtypes.finfo(d.numpy).nmant + 1) + 1
+    if d.name == "bool":
+        return 2
+    return int(np.iinfo(d.numpy).max)
 
 
 def functional_variant(op):
@@ -252,7 +269,13 @@ class FunctionalTracingMode(TracingMode):
             params = functional.schema.arguments
             new = functional(*[fargs[a.name] for a in params if not a.kwarg_only],
                              **{a.name: fargs[a.name] for a in params if a.kwarg_only})
-        dst = bound["out" if "out" in written else written[0]]
+        if "out" in written:
+            # out= resizes `out` to the result (PyTorch), then casts into its dtype.
+            dst = bound["out"]
+            if tuple(new.shape) != tuple(dst.shape) and isinstance(dst._data, MetaArray):
+                dst._data = MetaArray(tuple(new.shape), dst._data.dtype)
+        else:
+            dst = bound[written[0]]
         self._write(dst, _like(new, dst, op))
         return dst
 
