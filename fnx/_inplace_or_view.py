@@ -8,7 +8,7 @@ input's base and shares its version counter.  Every other op falls through this 
 from __future__ import annotations
 
 from .dispatch.dispatcher import all_ops
-from .dispatch.keys import AliasKey, DispatchKey, below
+from .dispatch.keys import BACKEND_KEYS, AliasKey, DispatchKey, below
 
 _BELOW = below(DispatchKey.ADInplaceOrView)
 
@@ -68,12 +68,15 @@ def _view_kernel(op):
 def register_op(op) -> None:
     """Give ``op`` its ADInplaceOrView kernel, if it writes or aliases.
 
-    An op whose kernel is its decomposition (CompositeImplicitAutograd) gets none: the
-    ops it calls do the bookkeeping, and it may return a copy or ``self`` (reshape,
-    contiguous), which must not be marked as a view.
+    An op whose only kernel is its decomposition (CompositeImplicitAutograd) gets none:
+    the ops it calls do the bookkeeping, and it may return a copy or ``self`` (reshape,
+    contiguous), which must not be marked as a view.  An op with a backend kernel of its
+    own gets one even when it also has a decomposition.
     """
-    if DispatchKey.ADInplaceOrView in op.kernels or \
-            AliasKey.CompositeImplicitAutograd in op.kernels:
+    if DispatchKey.ADInplaceOrView in op.kernels:
+        return
+    if AliasKey.CompositeImplicitAutograd in op.kernels and \
+            not any(k in op.kernels for k in BACKEND_KEYS):
         return
     pos, kw = _written_positions(op)
     if pos or kw:

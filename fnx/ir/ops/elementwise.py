@@ -93,8 +93,10 @@ def _define_family(name, overload, args, kind, core, n_tensors):
                                meta=inplace_meta(meta, f"{name}_"))
     out_ov = "out" if overload in ("default", "Tensor") else f"{overload}_out"
     kw = ", *" if "*" not in args else ""
+    # atan2.out is the one out= overload in the Core ATen opset
+    out_tags = ("out", "pointwise") + (("core",) if (name, out_ov) == ("atan2", "out") else ())
     ops["out"] = defop(f"{name}.{out_ov}(Tensor self{sep}{args}{kw}, Tensor(a!) out) "
-                       f"-> Tensor(a!)", tags=("out", "pointwise"), promotion=kind,
+                       f"-> Tensor(a!)", tags=out_tags, promotion=kind,
                        meta=out_meta(meta, name))
     return ops
 
