@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["NodeMeta", "Node", "Graph"]
+__all__ = ["NodeMeta", "Node", "Graph", "map_nodes"]
 
 
 class NodeMeta(NamedTuple):
@@ -147,18 +147,13 @@ class Graph:
                 setattr(new, attr, list(getattr(self, attr)))
         mapped = {}
 
+        def resolve(v):
+            while v in replace:
+                v = replace[v]
+            return mapped[v]
+
         def remap(v):
-            if isinstance(v, Node):
-                while v in replace:
-                    v = replace[v]
-                return mapped[v]
-            if isinstance(v, list):
-                return [remap(x) for x in v]
-            if isinstance(v, tuple):
-                return tuple(remap(x) for x in v)
-            if isinstance(v, dict):
-                return {k: remap(x) for k, x in v.items()}
-            return v
+            return map_nodes(v, resolve)
 
         for n in self.nodes:
             if n in replace or (keep is not None and n.kind in ("call", "getitem", "constant")
@@ -251,16 +246,22 @@ _RESERVED = {"sum", "max", "min", "abs", "pow", "round", "slice", "all", "any", 
              "type", "range", "iter", "fnx", "id", "hash", "print", "list"}
 
 
-def _load(value, env):
+def map_nodes(value, fn):
+    """``value`` (a node, or lists/tuples/dicts holding nodes) with each node replaced by
+    ``fn(node)``; everything else is kept as it is."""
     if isinstance(value, Node):
-        return env[value]
+        return fn(value)
     if isinstance(value, list):
-        return [_load(v, env) for v in value]
+        return [map_nodes(v, fn) for v in value]
     if isinstance(value, tuple):
-        return tuple(_load(v, env) for v in value)
+        return tuple(map_nodes(v, fn) for v in value)
     if isinstance(value, dict):
-        return {k: _load(v, env) for k, v in value.items()}
+        return {k: map_nodes(v, fn) for k, v in value.items()}
     return value
+
+
+def _load(value, env):
+    return map_nodes(value, env.__getitem__)
 
 
 def _fmt(value) -> str:

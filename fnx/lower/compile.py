@@ -13,7 +13,7 @@ import functools
 import warnings
 
 from .._tensor import Tensor
-from ..ir.graph import Graph, Node
+from ..ir.graph import Graph, Node, map_nodes
 from ..ir.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..ir.passes.partition import Partition, Region, partition
 from ..ir.tracer import DataDependentError, trace
@@ -189,14 +189,15 @@ class _Entry:
                 outs = fn(*[env[i] for i in step.inputs])
                 env.update(zip(step.outputs, outs))
             else:
-                env[step] = step.target(*_load(step.args, env), **_load(step.kwargs, env))
+                env[step] = step.target(*map_nodes(step.args, env.__getitem__),
+                                       **map_nodes(step.kwargs, env.__getitem__))
                 if isinstance(env[step], (tuple, list)):
                     for u in step.users:
                         if u.kind == "getitem":
                             env[u] = env[step][u.args[1]]
         for i, node in self.writeback:
             inputs[i].copy_(env[node])
-        return _load(self.result, env)
+        return map_nodes(self.result, env.__getitem__)
 
 
 def _compile_region(target, graph, region: Region):
@@ -205,34 +206,10 @@ def _compile_region(target, graph, region: Region):
     for i in region.inputs:
         mapping[i] = sub.placeholder(i.name, i.meta)
     for n in region.nodes:
-        mapping[n] = sub._add(n.kind, n.name, n.target, _remap(n.args, mapping),
-                              _remap(n.kwargs, mapping), n.meta)
+        mapping[n] = sub._add(n.kind, n.name, n.target, map_nodes(n.args, mapping.__getitem__),
+                              map_nodes(n.kwargs, mapping.__getitem__), n.meta)
     sub.output(tuple(mapping[o] for o in region.outputs))
     return target.compile(sub)
-
-
-def _remap(value, mapping):
-    if isinstance(value, Node):
-        return mapping[value]
-    if isinstance(value, list):
-        return [_remap(v, mapping) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_remap(v, mapping) for v in value)
-    if isinstance(value, dict):
-        return {k: _remap(v, mapping) for k, v in value.items()}
-    return value
-
-
-def _load(value, env):
-    if isinstance(value, Node):
-        return env[value]
-    if isinstance(value, list):
-        return [_load(v, env) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_load(v, env) for v in value)
-    if isinstance(value, dict):
-        return {k: _load(v, env) for k, v in value.items()}
-    return value
 
 
 # ----------------------------------------------------------------------------- tracing

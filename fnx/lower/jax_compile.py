@@ -5,7 +5,7 @@ import jax
 import numpy as np
 
 from .._tensor import Tensor
-from ..ir.graph import Node
+from ..ir.graph import _collect, map_nodes
 
 __all__ = ["compile_graph"]
 
@@ -27,7 +27,7 @@ def compile_graph(target, graph):
     rules = target.rules
     places = graph.placeholders()
     out_nodes = []
-    _flatten(graph.output_node.args[0], out_nodes)
+    _collect(graph.output_node.args[0], out_nodes)
 
     def program(*arrays):
         env = dict(zip(places, arrays))
@@ -51,7 +51,7 @@ def compile_graph(target, graph):
         with jax.enable_x64(True):
             outs = jitted(*arrays)
         results = {n: _to_tensor(o, n.meta) for n, o in zip(out_nodes, outs)}
-        return _rebuild(graph.output_node.args[0], results)
+        return map_nodes(graph.output_node.args[0], results.__getitem__)
 
     def hlo_fusions(*tensors):
         """How XLA compiled this program: the kernels its entry computation launches
@@ -91,29 +91,9 @@ def _to_tensor(array, meta):
     return wrap(out, meta.dtype)
 
 
-def _flatten(value, out):
-    if isinstance(value, Node):
-        out.append(value)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _flatten(v, out)
-
-
-def _rebuild(value, results):
-    if isinstance(value, Node):
-        return results[value]
-    if isinstance(value, (list, tuple)):
-        return type(value)(_rebuild(v, results) for v in value)
-    return value
-
-
 def _load(value, env):
-    if isinstance(value, Node):
-        return env[value]
+    # Captured tensors in a region's arguments enter the program as arrays.
+    value = map_nodes(value, env.__getitem__)
     if isinstance(value, (list, tuple)):
-        return [_load(v, env) for v in value]
-    if isinstance(value, dict):
-        return {k: _load(v, env) for k, v in value.items()}
-    if isinstance(value, Tensor):
-        return np.asarray(value._data)
+        return [np.asarray(v._data) if isinstance(v, Tensor) else v for v in value]
     return value

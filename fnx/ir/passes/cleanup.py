@@ -1,7 +1,7 @@
 """Dead-code elimination and common-subexpression elimination."""
 from __future__ import annotations
 
-from ..graph import Graph, Node
+from ..graph import Graph, Node, map_nodes
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions"]
 
@@ -61,7 +61,8 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     for node in graph.nodes:
         if node.kind == "call" and not _has_effects(node) and \
                 "nondeterministic" not in node.target.tags:
-            key = (node.target, _key(_map(canon, node.args)), _key(_map(canon, node.kwargs)))
+            key = (node.target, _key(map_nodes(node.args, canon)),
+                   _key(map_nodes(node.kwargs, canon)))
         elif node.kind == "getitem":
             key = ("getitem", canon(node.args[0]), node.args[1])
         else:
@@ -71,13 +72,3 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
         else:
             seen[key] = node
     return graph.copy(replace=replace)
-
-
-def _map(fn, value):
-    if isinstance(value, Node):
-        return fn(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_map(fn, v) for v in value)
-    if isinstance(value, dict):
-        return {k: _map(fn, v) for k, v in value.items()}
-    return value
