@@ -154,7 +154,12 @@ def _signbit(a):
 
 
 def _sign(a):
-    return a.copy() if a.dtype.kind == "b" else np.sign(a)
+    if a.dtype.kind == "b":
+        return a.copy()
+    if a.dtype.kind == "f" or a.dtype == D.bfloat16.numpy:
+        # PyTorch's sign is (0 < a) - (a < 0): nan gives 0 (np.sign gives nan)
+        return np.sign(np.where(np.isnan(a), 0, a)).astype(a.dtype)
+    return np.sign(a)
 
 
 def _relu(a):

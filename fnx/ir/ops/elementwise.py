@@ -83,6 +83,8 @@ def _define_family(name, overload, args, kind, core, n_tensors):
     ov = "" if overload == "default" else f".{overload}"
     tags = CORE if core else ATEN
     meta = pointwise_meta(kind, n_tensors)
+    if name == "div" and overload.endswith("_mode"):
+        meta = _div_mode_meta(n_tensors)
     sep = ", " if args else ""
     op = defop(f"{name}{ov}(Tensor self{sep}{args}) -> Tensor", tags=tags, promotion=kind,
                meta=meta)
@@ -99,6 +101,22 @@ def _define_family(name, overload, args, kind, core, n_tensors):
                        f"-> Tensor(a!)", tags=out_tags, promotion=kind,
                        meta=out_meta(meta, name))
     return ops
+
+
+def _div_mode_meta(n_tensors):
+    """div with rounding_mode: None is true division (integers give floats), 'trunc' and
+    'floor' keep the promoted type; anything else is an error."""
+    true_div = pointwise_meta(INT_TO_FLOAT, n_tensors)
+    rounded = pointwise_meta(DEFAULT, n_tensors)
+
+    def meta(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return true_div(self, other)
+        if rounding_mode not in ("trunc", "floor"):
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
+        return rounded(self, other)
+    return meta
 
 
 # ``VARIANTS[functional op] = {"functional", "inplace", "out"}``: backends use this to
@@ -335,8 +353,15 @@ def _neg(self):
 @decomposition(_op("aten::sign"))
 @_promoted(NO_OPMATH, ("self",))
 def _sign(self):
-    # sign of a bool is the bool itself (False -> 0, True -> 1)
-    return copy_of(self) if self.dtype is D.bool else prims.sign(self)
+    # sign of a bool is the bool itself (False -> 0, True -> 1); PyTorch's sign is
+    # (0 < x) - (x < 0), so sign(nan) is 0 (the prim, like lax.sign, gives nan)
+    if self.dtype is D.bool:
+        return copy_of(self)
+    out = prims.sign(self)
+    if self.dtype.is_floating_point:
+        out = prims.where(prims.ne(self, self), refs.full(self.shape, 0, self.dtype,
+                                                          self.device), out)
+    return out
 
 
 def _rounding(name):

@@ -214,28 +214,15 @@ BINARY = {
 # VARIANT_KNOWN hold those of the derived variants.
 _SUB_BOOL = Known("errors", reason="the meta function accepts bool operands; PyTorch's sub "
                                    "meta rejects them like the kernel")
-_MODE_META = Known("meta", INTS, reason="the meta function of div with rounding_mode=None "
-                                        "keeps the integer dtype; PyTorch gives float32")
-_MODE_ERR = Known("errors", reason="the meta function does not validate rounding_mode")
 KNOWN = {
-    "sign.default": [Known("reference", FLOATS, "sign(nan) is 0 in PyTorch ((0 < x) - (x < "
-                                                "0)); the CPU kernel uses np.sign: nan")],
     "neg.default": [Known("errors", reason="the meta function accepts bool; PyTorch's neg "
                                            "meta rejects it")],
     "sub.Tensor": [_SUB_BOOL], "sub.Scalar": [_SUB_BOOL],
     "rsub.Tensor": [_SUB_BOOL], "rsub.Scalar": [_SUB_BOOL],
     "pow.Tensor_Scalar": [Known("errors", reason="the meta function accepts an integer "
                                                  "tensor to a negative integer power")],
-    "div.Tensor_mode": [_MODE_META, _MODE_ERR], "div.Scalar_mode": [_MODE_META, _MODE_ERR],
 }
-_MODE_ERR_INPLACE = Known("errors", reason="div_ with rounding_mode=None of integers: the "
-                                           "meta function keeps the integer dtype, so it "
-                                           "does not raise like eager")
 VARIANT_KNOWN = {
-    "div.Tensor_mode": {"inplace": [_MODE_ERR_INPLACE]},
-    "div.Scalar_mode": {"inplace": [_MODE_ERR_INPLACE]},
-    "sign.default": {k: [Known("reference", FLOATS, "sign(nan) is 0 in PyTorch; fnx: nan")]
-                     for k in ("inplace", "out")},
     "square.default": {"inplace": [Known("errors", reason="square_'s meta is derived from "
                                                           "the pointwise meta, not square's: "
                                                           "bool.square_() passes on meta")]},
