@@ -18,7 +18,7 @@ import math
 import string
 
 from ... import _dtype as D
-from ...ops import prims
+from ...ops import aten, prims
 from .. import refs
 from ..registry import TensorMeta, decomposition, defop
 from ..shapes import broadcast_shapes, wrap_dim
@@ -260,7 +260,6 @@ def _matmul_meta(self, other):
 def _matmul_decomp(self, other):
     """dot / mv / mm for 1-D and 2-D operands; otherwise batch dims are broadcast, folded
     into one and multiplied with bmm (or, for a 1-D/2-D ``other``, one mm)."""
-    from ...ops import aten
     d1, d2 = self.ndim, other.ndim
     if d1 == 2 and d2 == 2:     # the hot case: mm checks (and words) everything itself
         return mm._call(self, other)
@@ -306,7 +305,6 @@ def _outer_meta(self, vec2):
 
 
 def _outer_decomp(self, vec2):
-    from ...ops import aten
     _outer_meta(self, vec2)
     return aten.mul.Tensor(aten.unsqueeze.default(self, 1), vec2)
 
@@ -332,7 +330,6 @@ def _linear_meta(input, weight, bias=None):
 
 def _linear_decomp(input, weight, bias=None):
     """``input @ weight.T + bias``; a 2-D input with a bias is one addmm."""
-    from ...ops import aten
     _linear_meta(input, weight, bias)
     wt = aten.t.default(weight)
     if input.ndim == 2 and weight.ndim == 2 and bias is not None:
@@ -355,7 +352,6 @@ def _baddbmm_meta(self, batch1, batch2, *, beta=1, alpha=1):
 
 def _baddbmm_decomp(self, batch1, batch2, *, beta=1, alpha=1):
     """``beta * self + alpha * bmm``; beta == 0 ignores ``self`` (nan and inf included)."""
-    from ...ops import aten
     r = _baddbmm_meta(self, batch1, batch2, beta=beta, alpha=alpha)
     out = bmm(batch1, batch2)
     if alpha != 1:
@@ -390,7 +386,6 @@ def _tensordot_meta(self, other, dims_self, dims_other):
 
 def _tensordot_decomp(self, other, dims_self, dims_other):
     """Permute the contracted dims together, fold both sides to matrices, one mm."""
-    from ...ops import aten
     r = _tensordot_meta(self, other, dims_self, dims_other)
     ds = [wrap_dim(d, self.ndim) for d in dims_self]
     do = [wrap_dim(d, other.ndim) for d in dims_other]

@@ -21,7 +21,7 @@ import math
 import warnings
 
 from ... import _dtype as D
-from ...ops import prims
+from ...ops import aten, prims
 from .. import refs
 from ..registry import TensorMeta, decomposition, defop
 from ..shapes import reduction_shape, wrap_dim, wrap_dims
@@ -402,7 +402,6 @@ decomposition(any_default)(lambda self: _any_decomp(self))
 
 def _all_decomp(self, dim=None, keepdim=False):
     """all(x) == not any(not x); uint8 input keeps its uint8 result."""
-    from ...ops import aten
     r = aten.logical_not.default(any_dims(aten.logical_not.default(self), _as_list(dim),
                                           keepdim))
     if self.dtype is D.uint8:
@@ -469,7 +468,6 @@ decomposition(var_dim)(lambda self, dim, unbiased=True, keepdim=False:
 
 
 def _std_decomp(self, dim=None, *, correction=None, keepdim=False):
-    from ...ops import aten
     return aten.sqrt.default(var_correction(self, dim, correction=correction, keepdim=keepdim))
 
 
@@ -523,7 +521,6 @@ def _logsumexp_meta(self, dim, keepdim=False):
 def _logsumexp_decomp(self, dim, keepdim=False):
     """log(sum(exp(x - m))) + m with m the max over ``dim`` (0 where it is infinite, so
     all -inf gives -inf and +inf gives +inf instead of nan)."""
-    from ...ops import aten
     if not _is_float(self.dtype):
         self = aten._to_copy.default(self, dtype=D.get_default_dtype())
     dims = list(norm_dims(dim, self.ndim))
@@ -576,7 +573,6 @@ def _count_meta(self, dim=None):
 
 
 def _count_decomp(self, dim=None):
-    from ...ops import aten
     return sum_dim_IntList(aten.ne.Scalar(self, 0), _as_list(dim), False)
 
 
@@ -608,7 +604,6 @@ def _vector_norm_meta(self, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def _vector_norm_decomp(self, ord=2, dim=None, keepdim=False, *, dtype=None):
-    from ...ops import aten
     out = _vector_norm_meta(self, ord, dim, keepdim, dtype=dtype).dtype
     if dtype is not None and dtype is not self.dtype:
         self = aten._to_copy.default(self, dtype=dtype)
