@@ -113,6 +113,10 @@ def run_check(info, dtype, check, device="cpu", target=None, max_samples=None):
     samples = _samples(info, dtype, device)[:max_samples]
     if not samples:
         raise AssertionError(f"{info.name}: no samples for {dtype}")
+    if check == "lowering" and target not in (None, "interpreter"):
+        # a compiling target: all samples in one program, compiled once
+        C.check_lowering_batch(info, samples, target)
+        return
     fn = {"reference": C.check_reference, "meta": C.check_meta,
           "decomp_core": lambda i, s: C.check_decomposition(i, s, "core"),
           "decomp_prims": lambda i, s: C.check_decomposition(i, s, "prims"),

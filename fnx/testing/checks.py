@@ -304,10 +304,12 @@ def check_lowering(info, sample, target):
         return _call(info, sample.map_tensors(lambda t: next(it)))
     from ..ir.tracer import DataDependentError
     try:
-        graph = trace(fn, *tensors, decompose_to="prims")
+        graph = trace(fn, *tensors, decompose_to="prims", functional=True)
     except DataDependentError as e:
         raise NotApplicable(f"{info.name} cannot be traced: {e}") from None
     result = target.compile(graph)(*tensors)
+    if graph.mutated_inputs:
+        result = result[0]
     rtol, atol = tolerance(info, sample, _result_dtype(expected))
     try:
         assert_close(result, _expected_of(expected), rtol, atol,
@@ -315,6 +317,58 @@ def check_lowering(info, sample, target):
     except AssertionError as e:
         raise AssertionError(f"{_where(info, sample)} lowered to "
                              f"{getattr(target, 'name', target)} vs eager: {e}") from None
+
+
+def check_lowering_batch(info, samples, target):
+    """``check_lowering`` for many samples with ONE compiled program: the op is traced on
+    every sample in turn into a single graph, so a target that compiles (JAX) pays its
+    compile cost once per entry and dtype.  Samples that cannot be traced (data-dependent
+    shapes) are left out; returns how many were checked."""
+    from ..ir.tracer import DataDependentError, trace
+    if isinstance(target, str):
+        from ..lower import get_target
+        target = get_target(target)
+    traceable, tensors, counts = [], [], []
+    for s in samples:
+        ts = []
+        s.map_tensors(lambda t: ts.append(t) or t)
+        try:
+            trace(lambda *a, _s=s: _call(info, _relabel(_s, a)), *ts, decompose_to="prims")
+        except DataDependentError:
+            continue
+        traceable.append(s)
+        tensors.extend(ts)
+        counts.append(len(ts))
+    if not traceable:
+        raise NotApplicable(f"{info.name}: no traceable sample")
+
+    def program(*flat):
+        outs, i = [], 0
+        for s, n in zip(traceable, counts):
+            outs.append(_call(info, _relabel(s, flat[i:i + n])))
+            i += n
+        return tuple(outs)
+
+    # functional: ops that also write an input (batch norm's running stats) lower too
+    graph = trace(program, *tensors, decompose_to="prims", functional=True)
+    results = target.compile(graph)(*tensors)
+    if graph.mutated_inputs:
+        results = results[0]
+    for s, result in zip(traceable, results):
+        expected = _call(info, clone_sample(s))
+        rtol, atol = tolerance(info, s, _result_dtype(expected))
+        try:
+            assert_close(result, _expected_of(expected), rtol, atol,
+                         check_values=not info.nondeterministic)
+        except AssertionError as e:
+            raise AssertionError(f"{_where(info, s)} lowered to "
+                                 f"{getattr(target, 'name', target)} vs eager: {e}") from None
+    return len(traceable)
+
+
+def _relabel(sample, tensors):
+    it = iter(tensors)
+    return sample.map_tensors(lambda t: next(it))
 
 
 def lowering_targets() -> dict:
