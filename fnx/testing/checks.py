@@ -170,7 +170,14 @@ def check_decomposition(info, sample, to="prims"):
     eager_sample = clone_sample(sample)
     expected = _call(info, eager_sample)
     result, ran = run_decomposed(info.op, *sample.all_args(), to=to, **sample.kwargs)
-    bad = sorted((str(op), n) for op, n in ran.items() if not in_target(op, to))
+    # Reading a value (Tensor.item()) for an eager-only check of the data (a target index
+    # out of range) is not part of the computation; a trace of that path skips the check.
+    outside = [op for op in ran if not in_target(op, to) and op.name != "_local_scalar_dense"]
+    if outside and all(op.schema.is_mutable for op in outside):
+        # the decomposition writes an input (batch norm's running stats): check it the way
+        # the compiler runs it, functionalized
+        return _check_functional_decomposition(info, sample, to)
+    bad = sorted((str(op), ran[op]) for op in outside)
     if bad:
         listed = ", ".join(f"{op} (x{n})" for op, n in bad)
         raise AssertionError(f"{_where(info, sample)} decomposed to {to}: ops outside "
@@ -226,7 +233,7 @@ def _check_functional_decomposition(info, sample, to):
     except AssertionError as e:
         raise AssertionError(f"{_where(info, sample)} functionalized and decomposed to {to} "
                              f"vs eager: {e}") from None
-    if not finals:
+    if not finals and info.op.schema.is_mutable:
         raise AssertionError(f"{_where(info, sample)}: the functional program of a writing "
                              f"op returned no written input")
 
