@@ -29,23 +29,9 @@ CORE = sorted(n for n in core_overloads() if n not in NOT_APPLICABLE)
 READS_DATA = {"aten::_local_scalar_dense": "Tensor.item()"}
 PRIMS = sorted(op.qualname for op in all_ops() if "prim" in op.tags)
 
-#: Core ATen overloads with no OpInfo entry yet (the nn, fft and distance families):
-#: strict xfails, so each name must go when its family's entries land.
-MISSING_CORE_ENTRIES = {
-    "aten::_adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d_backward",
-    "aten::_adaptive_avg_pool3d", "aten::_cdist_forward", "aten::_embedding_bag", "aten::_fft_c2r",
-    "aten::_fft_r2c", "aten::_log_softmax", "aten::_native_batch_norm_legit",
-    "aten::_native_batch_norm_legit.no_stats", "aten::_native_batch_norm_legit_no_training",
-    "aten::_pdist_forward", "aten::_softmax", "aten::avg_pool2d", "aten::avg_pool2d_backward",
-    "aten::avg_pool3d", "aten::col2im", "aten::convolution", "aten::convolution_backward",
-    "aten::elu", "aten::embedding", "aten::embedding_dense_backward", "aten::gelu",
-    "aten::grid_sampler_2d", "aten::hardtanh", "aten::leaky_relu", "aten::max_pool2d_with_indices",
-    "aten::max_pool2d_with_indices_backward", "aten::max_pool3d_with_indices",
-    "aten::native_dropout", "aten::native_group_norm", "aten::native_group_norm_backward",
-    "aten::native_layer_norm", "aten::native_layer_norm_backward", "aten::reflection_pad1d",
-    "aten::reflection_pad2d", "aten::reflection_pad3d", "aten::replication_pad2d",
-    "aten::replication_pad3d", "aten::upsample_bilinear2d.vec", "aten::upsample_nearest2d.vec",
-}
+#: Core ATen overloads with no OpInfo entry yet (strict xfails: a name goes once its
+#: entry lands).  Every family has entries now.
+MISSING_CORE_ENTRIES: set = set()
 
 #: rule -> names of the ops that break it today (strict xfails: remove a name once fixed)
 GAPS = {

@@ -94,6 +94,11 @@ def functional_variant(op):
         return _FUNCTIONAL[op]
     from ...dispatch.dispatcher import ops
     written = set(written_args(op))
+    if not written <= {"self", "out"}:
+        # writes other arguments (batch norm's running stats): no functional twin by
+        # name; such an op is functionalized through its decomposition
+        _FUNCTIONAL[op] = None
+        return None
     name = op.name[:-1] if op.name.endswith("_") else op.name
     want = [(a.name, str(a.type).replace("(a!)", "").replace("(b!)", ""))
             for a in op.schema.arguments if a.name not in written or a.name == "self"]
