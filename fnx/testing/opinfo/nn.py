@@ -906,8 +906,7 @@ register(
     OpInfo(aten.native_group_norm_backward.default, _floatref(_gn_backward_ref), F,
            _gn_backward_samples, tols=SUMS),
     OpInfo(aten._native_batch_norm_legit.default, _bn_ref("legit"), F, _bn_samples("legit"),
-           tols=TOLS, error_inputs=_bn_errors("legit"),
-           ),
+           tols=TOLS, error_inputs=_bn_errors("legit")),
     OpInfo(aten._native_batch_norm_legit.no_stats, _bn_ref("no_stats"), F,
            _bn_samples("no_stats"), tols=TOLS, error_inputs=_bn_errors("no_stats")),
     OpInfo(aten._native_batch_norm_legit_no_training.default, _bn_ref("no_training"), F,
@@ -917,8 +916,7 @@ register(
     OpInfo(aten.batch_norm.default, _bn_ref("batch_norm"), F, _bn_samples("batch_norm"),
            tols=TOLS, error_inputs=_bn_errors("batch_norm")),
     OpInfo(aten.instance_norm.default, _floatref(_instance_norm_ref), F,
-           _instance_norm_samples, tols=TOLS, error_inputs=_instance_norm_errors,
-           ),
+           _instance_norm_samples, tols=TOLS, error_inputs=_instance_norm_errors),
 )
 
 
