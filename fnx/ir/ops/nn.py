@@ -262,14 +262,15 @@ selu = _float_act("selu", "elu_cpu", lambda x: aten.elu(x, 1.6732632423543772848
 celu = _float_act("celu", "elu_cpu", lambda x, alpha=1.0: aten.elu(x, alpha, 1.0, 1.0 / alpha),
                   "Scalar alpha=1.0")
 tanhshrink = _float_act("tanhshrink", "tanhshrink_cpu", lambda x: x - aten.tanh(x))
+# Written so that NaN fails every comparison and passes through, as PyTorch's kernels.
 hardshrink = _float_act("hardshrink", "hardshrink_cpu",
-                        lambda x, lambd=0.5: aten.where.self(aten.abs(x) > lambd, x,
-                                                             aten.zeros_like(x)),
+                        lambda x, lambd=0.5: aten.where.self(
+                            aten.logical_and(x >= -lambd, x <= lambd), aten.zeros_like(x), x),
                         "Scalar lambd=0.5")
 softshrink = _float_act("softshrink", "softshrink_cpu",
                         lambda x, lambd=0.5: aten.where.self(
                             x > lambd, x - lambd,
-                            aten.where.self(x < -lambd, x + lambd, aten.zeros_like(x))),
+                            aten.where.self(x < -lambd, x + lambd, x * 0)),
                         "Scalar lambd=0.5")
 
 

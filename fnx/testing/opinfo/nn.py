@@ -272,14 +272,7 @@ ACTS = [
 ]
 EXTREMES = [NAN, INF, -INF, 0.0, -0.0, 0.25, -0.25, 0.5, -0.5, 1.0, -1.0, 3.0, -3.0, 30.0,
             -30.0, 100.0, -100.0]
-_NAN_SHRINK = ("{} maps NaN to 0 ({}); PyTorch's kernel keeps NaN: the EXTREMES samples "
-               "differ")
-ACT_KNOWN = {
-    "hardshrink.default": [Known("reference", reason=_NAN_SHRINK.format(
-        "hardshrink", "where(|x| > lambd, x, 0)"))],
-    "softshrink.default": [Known("reference", reason=_NAN_SHRINK.format(
-        "softshrink", "where(x > lambd, x - lambd, where(x < -lambd, x + lambd, 0))"))],
-}
+ACT_KNOWN: dict = {}
 
 
 def _all_ints(variant):
