@@ -2317,10 +2317,12 @@ def _nll_loss_forward(self, target, weight, reduction, ignore_index):
     else:
         w = _to(aten.logical_not(ignored), x.dtype)
     loss = -picked * w
-    if reduction == 0:
-        out = loss if self.ndim == 2 else aten.squeeze.dim(loss, 0)
-        return out, _full([], 0, self.dtype, self.device)
     total = aten.sum.dim_IntList(w, None)
+    if reduction == 0:
+        # a 1-D input takes PyTorch's single-sample path, which reports the target's weight
+        if self.ndim == 2:
+            return loss, _full([], 0, self.dtype, self.device)
+        return aten.squeeze.dim(loss, 0), total
     s = aten.sum.dim_IntList(loss, None)
     if reduction == 2:
         return s, total

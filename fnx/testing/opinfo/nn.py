@@ -2174,10 +2174,6 @@ def _cross_entropy_errors(info, device):
                      "Expected input and target to have the same shape")
 
 
-_NLL_1D = ("a 1-D input with reduction=none takes PyTorch's reduced path, whose total_weight "
-           "is the target's weight (1 here); fnx returns 0 as for an unreduced 2-D input")
-
-
 def _kl_div_ref(x, t, reduction=1, log_target=False):
     if log_target:
         loss = np.exp(t) * (t - x)
@@ -2202,8 +2198,7 @@ register(
     OpInfo(aten.binary_cross_entropy_with_logits.default, _floatref(_bce_logits_ref), F,
            _bce_logits_samples, tols=TOLS, error_inputs=_bce_logits_errors),
     OpInfo(aten.nll_loss_forward.default, _floatref(_nll_forward_ref), F, _nll_forward_samples,
-           tols=TOLS, error_inputs=_nll_errors(True),
-           known_failures=[Known("reference", reason=_NLL_1D)]),
+           tols=TOLS, error_inputs=_nll_errors(True)),
     OpInfo(aten.nll_loss.default, _floatref(_nll_loss_ref), F, _nll_loss_samples, tols=TOLS,
            error_inputs=_nll_errors(False)),
     OpInfo(aten.nll_loss_nd.default, _floatref(_nll_loss_ref), F, _nll_loss_samples,
