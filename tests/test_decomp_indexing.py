@@ -6,74 +6,36 @@ negative indices and bool masks (via prims.nonzero, eager only), index_put with 
 without accumulate, gather/scatter and every scatter_reduce mode, masks.  Results must
 match eager exactly in dtype, shape and values.
 """
+from functools import partial
+
 import numpy as np
 import pytest
 
 import fnx
-from fnx.dispatch.dispatcher import OpOverload
 from fnx.ir.decompose import run_decomposed
 from fnx.ir.ops import indexing as I
+from fnx.testing.decomp import (assert_decomposes, assert_graph_decomposes, assert_same_error,
+                                functional_aten_ops, sample_params, seeded_tensor)
 
 aten = fnx.ops.aten
 T = fnx.tensor
 
 DTYPES = [fnx.float32, fnx.float64, fnx.int64, fnx.bool]
-TOL = {fnx.float16: 2e-3, fnx.float32: 1e-6, fnx.float64: 1e-12, fnx.complex64: 1e-6,
-       fnx.complex128: 1e-12}
 
 
 # --------------------------------------------------------------------------- helpers
 
-def make(shape, dtype=fnx.float32, seed=0):
-    rng = np.random.default_rng(seed)
-    if dtype is fnx.bool:
-        return fnx.tensor(rng.random(shape) < 0.5)
-    if dtype.is_complex:
-        return fnx.tensor(rng.standard_normal(shape) + 1j * rng.standard_normal(shape),
-                          dtype=dtype)
-    if dtype.is_floating_point:
-        return fnx.tensor(rng.uniform(-10, 10, shape), dtype=dtype)
-    return fnx.tensor(rng.integers(-50, 50, shape), dtype=dtype)
+# exact but for float16 sums (scatter_add, index_put accumulate) in another order
+TOLS = {fnx.float16: 2e-3, fnx.bfloat16: 0, fnx.float32: 0, fnx.float64: 0, fnx.complex64: 0,
+        fnx.complex128: 0}
+check = partial(assert_decomposes, tols=TOLS)
+check_error = assert_same_error     # same exception type and message
+make = partial(seeded_tensor, low=-10, high=10)     # random values of a dtype
 
 
 def idx(shape, high, seed=0, low=0):
     rng = np.random.default_rng(seed)
     return fnx.tensor(rng.integers(low, high, shape), dtype=fnx.int64)
-
-
-def assert_same(out, expected):
-    assert isinstance(out, fnx.Tensor)
-    assert out.dtype is expected.dtype, (out.dtype, expected.dtype)
-    assert tuple(out.shape) == tuple(expected.shape), (tuple(out.shape),
-                                                       tuple(expected.shape))
-    a, b = out.numpy(), expected.numpy()
-    if expected.dtype.is_floating_point or expected.dtype.is_complex:
-        tol = TOL[expected.dtype]
-        np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(a, b)
-
-
-def non_prims(ran):
-    return sorted(str(op) for op in ran if "prim" not in op.tags)
-
-
-def check(op, *args, **kwargs):
-    expected = op(*args, **kwargs)
-    out, ran = run_decomposed(op, *args, to="prims", **kwargs)
-    assert non_prims(ran) == [], f"{op}: non-prims ran: {non_prims(ran)}"
-    assert ran, f"{op}: nothing ran"
-    assert_same(out, expected)
-    return out
-
-
-def check_error(op, *args, exc=RuntimeError, **kwargs):
-    """Eager and decomposed raise the same exception type and message."""
-    with pytest.raises(exc) as eager:
-        op(*args, **kwargs)
-    with pytest.raises(exc) as dec:
-        run_decomposed(op, *args, to="prims", **kwargs)
-    assert str(dec.value) == str(eager.value)
 
 
 # --------------------------------------------------------------------------- samples
@@ -147,12 +109,7 @@ def per_dtype(dtype):
     ]
 
 
-def _ident(op):
-    return str(op).replace("aten::", "")
-
-
-SAMPLES = [pytest.param(op, args, kwargs, id=f"{_ident(op)}-{d.name}-{i}")
-           for d in DTYPES for i, (op, args, kwargs) in enumerate(per_dtype(d))]
+SAMPLES = sample_params(per_dtype, DTYPES)
 
 
 @pytest.mark.parametrize("op,args,kwargs", SAMPLES)
@@ -294,24 +251,14 @@ def test_masked_scatter_with_an_empty_source_and_no_true():
 
 # --------------------------------------------------------------------------- coverage
 
-def _module_ops(module):
-    seen = {}
-    for v in vars(module).values():
-        if isinstance(v, OpOverload) and v.namespace == "aten":
-            seen[id(v)] = v
-    return list(seen.values())
-
-
 def test_every_functional_op_has_a_decomposition():
-    missing = [str(op) for op in _module_ops(I)
-               if "inplace" not in op.tags and op.decomposition is None]
+    missing = [str(op) for op in functional_aten_ops(I) if op.decomposition is None]
     assert missing == []
 
 
 def test_every_functional_op_is_sampled():
     sampled = {id(p.values[0]) for p in SAMPLES} | {id(aten.scatter_reduce.two)}
-    missing = [str(op) for op in _module_ops(I)
-               if "inplace" not in op.tags and id(op) not in sampled]
+    missing = [str(op) for op in functional_aten_ops(I) if id(op) not in sampled]
     assert missing == []
 
 
@@ -336,13 +283,8 @@ def test_every_functional_op_is_sampled():
                                                             make((6,)))),
 ])
 def test_traced_graph_has_only_prims(fn, args):
-    g = fnx.decompose(fn, *args, to="prims")
-    targets = [n.target for n in g.calls()]
-    assert targets and all("prim" in op.tags for op in targets), [str(t) for t in targets]
-    expected = fn(*args)
-    meta = g.output_node.args[0].meta
-    assert (tuple(meta.shape), meta.dtype) == (tuple(expected.shape), expected.dtype)
-    assert_same(g.run(*args), expected)          # and the graph computes eager's values
+    # only prims, eager's shapes and dtypes in the trace, eager's values when run
+    assert_graph_decomposes(fn, *args, tols=TOLS)
 
 
 def test_data_dependent_ops_do_not_trace():

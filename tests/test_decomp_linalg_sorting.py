@@ -5,86 +5,21 @@ are refused as eagerly), addmm/baddbmm with beta=0 must ignore NaN in ``self``, 
 must follow PyTorch's 1-D and batch broadcasting rules; sort/topk must keep NaN as the
 largest value and be stable.
 """
-import warnings
+from functools import partial
 
 import numpy as np
 import pytest
 
 import fnx
 from fnx.ir.decompose import run_decomposed
+from fnx.testing.decomp import (REDUCTION_TOLS, assert_decomposes, assert_graph_decomposes,
+                                assert_same, assert_same_error)
+from fnx.testing.decomp import seeded_tensor as rand
 
-# the same helpers as tests/test_decomp_reduction.py (pytest's importlib mode: no sharing)
 aten = fnx.ops.aten
-
-TOL = {fnx.float16: 2e-3, fnx.bfloat16: 2e-2, fnx.float32: 2e-5, fnx.float64: 1e-12,
-       fnx.complex64: 2e-5, fnx.complex128: 1e-12}
-
-
-def _flat(x):
-    return list(x) if isinstance(x, (tuple, list)) else [x]
-
-
-def assert_same(out, expected):
-    """Same structure, dtype and shape; bitwise equal integers/bools, close floats."""
-    outs, exps = _flat(out), _flat(expected)
-    assert len(outs) == len(exps)
-    for o, e in zip(outs, exps):
-        assert isinstance(o, fnx.Tensor)
-        assert o.dtype is e.dtype, (o.dtype, e.dtype)
-        assert tuple(o.shape) == tuple(e.shape), (tuple(o.shape), tuple(e.shape))
-        a, b = o.numpy(), e.numpy()
-        if e.dtype.is_floating_point or e.dtype.is_complex:
-            tol = TOL[e.dtype]
-            np.testing.assert_allclose(a.astype(np.complex128 if e.dtype.is_complex
-                                                else np.float64),
-                                       b.astype(np.complex128 if e.dtype.is_complex
-                                                else np.float64),
-                                       rtol=tol, atol=tol, equal_nan=True)
-        else:
-            np.testing.assert_array_equal(a, b)
-
-
-def only_prims(ran):
-    return sorted(str(op) for op in ran if "prim" not in op.tags)
-
-
-def check(op, *args, **kwargs):
-    """Run ``op`` eagerly and decomposed to prims; compare; return the decomposed result."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expected = op(*args, **kwargs)
-        out, ran = run_decomposed(op, *args, to="prims", **kwargs)
-    assert only_prims(ran) == [], f"{op}: non-prims ran: {only_prims(ran)}"
-    assert ran, f"{op}: nothing ran"
-    assert_same(out, expected)
-    return out
-
-
-def check_error(op, *args, exc=RuntimeError, match=None, **kwargs):
-    """Eager and decomposed raise the same exception type (and message)."""
-    with pytest.raises(exc, match=match) as eager:
-        op(*args, **kwargs)
-    with pytest.raises(exc) as dec:
-        run_decomposed(op, *args, to="prims", **kwargs)
-    assert str(dec.value) == str(eager.value)
-
-
-def t(values, dtype=None):
-    return fnx.tensor(values, dtype=dtype)
-
-
-def rand(shape, dtype=fnx.float32, seed=0, low=-5, high=5):
-    rng = np.random.default_rng(seed)
-    if dtype is fnx.bool:
-        return fnx.tensor(rng.random(shape) < 0.5)
-    if dtype.is_floating_point:
-        a = rng.uniform(low, high, shape).astype(np.float64)
-        return fnx.tensor(a, dtype=dtype)
-    if dtype.is_complex:
-        a = rng.uniform(low, high, shape) + 1j * rng.uniform(low, high, shape)
-        return fnx.tensor(a, dtype=dtype)
-    return fnx.tensor(rng.integers(max(low, 0) if dtype is fnx.uint8 else low, high, shape),
-                      dtype=dtype)
+t = fnx.tensor
+# eager vs decomposed to prims, only prims ran; accumulation-order tolerances
+check = partial(assert_decomposes, tols=REDUCTION_TOLS)
 
 
 NAN = float("nan")
@@ -121,8 +56,8 @@ def test_mm_int_wraps_and_noncontiguous():
 @pytest.mark.parametrize("op", [aten.mm.default, aten.bmm.default])
 def test_products_refuse_bool_and_mixed_dtypes(op):
     shape = (2, 2) if op is aten.mm.default else (1, 2, 2)
-    check_error(op, rand(shape, fnx.bool), rand(shape, fnx.bool), match="not implemented")
-    check_error(op, rand(shape), rand(shape, fnx.float64), match="same dtype")
+    assert_same_error(op, rand(shape, fnx.bool), rand(shape, fnx.bool), match="not implemented")
+    assert_same_error(op, rand(shape), rand(shape, fnx.float64), match="same dtype")
 
 
 @pytest.mark.parametrize("dtype", PRODUCT_DTYPES)
@@ -180,11 +115,11 @@ def test_dot_mv(dtype, n):
 
 
 def test_dot_mv_errors():
-    check_error(aten.dot.default, rand((3,), fnx.bool), rand((3,), fnx.bool),
-                match="not implemented")
-    check_error(aten.dot.default, rand((3,)), rand((4,)), match="inconsistent tensor size")
-    check_error(aten.dot.default, rand((3,)), rand((3,), fnx.float64), match="same dtype")
-    check_error(aten.mv.default, rand((2, 3)), rand((4,)), match="size mismatch")
+    assert_same_error(aten.dot.default, rand((3,), fnx.bool), rand((3,), fnx.bool),
+                      match="not implemented")
+    assert_same_error(aten.dot.default, rand((3,)), rand((4,)), match="inconsistent tensor size")
+    assert_same_error(aten.dot.default, rand((3,)), rand((3,), fnx.float64), match="same dtype")
+    assert_same_error(aten.mv.default, rand((2, 3)), rand((4,)), match="size mismatch")
 
 
 @pytest.mark.parametrize("dtypes", [(fnx.float32, fnx.float32), (fnx.int64, fnx.float32),
@@ -216,11 +151,11 @@ def test_matmul(shapes, dtype):
 
 
 def test_matmul_errors():
-    check_error(aten.matmul.default, t(1.0), rand((3,)), match="at least 1D")
-    check_error(aten.matmul.default, rand((2, 3)), rand((4, 2)), match="cannot be multiplied")
-    check_error(aten.matmul.default, rand((2, 3, 4)), rand((3, 3, 4)))
-    check_error(aten.matmul.default, rand((2, 3), fnx.bool), rand((3, 2), fnx.bool),
-                match="not implemented")
+    assert_same_error(aten.matmul.default, t(1.0), rand((3,)), match="at least 1D")
+    assert_same_error(aten.matmul.default, rand((2, 3)), rand((4, 2)), match="cannot be multiplied")
+    assert_same_error(aten.matmul.default, rand((2, 3, 4)), rand((3, 3, 4)))
+    assert_same_error(aten.matmul.default, rand((2, 3), fnx.bool), rand((3, 2), fnx.bool),
+                      match="not implemented")
 
 
 @pytest.mark.parametrize("in_shape", [(3, 4), (4,), (2, 3, 4), (0, 4)])
@@ -271,18 +206,18 @@ def test_einsum(eq, shapes, dtype):
     if dtype is fnx.float64 and not ("..." in eq.split("->")[0] and "->" in eq
                                      and "..." not in eq.split("->")[1]):
         expected = np.einsum(eq, *[x.numpy() for x in xs])
-        assert_same(out, fnx.tensor(np.asarray(expected), dtype=dtype))
+        assert_same(out, fnx.tensor(np.asarray(expected), dtype=dtype), REDUCTION_TOLS)
 
 
 def test_einsum_result_is_a_new_tensor_and_errors():
     x = rand((2, 3))
     out, _ = run_decomposed(aten.einsum.default, "ij", [x], to="prims")
     assert out is not x
-    check_error(aten.einsum.default, "ij,jk", [rand((2, 3)), rand((4, 5))])
-    check_error(aten.einsum.default, "ij,jk", [rand((2, 3), fnx.bool), rand((3, 5), fnx.bool)],
-                match="not implemented")
-    check_error(aten.einsum.default, "ij,jk", [rand((2, 3)), rand((3, 5), fnx.float64)],
-                match="same dtype")
+    assert_same_error(aten.einsum.default, "ij,jk", [rand((2, 3)), rand((4, 5))])
+    assert_same_error(aten.einsum.default, "ij,jk",
+                      [rand((2, 3), fnx.bool), rand((3, 5), fnx.bool)], match="not implemented")
+    assert_same_error(aten.einsum.default, "ij,jk", [rand((2, 3)), rand((3, 5), fnx.float64)],
+                      match="same dtype")
 
 
 def test_einsum_contracts_with_dot_general():
@@ -318,7 +253,7 @@ def test_sort_nan_stable_0dim_empty(descending):
     check(aten.sort.default, t(2.0), 0, True)
     check(aten.sort.default, fnx.zeros(0))
     check(aten.sort.default, fnx.zeros(3, 0), 0)
-    check_error(aten.sort.default, rand((3,)), 1, exc=IndexError)
+    assert_same_error(aten.sort.default, rand((3,)), 1, exc=IndexError)
 
 
 def test_msort():
@@ -349,7 +284,7 @@ def test_topk_nan_ties_0dim_errors(largest):
     check(aten.topk.default, t(2.0), 1)
     check(aten.topk.default, t(2.0), 0)
     check(aten.topk.default, fnx.zeros(0, 3), 2, 1)
-    check_error(aten.topk.default, rand((3,)), 4, match="k out of range")
+    assert_same_error(aten.topk.default, rand((3,)), 4, match="k out of range")
 
 
 def test_sorting_reaches_sort_prims():
@@ -371,7 +306,4 @@ def test_sorting_reaches_sort_prims():
 ])
 def test_decompose_graph_has_only_prims(fn, shapes):
     xs = [rand(s, seed=i) for i, s in enumerate(shapes)]
-    g = fnx.decompose(fn, *xs, to="prims")
-    targets = {str(n.target) for n in g.calls()}
-    assert targets and all(s.startswith("prims::") for s in targets), targets
-    assert_same(g.run(*xs), fn(*xs))
+    assert_graph_decomposes(fn, *xs, tols=REDUCTION_TOLS)

@@ -8,6 +8,7 @@ same values (bitwise for integer and bool results, to float tolerance otherwise,
 eager has NaN), and raise the same exception type where eager raises.
 """
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -15,47 +16,14 @@ import pytest
 import fnx
 from fnx.ir.decompose import run_decomposed
 from fnx.ir.ops import elementwise as E
+from fnx.testing.decomp import assert_decomposes, assert_graph_decomposes
 
 aten = fnx.ops.aten
 nan, inf = math.nan, math.inf
 
-TOLS = {fnx.float16: (1e-3, 1e-5), fnx.bfloat16: (1.6e-2, 1e-5), fnx.float32: (1.3e-6, 1e-5),
-        fnx.float64: (1e-7, 1e-7), fnx.complex64: (1.3e-6, 1e-5),
-        fnx.complex128: (1e-7, 1e-7)}
-
-
-def assert_same(expected, actual):
-    """Same dtype and shape; equal values (tolerance for floats, NaN where NaN)."""
-    assert actual.dtype is expected.dtype, (actual.dtype, expected.dtype)
-    assert tuple(actual.shape) == tuple(expected.shape)
-    e, a = expected.numpy(), actual.numpy()
-    if expected.dtype.is_floating_point or expected.dtype.is_complex:
-        wide = np.complex128 if expected.dtype.is_complex else np.float64
-        rtol, atol = TOLS[expected.dtype]
-        np.testing.assert_allclose(a.astype(wide), e.astype(wide), rtol=rtol, atol=atol,
-                                   equal_nan=True)
-    else:
-        np.testing.assert_array_equal(a, e)
-
-
-def only_prims(ran):
-    assert ran, "nothing ran"
-    bad = sorted(str(op) for op in ran if "prim" not in op.tags)
-    assert not bad, f"non-prim ops ran: {bad}"
-
-
-def check(op, *args, **kwargs):
-    """Run eagerly and decomposed; returns the eager result (or the eager exception)."""
-    try:
-        expected = op(*args, **kwargs)
-    except Exception as e:      # the decomposition must refuse the same call the same way
-        with pytest.raises(type(e)):
-            run_decomposed(op, *args, **kwargs)
-        return e
-    actual, ran = run_decomposed(op, *args, **kwargs)
-    only_prims(ran)
-    assert_same(expected, actual)
-    return expected
+# eager vs decomposed to prims (only prims ran, DEFAULT_TOLS for floats); where eager
+# raises, the decomposition must raise the same: the exception is returned
+check = partial(assert_decomposes, allow_error=True)
 
 
 # ---------------------------------------------------------------------------- samples
@@ -350,8 +318,4 @@ def test_type_promotion_of_wrapped_numbers():
 def test_decompose_graph_has_only_prims(fn):
     x = fnx.tensor([[0.5, -1.5, 2.0]])
     i = fnx.tensor([[3], [-4]])
-    g = fnx.decompose(fn, x, i, to="prims")
-    targets = {n.target for n in g.calls()}
-    assert targets and all("prim" in t.tags for t in targets), sorted(map(str, targets))
-    got = g.run(x, i)
-    assert_same(fn(x, i), got[0] if isinstance(got, (list, tuple)) else got)
+    assert_graph_decomposes(fn, x, i)

@@ -6,85 +6,21 @@ NaN/inf) and must match the eager result exactly in dtype and shape, bitwise for
 integer and bool results and to float tolerance otherwise.  Errors must be the same.
 """
 import math
-import warnings
+from functools import partial
 
 import numpy as np
 import pytest
 
 import fnx
 from fnx.ir.decompose import run_decomposed
+from fnx.testing.decomp import (REDUCTION_TOLS, assert_decomposes, assert_graph_decomposes,
+                                assert_same_error)
+from fnx.testing.decomp import seeded_tensor as rand
 
 aten = fnx.ops.aten
-
-TOL = {fnx.float16: 2e-3, fnx.bfloat16: 2e-2, fnx.float32: 2e-5, fnx.float64: 1e-12,
-       fnx.complex64: 2e-5, fnx.complex128: 1e-12}
-
-
-def _flat(x):
-    return list(x) if isinstance(x, (tuple, list)) else [x]
-
-
-def assert_same(out, expected):
-    """Same structure, dtype and shape; bitwise equal integers/bools, close floats."""
-    outs, exps = _flat(out), _flat(expected)
-    assert len(outs) == len(exps)
-    for o, e in zip(outs, exps):
-        assert isinstance(o, fnx.Tensor)
-        assert o.dtype is e.dtype, (o.dtype, e.dtype)
-        assert tuple(o.shape) == tuple(e.shape), (tuple(o.shape), tuple(e.shape))
-        a, b = o.numpy(), e.numpy()
-        if e.dtype.is_floating_point or e.dtype.is_complex:
-            tol = TOL[e.dtype]
-            np.testing.assert_allclose(a.astype(np.complex128 if e.dtype.is_complex
-                                                else np.float64),
-                                       b.astype(np.complex128 if e.dtype.is_complex
-                                                else np.float64),
-                                       rtol=tol, atol=tol, equal_nan=True)
-        else:
-            np.testing.assert_array_equal(a, b)
-
-
-def only_prims(ran):
-    return sorted(str(op) for op in ran if "prim" not in op.tags)
-
-
-def check(op, *args, **kwargs):
-    """Run ``op`` eagerly and decomposed to prims; compare; return the decomposed result."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expected = op(*args, **kwargs)
-        out, ran = run_decomposed(op, *args, to="prims", **kwargs)
-    assert only_prims(ran) == [], f"{op}: non-prims ran: {only_prims(ran)}"
-    assert ran, f"{op}: nothing ran"
-    assert_same(out, expected)
-    return out
-
-
-def check_error(op, *args, exc=RuntimeError, match=None, **kwargs):
-    """Eager and decomposed raise the same exception type (and message)."""
-    with pytest.raises(exc, match=match) as eager:
-        op(*args, **kwargs)
-    with pytest.raises(exc) as dec:
-        run_decomposed(op, *args, to="prims", **kwargs)
-    assert str(dec.value) == str(eager.value)
-
-
-def t(values, dtype=None):
-    return fnx.tensor(values, dtype=dtype)
-
-
-def rand(shape, dtype=fnx.float32, seed=0, low=-5, high=5):
-    rng = np.random.default_rng(seed)
-    if dtype is fnx.bool:
-        return fnx.tensor(rng.random(shape) < 0.5)
-    if dtype.is_floating_point:
-        a = rng.uniform(low, high, shape).astype(np.float64)
-        return fnx.tensor(a, dtype=dtype)
-    if dtype.is_complex:
-        a = rng.uniform(low, high, shape) + 1j * rng.uniform(low, high, shape)
-        return fnx.tensor(a, dtype=dtype)
-    return fnx.tensor(rng.integers(max(low, 0) if dtype is fnx.uint8 else low, high, shape),
-                      dtype=dtype)
+t = fnx.tensor
+# eager vs decomposed to prims, only prims ran; accumulation-order tolerances
+check = partial(assert_decomposes, tols=REDUCTION_TOLS)
 
 
 NAN = float("nan")
@@ -155,10 +91,10 @@ def test_mean_default(dtype):
 
 def test_mean_integer_needs_float_dtype():
     x = rand((3, 4), fnx.int64)
-    check_error(aten.mean.dim, x, [0], match="Input dtype must be either a floating point")
-    check_error(aten.mean.default, x, match="Input dtype must be either a floating point")
-    check_error(aten.mean.dim, rand((3,)), [0], dtype=fnx.int64,
-                match="Optional dtype must be either a floating point")
+    assert_same_error(aten.mean.dim, x, [0], match="Input dtype must be either a floating point")
+    assert_same_error(aten.mean.default, x, match="Input dtype must be either a floating point")
+    assert_same_error(aten.mean.dim, rand((3,)), [0], dtype=fnx.int64,
+                      match="Optional dtype must be either a floating point")
     assert check(aten.mean.dim, x, [0], dtype=fnx.float32).dtype is fnx.float32
     assert check(aten.mean.default, rand((3,), fnx.bool), dtype=fnx.float64).dtype is \
         fnx.float64
@@ -221,8 +157,8 @@ def test_amax_amin_nan_0dim_empty(op):
     check(op, t(2.5), [0])
     check(op, t(2.5))
     check(op, fnx.zeros(0, 3), [1])        # the empty dim is not reduced: fine
-    check_error(op, fnx.zeros(0, 3), [0], exc=IndexError, match="non-zero size")
-    check_error(op, fnx.zeros(0, 3), match="Expected reduction dim")
+    assert_same_error(op, fnx.zeros(0, 3), [0], exc=IndexError, match="non-zero size")
+    assert_same_error(op, fnx.zeros(0, 3), match="Expected reduction dim")
 
 
 @pytest.mark.parametrize("op", [aten.max.default, aten.min.default])
@@ -235,7 +171,7 @@ def test_max_min_default(op, dtype):
 @pytest.mark.parametrize("op", [aten.max.default, aten.min.default])
 def test_max_min_default_nan_and_empty(op):
     assert math.isnan(check(op, t([1., NAN, 3.])).item())
-    check_error(op, fnx.zeros(0), match=r"max\(\)|min\(\)")
+    assert_same_error(op, fnx.zeros(0), match=r"max\(\)|min\(\)")
 
 
 @pytest.mark.parametrize("op", [aten.max.dim, aten.min.dim])
@@ -254,8 +190,8 @@ def test_max_min_dim_nan_ties_0dim(op):
     check(op, t(4.0), 0)
     check(op, t(4.0), -1, True)
     check(op, fnx.zeros(0, 3), 1)
-    check_error(op, fnx.zeros(0, 3), 0, exc=IndexError, match="non-zero size")
-    check_error(op, fnx.zeros(2, 3), 2, exc=IndexError, match="Dimension out of range")
+    assert_same_error(op, fnx.zeros(0, 3), 0, exc=IndexError, match="non-zero size")
+    assert_same_error(op, fnx.zeros(2, 3), 2, exc=IndexError, match="Dimension out of range")
 
 
 @pytest.mark.parametrize("op", [aten.argmax.default, aten.argmin.default])
@@ -275,8 +211,8 @@ def test_argmax_argmin_edges(op):
     check(op, t(3.0), 0, True)
     check(op, t(3.0), None, True)
     check(op, fnx.zeros(0, 2), 1)
-    check_error(op, t([True, False]), match="not implemented for 'Bool'")
-    check_error(op, fnx.zeros(0, 2), match="Expected reduction dim")
+    assert_same_error(op, t([True, False]), match="not implemented for 'Bool'")
+    assert_same_error(op, fnx.zeros(0, 2), match="Expected reduction dim")
 
 
 @pytest.mark.parametrize("dtype", [fnx.float32, fnx.int64, fnx.bool])
@@ -334,7 +270,8 @@ VAR_DTYPES = [fnx.float32, fnx.float64, fnx.float16, fnx.complex64, fnx.complex1
 def test_var_std_correction(op, dtype, dim, correction, keepdim):
     x = rand((3, 4, 2), dtype)
     out = check(op, x, dim, correction=correction, keepdim=keepdim)
-    assert _flat(out)[0].dtype is dtype.to_real()
+    first = out[0] if isinstance(out, tuple) else out      # var_mean/std_mean: a pair
+    assert first.dtype is dtype.to_real()
 
 
 @pytest.mark.parametrize("op", [aten.var.dim, aten.std.dim])
@@ -361,8 +298,8 @@ def test_var_degrees_of_freedom(op):
 def test_var_nan_inf_and_errors():
     check(aten.var.correction, t([1., NAN, 3.]))
     check(aten.var.correction, t([1., INF, 3.]))
-    check_error(aten.var.correction, rand((3,), fnx.int64), match="floating point")
-    check_error(aten.var.correction, rand((3,)), [2], exc=IndexError)
+    assert_same_error(aten.var.correction, rand((3,), fnx.int64), match="floating point")
+    assert_same_error(aten.var.correction, rand((3,)), [2], exc=IndexError)
 
 
 # --------------------------------------------------------------------------- logsumexp
@@ -408,7 +345,7 @@ def test_cumsum_cumprod_dtype_0dim_empty_nan(op):
     check(op, fnx.zeros(0, 3), 0)
     check(op, fnx.zeros(0, 3), 1)
     check(op, t([1., NAN, 2.]), 0)
-    check_error(op, rand((3,)), 1, exc=IndexError, match="Dimension out of range")
+    assert_same_error(op, rand((3,)), 1, exc=IndexError, match="Dimension out of range")
 
 
 # --------------------------------------------------------------------------- count_nonzero
@@ -447,9 +384,9 @@ def test_vector_norm_dtype_and_edges():
     check(aten.linalg_vector_norm.default, t([INF, 1.0]), 2)
     check(aten.linalg_vector_norm.default, fnx.zeros(0), 2)
     check(aten.linalg_vector_norm.default, t(-3.0), 1)
-    check_error(aten.linalg_vector_norm.default, fnx.zeros(0), INF, match="identity")
-    check_error(aten.linalg_vector_norm.default, rand((3,), fnx.int64), 2,
-                match="floating point")
+    assert_same_error(aten.linalg_vector_norm.default, fnx.zeros(0), INF, match="identity")
+    assert_same_error(aten.linalg_vector_norm.default, rand((3,), fnx.int64), 2,
+                      match="floating point")
 
 
 @pytest.mark.parametrize("p", [2, 1, INF, 3, None])
@@ -476,9 +413,4 @@ def test_norm(p):
     lambda x: fnx.prod(x, 1, dtype=fnx.float64),
 ])
 def test_decompose_graph_has_only_prims(fn):
-    x = rand((3, 4))
-    g = fnx.decompose(fn, x, to="prims")
-    targets = {str(n.target) for n in g.calls()}
-    assert targets and all(s.startswith("prims::") for s in targets), targets
-    out = g.run(x)
-    assert_same(out, fn(x))
+    assert_graph_decomposes(fn, rand((3, 4)), tols=REDUCTION_TOLS)

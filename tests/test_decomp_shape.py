@@ -6,34 +6,27 @@ dtypes, 0-dim and empty tensors, non-contiguous inputs, negative dims and PyTorc
 clamping/legacy rules.  The result must match eager exactly in dtype, shape and values.
 Decompositions validate with the op's own checks, so errors match eager's too.
 """
-import numpy as np
+from functools import partial
+
 import pytest
 
 import fnx
-from fnx.dispatch.dispatcher import OpOverload
 from fnx.ir.decompose import run_decomposed
 from fnx.ir.ops import shape as S
+from fnx.testing.decomp import (assert_decomposes, assert_graph_decomposes, assert_same_error,
+                                functional_aten_ops, sample_params, seeded_tensor)
 
 aten = fnx.ops.aten
 
 DTYPES = [fnx.float32, fnx.float64, fnx.int64, fnx.bool]
-TOL = {fnx.float16: 1e-3, fnx.float32: 1e-6, fnx.float64: 1e-12, fnx.complex64: 1e-6,
-       fnx.complex128: 1e-12}
 
 
 # --------------------------------------------------------------------------- helpers
 
-def make(shape, dtype=fnx.float32, seed=0):
-    """Random values of ``dtype`` (contiguous)."""
-    rng = np.random.default_rng(seed)
-    if dtype is fnx.bool:
-        return fnx.tensor(rng.random(shape) < 0.5)
-    if dtype.is_complex:
-        return fnx.tensor(rng.standard_normal(shape) + 1j * rng.standard_normal(shape),
-                          dtype=dtype)
-    if dtype.is_floating_point:
-        return fnx.tensor(rng.uniform(-10, 10, shape), dtype=dtype)
-    return fnx.tensor(rng.integers(-50, 50, shape), dtype=dtype)
+# data movement: the decomposed results equal eager's exactly (tolerance 0)
+check = partial(assert_decomposes, tols=0)
+check_error = assert_same_error     # same exception type and message
+make = partial(seeded_tensor, low=-10, high=10)     # random values of a dtype
 
 
 def noncontig(shape, dtype=fnx.float32, seed=0):
@@ -43,44 +36,6 @@ def noncontig(shape, dtype=fnx.float32, seed=0):
     out = make(s, dtype, seed).transpose(-1, -2)
     assert not out.is_contiguous() or 0 in shape or 1 in shape[-2:]
     return out
-
-
-def assert_same(out, expected):
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    exps = list(expected) if isinstance(expected, (list, tuple)) else [expected]
-    assert len(outs) == len(exps)
-    for o, e in zip(outs, exps):
-        assert isinstance(o, fnx.Tensor)
-        assert o.dtype is e.dtype, (o.dtype, e.dtype)
-        assert tuple(o.shape) == tuple(e.shape), (tuple(o.shape), tuple(e.shape))
-        a, b = o.numpy(), e.numpy()
-        if e.dtype.is_floating_point or e.dtype.is_complex:
-            np.testing.assert_allclose(a, b, rtol=TOL[e.dtype], atol=TOL[e.dtype],
-                                       equal_nan=True)
-        else:
-            np.testing.assert_array_equal(a, b)
-
-
-def non_prims(ran):
-    return sorted(str(op) for op in ran if "prim" not in op.tags)
-
-
-def check(op, *args, **kwargs):
-    expected = op(*args, **kwargs)
-    out, ran = run_decomposed(op, *args, to="prims", **kwargs)
-    assert non_prims(ran) == [], f"{op}: non-prims ran: {non_prims(ran)}"
-    assert ran, f"{op}: nothing ran"
-    assert_same(out, expected)
-    return out
-
-
-def check_error(op, *args, exc=RuntimeError, **kwargs):
-    """Eager and decomposed raise the same exception type and message."""
-    with pytest.raises(exc) as eager:
-        op(*args, **kwargs)
-    with pytest.raises(exc) as dec:
-        run_decomposed(op, *args, to="prims", **kwargs)
-    assert str(dec.value) == str(eager.value)
 
 
 # --------------------------------------------------------------------------- samples
@@ -203,13 +158,7 @@ def per_dtype(dtype):
     ]
 
 
-def _sample_id(sample):
-    op, args, kwargs = sample
-    return str(op).replace("aten::", "")
-
-
-SAMPLES = [pytest.param(op, args, kwargs, id=f"{_sample_id((op, args, kwargs))}-{d.name}-{i}")
-           for d in DTYPES for i, (op, args, kwargs) in enumerate(per_dtype(d))]
+SAMPLES = sample_params(per_dtype, DTYPES)
 
 
 @pytest.mark.parametrize("op,args,kwargs", SAMPLES)
@@ -320,25 +269,15 @@ def test_as_strided_past_the_end_raises():
 
 # --------------------------------------------------------------------------- coverage
 
-def _module_ops(module):
-    seen = {}
-    for v in vars(module).values():
-        if isinstance(v, OpOverload) and v.namespace == "aten":
-            seen[id(v)] = v
-    return list(seen.values())
-
-
 def test_every_functional_op_has_a_decomposition():
-    missing = [str(op) for op in _module_ops(S)
-               if "inplace" not in op.tags and op.decomposition is None]
+    missing = [str(op) for op in functional_aten_ops(S) if op.decomposition is None]
     assert missing == []
 
 
 def test_every_functional_op_is_sampled():
     sampled = {id(op) for p in SAMPLES for op in [p.values[0]]}
     sampled |= {id(op) for op in (aten.view_as_real.default, aten.view_as_complex.default)}
-    missing = [str(op) for op in _module_ops(S)
-               if "inplace" not in op.tags and id(op) not in sampled]
+    missing = [str(op) for op in functional_aten_ops(S) if id(op) not in sampled]
     assert missing == []
 
 
@@ -362,11 +301,5 @@ def test_every_functional_op_is_sampled():
     (lambda a: aten.roll.default(a, [1], [0]), (make((3, 2)),)),
 ])
 def test_traced_graph_has_only_prims(fn, args):
-    g = fnx.decompose(fn, *args, to="prims")
-    targets = [n.target for n in g.calls()]
-    assert targets and all("prim" in op.tags for op in targets), [str(t) for t in targets]
-    # the traced shapes and dtypes are eager's
-    expected = fn(*args)
-    meta = g.output_node.args[0].meta
-    assert (tuple(meta.shape), meta.dtype) == (tuple(expected.shape), expected.dtype)
-    assert_same(g.run(*args), expected)          # and the graph computes eager's values
+    # only prims, eager's shapes and dtypes in the trace, eager's values when run
+    assert_graph_decomposes(fn, *args, tols=0)
