@@ -85,6 +85,8 @@ def _define_family(name, overload, args, kind, core, n_tensors):
     meta = pointwise_meta(kind, n_tensors)
     if name == "div" and overload.endswith("_mode"):
         meta = _div_mode_meta(n_tensors)
+    if name in _OPERAND_CHECKS or (name, overload) == ("pow", "Tensor_Scalar"):
+        meta = _checked(name, meta)
     sep = ", " if args else ""
     op = defop(f"{name}{ov}(Tensor self{sep}{args}) -> Tensor", tags=tags, promotion=kind,
                meta=meta)
@@ -101,6 +103,43 @@ def _define_family(name, overload, args, kind, core, n_tensors):
                        f"-> Tensor(a!)", tags=out_tags, promotion=kind,
                        meta=out_meta(meta, name))
     return ops
+
+
+NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+             "`^` or `logical_xor()` operator instead.")
+SUB_BOOL = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+_OPERAND_CHECKS = {"neg", "sub", "rsub"}
+
+
+def _is_bool(x) -> bool:
+    from ... import _dtype as D
+    return x.dtype is D.bool if hasattr(x, "_ks") else isinstance(x, bool)
+
+
+def check_operands(name, self, other=None):
+    """PyTorch's refusals that do not follow from promotion: -bool, bool - x, and an
+    integer tensor to a negative integer scalar power.  Meta functions and kernels share it."""
+    if name == "neg" and _is_bool(self):
+        raise RuntimeError(NEG_BOOL)
+    if name in ("sub", "rsub"):
+        bools = [_is_bool(self), _is_bool(other)]
+        if all(bools):
+            raise RuntimeError(SUB_BOOLS)
+        if any(bools):
+            raise RuntimeError(SUB_BOOL)
+    if name == "pow" and isinstance(other, int) and not isinstance(other, bool) and \
+            other < 0 and not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def _checked(name, meta):
+    def checked(self, *args, **kwargs):
+        check_operands(name, self, args[0] if args else None)
+        return meta(self, *args, **kwargs)
+    return checked
 
 
 def _div_mode_meta(n_tensors):
@@ -183,6 +222,8 @@ def _square_meta(self):
 
 
 get_op("aten::square").meta = _square_meta
+# bool.square_() is an error (the int64 square does not fit back into bool)
+get_op("aten::square_").meta = inplace_meta(_square_meta, "square_")
 
 
 # ============================================================================ decompositions

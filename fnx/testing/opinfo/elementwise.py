@@ -212,21 +212,8 @@ BINARY = {
 
 # Known failures, as data: entry name -> [Known, ...]; the keys "inplace" and "out" of
 # VARIANT_KNOWN hold those of the derived variants.
-_SUB_BOOL = Known("errors", reason="the meta function accepts bool operands; PyTorch's sub "
-                                   "meta rejects them like the kernel")
-KNOWN = {
-    "neg.default": [Known("errors", reason="the meta function accepts bool; PyTorch's neg "
-                                           "meta rejects it")],
-    "sub.Tensor": [_SUB_BOOL], "sub.Scalar": [_SUB_BOOL],
-    "rsub.Tensor": [_SUB_BOOL], "rsub.Scalar": [_SUB_BOOL],
-    "pow.Tensor_Scalar": [Known("errors", reason="the meta function accepts an integer "
-                                                 "tensor to a negative integer power")],
-}
-VARIANT_KNOWN = {
-    "square.default": {"inplace": [Known("errors", reason="square_'s meta is derived from "
-                                                          "the pointwise meta, not square's: "
-                                                          "bool.square_() passes on meta")]},
-}
+KNOWN: dict = {}          # entry name -> [Known, ...]
+VARIANT_KNOWN: dict = {}  # entry name -> {"inplace" | "out": [Known, ...]}
 
 
 # --------------------------------------------------------------------------- samples
