@@ -21,6 +21,12 @@ from .._opinfo import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput,
     make_tensor, register
 
 SIZES = ([2, 3], [], [0, 4], [5])
+
+
+def _self_samples(info, device, dtype):
+    for shape in SIZES:
+        yield SampleInput(make_tensor(shape, dtype, device))
+    yield SampleInput(make_tensor((3, 4), dtype, device, noncontiguous=True))
 NUMERIC = FLOATS + INTS
 
 
@@ -315,4 +321,10 @@ register(
            error_inputs=_space_errors),
     OpInfo(aten.eye.default, _eye_ref, ALL_DTYPES, _eye_samples, error_inputs=_eye_errors),
     OpInfo(aten.eye.m, _eye_ref, ALL_DTYPES, _eye_m_samples),
+    # in-place ops with no functional entry to derive from
+    OpInfo(aten.zero_.default, lambda a: np.zeros_like(a), ALL_DTYPES, _self_samples,
+           variant="inplace", variants=False),
+    # detach_ changes autograd state only: no data write, no version bump (as PyTorch)
+    OpInfo(aten.detach_.default, lambda a: a.copy(), ALL_DTYPES, _self_samples,
+           variants=False),
 )
