@@ -6,10 +6,13 @@ import math
 
 import numpy as np
 import pytest
-import scipy.special as sp
 
 import fnx
 from fnx.ir.decompose import run_decomposed
+from fnx.testing.opinfo import nn as R
+from fnx.testing.opinfo.nn import (np_adaptive, np_avg_pool, np_bilinear, np_col2im, np_conv,
+                                   np_conv_transpose, np_cross_entropy, np_grid_sample,
+                                   np_group_norm, np_max_pool, np_nearest_idx, np_pnorm, np_softmax)
 
 aten = fnx.ops.aten
 F32, F64 = fnx.float32, fnx.float64
@@ -68,11 +71,6 @@ def same(a, b, **tol):
 
 # =============================================================================== softmax
 
-def np_softmax(x, dim):
-    e = np.exp(x - x.max(axis=dim, keepdims=True))
-    return e / e.sum(axis=dim, keepdims=True)
-
-
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_softmax_log_softmax(rng, dtype, dim):
@@ -118,18 +116,12 @@ def test_softmax_edge_cases():
 
 # =============================================================================== activations
 
-def np_gelu(x, approximate):
-    if approximate == "tanh":
-        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-    return 0.5 * x * (1 + sp.erf(x / math.sqrt(2)))
-
-
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu(rng, dtype, approximate):
     a = rng.standard_normal((4, 5)) * 3
     x = T(a, dtype)
-    close(aten.gelu(x, approximate=approximate), np_gelu(a, approximate), dtype)
+    close(aten.gelu(x, approximate=approximate), R._gelu(a, approximate), dtype)
     same(decomposed(aten.gelu.default, x, approximate=approximate),
          aten.gelu(x, approximate=approximate))
 
@@ -209,18 +201,6 @@ def test_glu(rng):
 
 # =============================================================================== normalization
 
-def np_layer_norm(a, nd, w=None, b=None, eps=1e-5):
-    axes = tuple(range(a.ndim - nd, a.ndim))
-    mean = a.mean(axis=axes, keepdims=True)
-    var = a.var(axis=axes, keepdims=True)
-    out = (a - mean) / np.sqrt(var + eps)
-    if w is not None:
-        out = out * w
-    if b is not None:
-        out = out + b
-    return out, mean, 1 / np.sqrt(var + eps)
-
-
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("affine", [False, True])
 def test_native_layer_norm(rng, dtype, affine):
@@ -230,13 +210,13 @@ def test_native_layer_norm(rng, dtype, affine):
     tw = T(w, dtype) if affine else None
     tb = T(b, dtype) if affine else None
     out, mean, rstd = aten.native_layer_norm(T(a, dtype), [4, 5], tw, tb, 1e-5)
-    ro, rm, rr = np_layer_norm(a, 2, w, b)
+    ro, rm, rr = R.np_layer_norm(a, a.shape[-2:], w, b)
     close(out, ro, dtype)
     close(mean, rm, dtype)
     close(rstd, rr, dtype, rtol=1e-4 if dtype is F32 else 1e-10)
     assert tuple(mean.shape) == (2, 3, 1, 1)
     close(fnx.layer_norm(T(a, dtype), (4, 5), tw, tb), ro, dtype)
-    close(fnx.layer_norm(T(a, dtype), 5), np_layer_norm(a, 1)[0], dtype)
+    close(fnx.layer_norm(T(a, dtype), 5), R.np_layer_norm(a, a.shape[-1:])[0], dtype)
     same(decomposed(aten.native_layer_norm.default, T(a, dtype), [4, 5], tw, tb, 1e-5),
          (out, mean, rstd), rtol=1e-4)
 
@@ -277,28 +257,15 @@ def test_native_layer_norm_backward(rng):
     _, mean, rstd = aten.native_layer_norm(T(a, F64), [4], T(w, F64), T(b, F64), 1e-5)
     gi, gw, gb = aten.native_layer_norm_backward(T(g, F64), T(a, F64), [4], mean, rstd,
                                                  T(w, F64), T(b, F64), [True, True, True])
-    close(gi, _fd_grad(lambda v: np_layer_norm(v, 1, w, b)[0], a, g), F64, rtol=1e-6,
+    close(gi, _fd_grad(lambda v: R.np_layer_norm(v, v.shape[-1:], w, b)[0], a, g), F64, rtol=1e-6,
           atol=1e-7)
-    close(gw, (g * np_layer_norm(a, 1)[0]).sum(0), F64, rtol=1e-8)
+    close(gw, (g * R.np_layer_norm(a, a.shape[-1:])[0]).sum(0), F64, rtol=1e-8)
     close(gb, g.sum(0), F64)
     r = aten.native_layer_norm_backward(T(g, F64), T(a, F64), [4], mean, rstd, None, None,
                                         [True, False, False])
     assert r[1] is None and r[2] is None
-    close(r[0], _fd_grad(lambda v: np_layer_norm(v, 1)[0], a, g), F64, rtol=1e-6, atol=1e-7)
-
-
-def np_group_norm(a, groups, w=None, b=None, eps=1e-5):
-    n, c = a.shape[:2]
-    x = a.reshape(n, groups, -1)
-    mean = x.mean(-1, keepdims=True)
-    var = x.var(-1, keepdims=True)
-    out = ((x - mean) / np.sqrt(var + eps)).reshape(a.shape)
-    shape = (1, c) + (1,) * (a.ndim - 2)
-    if w is not None:
-        out = out * w.reshape(shape)
-    if b is not None:
-        out = out + b.reshape(shape)
-    return out, mean.reshape(n, groups), (1 / np.sqrt(var + eps)).reshape(n, groups)
+    close(r[0], _fd_grad(lambda v: R.np_layer_norm(v, v.shape[-1:])[0], a, g), F64,
+          rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])
@@ -525,51 +492,6 @@ def test_dropout():
 
 # =============================================================================== convolution
 
-def np_conv(x, w, b, stride, padding, dilation, groups):
-    """Direct convolution by loops over output positions and kernel offsets."""
-    nd = x.ndim - 2
-    n, c = x.shape[:2]
-    o, k = w.shape[0], w.shape[2:]
-    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
-    out_sp = [(xp.shape[2 + i] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1
-              for i in range(nd)]
-    out = np.zeros((n, o, *out_sp))
-    cg, og = c // groups, o // groups
-    for g in range(groups):
-        for pos in np.ndindex(*out_sp):
-            for kk in np.ndindex(*k):
-                at = tuple(pos[i] * stride[i] + kk[i] * dilation[i] for i in range(nd))
-                xv = xp[(slice(None), slice(g * cg, (g + 1) * cg)) + at]
-                wv = w[(slice(g * og, (g + 1) * og), slice(None)) + kk]
-                out[(slice(None), slice(g * og, (g + 1) * og)) + pos] += xv @ wv.T
-    if b is not None:
-        out += b.reshape((1, -1) + (1,) * nd)
-    return out
-
-
-def np_conv_transpose(x, w, b, stride, padding, output_padding, dilation, groups):
-    """Transposed convolution as the scatter of every input element times the kernel."""
-    nd = x.ndim - 2
-    n, cin = x.shape[:2]
-    cog, k = w.shape[1], w.shape[2:]
-    full = [(x.shape[2 + i] - 1) * stride[i] + dilation[i] * (k[i] - 1) + 1 + output_padding[i]
-            for i in range(nd)]
-    out = np.zeros((n, cog * groups, *full))
-    cig = cin // groups
-    for g in range(groups):
-        for pos in np.ndindex(*x.shape[2:]):
-            for kk in np.ndindex(*k):
-                at = tuple(pos[i] * stride[i] + kk[i] * dilation[i] for i in range(nd))
-                xv = x[(slice(None), slice(g * cig, (g + 1) * cig)) + pos]
-                wv = w[(slice(g * cig, (g + 1) * cig), slice(None)) + kk]
-                out[(slice(None), slice(g * cog, (g + 1) * cog)) + at] += xv @ wv
-    crop = tuple(slice(p, f - p) for p, f in zip(padding, full))
-    out = out[(slice(None), slice(None)) + crop]
-    if b is not None:
-        out += b.reshape((1, -1) + (1,) * nd)
-    return out
-
-
 CONV_CASES = [
     # nd, N, C, O, spatial, kernel, stride, padding, dilation, groups
     (1, 2, 3, 4, (7,), (3,), (1,), (0,), (1,), 1),
@@ -718,40 +640,6 @@ def test_conv_transpose_backward(rng):
 
 # =============================================================================== pooling
 
-def np_out_size(n, k, p, s, d, ceil_mode):
-    eff = d * (k - 1) + 1
-    if ceil_mode:
-        out = -(-(n + 2 * p - eff) // s) + 1
-        if (out - 1) * s >= n + p:
-            out -= 1
-    else:
-        out = (n + 2 * p - eff) // s + 1
-    return out
-
-
-def np_max_pool(x, k, s, p, d, ceil_mode):
-    """PyTorch's max pool: first valid element, replaced by strictly greater or NaN."""
-    nd = len(k)
-    sp_ = x.shape[-nd:]
-    out = [np_out_size(n, kk, pp, ss, dd, ceil_mode) for n, kk, pp, ss, dd in
-           zip(sp_, k, p, s, d)]
-    lead = x.shape[:-nd]
-    vals = np.zeros(lead + tuple(out), x.dtype)
-    idx = np.zeros(lead + tuple(out), np.int64)
-    for li in np.ndindex(*lead):
-        for pos in np.ndindex(*out):
-            best, bi = None, None
-            for kk in np.ndindex(*k):
-                c = [pos[i] * s[i] - p[i] + kk[i] * d[i] for i in range(nd)]
-                if not all(0 <= c[i] < sp_[i] for i in range(nd)):
-                    continue
-                v = x[li + tuple(c)]
-                if best is None or v > best or np.isnan(v):
-                    best, bi = v, int(np.ravel_multi_index(c, sp_))
-            vals[li + pos], idx[li + pos] = best, bi
-    return vals, idx
-
-
 MAXPOOL_CASES = [
     # kernel, stride, padding, dilation, ceil_mode, spatial
     ((2, 2), (), (0, 0), (1, 1), False, (6, 7)),
@@ -849,33 +737,6 @@ def test_max_pool2d_backward(rng):
     close(out, ref.reshape(a.shape), F64)
 
 
-def np_avg_pool(x, k, s, p, ceil_mode, count_include_pad, divisor_override):
-    nd = len(k)
-    sp_ = x.shape[-nd:]
-    out = [np_out_size(n, kk, pp, ss, 1, ceil_mode) for n, kk, pp, ss in zip(sp_, k, p, s)]
-    lead = x.shape[:-nd]
-    res = np.zeros(lead + tuple(out), np.float64)
-    for pos in np.ndindex(*out):
-        start = [pos[i] * s[i] - p[i] for i in range(nd)]
-        end = [min(start[i] + k[i], sp_[i] + p[i]) for i in range(nd)]
-        pool = np.prod([e - b for b, e in zip(start, end)])
-        cs = [max(b, 0) for b in start]
-        ce = [min(e, n) for e, n in zip(end, sp_)]
-        win = x[(Ellipsis,) + tuple(slice(b, e) for b, e in zip(cs, ce))]
-        total = win.sum(axis=tuple(range(len(lead), x.ndim)))
-        if divisor_override:
-            div = divisor_override
-        elif count_include_pad:
-            div = pool
-        else:
-            div = np.prod([e - b for b, e in zip(cs, ce)])
-        if x.dtype.kind == "i":
-            res[(Ellipsis,) + pos] = np.trunc(total / div)
-        else:
-            res[(Ellipsis,) + pos] = total / div
-    return res
-
-
 AVG_CASES = [
     # kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, spatial
     ((2, 2), (), (0, 0), False, True, None, (6, 7)),
@@ -922,16 +783,6 @@ def test_avg_pool2d_backward(rng, case):
     gi = aten.avg_pool2d_backward(gy, x, list(k), list(s), list(p), ceil_mode, cip, div)
     assert gi.shape == x.shape and gi.dtype is F64
     assert math.isclose(_dot(y, gy), _dot(x, gi), rel_tol=1e-10)
-
-
-def np_adaptive(x, out):
-    nd = len(out)
-    sp_ = x.shape[-nd:]
-    res = np.zeros(x.shape[:-nd] + tuple(out))
-    for pos in np.ndindex(*out):
-        sl = tuple(slice((o * n) // m, -((-(o + 1) * n) // m)) for o, n, m in zip(pos, sp_, out))
-        res[(Ellipsis,) + pos] = x[(Ellipsis,) + sl].mean(axis=tuple(range(-nd, 0)))
-    return res
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])
@@ -1002,15 +853,6 @@ def test_pad_int_negative_and_errors():
 
 # =============================================================================== sampling
 
-def np_nearest_idx(n_in, n_out, scale=None):
-    if n_out == n_in:
-        return np.arange(n_out)
-    if n_out == 2 * n_in:
-        return np.arange(n_out) // 2
-    sc = np.float32(1.0 / scale) if scale else np.float32(n_in) / np.float32(n_out)
-    return np.minimum(np.floor(np.arange(n_out, dtype=np.float32) * sc).astype(int), n_in - 1)
-
-
 @pytest.mark.parametrize("out", [(6, 8), (5, 3), (3, 7), (2, 4)])
 def test_upsample_nearest2d(rng, out):
     a = rng.standard_normal((2, 3, 3, 4))
@@ -1032,25 +874,6 @@ def test_upsample_nearest2d_scale_factors(rng):
         aten.upsample_nearest2d.vec(T(a[0]), [2, 2], None)
 
 
-def np_bilinear(a, out, align_corners, scales=(None, None)):
-    def src(n_in, n_out, scale):
-        dst = np.arange(n_out, dtype=np.float64)
-        if align_corners:
-            sc = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-            s = dst * sc
-        else:
-            sc = 1.0 / scale if scale else n_in / n_out
-            s = np.maximum((dst + 0.5) * sc - 0.5, 0)
-        i0 = np.floor(s).astype(int)
-        i1 = np.minimum(i0 + 1, n_in - 1)
-        l1 = s - i0
-        return i0, i1, l1
-    h0, h1, lh = src(a.shape[2], out[0], scales[0])
-    w0, w1, lw = src(a.shape[3], out[1], scales[1])
-    rows = a[:, :, h0] * (1 - lh)[:, None] + a[:, :, h1] * lh[:, None]
-    return rows[..., w0] * (1 - lw) + rows[..., w1] * lw
-
-
 @pytest.mark.parametrize("align_corners", [False, True])
 @pytest.mark.parametrize("out", [(6, 8), (2, 3), (1, 5), (4, 4)])
 def test_upsample_bilinear2d(rng, out, align_corners):
@@ -1063,51 +886,6 @@ def test_upsample_bilinear2d(rng, out, align_corners):
           np_bilinear(a, out, align_corners), F64)
     r = aten.upsample_bilinear2d.vec(T(a, F64), None, False, [2.5, 1.5])
     close(r, np_bilinear(a, (10, 6), False, (2.5, 1.5)), F64)
-
-
-def np_grid_sample(a, grid, mode, padding_mode, align_corners):
-    n, c, h, w = a.shape
-    _, ho, wo, _ = grid.shape
-
-    def unnorm(v, size):
-        return (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
-
-    def reflect(v, lo2, hi2):
-        if lo2 == hi2:
-            return 0.0
-        mn, span = lo2 / 2, (hi2 - lo2) / 2
-        v = abs(v - mn)
-        extra = math.fmod(v, span)
-        flips = math.floor(v / span)
-        return extra + mn if flips % 2 == 0 else span - extra + mn
-
-    def pad_coord(v, size):
-        if padding_mode == 1:
-            return min(max(v, 0), size - 1)
-        if padding_mode == 2:
-            v = reflect(v, 0, 2 * (size - 1)) if align_corners else reflect(v, -1, 2 * size - 1)
-            return min(max(v, 0), size - 1)
-        return v
-
-    def at(b, y, x):
-        if 0 <= y < h and 0 <= x < w:
-            return a[b, :, y, x]
-        return np.zeros(c)
-
-    out = np.zeros((n, c, ho, wo))
-    for b, i, j in np.ndindex(n, ho, wo):
-        x = pad_coord(unnorm(grid[b, i, j, 0], w), w)
-        y = pad_coord(unnorm(grid[b, i, j, 1], h), h)
-        if mode == 1:
-            out[b, :, i, j] = at(b, int(np.rint(y)), int(np.rint(x)))
-        else:
-            x0, y0 = math.floor(x), math.floor(y)
-            tx, ty = x - x0, y - y0
-            out[b, :, i, j] = (at(b, y0, x0) * (1 - tx) * (1 - ty) +
-                               at(b, y0, x0 + 1) * tx * (1 - ty) +
-                               at(b, y0 + 1, x0) * (1 - tx) * ty +
-                               at(b, y0 + 1, x0 + 1) * tx * ty)
-    return out
 
 
 @pytest.mark.parametrize("mode", [0, 1])
@@ -1128,19 +906,6 @@ def test_grid_sampler_bicubic_identity_and_errors(rng):
     close(out, a, F64)                   # sampling exactly at the pixels reproduces them
     with pytest.raises(RuntimeError, match="expected grid to have size 2 in last dimension"):
         aten.grid_sampler_2d(T(a), fnx.ones(1, 2, 2, 3), 0, 0, False)
-
-
-def np_col2im(cols, out, k, d, p, s):
-    n, ckk, L = cols.shape
-    c = ckk // (k[0] * k[1])
-    hp, wp = out[0] + 2 * p[0], out[1] + 2 * p[1]
-    bh = (hp - d[0] * (k[0] - 1) - 1) // s[0] + 1
-    bw = (wp - d[1] * (k[1] - 1) - 1) // s[1] + 1
-    res = np.zeros((n, c, hp, wp))
-    cols = cols.reshape(n, c, k[0], k[1], bh, bw)
-    for ki, kj, bi, bj in np.ndindex(k[0], k[1], bh, bw):
-        res[:, :, bi * s[0] + ki * d[0], bj * s[1] + kj * d[1]] += cols[:, :, ki, kj, bi, bj]
-    return res[:, :, p[0]:p[0] + out[0], p[1]:p[1] + out[1]]
 
 
 def test_col2im_and_im2col(rng):
@@ -1166,55 +931,28 @@ def test_col2im_and_im2col(rng):
 
 # =============================================================================== losses
 
-def np_log_softmax(a, axis):
-    m = a.max(axis=axis, keepdims=True)
-    return a - m - np.log(np.exp(a - m).sum(axis=axis, keepdims=True))
-
-
-def np_nll(logp, t, w, reduction, ignore_index):
-    """logp (N, C) or (C,), t (N,) or (): per-sample loss, total weight, reduced loss."""
-    lp = logp.reshape(-1, logp.shape[-1])
-    tt = np.asarray(t).reshape(-1)
-    c = lp.shape[1]
-    ww = np.ones(c) if w is None else w
-    losses, weights = [], []
-    for i, ti in enumerate(tt):
-        if ti == ignore_index:
-            losses.append(0.0)
-            weights.append(0.0)
-        else:
-            losses.append(-ww[ti] * lp[i, ti])
-            weights.append(ww[ti])
-    losses, weights = np.array(losses), np.array(weights)
-    if reduction == 0:
-        return losses.reshape(np.shape(t))
-    if reduction == 2:
-        return losses.sum()
-    return losses.sum() / weights.sum()
-
-
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("reduction", [0, 1, 2])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_nll_loss(rng, dtype, reduction, weighted):
-    logp = np_log_softmax(rng.standard_normal((5, 4)), 1)
+    logp = np_softmax(rng.standard_normal((5, 4)), 1, log=True)
     t = np.array([0, 3, 1, -100, 3])
     w = rng.random(4) + 0.5 if weighted else None
     out, total = aten.nll_loss_forward(T(logp, dtype), T(t), T(w, dtype) if weighted else None,
                                        reduction, -100)
-    close(out, np_nll(logp, t, w, reduction, -100), dtype)
+    close(out, R.np_nll(logp, t, w, reduction, -100)[0], dtype)
     assert total.shape == () and total.dtype is dtype
     if reduction:
         ww = np.ones(4) if w is None else w
         close(total, sum(ww[i] for i in t if i != -100), dtype)
     close(aten.nll_loss(T(logp, dtype), T(t), T(w, dtype) if weighted else None, reduction),
-          np_nll(logp, t, w, reduction, -100), dtype)
+          R.np_nll(logp, t, w, reduction, -100)[0], dtype)
 
 
 def test_nll_loss_shapes_and_errors(rng):
-    logp = np_log_softmax(rng.standard_normal(4), 0)
+    logp = np_softmax(rng.standard_normal(4), 0, log=True)
     close(aten.nll_loss(T(logp), fnx.tensor(2)), -logp[2], F32)      # unbatched
-    k = np_log_softmax(rng.standard_normal((2, 3, 4, 5)), 1)
+    k = np_softmax(rng.standard_normal((2, 3, 4, 5)), 1, log=True)
     t = rng.integers(0, 3, (2, 4, 5))
     ref = -np.take_along_axis(k, t[:, None], 1)[:, 0]
     close(aten.nll_loss(T(k), T(t), None, 0), ref, F32)               # K-dim
@@ -1232,40 +970,6 @@ def test_nll_loss_shapes_and_errors(rng):
     r = aten.nll_loss(fnx.ones(2, 3), fnx.tensor([-100, -100]))
     assert np.isnan(r.item())                       # every target ignored: 0/0
     assert aten.nll_loss(fnx.ones(0, 3), fnx.zeros(0, dtype=fnx.int64), None, 2).item() == 0
-
-
-def np_cross_entropy(a, t, w=None, reduction=1, ignore_index=-100, ls=0.0):
-    cdim = 1 if a.ndim >= 2 else 0
-    logp = np_log_softmax(a, cdim)
-    c = a.shape[cdim]
-    lp = np.moveaxis(logp, cdim, -1).reshape(-1, c)
-    ww = np.ones(c) if w is None else w
-    if np.issubdtype(np.asarray(t).dtype, np.floating):
-        tt = np.moveaxis(t, cdim, -1).reshape(-1, c)
-        tt = tt * (1 - ls) + ls / c
-        loss = -(lp * tt * ww).sum(-1)
-        shape = np.moveaxis(logp, cdim, -1).shape[:-1]
-        if reduction == 0:
-            return loss.reshape(shape)
-        return loss.sum() if reduction == 2 else loss.sum() / lp.shape[0]
-    tt = np.asarray(t).reshape(-1)
-    nll, smooth, wsum = [], [], []
-    for i, ti in enumerate(tt):
-        if ti == ignore_index:
-            nll.append(0.0)
-            smooth.append(0.0)
-            wsum.append(0.0)
-            continue
-        nll.append(-ww[ti] * lp[i, ti])
-        smooth.append(-(ww * lp[i]).sum())
-        wsum.append(ww[ti])
-    nll, smooth, wsum = map(np.array, (nll, smooth, wsum))
-    if reduction == 0:
-        loss = (1 - ls) * nll + ls / c * smooth
-        return loss.reshape(np.shape(t))
-    if reduction == 2:
-        return (1 - ls) * nll.sum() + ls / c * smooth.sum()
-    return (1 - ls) * nll.sum() / wsum.sum() + ls / c * smooth.sum() / wsum.sum()
 
 
 @pytest.mark.parametrize("reduction", [0, 1, 2])
@@ -1373,7 +1077,7 @@ def test_binary_cross_entropy_with_logits(rng, reduction):
 
 
 def test_kl_div(rng):
-    lp = np_log_softmax(rng.standard_normal((3, 4)), 1)
+    lp = np_softmax(rng.standard_normal((3, 4)), 1, log=True)
     t = rng.random((3, 4))
     t[0, 0] = 0.0
     ref = np.where(t > 0, t * (np.log(np.where(t > 0, t, 1)) - lp), 0)
@@ -1383,14 +1087,6 @@ def test_kl_div(rng):
 
 
 # =============================================================================== distances
-
-def np_pnorm(d, p, axis=-1):
-    if p == 0:
-        return (d != 0).sum(axis).astype(d.dtype)
-    if p == np.inf:
-        return np.abs(d).max(axis)
-    return (np.abs(d) ** p).sum(axis) ** (1 / p)
-
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, np.inf])
 def test_pdist_cdist(rng, p):
@@ -1445,17 +1141,8 @@ def test_cosine_similarity_pairwise_distance(rng):
 # =============================================================================== attention
 
 def np_sdpa(q, k, v, mask=None, causal=False, scale=None):
-    s = (q @ np.swapaxes(k, -1, -2)) * (1 / math.sqrt(q.shape[-1]) if scale is None else scale)
-    if causal:
-        mask = np.tril(np.ones((q.shape[-2], k.shape[-2]), bool))
-    if mask is not None:
-        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
-    with np.errstate(invalid="ignore"):
-        m = s.max(-1, keepdims=True)
-        e = np.exp(s - m)
-        p = e / e.sum(-1, keepdims=True)
-    p = np.where(np.isneginf(m), 0.0, p)
-    return p @ v
+    with np.errstate(invalid="ignore"):          # fully masked rows
+        return R._sdpa_ref(q, k, v, mask, is_causal=causal, scale=scale)
 
 
 def test_scaled_dot_product_attention(rng):

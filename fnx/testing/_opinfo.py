@@ -220,6 +220,21 @@ def make_tensor(shape, dtype, device="cpu", low=None, high=None, exclude_zero=Fa
     return t
 
 
+
+def make_transposed(shape, dtype, device="cpu", **kw):
+    """A transposed (non-contiguous) tensor of ``shape`` (rank >= 2): ``make_tensor`` of
+    the last two dims swapped, viewed back.
+
+    >>> import fnx
+    >>> t = make_transposed((2, 3), fnx.float32)
+    >>> tuple(t.shape), t.is_contiguous()
+    ((2, 3), False)
+    """
+    s = list(shape)
+    s[-1], s[-2] = s[-2], s[-1]
+    return make_tensor(s, dtype, device, **kw).transpose(-1, -2)
+
+
 # --------------------------------------------------------------------------- OpInfo
 
 def op_name(op) -> str:

@@ -223,16 +223,8 @@ def _check_functional_decomposition(info, sample, to):
         finals = {i: out[k] for i, k in graph.mutated_inputs}
     else:
         result = out
-    rtol, atol = tolerance(info, sample, _result_dtype(expected))
-    try:
-        assert_close(result, _expected_of(expected), rtol, atol,
-                     check_values=not info.nondeterministic)
-        for i, value in finals.items():
-            assert_close(value, to_numpy(written[i]), rtol, atol,
-                         check_values=not info.nondeterministic)
-    except AssertionError as e:
-        raise AssertionError(f"{_where(info, sample)} functionalized and decomposed to {to} "
-                             f"vs eager: {e}") from None
+    _assert_eager(info, sample, result, expected, f"functionalized and decomposed to {to}",
+                  ((value, to_numpy(written[i])) for i, value in finals.items()))
 
 
 def _flat_tensors(sample):
@@ -296,16 +288,10 @@ def check_lowering(info, sample, target):
         from ..lower import get_target
         target = get_target(target)
     expected = _call(info, clone_sample(sample))
-    tensors = []
-
-    def collect(t):
-        tensors.append(t)
-        return t
-    sample.map_tensors(collect)
+    tensors = _tensors_of(sample)
 
     def fn(*ts):
-        it = iter(ts)
-        return _call(info, sample.map_tensors(lambda t: next(it)))
+        return _call(info, _relabel(sample, ts))
     from ..ir.tracer import DataDependentError
     try:
         graph = trace(fn, *tensors, decompose_to="prims", functional=True)
@@ -314,13 +300,8 @@ def check_lowering(info, sample, target):
     result = target.compile(graph)(*tensors)
     if graph.mutated_inputs:
         result = result[0]
-    rtol, atol = tolerance(info, sample, _result_dtype(expected))
-    try:
-        assert_close(result, _expected_of(expected), rtol, atol,
-                     check_values=not info.nondeterministic)
-    except AssertionError as e:
-        raise AssertionError(f"{_where(info, sample)} lowered to "
-                             f"{getattr(target, 'name', target)} vs eager: {e}") from None
+    _assert_eager(info, sample, result, expected,
+                  f"lowered to {getattr(target, 'name', target)}")
 
 
 def check_lowering_batch(info, samples, target):
@@ -334,8 +315,7 @@ def check_lowering_batch(info, samples, target):
         target = get_target(target)
     traceable, tensors, counts = [], [], []
     for s in samples:
-        ts = []
-        s.map_tensors(lambda t: ts.append(t) or t)
+        ts = _tensors_of(s)
         try:
             trace(lambda *a, _s=s: _call(info, _relabel(_s, a)), *ts, decompose_to="prims")
         except DataDependentError:
@@ -359,18 +339,33 @@ def check_lowering_batch(info, samples, target):
     if graph.mutated_inputs:
         results = results[0]
     for s, result in zip(traceable, results):
-        expected = _call(info, clone_sample(s))
-        rtol, atol = tolerance(info, s, _result_dtype(expected))
-        try:
-            assert_close(result, _expected_of(expected), rtol, atol,
-                         check_values=not info.nondeterministic)
-        except AssertionError as e:
-            raise AssertionError(f"{_where(info, s)} lowered to "
-                                 f"{getattr(target, 'name', target)} vs eager: {e}") from None
+        _assert_eager(info, s, result, _call(info, clone_sample(s)),
+                      f"lowered to {getattr(target, 'name', target)}")
     return len(traceable)
 
 
+def _assert_eager(info, sample, result, expected, how, extra=()):
+    """``result`` (the op run ``how``) matches the eager ``expected``, and each pair
+    ``(value, reference)`` of ``extra`` matches, within the entry's tolerance."""
+    rtol, atol = tolerance(info, sample, _result_dtype(expected))
+    check_values = not info.nondeterministic
+    try:
+        assert_close(result, _expected_of(expected), rtol, atol, check_values=check_values)
+        for value, reference in extra:          # lazy: its conversions fail inside the try
+            assert_close(value, reference, rtol, atol, check_values=check_values)
+    except AssertionError as e:
+        raise AssertionError(f"{_where(info, sample)} {how} vs eager: {e}") from None
+
+
+def _tensors_of(sample):
+    """The sample's tensors, in ``map_tensors`` order."""
+    tensors = []
+    sample.map_tensors(lambda t: tensors.append(t) or t)
+    return tensors
+
+
 def _relabel(sample, tensors):
+    """The sample with its tensors replaced, in ``map_tensors`` order, by ``tensors``."""
     it = iter(tensors)
     return sample.map_tensors(lambda t: next(it))
 

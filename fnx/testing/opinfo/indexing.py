@@ -22,23 +22,12 @@ import numpy as np
 
 from ... import _dtype as D
 from ...ir.ops import indexing as I
-from .._opinfo import (ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, make_tensor,
-                       register)
+from .._opinfo import ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, register
+from .._opinfo import make_tensor as mk, make_transposed as _t
 
 DATA_DEPENDENT = {"meta": "the output shape depends on the data: the meta function raises"}
 # scatter_reduce's sums: the reference rounds a float64 sum, the decomposition a float32 one
 TOLS = {D.float16: (2e-3, 2e-3), D.bfloat16: (1.6e-2, 2e-2)}
-
-
-def mk(shape, dtype, device, **kw):
-    return make_tensor(shape, dtype, device, **kw)
-
-
-def _t(shape, dtype, device):
-    """A transposed (non-contiguous) tensor of ``shape``."""
-    s = list(shape)
-    s[-1], s[-2] = s[-2], s[-1]
-    return mk(s, dtype, device).transpose(-1, -2)
 
 
 def ix(values, device, dtype=D.int64):

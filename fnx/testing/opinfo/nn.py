@@ -179,16 +179,18 @@ def _softmax_int_errors(info, device):
                      "Dimension out of range")
 
 
-register(
-    OpInfo(aten._softmax.default, _softmax_ref(False), F, _softmax_samples, tols=TOLS,
-           error_inputs=_softmax_errors),
-    OpInfo(aten._log_softmax.default, _softmax_ref(True), F, _softmax_samples, tols=TOLS,
-           error_inputs=_softmax_errors),
-    OpInfo(aten.softmax.int, _softmax_int_ref(False), F, _softmax_int_samples, tols=TOLS,
-           error_inputs=_softmax_int_errors),
-    OpInfo(aten.log_softmax.int, _softmax_int_ref(True), F, _softmax_int_samples, tols=TOLS,
-           error_inputs=_softmax_int_errors),
-)
+def _float_infos(*rows):
+    """Float-only OpInfos at ``TOLS``, one per row ``(op, reference, samples, errors)``."""
+    return [OpInfo(op, ref, F, samples, tols=TOLS, error_inputs=errors)
+            for op, ref, samples, errors in rows]
+
+
+register(*_float_infos(
+    (aten._softmax.default, _softmax_ref(False), _softmax_samples, _softmax_errors),
+    (aten._log_softmax.default, _softmax_ref(True), _softmax_samples, _softmax_errors),
+    (aten.softmax.int, _softmax_int_ref(False), _softmax_int_samples, _softmax_int_errors),
+    (aten.log_softmax.int, _softmax_int_ref(True), _softmax_int_samples, _softmax_int_errors),
+))
 
 
 # --------------------------------------------------------------------------- activations
@@ -349,14 +351,11 @@ def _prelu_errors(info, device):
                      RuntimeError, "Mismatch of parameter numbers and input channel size")
 
 
-register(
-    OpInfo(aten.glu.default, _floatref(_glu), F, _glu_samples, tols=TOLS,
-           error_inputs=_glu_errors),
-    OpInfo(aten.prelu.default, _floatref(_prelu), F, _prelu_samples, tols=TOLS,
-           error_inputs=_prelu_errors),
-    OpInfo(aten._prelu_kernel.default, _floatref(_prelu), F, _prelu_samples, tols=TOLS,
-           error_inputs=_prelu_errors),
-)
+register(*_float_infos(
+    (aten.glu.default, _floatref(_glu), _glu_samples, _glu_errors),
+    (aten.prelu.default, _floatref(_prelu), _prelu_samples, _prelu_errors),
+    (aten._prelu_kernel.default, _floatref(_prelu), _prelu_samples, _prelu_errors),
+))
 
 
 # --------------------------------------------------------------------------- dropout

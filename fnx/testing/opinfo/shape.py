@@ -20,23 +20,12 @@ import numpy as np
 
 from ... import _dtype as D
 from ...ir.ops import shape as S
-from .._opinfo import (ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, make_tensor,
-                       register)
+from .._opinfo import ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, register
+from .._opinfo import make_tensor as mk, make_transposed as _t
 from ..refs import promote
 
 COMPLEX = (D.complex64, D.complex128)
 FLOAT_PAIRS = (D.float32, D.float64)
-
-
-def mk(shape, dtype, device, **kw):
-    return make_tensor(shape, dtype, device, **kw)
-
-
-def _t(shape, dtype, device):
-    """A transposed (non-contiguous) tensor of ``shape`` (rank >= 2)."""
-    s = list(shape)
-    s[-1], s[-2] = s[-2], s[-1]
-    return mk(s, dtype, device).transpose(-1, -2)
 
 
 def _scalar(dtype, i=0):
