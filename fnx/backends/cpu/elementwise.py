@@ -38,22 +38,8 @@ def _cast(x, np_dtype):
 def _check_dtypes(name, compute, operands):
     if name.startswith("bitwise") and (compute.is_floating_point or compute.is_complex):
         raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_torch_name(compute)}'")
-    if compute is D.bool:
-        if name == "neg":
-            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
-                               "If you are trying to invert a mask, use the `~` or "
-                               "`logical_not()` operator instead.")
-    if name in ("sub", "rsub"):
-        # PyTorch refuses a bool operand even when the other one promotes the result.
-        bools = [x._dtype is D.bool if isinstance(x, Tensor) else isinstance(x, bool)
-                 for x in operands]
-        if all(bools):
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                               "supported. Use the `^` or `logical_xor()` operator instead.")
-        if any(bools):
-            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
-                               "supported. If you are trying to invert a mask, use the `~` or "
-                               "`logical_not()` operator instead.")
+    if name in ("neg", "sub", "rsub"):
+        E.check_operands(name, *operands)     # -bool and bool subtraction: PyTorch refuses
 
 
 def _no_bool(a, kernel_name):
@@ -284,16 +270,7 @@ def _apply_alpha(name, fn, kind, self, other, alpha):
     compute dtype (alpha is cast to it, like PyTorch), after PyTorch's checks on alpha."""
     if isinstance(alpha, Tensor):
         alpha = alpha.item()
-    t = D.result_type(self, other)
-    if isinstance(alpha, (bool, np.bool_)) and t is not D.bool:
-        raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if not (t.is_floating_point or t.is_complex) and \
-            not isinstance(alpha, (int, np.integer, np.bool_)):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
-                           "point number.")
-    if not t.is_complex and isinstance(alpha, (complex, np.complexfloating)):
-        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
-                           "complex number.")
+    E.check_alpha(D.result_type(self, other), alpha)
     if name == "rsub":
         def scaled(a, b):
             return fn(a * _cast(alpha, a.dtype), b)

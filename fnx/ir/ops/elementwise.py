@@ -512,7 +512,7 @@ def _logical_not(self):
 
 # ---------------------------------------------------------------------------- add, sub, mul
 
-def _check_alpha(dtype, alpha):
+def check_alpha(dtype, alpha):
     """PyTorch's checks on ``alpha`` against the computation dtype of add/sub/rsub."""
     if isinstance(alpha, (bool, np.bool_)) and dtype is not D.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -528,7 +528,7 @@ def _check_alpha(dtype, alpha):
 def _scaled(x, alpha):
     """``alpha * x`` in x's dtype (alpha is cast to it, as PyTorch does); alpha=1 is free."""
     alpha = _python_value(alpha)
-    _check_alpha(x.dtype, alpha)
+    check_alpha(x.dtype, alpha)
     if alpha == 1 and not isinstance(alpha, complex):
         return x
     return prims.mul(x, full_like(x, alpha))
