@@ -12,11 +12,14 @@ from __future__ import annotations
 import functools
 import warnings
 
+import fnx as _fnx     # the package (initializing when this is imported): grad mode lives there
+
 from .._tensor import Tensor
 from ..ir.graph import Graph, Node, map_nodes
 from ..ir.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..ir.passes.partition import Partition, Region, partition
 from ..ir.tracer import DataDependentError, trace
+from ..random import next_key
 from . import get_target
 
 __all__ = ["compile", "CompiledFunction", "CompileReport"]
@@ -168,7 +171,6 @@ class _Entry:
     def flat_inputs(self, args, kwargs):
         """The graph's inputs in placeholder order: call arguments, captured tensors read
         now (so in-place updates are seen), and a fresh random key per random op."""
-        from ..random import next_key
         flat, _ = _flatten_call(args, kwargs)
         out = []
         for kind, src in self.sources:
@@ -179,6 +181,7 @@ class _Entry:
             else:
                 out.append(next_key(*src))
         return out
+
 
     def __call__(self, args, kwargs):
         inputs = self.flat_inputs(args, kwargs)
@@ -269,8 +272,7 @@ def _training_flags(fn):
 
 
 def _grad_enabled():
-    import fnx
-    is_enabled = getattr(fnx, "is_grad_enabled", None)
+    is_enabled = getattr(_fnx, "is_grad_enabled", None)
     return is_enabled() if is_enabled is not None else True
 
 

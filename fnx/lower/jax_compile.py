@@ -43,15 +43,15 @@ def compile_graph(target, graph):
 
     with jax.enable_x64(True):
         jitted = jax.jit(program)
+    result_spec = graph.output_node.args[0]
 
     def run(*tensors):
         if len(tensors) != len(places):
             raise TypeError(f"compiled graph expects {len(places)} inputs, got {len(tensors)}")
-        arrays = [t._data for t in tensors]
         with jax.enable_x64(True):
-            outs = jitted(*arrays)
+            outs = jitted(*[t._data for t in tensors])
         results = {n: _to_tensor(o, n.meta) for n, o in zip(out_nodes, outs)}
-        return map_nodes(graph.output_node.args[0], results.__getitem__)
+        return map_nodes(result_spec, results.__getitem__)
 
     def hlo_fusions(*tensors):
         """How XLA compiled this program: the kernels its entry computation launches
@@ -85,10 +85,8 @@ def _entry_kernels(hlo: str) -> dict:
 
 def _to_tensor(array, meta):
     from ..backends.cpu import wrap
-    out = np.asarray(array, dtype=meta.dtype.numpy)
-    if not out.flags.writeable:     # a view of JAX's buffer: fnx tensors are mutable
-        out = out.copy()
-    return wrap(out, meta.dtype)
+    # a copy: JAX's buffer is read-only and fnx tensors are mutable
+    return wrap(np.array(array, dtype=meta.dtype.numpy), meta.dtype)
 
 
 def _load(value, env):
