@@ -425,6 +425,7 @@ def _embedding_dense_backward_meta(grad_output, indices, num_weights, padding_id
 
 def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                               scale_grad_by_freq):
+    _check_indices("embedding_backward", indices, "indices", 2)    # float indices: error
     n = indices.numel()
     dim = grad_output.shape[-1]
     idx = aten.reshape(indices, [n])

@@ -544,16 +544,13 @@ def _one_hot_errors(info, device):
                      "Class values must be non-negative", meta=False)
 
 
-_EMB_BACKWARD = ("the CPU kernel (the decomposition) casts float indices to int64 instead of "
-                 "checking their dtype; only the meta function raises PyTorch's RuntimeError")
 _ONE_HOT = ("one_hot reads the data (min/max with .item()) to check the classes and, for "
             "num_classes=-1, to size the result: the shape depends on values")
 register(
     OpInfo(aten.embedding.default, _floatref(_embedding_ref), F, _embedding_samples,
            error_inputs=_embedding_errors),
     OpInfo(aten.embedding_dense_backward.default, _floatref(_embedding_backward_ref), F,
-           _embedding_backward_samples, tols=TOLS, error_inputs=_embedding_backward_errors,
-           known_failures=[Known("errors", reason=_EMB_BACKWARD)]),
+           _embedding_backward_samples, tols=TOLS, error_inputs=_embedding_backward_errors),
     OpInfo(aten._embedding_bag.default, _floatref(_embedding_bag_ref), F,
            _embedding_bag_samples, tols=TOLS, error_inputs=_embedding_bag_errors),
     OpInfo(aten.one_hot.default, _one_hot_ref, (D.int64,), _one_hot_samples,
