@@ -2015,8 +2015,11 @@ def _grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corner
     ho, wo = grid.shape[1:3]
     x = _up(input)
     g = _up(grid)
-    ix = _grid_coord(aten.select.int(g, 3, 0), w, padding_mode, align_corners)
-    iy = _grid_coord(aten.select.int(g, 3, 1), h, padding_mode, align_corners)
+    # bicubic unnormalizes only and pads each of its 16 taps (as PyTorch); the others pad
+    # the source coordinate itself
+    pm = 0 if interpolation_mode == 2 else padding_mode
+    ix = _grid_coord(aten.select.int(g, 3, 0), w, pm, align_corners)
+    iy = _grid_coord(aten.select.int(g, 3, 1), h, pm, align_corners)
     flat = aten.reshape(x, [n, c, h * w])
 
     def tap(yy, xx):

@@ -1817,12 +1817,6 @@ def _grid_errors(info, device):
                      "expected 4D input and grid")
 
 
-_BICUBIC = ("bicubic grid sampling (interpolation_mode=2) with padding_mode 1/2 pads the "
-            "source coordinate before taking floor and weights (_grid_coord); PyTorch "
-            "unnormalizes it only and pads each of the 16 taps: the (2, 1, True) sample "
-            "differs")
-
-
 def np_col2im(cols, out, k, d, p, s):
     n, ckk, L = cols.shape
     c = ckk // (k[0] * k[1])
@@ -1906,8 +1900,7 @@ register(
     OpInfo(aten.upsample_bilinear2d.default, _floatref(_scaled_ref(True)), F,
            _bilinear_samples(False), tols=TOLS),
     OpInfo(aten.grid_sampler_2d.default, _floatref(np_grid_sample), F, _grid_samples,
-           tols=TOLS, error_inputs=_grid_errors,
-           known_failures=[Known("reference", reason=_BICUBIC)]),
+           tols=TOLS, error_inputs=_grid_errors),
     OpInfo(aten.col2im.default, _floatref(_col2im_ref), F, _col2im_samples, tols=TOLS,
            error_inputs=_col2im_errors),
     OpInfo(aten.im2col.default, _im2col_ref, F, _im2col_samples, error_inputs=_im2col_errors),
