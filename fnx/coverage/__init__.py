@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 
+from ..ir.decompose import level as _op_level
 from ._core_ops import CORE_ATEN_SCHEMAS
 
 __all__ = ["NOT_APPLICABLE", "coverage_rows", "summarize", "core_overloads", "missing_core",
@@ -43,11 +44,9 @@ HEADERS = {"op": "op", "schema": "schema", "level": "level", "meta": "meta",
 
 
 def level_of(op) -> str:
-    if "prim" in op.tags:
-        return "prim"
-    if "core" in op.tags:
-        return "core"
-    return "aten"
+    """The op's level as the table names it: ``prim``, ``core`` or ``aten``."""
+    name = _op_level(op)
+    return "prim" if name == "prims" else name
 
 
 def _display_name(op) -> str:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import inspect
 
+import numpy as np
+
 from .. import _dtype as D
 from .._device import CPU
 from .._tensor import Tensor
@@ -27,7 +29,7 @@ from .registry import decomposition
 from .shapes import broadcast_shapes
 
 __all__ = ["to_dtype", "broadcast_to", "broadcast", "scalar", "full", "as_tensor",
-           "device_of", "opmath_dtype", "promote", "pointwise"]
+           "device_of", "opmath_dtype", "wrap_int", "promote", "pointwise"]
 
 
 def to_dtype(x: Tensor, dtype) -> Tensor:
@@ -74,6 +76,16 @@ def device_of(*values):
     return CPU
 
 
+def wrap_int(value, dtype):
+    """A Python int that overflows integer ``dtype`` wrapped around (two's complement), as
+    the eager kernels' C casts do (``int8_tensor + 1000``); any other value unchanged."""
+    if type(value) is not int or dtype.category != D.int64.category:
+        return value
+    info = np.iinfo(dtype.numpy)
+    lo, hi = int(info.min), int(info.max)
+    return value if lo <= value <= hi else (value - lo) % (hi - lo + 1) + lo
+
+
 def opmath_dtype(dtype):
     """The dtype pointwise math runs in: half types compute in float32, as PyTorch's CPU."""
     return D.float32 if dtype in (D.float16, D.bfloat16) else dtype
@@ -82,8 +94,9 @@ def opmath_dtype(dtype):
 def promote(kind: str, args=("self", "other")):
     """Decorator: apply the promotion ``kind`` to the parameters named in ``args``.
 
-    Those arguments (tensors or Python scalars; ``None`` is left alone) are converted to
-    the computation dtype and broadcast to one shape; the result is converted to the
+    Those arguments (tensors or Python scalars; ``None`` is left alone; Python ints wrap into
+    an integer computation dtype) are converted to the computation dtype and broadcast to
+    one shape; the result is converted to the
     result dtype.  Half types compute in float32 unless ``kind`` is NO_OPMATH.
     """
     def deco(fn):
@@ -98,7 +111,8 @@ def promote(kind: str, args=("self", "other")):
             if kind != NO_OPMATH:
                 compute = opmath_dtype(compute)
             device = device_of(*values)
-            tensors = broadcast(*(as_tensor(v, compute, device) for v in values))
+            tensors = broadcast(*(as_tensor(wrap_int(v, compute), compute, device)
+                                  for v in values))
             it = iter(tensors)
             for n in args:
                 if bound.arguments[n] is not None:

@@ -15,6 +15,7 @@ import zlib
 import numpy as np
 
 from .. import _dtype as D
+from ..ir.decompose import level as _level
 
 __all__ = ["SampleInput", "ErrorInput", "Known", "OpInfo", "make_tensor", "register",
            "entries", "entry_for", "CHECKS", "DEFAULT_TOLS", "FLOATS", "INTS", "ALL_DTYPES",
@@ -324,14 +325,6 @@ class OpInfo:
 
     def __repr__(self):
         return f"OpInfo({self.name})"
-
-
-def _level(op) -> str:
-    if "prim" in op.tags:
-        return "prims"
-    if "core" in op.tags:
-        return "core"
-    return "aten"
 
 
 # --------------------------------------------------------------------------- registry

@@ -227,16 +227,14 @@ get_op("aten::square_").meta = inplace_meta(_square_meta, "square_")
 
 
 # ============================================================================ decompositions
-# Every functional op above decomposes to prims.  ``_promoted(kind, args)`` applies the
-# op's type promotion by declaration (fnx.ir.refs.promote): the named arguments arrive
-# converted to the computation dtype (half types compute in float32, as PyTorch's CPU
-# kernels do) and broadcast to one shape, and the result is converted to the result
-# dtype.  The bodies then only say what the op computes.  Ops that are exact in any dtype
-# (comparisons, selections, sign flips, rounding to integers, bit operations) declare
-# NO_OPMATH: half types stay half, with no round trip through float32.
-
-import functools  # noqa: E402
-import inspect  # noqa: E402
+# Every functional op above decomposes to prims.  ``refs.promote(kind, args)`` applies the
+# op's type promotion by declaration: the named arguments arrive converted to the
+# computation dtype (half types compute in float32, as PyTorch's CPU kernels do; Python
+# ints wrap into an integer dtype, as the kernels' casts do) and broadcast to one shape,
+# and the result is converted to the result dtype.  The bodies then only say what the op
+# computes.  Ops that are exact in any dtype (comparisons, selections, sign flips,
+# rounding to integers, bit operations) declare NO_OPMATH: half types stay half, with no
+# round trip through float32.
 
 import numpy as np  # noqa: E402
 
@@ -303,36 +301,6 @@ def copy_of(x):
     return prims.convert_element_type(x, x.dtype)
 
 
-def _wrap_int(value: int, dtype) -> int:
-    """A Python int reduced into ``dtype``'s range by two's-complement wrap-around."""
-    info = np.iinfo(dtype.numpy)
-    span = int(info.max) - int(info.min) + 1
-    return (value - int(info.min)) % span + int(info.min)
-
-
-def _promoted(kind, args=("self", "other")):
-    """``refs.promote(kind, args)``, plus: Python ints that overflow an integer computation
-    dtype wrap around first (``int8_tensor + 1000``), as the eager kernels' casts do."""
-    def deco(fn):
-        inner = refs.promote(kind, args)(fn)
-        sig = inspect.signature(fn)
-
-        @functools.wraps(fn)
-        def wrapper(*a, **kw):
-            bound = sig.bind(*a, **kw)
-            bound.apply_defaults()
-            values = [bound.arguments[n] for n in args if bound.arguments[n] is not None]
-            compute = elementwise_dtypes(kind, *values)[0]
-            if compute.category == D.int64.category:
-                for n in args:
-                    v = bound.arguments[n]
-                    if type(v) is int and not _fits(v, compute):
-                        bound.arguments[n] = _wrap_int(v, compute)
-            return inner(*bound.args, **bound.kwargs)
-        return wrapper
-    return deco
-
-
 _op = get_op
 
 
@@ -362,11 +330,11 @@ _FLOAT_UNARY = {n: getattr(prims, n) for n in (
     "sqrt", "exp2")}
 _FLOAT_UNARY["erfinv"] = prims.erf_inv
 for _name, _prim in _FLOAT_UNARY.items():
-    decomposition(_op(f"aten::{_name}"))(_promoted(INT_TO_FLOAT, ("self",))(_float_unary(_prim)))
+    decomposition(_op(f"aten::{_name}"))(refs.promote(INT_TO_FLOAT, ("self",))(_float_unary(_prim)))
 
 
 @decomposition(_op("aten::sigmoid"))
-@_promoted(INT_TO_FLOAT, ("self",))
+@refs.promote(INT_TO_FLOAT, ("self",))
 def _sigmoid(self):
     # 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving exactly 0.
     one = full_like(self, 1)
@@ -374,7 +342,7 @@ def _sigmoid(self):
 
 
 @decomposition(_op("aten::abs"))
-@_promoted(COMPLEX_TO_FLOAT, ("self",))
+@refs.promote(COMPLEX_TO_FLOAT, ("self",))
 def _abs(self):
     if self.dtype is D.bool:
         raise not_implemented("abs_cpu", D.bool)
@@ -382,7 +350,7 @@ def _abs(self):
 
 
 @decomposition(_op("aten::neg"))
-@_promoted(NO_OPMATH, ("self",))
+@refs.promote(NO_OPMATH, ("self",))
 def _neg(self):
     if self.dtype is D.bool:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
@@ -392,7 +360,7 @@ def _neg(self):
 
 
 @decomposition(_op("aten::sign"))
-@_promoted(NO_OPMATH, ("self",))
+@refs.promote(NO_OPMATH, ("self",))
 def _sign(self):
     # sign of a bool is the bool itself (False -> 0, True -> 1); PyTorch's sign is
     # (0 < x) - (x < 0), so sign(nan) is 0 (the prim, like lax.sign, gives nan)
@@ -420,11 +388,11 @@ def _rounding(name):
 
 
 for _name in ("ceil", "floor", "round", "trunc"):
-    decomposition(_op(f"aten::{_name}"))(_promoted(NO_OPMATH, ("self",))(_rounding(_name)))
+    decomposition(_op(f"aten::{_name}"))(refs.promote(NO_OPMATH, ("self",))(_rounding(_name)))
 
 
 @decomposition(_op("aten::round.decimals"))
-@_promoted(DEFAULT, ("self",))
+@refs.promote(DEFAULT, ("self",))
 def _round_decimals(self, *, decimals):
     if not self.dtype.is_floating_point:
         return copy_of(self)
@@ -446,7 +414,7 @@ def _frac(self):
 
 
 @decomposition(_op("aten::relu"))
-@_promoted(NO_OPMATH, ("self",))
+@refs.promote(NO_OPMATH, ("self",))
 def _relu(self):
     if self.dtype is D.bool:
         raise not_implemented("clamp_min_cpu", D.bool)
@@ -454,7 +422,7 @@ def _relu(self):
 
 
 @decomposition(_op("aten::bitwise_not"))
-@_promoted(NO_OPMATH, ("self",))
+@refs.promote(NO_OPMATH, ("self",))
 def _bitwise_not(self):
     if self.dtype.is_floating_point or self.dtype.is_complex:
         raise not_implemented("bitwise_not_cpu", self.dtype)
@@ -470,13 +438,13 @@ def _square(self):
 
 
 @decomposition(_op("aten::isnan"))
-@_promoted(ALWAYS_BOOL, ("self",))
+@refs.promote(ALWAYS_BOOL, ("self",))
 def _isnan(self):
     return prims.ne(self, self)      # only NaN differs from itself (always False for ints)
 
 
 @decomposition(_op("aten::isinf"))
-@_promoted(ALWAYS_BOOL, ("self",))
+@refs.promote(ALWAYS_BOOL, ("self",))
 def _isinf(self):
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         return prims.full(list(self.shape), False, dtype=D.bool, device=self.device)
@@ -486,7 +454,7 @@ def _isinf(self):
 
 
 @decomposition(_op("aten::isfinite"))
-@_promoted(ALWAYS_BOOL, ("self",))
+@refs.promote(ALWAYS_BOOL, ("self",))
 def _isfinite(self):
     if self.dtype.is_complex:
         return prims.bitwise_and(prims.isfinite(prims.real(self)),
@@ -497,7 +465,7 @@ def _isfinite(self):
 
 
 @decomposition(_op("aten::signbit"))
-@_promoted(ALWAYS_BOOL, ("self",))
+@refs.promote(ALWAYS_BOOL, ("self",))
 def _signbit(self):
     if self.dtype is D.bool:
         return prims.full(list(self.shape), False, dtype=D.bool, device=self.device)
@@ -505,7 +473,7 @@ def _signbit(self):
 
 
 @decomposition(_op("aten::logical_not"))
-@_promoted(ALWAYS_BOOL, ("self",))
+@refs.promote(ALWAYS_BOOL, ("self",))
 def _logical_not(self):
     return prims.eq(self, full_like(self, 0))       # NaN counts as true, so not(NaN) is False
 
@@ -534,12 +502,12 @@ def _scaled(x, alpha):
     return prims.mul(x, full_like(x, alpha))
 
 
-@_promoted(DEFAULT)
+@refs.promote(DEFAULT)
 def _add_impl(self, other, alpha=1):
     return prims.add(self, _scaled(other, alpha))       # on bool, add is logical or
 
 
-@_promoted(DEFAULT)
+@refs.promote(DEFAULT)
 def _sub_impl(self, other, alpha=1):
     return prims.sub(self, _scaled(other, alpha))
 
@@ -580,7 +548,7 @@ def _rsub(self, other, alpha=1):
 
 @decomposition(_op("aten::mul.Tensor"))
 @decomposition(_op("aten::mul.Scalar"))
-@_promoted(DEFAULT)
+@refs.promote(DEFAULT)
 def _mul(self, other):
     return prims.mul(self, other)       # on bool, mul is logical and
 
@@ -589,7 +557,7 @@ def _mul(self, other):
 
 @decomposition(_op("aten::div.Tensor"))
 @decomposition(_op("aten::div.Scalar"))
-@_promoted(INT_TO_FLOAT)
+@refs.promote(INT_TO_FLOAT)
 def _true_div(self, other):
     return prims.div(self, other)       # integers were promoted to the default float
 
@@ -629,7 +597,7 @@ def _float_floor_div(a, b):
     return prims.where(prims.eq(b, zero), true_div, floordiv)
 
 
-@_promoted(DEFAULT)
+@refs.promote(DEFAULT)
 def _rounded_div(self, other, rounding_mode):
     if self.dtype is D.bool:
         raise not_implemented(f"div_{rounding_mode}_cpu", D.bool)
@@ -665,7 +633,7 @@ def _floor_divide_scalar(self, other):
 
 @decomposition(_op("aten::remainder.Tensor"))
 @decomposition(_op("aten::remainder.Scalar"))
-@_promoted(DEFAULT)
+@refs.promote(DEFAULT)
 def _remainder(self, other):
     if self.dtype is D.bool:
         raise not_implemented("remainder_cpu", D.bool)
@@ -680,7 +648,7 @@ def _remainder(self, other):
 
 @decomposition(_op("aten::fmod.Tensor"))
 @decomposition(_op("aten::fmod.Scalar"))
-@_promoted(DEFAULT)
+@refs.promote(DEFAULT)
 def _fmod(self, other):
     if self.dtype is D.bool:
         raise not_implemented("fmod_cpu", D.bool)
@@ -689,7 +657,7 @@ def _fmod(self, other):
 
 # ---------------------------------------------------------------------------- pow
 
-@_promoted(DEFAULT, ("self", "exponent"))
+@refs.promote(DEFAULT, ("self", "exponent"))
 def _pow_impl(self, exponent):
     if self.dtype is D.bool:
         raise not_implemented("pow", D.bool)
@@ -735,19 +703,19 @@ def _pow_scalar(self, exponent):
 # ---------------------------------------------------------------------------- others
 
 @decomposition(_op("aten::atan2"))
-@_promoted(INT_TO_FLOAT)
+@refs.promote(INT_TO_FLOAT)
 def _atan2(self, other):
     return prims.atan2(self, other)
 
 
 @decomposition(_op("aten::maximum"))
-@_promoted(NO_OPMATH)
+@refs.promote(NO_OPMATH)
 def _maximum(self, other):
     return prims.maximum(self, other)       # propagates NaN
 
 
 @decomposition(_op("aten::minimum"))
-@_promoted(NO_OPMATH)
+@refs.promote(NO_OPMATH)
 def _minimum(self, other):
     return prims.minimum(self, other)
 
@@ -765,7 +733,7 @@ def _bitwise(name):
 
 for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
     _decompose(f"aten::{_name}.Tensor aten::{_name}.Scalar",
-               _promoted(NO_OPMATH)(_bitwise(_name)))
+               refs.promote(NO_OPMATH)(_bitwise(_name)))
 
 
 def _logical(name):
@@ -780,7 +748,7 @@ def _logical(name):
 
 
 for _name in ("logical_and", "logical_or", "logical_xor"):
-    decomposition(_op(f"aten::{_name}"))(_promoted(ALWAYS_BOOL)(_logical(_name)))
+    decomposition(_op(f"aten::{_name}"))(refs.promote(ALWAYS_BOOL)(_logical(_name)))
 
 
 def _compare(name):
@@ -794,10 +762,10 @@ def _compare(name):
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     _decompose(f"aten::{_name}.Tensor aten::{_name}.Scalar",
-               _promoted(ALWAYS_BOOL)(_compare(_name)))
+               refs.promote(ALWAYS_BOOL)(_compare(_name)))
 
 
-@_promoted(NO_OPMATH, ("self", "min", "max"))
+@refs.promote(NO_OPMATH, ("self", "min", "max"))
 def _clamp_impl(self, min=None, max=None):
     # max first, then min: where min > max every element becomes max, as in PyTorch;
     # NaN (in self or a bound) propagates
