@@ -29,11 +29,18 @@ from . import ops  # noqa: E402
 from .api import *  # noqa: E402,F401,F403
 from . import api as _api  # noqa: E402
 from . import library, utils  # noqa: E402
+from . import autograd  # noqa: E402
+from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E402,F401
+                       is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .autograd import kernels as _autograd_kernels  # noqa: E402
 from .ir.decompose import decompose  # noqa: E402,F401
 from .lower.compile import compile  # noqa: E402,F401
 from .random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: E402,F401
 
 _inplace_or_view.register_all()
 _meta.register_all()
+_autograd_kernels.install()
 
-__all__ = ["Tensor", "Size", "device", "dtype", "ops", "library", "decompose", "compile"] + _api.__all__
+__all__ = ["Tensor", "Size", "device", "dtype", "ops", "library", "decompose", "compile",
+           "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "is_inference_mode_enabled"] + _api.__all__

@@ -3,7 +3,8 @@
 Registered once per op, from the op's schema: an op that writes an argument
 (``Tensor(a!)``) bumps that tensor's version after the backend ran; an op whose
 output aliases its input (``-> Tensor(a)``) marks the output as a view of the
-input's base and shares its version counter.  Every other op falls through this key.
+input's base, shares its version counter and records the view chain that rebuilds it
+from that base (autograd and functionalization replay it).  Every other op falls through this key.
 """
 from __future__ import annotations
 
@@ -56,11 +57,16 @@ def _inplace_kernel(op, pos, kw):
 def _view_kernel(op):
     def kernel(ks, self, *args, **kwargs):
         out = op.redispatch(ks & _BELOW, self, *args, **kwargs)
+        chain = self._view_chain if self._base is not None else ()
         if isinstance(out, (tuple, list)):
-            for o in out:
+            for i, o in enumerate(out):
                 mark_view(o, self)
+                o._view_chain = chain + ((op, args, kwargs, i),)
+                o._gfv = o._vc[0]
         else:
             mark_view(out, self)
+            out._view_chain = chain + ((op, args, kwargs, None),)
+            out._gfv = out._vc[0]
         return out
     return kernel
 

@@ -4,7 +4,7 @@ A tensor holds ``_data`` (a NumPy array on CPU, a ``jax.Array`` on CUDA, a
 ``MetaArray`` on meta, anything with ``.shape`` for an out-of-tree backend),
 its ``_dtype``, ``_device`` and ``_ks`` (the keyset its calls dispatch on).
 Views share a version counter with their base; every in-place op bumps it.
-Methods and Python operators call the public functions in ``fnx.functions``,
+Methods and Python operators call the public functions in ``fnx.api``,
 which call operators: nothing here computes.
 """
 from __future__ import annotations
@@ -48,8 +48,15 @@ class Tensor:
     # sets four attributes and nothing else.
     _vc = None          # version counter, [int], shared by a base and its views
     _base = None        # the tensor this one is a view of
-    grad = None
-    grad_fn = None
+    _view_chain = ()    # how to rebuild this view from _base: ((op, args, kwargs, index), ...)
+    _gfv = 0            # the version this view's grad_fn was made at (fnx.autograd.views)
+    _grad = None
+    grad_fn = None      # the autograd Node that made this tensor (None for leaves)
+    _output_nr = 0      # which output of grad_fn this tensor is
+    _grad_acc = None    # weakref to a leaf's AccumulateGrad node
+    _hooks = None       # a leaf's gradient hooks
+    _post_acc_hooks = None
+    _retains_grad = False
     _is_param = False
     _is_wrapped_number = False  # a Python scalar made a 0-dim tensor: promotes like a scalar
     __array_ufunc__ = None      # NumPy defers to Tensor's reflected operators (np.float32(2) * t)
@@ -178,6 +185,110 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
+    @property
+    def grad(self):
+        """The gradient accumulated by ``backward()`` (leaves, and tensors that retain it)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value._dtype is not self._dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: expected "
+                                   f"{self._dtype}, got {value._dtype}")
+            if value._device != self._device:
+                raise RuntimeError(f"assigned grad has data located on a different device: "
+                                   f"expected {self._device}, got {value._device}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(f"assigned grad has data of a different size: expected "
+                                   f"{list(self.shape)}, got {list(value.shape)}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def data(self) -> "Tensor":
+        """This tensor's data outside autograd (shares memory, not the version counter)."""
+        return Tensor._make(self._data, self._dtype, self._device, self._ks & ~AUTOGRAD_BITS)
+
+    @data.setter
+    def data(self, value: "Tensor"):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        grad_bit = self._ks & AUTOGRAD_BITS
+        self._data, self._dtype, self._device = value._data, value._dtype, value._device
+        self._ks = value._ks & ~AUTOGRAD_BITS
+        if grad_bit:
+            self._ks |= _autograd_bit(self._ks)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate this tensor's gradient into the leaves' ``.grad``.
+
+        >>> import fnx
+        >>> w = fnx.tensor([1., 2.], requires_grad=True)
+        >>> (w * w).sum().backward()
+        >>> w.grad
+        tensor([2., 4.])
+        """
+        from .autograd.engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a
+        replacement. Returns a handle with ``.remove()``.
+
+        >>> import fnx
+        >>> x = fnx.tensor([1., 2.], requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 10)
+        >>> x.sum().backward(); x.grad
+        tensor([10., 10.])
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        from .autograd.graph import _Handle, edge_of
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            self._hooks.append(hook)
+            return _Handle(self._hooks, hook)
+        fn, nr = edge_of(self)
+        return fn._add_tensor_hook(nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after a leaf's ``.grad`` was accumulated."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        from .autograd.graph import _Handle
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return _Handle(self._post_acc_hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        import weakref
+        from .autograd.graph import edge_of
+        fn, nr = edge_of(self)
+        if fn._retains is None:
+            fn._retains = {}
+        fn._retains[nr] = weakref.ref(self)
+        self._retains_grad = True
+
     # ------------------------------------------------------------------ versions and views
     @property
     def _version(self) -> int:
@@ -276,12 +387,12 @@ class Tensor:
         return object.__format__(self, spec) if spec else repr(self)
 
     def __reduce_ex__(self, proto):
-        from .functions import _rebuild_tensor
+        from .serialization import _rebuild_tensor
         return (_rebuild_tensor, (self.cpu().detach().numpy().copy(), self._dtype.name,
                                   str(self._device), self.requires_grad))
 
     def __deepcopy__(self, memo):
-        from .functions import _deepcopy_tensor
+        from .serialization import _deepcopy_tensor
         return _deepcopy_tensor(self, memo)
 
 

@@ -2,8 +2,8 @@
 
 - BackendSelect: only factories (no tensor argument) have a kernel there.
 - Autocast*: only ops with a cast policy have kernels.
-- Autograd*: until an op's autograd kernel exists, a call on a tensor that requires grad
-  runs the backend kernel (fnx.autograd replaces this fallback).
+- Autograd*: fnx.autograd installs the real fallback (differentiate through the op's
+  decomposition, or record a node that refuses backward); fallthrough until then.
 - ADInplaceOrView: only ops that write or alias need bookkeeping.
 - Tracer: one boxed fallback hands every call to the active interpreter mode
   (fnx.dispatch.modes: the tracer, the decomposer).

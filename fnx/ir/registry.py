@@ -12,7 +12,7 @@ from typing import NamedTuple
 from ..dispatch.dispatcher import OpOverload, define
 from ..dispatch.keys import AliasKey
 
-__all__ = ["defop", "TensorMeta"]
+__all__ = ["defop", "TensorMeta", "derivative", "nondifferentiable", "NONDIFFERENTIABLE"]
 
 
 class TensorMeta(NamedTuple):
@@ -22,7 +22,7 @@ class TensorMeta(NamedTuple):
 
 
 def defop(schema: str, *, tags=(), meta=None, decomposition=None, namespace="aten",
-          promotion=None, explicit=False) -> OpOverload:
+          promotion=None, explicit=False, derivative=None) -> OpOverload:
     """Define an operator.
 
     ``decomposition`` on an op not tagged ``core`` or ``prim`` is also its
@@ -37,6 +37,8 @@ def defop(schema: str, *, tags=(), meta=None, decomposition=None, namespace="ate
         op.meta = meta
     if decomposition is not None:
         set_decomposition(op, decomposition, explicit)
+    if derivative is not None:
+        op.derivative = derivative
     return op
 
 
@@ -62,3 +64,41 @@ def decomposition(op: OpOverload, explicit: bool = False):
         set_decomposition(op, fn, explicit)
         return fn
     return deco
+
+
+class _NonDifferentiable:
+    """``op.derivative`` of an op whose outputs never carry a gradient (comparisons,
+    argmax, integer ops, ``detach``): autograd runs it without recording anything."""
+
+    def __repr__(self):
+        return "NONDIFFERENTIABLE"
+
+
+NONDIFFERENTIABLE = _NonDifferentiable()
+
+
+def derivative(*ops: OpOverload):
+    """Decorator: the backward formula of ``ops`` (see ``fnx.autograd.formulas``).
+
+    ``fn``'s parameters name what it needs: ``grad`` (the output's gradient), ``grads``
+    (all outputs' gradients, None where none flowed), ``result`` (the output), and any of
+    the op's schema arguments by name. It returns one gradient per tensor argument, in
+    schema order (None for no gradient, a list for ``Tensor[]``). Broadcast dimensions are
+    summed and the dtype matched by autograd, so a formula need not do it.
+
+    >>> import fnx
+    >>> from fnx.ir.registry import derivative
+    >>> fnx.ops.aten.mul.Tensor.derivative.__name__
+    '_mul_backward'
+    """
+    def deco(fn):
+        for op in ops:
+            op.derivative = fn
+        return fn
+    return deco
+
+
+def nondifferentiable(*ops: OpOverload) -> None:
+    """Mark ``ops`` as having no gradient (see ``NONDIFFERENTIABLE``)."""
+    for op in ops:
+        op.derivative = NONDIFFERENTIABLE

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from ..promotion import (ALWAYS_BOOL, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT)
 from ...dispatch.dispatcher import get_op
-from ..registry import defop
+from ..grad_utils import conj
+from ..registry import defop, derivative
 from ._common import inplace_meta, out_meta, pointwise_meta
 
 CORE = ("core", "pointwise")
@@ -551,6 +552,22 @@ def _rsub(self, other, alpha=1):
 @refs.promote(DEFAULT)
 def _mul(self, other):
     return prims.mul(self, other)       # on bool, mul is logical and
+
+
+@derivative(_op("aten::add.Tensor"), _op("aten::add.Scalar"))
+def _add_backward(grad, alpha):
+    return grad, (grad if alpha == 1 else grad * conj(alpha))
+
+
+@derivative(_op("aten::sub.Tensor"), _op("aten::sub.Scalar"))
+def _sub_backward(grad, alpha):
+    return grad, -grad if alpha == 1 else grad * -conj(alpha)
+
+
+@derivative(_op("aten::mul.Tensor"), _op("aten::mul.Scalar"))
+def _mul_backward(grad, self, other, needs_input_grad):
+    return (grad * conj(other) if needs_input_grad[0] else None,
+            grad * conj(self) if needs_input_grad[1] else None)
 
 
 # ---------------------------------------------------------------------------- division

@@ -23,7 +23,8 @@ import warnings
 from ... import _dtype as D
 from ...ops import aten, prims
 from .. import refs
-from ..registry import TensorMeta, decomposition, defop
+from ..grad_utils import expand_reduced
+from ..registry import TensorMeta, decomposition, defop, derivative
 from ..shapes import reduction_shape, wrap_dim, wrap_dims
 from ._common import _torch_name
 
@@ -189,6 +190,11 @@ prod_default = defop("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", t
                      meta=lambda self, *, dtype=None: _sum_meta(self, None, dtype=dtype))
 prod_dim_int = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, "
                      "ScalarType? dtype=None) -> Tensor", tags=CORE, meta=_sum_meta)
+
+
+@derivative(sum_dim_IntList)
+def _sum_backward(grad, self, dim, keepdim):
+    return expand_reduced(grad, self.shape, dim or None, keepdim)
 
 
 @decomposition(sum_dim_IntList)

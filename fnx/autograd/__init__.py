@@ -1,0 +1,28 @@
+"""Reverse-mode automatic differentiation, as ``torch.autograd``.
+
+Tensors that require grad carry their backend's Autograd dispatch key, so every op on them
+reaches an autograd kernel (``kernels.py``) that runs the op below and records a ``Node``
+(``graph.py``) holding what the op's derivative formula needs. Formulas live at each op's
+definition site (``fnx/ir/ops/*.py``, ``fnx/ir/prims.py``) and are written with fnx ops, so
+they run on every backend, can be traced (a compiled training step records them) and can be
+differentiated again (``create_graph=True``). Ops without a formula are differentiated
+through their decomposition.
+
+>>> import fnx
+>>> w = fnx.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+>>> loss = (w @ w).sum()
+>>> loss.backward()
+>>> w.grad
+tensor([[ 7., 11.],
+        [ 9., 13.]])
+"""
+from .engine import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .graph import Node
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
+           "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node"]
