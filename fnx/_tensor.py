@@ -205,11 +205,13 @@ class Tensor:
             if tuple(value.shape) != tuple(self.shape):
                 raise RuntimeError(f"assigned grad has data of a different size: expected "
                                    f"{list(self.shape)}, got {list(value.shape)}")
-        self._grad = value
+        from .autograd.graph import set_grad
+        set_grad(self, value)
 
     @grad.deleter
     def grad(self):
-        self._grad = None
+        from .autograd.graph import set_grad
+        set_grad(self, None)
 
     @property
     def retains_grad(self) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 
 from .grad_mode import _GradModeGuard, enable_grad, no_grad
-from .graph import FREED, AccumulateGrad, edge_of
+from .graph import AccumulateGrad, edge_of, set_grad
 
 __all__ = ["backward", "grad", "accumulate_into"]
 
@@ -97,7 +97,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         raise NotImplementedError("grad(): is_grads_batched=True is not supported by fnx")
     outputs = _as_tuple(outputs)
-    single = not isinstance(inputs, (tuple, list))
     inputs = _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(grads) != len(outputs):
@@ -127,7 +126,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
         result.append(g)
-    del single
     return tuple(result)
 
 
@@ -139,10 +137,14 @@ def _add(a, b):
     return a + b
 
 
+runs = [0]     # backward passes so far (fnx.compile asks whether a trace ran one)
+
+
 def _run(roots, retain_graph, create_graph, only):
     """Run the graph from ``roots`` [(edge, grad)]. ``only`` maps (id(node), nr) to
     ("capture", [input indices]) or ("accumulate", tensor): when given, only those edges
     receive gradients and only the nodes leading to them run."""
+    runs[0] += 1
     # Dependencies: how many edges point at each node from nodes reachable from the roots.
     deps, nodes = {}, {}
     stack = [e[0] for e, _ in roots if e is not None]
@@ -263,7 +265,7 @@ def _pre_hooks(node, grads):
         for nr, ref in node._retains.items():
             t = ref()
             if t is not None and grads[nr] is not None:
-                t._grad = grads[nr] if t._grad is None else t._grad + grads[nr]
+                set_grad(t, grads[nr] if t._grad is None else t._grad + grads[nr])
     if node._pre_hooks:
         for h in node._pre_hooks:
             r = h(tuple(grads))
@@ -285,14 +287,11 @@ def accumulate_into(t, g, create_graph, hooks=True):
         g = g.detach()
     old = t._grad
     if old is None:
-        t._grad = g
+        set_grad(t, g)
     else:
         with _mode(create_graph):
-            t._grad = old + g
+            set_grad(t, old + g)
     if t._post_acc_hooks:
         for h in t._post_acc_hooks:
             h(t)
 
-
-def check_freed(node):
-    raise RuntimeError(FREED)

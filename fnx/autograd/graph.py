@@ -14,7 +14,8 @@ import weakref
 
 from ..dispatch.keys import AUTOGRAD_BITS
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "edge_of", "ag_bit"]
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "edge_of", "ag_bit", "set_grad",
+           "GradWriteLog"]
 
 _seq = itertools.count()
 
@@ -36,6 +37,31 @@ def ag_bit(ks: int) -> int:
 
 from ..dispatch.keys import BACKEND_BITS as _BACKENDS  # noqa: E402
 _AG_FOR_BACKEND: dict = {}
+
+
+class GradWriteLog:
+    """Records every ``.grad`` written while active, with the value it had before: a
+    compiled training step's trace turns those writes into program outputs."""
+    active = None
+
+    def __init__(self):
+        self.writes = {}        # id(tensor) -> (tensor, grad before the first write)
+
+    def __enter__(self):
+        self._outer = GradWriteLog.active
+        GradWriteLog.active = self
+        return self
+
+    def __exit__(self, *exc):
+        GradWriteLog.active = self._outer
+
+
+def set_grad(t, value) -> None:
+    """``t.grad = value`` without checks (the engine's and the setter's one write path)."""
+    log = GradWriteLog.active
+    if log is not None and id(t) not in log.writes:
+        log.writes[id(t)] = (t, t._grad)
+    t._grad = value
 
 
 class Node:

@@ -190,7 +190,7 @@ def _common_device(op, args):
 
 
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
-          functional=False, **kwargs) -> Graph:
+          functional=False, capture_grads=False, **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -200,6 +200,10 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     With ``functional`` the recorded program has no writes or aliasing (see
     ``fnx.ir.passes.functionalize``); inputs it wrote are extra outputs listed in
     ``graph.mutated_inputs`` as (input index, output index).
+    Arguments that require grad become trace tensors that require grad, so autograd (above
+    the Tracer key) records and a ``backward()`` inside ``fn`` is traced too. With
+    ``capture_grads`` every ``.grad`` that ``fn`` writes on an input is restored afterwards
+    and listed in ``graph.grad_writes`` as (input index, output index or None for None).
     """
     graph = Graph()
     if functional:
@@ -213,6 +217,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     def placeholder(value, name):
         if isinstance(value, Tensor):
             t = trace_tensor(tuple(value.shape), value.dtype, value._device)
+            if value.requires_grad:
+                t.requires_grad_(True)
             mode.add_input(t, name, NodeMeta(tuple(t.shape), t.dtype, value._device),
                            ("arg", count[0]))
             count[0] += 1
@@ -223,20 +229,58 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
 
     targs = [placeholder(a, n) for a, n in zip(args, names)]
     tkwargs = {k: placeholder(v, k) for k, v in kwargs.items()}
+    from ..autograd.graph import GradWriteLog
+    log = GradWriteLog() if capture_grads else None
     with mode:
-        out = fn(*targs, **tkwargs)
+        if log is not None:
+            with log:
+                out = fn(*targs, **tkwargs)
+        else:
+            out = fn(*targs, **tkwargs)
         result = mode.node_of(out)
+        graph.output_requires_grad = any(
+            isinstance(t, Tensor) and t.requires_grad for t in _leaves(out))
+        extra = []
         graph.mutated_inputs = []
         if functional:
             finals = [(i, mode.node_of(t)) for i, t in enumerate(mode.inputs)
                       if any(w is t for w in mode.written)]
-            if finals:
-                result = (result, *(n for _, n in finals))
-                graph.mutated_inputs = [(i, k + 1) for k, (i, _) in enumerate(finals)]
+            graph.mutated_inputs = [(i, len(extra) + k + 1) for k, (i, _) in enumerate(finals)]
+            extra += [n for _, n in finals]
+        graph.grad_writes = []
+        if log is not None:
+            extra += _grad_outputs(mode, log, graph, len(extra) + 1)
+        if extra:
+            result = (result, *extra)
     graph.output(result)
     graph.lifted = mode.lifted
     graph.input_sources = mode.sources
     return graph
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _leaves(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    return [value]
+
+
+def _grad_outputs(mode, log, graph, first):
+    """Turn the ``.grad`` writes made during a trace into outputs (and undo them)."""
+    nodes = []
+    for t, before in log.writes.values():
+        final = t._grad
+        t._grad = before
+        index = next((i for i, x in enumerate(mode.inputs) if x is t), None)
+        if index is None:
+            continue        # an intermediate's retained grad: not visible after the call
+        if final is None:
+            graph.grad_writes.append((index, None))
+        else:
+            graph.grad_writes.append((index, first + len(nodes)))
+            nodes.append(mode.node_of(final))
+    return nodes
 
 
 def _param_names(fn, n):

@@ -1,11 +1,17 @@
 """``fnx.compile``: trace once per guard set, run the passes, lower regions, reuse.
 
-The pipeline, per new set of guards (input shapes, dtypes, devices, requires_grad, the
-model's training flags, grad mode):
+The pipeline, per new set of guards (input shapes, dtypes, devices, requires_grad and
+whether ``.grad`` is set, the model's training flags, grad mode):
 trace on meta tensors (tensors the function reads from outside, e.g. parameters, become
 inputs, never constants) -> functionalize + decompose -> DCE -> CSE -> partition into
 regions the target lowers and eager calls between them -> compile each region.
 Inputs the program writes (buffers updated in place) are written back after each call.
+
+Autograd: the trace runs with autograd on, so a training step that calls ``backward()`` and
+an optimizer records the backward and the updates in the same program; the ``.grad`` it
+leaves on parameters are program outputs assigned after each call. A function whose
+outputs require grad (a compiled model in eager training) is compiled as a forward-only
+program differentiated by JAX's ``vjp``, recorded as one autograd node.
 """
 from __future__ import annotations
 
@@ -18,7 +24,11 @@ from .._tensor import Tensor
 from ..ir.graph import Graph, Node, map_nodes
 from ..ir.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..ir.passes.partition import Partition, Region, partition
-from ..ir.tracer import DataDependentError, trace
+from ..autograd import engine as _engine
+from ..autograd.grad_mode import no_grad
+from ..autograd.graph import set_grad
+from ..dispatch.modes import current_mode
+from ..ir.tracer import DataDependentError, TracingMode, trace
 from ..random import next_key
 from . import get_target
 
@@ -50,7 +60,8 @@ class CompiledFunction:
         return tuple(key)
 
     def __call__(self, *args, **kwargs):
-        if self._eager_reason is not None:
+        if self._eager_reason is not None or _tracing():
+            # Inside another compiled function's trace this one is simply inlined.
             return self.fn(*args, **kwargs)
         key = self._guards(args, kwargs)
         entry = self.cache.get(key)
@@ -69,6 +80,8 @@ class CompiledFunction:
                 self._warn_once("data", f"fnx.compile: {e}; running {_name(self.fn)} eagerly")
                 self._eager_reason = str(e)
                 return self.fn(*args, **kwargs)
+            if entry is None:
+                return self.fn(*args, **kwargs)
             self.cache[key] = entry
         return entry(args, kwargs)
 
@@ -86,9 +99,20 @@ class CompiledFunction:
             return self.fn(*a, **kw)
         names = [f"arg{i}" for i in range(len(flat))]
         if explain:     # the user's own ops, before functionalization and decomposition
-            stages["traced"] = trace(call, *flat, input_names=names, lift_captured=True)
+            with no_grad():
+                stages["traced"] = trace(call, *flat, input_names=names, lift_captured=True)
+        # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
+        # function is recorded too, and the .grad it writes become outputs.
+        runs = _engine.runs[0]
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
-                      decompose_to=self.decompose)
+                      decompose_to=self.decompose, capture_grads=True)
+        differentiable = graph.output_requires_grad and _engine.runs[0] == runs
+        if differentiable:
+            # Outputs that carry a gradient and no backward inside: the caller differentiates
+            # the result. Trace the forward alone; its backward is JAX's vjp of it.
+            with no_grad():
+                graph = trace(call, *flat, input_names=names, lift_captured=True,
+                              functional=True, decompose_to=self.decompose)
         lifted = graph.lifted
         stages["functional"] = graph
         graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
@@ -102,6 +126,15 @@ class CompiledFunction:
             self._warn_once(("fallback", names),
                             f"fnx.compile: {names} has no {self.target.name!r} lowering; it "
                             f"runs eagerly between compiled regions")
+        if differentiable:
+            if parts.fallback_ops or len(parts.regions) != 1 or \
+                    not hasattr(self.target, "vjp"):
+                self._warn_once("grad", f"fnx.compile: {_name(self.fn)}'s outputs require grad "
+                                        f"but it does not compile to one {self.target.name!r} "
+                                        f"program; it runs eagerly so autograd can record it")
+                self._eager_reason = "differentiable with eager parts"
+                return None
+            return _GradEntry(self.target, graph, parts, lifted, len(flat), stages)
         return _Entry(self.target, graph, parts, lifted, len(flat), stages)
 
     def explain(self, *args, **kwargs) -> "CompileReport":
@@ -161,8 +194,10 @@ class _Entry:
                       else (s, None) for s in parts.steps]
         out = graph.output_node.args[0]
         mutated = getattr(graph, "mutated_inputs", [])
+        grads = getattr(graph, "grad_writes", [])
         self.writeback = [(i, out[k]) for i, k in mutated]
-        self.result = out[0] if mutated else out
+        self.grad_writes = [(i, out[k] if k is not None else None) for i, k in grads]
+        self.result = out[0] if mutated or any(k is not None for _, k in grads) else out
         self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
 
     def lifted_match(self) -> bool:
@@ -198,9 +233,38 @@ class _Entry:
                     for u in step.users:
                         if u.kind == "getitem":
                             env[u] = env[step][u.args[1]]
-        for i, node in self.writeback:
-            inputs[i].copy_(env[node])
+        self.write_back(inputs, env)
         return map_nodes(self.result, env.__getitem__)
+
+    def write_back(self, inputs, env):
+        with no_grad():
+            for i, node in self.writeback:
+                inputs[i].copy_(env[node])
+        for i, node in self.grad_writes:
+            g = env[node] if node is not None else None
+            set_grad(inputs[i], g)
+
+
+class _GradEntry(_Entry):
+    """A compiled forward whose outputs require grad: one jitted ``jax.vjp`` returns the
+    outputs and the residuals; the autograd node it records runs the jitted backward on them
+    (the forward is not recomputed)."""
+
+    def __init__(self, target, graph, parts, lifted, n_explicit, stages):
+        super().__init__(target, graph, parts, lifted, n_explicit, stages)
+        self.whole = target.compile(graph)
+        self.vjp = target.vjp(self.whole, graph)
+
+    def __call__(self, args, kwargs):
+        inputs = self.flat_inputs(args, kwargs)
+        env, node = self.vjp(inputs)
+        self.write_back(inputs, env)
+        return map_nodes(self.result, env.__getitem__)
+
+
+def _tracing() -> bool:
+    mode = current_mode()
+    return mode is not None and isinstance(mode, TracingMode)
 
 
 def _compile_region(target, graph, region: Region):
@@ -252,7 +316,7 @@ def _flatten_call(args, kwargs):
 
 def _describe(v):
     if isinstance(v, Tensor):
-        return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad)
+        return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None)
     if isinstance(v, (list, tuple)):
         return (type(v).__name__,) + tuple(_describe(x) for x in v)
     if isinstance(v, dict):

@@ -33,6 +33,11 @@ class JaxTarget(Target):
         from .jax_compile import compile_graph
         return compile_graph(self, graph)
 
+    def vjp(self, compiled, graph):
+        """The compiled forward of ``graph`` with a ``jax.vjp`` backward (compiled autograd)."""
+        from .jax_autograd import compile_vjp
+        return compile_vjp(compiled, graph)
+
 
 JAX_TARGET = JaxTarget()
 rule = JAX_TARGET.rule

@@ -1,4 +1,9 @@
-"""Compiling a Graph with the JAX target's rules into one ``jax.jit`` function."""
+"""Compiling a Graph with the JAX target's rules into one ``jax.jit`` function.
+
+Outputs stay where the program ran: a node whose meta device is ``cuda`` comes back as a
+cuda tensor holding the ``jax.Array`` (no host round trip); cpu outputs are copied into
+writable NumPy arrays (JAX's buffers are read-only, fnx CPU tensors are mutable).
+"""
 from __future__ import annotations
 
 import jax
@@ -7,7 +12,36 @@ import numpy as np
 from .._tensor import Tensor
 from ..ir.graph import _collect, map_nodes
 
-__all__ = ["compile_graph"]
+__all__ = ["compile_graph", "graph_program"]
+
+
+def graph_program(target, graph):
+    """``(program, out_nodes)``: ``program(*arrays)`` evaluates ``graph`` with ``target``'s
+    rules on arrays given in placeholder order and returns the arrays of ``out_nodes``.
+    Call (and jit) it under ``jax.enable_x64(True)`` so 64-bit dtypes stay exact."""
+    missing = sorted({str(n.target) for n in graph.calls() if not target.has_rule(n.target)})
+    if missing:
+        raise NotImplementedError(f"the {target.name!r} target has no lowering rule for "
+                                  f"{', '.join(missing)}; decompose the graph to prims first")
+    rules = target.rules
+    places = graph.placeholders()
+    out_nodes = []
+    _collect(graph.output_node.args[0], out_nodes)
+    steps = [n for n in graph.nodes if n.kind in ("call", "getitem", "constant")]
+
+    def program(*arrays):
+        env = dict(zip(places, arrays))
+        for node in steps:
+            if node.kind == "call":
+                env[node] = rules[node.target](*_load(node.args, env),
+                                               **_load(node.kwargs, env))
+            elif node.kind == "getitem":
+                env[node] = env[node.args[0]][node.args[1]]
+            else:
+                env[node] = _host(node.target)
+        return [env[n] for n in out_nodes]
+
+    return program, out_nodes
 
 
 def compile_graph(target, graph):
@@ -20,27 +54,8 @@ def compile_graph(target, graph):
     >>> round(f(fnx.zeros(3)).item(), 4)
     3.0
     """
-    missing = sorted({str(n.target) for n in graph.calls() if not target.has_rule(n.target)})
-    if missing:
-        raise NotImplementedError(f"the {target.name!r} target has no lowering rule for "
-                                  f"{', '.join(missing)}; decompose the graph to prims first")
-    rules = target.rules
+    program, out_nodes = graph_program(target, graph)
     places = graph.placeholders()
-    out_nodes = []
-    _collect(graph.output_node.args[0], out_nodes)
-
-    def program(*arrays):
-        env = dict(zip(places, arrays))
-        for node in graph.nodes:
-            if node.kind == "call":
-                env[node] = rules[node.target](*_load(node.args, env),
-                                               **_load(node.kwargs, env))
-            elif node.kind == "getitem":
-                env[node] = env[node.args[0]][node.args[1]]
-            elif node.kind == "constant":
-                env[node] = np.asarray(node.target._data)
-        return [env[n] for n in out_nodes]
-
     with jax.enable_x64(True):
         jitted = jax.jit(program)
     result_spec = graph.output_node.args[0]
@@ -61,6 +76,8 @@ def compile_graph(target, graph):
         return {**_entry_kernels(text), "hlo": text}
 
     run.jitted = jitted
+    run.program = program           # the un-jitted function of arrays (compiled autograd)
+    run.out_nodes = out_nodes
     run.hlo_fusions = hlo_fusions
     return run
 
@@ -84,14 +101,25 @@ def _entry_kernels(hlo: str) -> dict:
 
 
 def _to_tensor(array, meta):
+    dev = meta.device
+    if dev is not None and dev.type == "cuda":
+        # The program ran on that device (its inputs live there): keep the jax.Array.
+        from ..backends.cuda import wrap_array
+        return wrap_array(array, meta.dtype, dev)
     from ..backends.cpu import wrap
     # a copy: JAX's buffer is read-only and fnx tensors are mutable
     return wrap(np.array(array, dtype=meta.dtype.numpy), meta.dtype)
+
+
+def _host(t):
+    """A captured tensor as a program constant: device arrays are used as they are."""
+    data = t._data
+    return data if isinstance(data, jax.Array) else np.asarray(data)
 
 
 def _load(value, env):
     # Captured tensors in a region's arguments enter the program as arrays.
     value = map_nodes(value, env.__getitem__)
     if isinstance(value, (list, tuple)):
-        return [np.asarray(v._data) if isinstance(v, Tensor) else v for v in value]
+        return [_host(v) if isinstance(v, Tensor) else v for v in value]
     return value

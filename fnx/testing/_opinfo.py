@@ -319,6 +319,8 @@ class OpInfo:
             out.append("decomp_prims")
         if self.error_inputs_fn is not None:
             out.append("errors")
+        if self.variant in ("functional", "inplace") and not self.nondeterministic:
+            out.append("grad")
         if self.variant == "functional":
             out.append("lowering")      # run only when asked for (with a target)
         return tuple(c for c in out if c not in self.skips)

@@ -120,7 +120,8 @@ def run_check(info, dtype, check, device="cpu", target=None, max_samples=None):
     fn = {"reference": C.check_reference, "meta": C.check_meta,
           "decomp_core": lambda i, s: C.check_decomposition(i, s, "core"),
           "decomp_prims": lambda i, s: C.check_decomposition(i, s, "prims"),
-          "lowering": lambda i, s: C.check_lowering(i, s, target)}.get(check)
+          "lowering": lambda i, s: C.check_lowering(i, s, target),
+          "grad": C.check_gradient}.get(check)
     if fn is None:
         raise ValueError(f"unknown check {check!r}; checks are {CHECKS}")
     failures = []
@@ -184,8 +185,14 @@ def cases(checks=None, *, device="cpu", ops=None, dtypes=None, known=None, targe
             if check == "meta" and dev_type != "cpu":
                 continue        # shapes and dtypes do not depend on the device
             tgts = targets if check == "lowering" else (None,)
-            dts = (None,) if check == "errors" else [
-                d for d in info.dtypes if dtypes is None or d in dtypes]
+            if check == "errors":
+                dts = (None,)
+            elif check == "grad":       # finite differences need float64 (or upcast float32)
+                dts = [next((d for d in (D.float64, D.float32) if d in info.dtypes), None)]
+                dts = [d for d in dts if d is not None and (dtypes is None or d in dtypes or
+                                                              D.float64 in dtypes)]
+            else:
+                dts = [d for d in info.dtypes if dtypes is None or d in dtypes]
             for target in tgts:
                 for d in dts:
                     k = next((k for k in extra if k.matches(check, d, dev_type, target)),

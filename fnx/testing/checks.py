@@ -9,6 +9,9 @@
   and only ops of that level ran.
 - ``check_errors(info, error_input)``: the op (and its meta function) raise PyTorch's error.
 - ``check_lowering(info, sample, backend)``: ``fnx.compile(op, backend=...)`` matches eager.
+- ``check_gradient(info, sample)``: autograd's gradient w.r.t. every floating input matches
+  central finite differences in float64 (``fnx.autograd.gradcheck``, one random projection
+  ``v^T J u`` per sample); in-place entries are checked on a clone of ``self``.
 
 Each raises ``AssertionError`` naming the op, the sample and what differs.  The samples
 may live on any device: the same functions check a backend (see ``fnx.testing.cases``).
@@ -23,7 +26,7 @@ from .compare import assert_close, to_numpy
 from ._opinfo import _is_tensor
 
 __all__ = ["NotApplicable", "check_reference", "check_meta", "check_decomposition", "check_errors",
-           "check_lowering", "to_device", "clone_sample", "tolerance", "lowering_targets"]
+           "check_lowering", "check_gradient", "to_device", "clone_sample", "tolerance", "lowering_targets"]
 
 
 class NotApplicable(Exception):
@@ -381,3 +384,43 @@ def lowering_targets() -> dict:
     get = getattr(L, "targets", None)
     found = get() if callable(get) else getattr(L, "TARGETS", None)
     return dict(found or {})
+
+
+def check_gradient(info, sample):
+    """Gradients of ``info.op`` on ``sample`` vs finite differences (float64)."""
+    from .. import float64
+    from ..autograd import GradcheckError, gradcheck
+    from ..ir.registry import NONDIFFERENTIABLE
+    if info.op.derivative is NONDIFFERENTIABLE:
+        raise NotApplicable(f"{info.name}: not differentiable")
+    tensors = _tensors_of(sample)
+    diff = [t.detach().to(float64).clone().requires_grad_()
+            if t._dtype.is_floating_point else t for t in tensors]
+    if not any(t is not o for t, o in zip(diff, tensors)):
+        raise NotApplicable(f"{info.name}: no floating-point input")
+    if not all(bool(np.isfinite(t.detach().numpy()).all()) for t, o in zip(diff, tensors)
+               if t is not o):
+        raise NotApplicable(f"{info.name}: non-finite input (finite differences undefined)")
+    inplace = info.variant == "inplace"
+
+    def fn(*ts):
+        it = iter(ts)
+        s = sample.map_tensors(lambda t: next(it))
+        if inplace:
+            s = type(s)(s.input.clone(), *s.args, **s.kwargs)
+        return _call(info, s)
+    inputs = [t for t in diff]
+    with np.errstate(all="ignore"):
+        out = fn(*inputs)
+    outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if _is_tensor(o)]
+    if not any(o._dtype.is_floating_point and o.requires_grad for o in outs):
+        if any(o._dtype.is_floating_point for o in outs):
+            raise AssertionError(f"{_where(info, sample)}: a floating output does not "
+                                 f"require grad although its inputs do")
+        raise NotApplicable(f"{info.name}: no floating-point output")
+    try:
+        with np.errstate(all="ignore"):
+            gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=True)
+    except GradcheckError as e:
+        raise AssertionError(f"{_where(info, sample)}: gradient vs finite differences: "
+                             f"{e}") from None

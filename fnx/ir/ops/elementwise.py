@@ -566,8 +566,9 @@ def _sub_backward(grad, alpha):
 
 @derivative(_op("aten::mul.Tensor"), _op("aten::mul.Scalar"))
 def _mul_backward(grad, self, other, needs_input_grad):
-    return (grad * conj(other) if needs_input_grad[0] else None,
-            grad * conj(self) if needs_input_grad[1] else None)
+    need_self, need_other = needs_input_grad + (False,) * (2 - len(needs_input_grad))
+    return (grad * conj(other) if need_self else None,
+            grad * conj(self) if need_other else None)
 
 
 # ---------------------------------------------------------------------------- division

@@ -1,0 +1,111 @@
+"""Compiled autograd for the JAX target: a forward program differentiated by ``jax.vjp``.
+
+``compile_vjp`` jits ``jax.vjp`` of the program over its inputs that require grad. The
+jitted forward returns the outputs and ``vjp_fn`` (a pytree holding the residuals on the
+device); the recorded autograd node hands that and the output gradients to a jitted
+backward. Nothing of the forward is recomputed, and the residuals are freed when the
+backward pass releases the node.
+"""
+from __future__ import annotations
+
+import jax
+
+from ..autograd.graph import FREED, Node, ag_bit, edge_of
+from ..ir.graph import _collect
+from .jax_compile import _to_tensor
+
+__all__ = ["compile_vjp", "CompiledBackward"]
+
+
+def _is_float(dtype) -> bool:
+    return dtype.is_floating_point or dtype.is_complex
+
+
+class CompiledBackward(Node):
+    """The autograd node of one call of a compiled program."""
+    __slots__ = ("vjp_fn", "bwd", "out_meta", "in_meta", "num_outputs")
+
+    def name(self):
+        return "CompiledFunctionBackward"
+
+    def release(self):
+        self.vjp_fn = None
+
+    def apply(self, grads, create_graph):
+        if create_graph:
+            raise RuntimeError("fnx.compile: double backward (create_graph=True) through a "
+                               "compiled function is not supported; call the function "
+                               "uncompiled for higher-order gradients")
+        if self.vjp_fn is None:
+            raise RuntimeError(FREED)
+        import jax.numpy as jnp
+        cts = [g._data if g is not None else jnp.zeros(m.shape, m.dtype.numpy)
+               for g, m in zip(grads, self.out_meta)]
+        with jax.enable_x64(True):
+            res = self.bwd(self.vjp_fn, cts)
+        return [_to_tensor(r, m) for r, m in zip(res, self.in_meta)]
+
+
+def compile_vjp(run, graph):
+    """A callable ``(input tensors) -> (env of output node -> tensor, node)`` for ``graph``
+    compiled as ``run`` (from ``compile_graph``), recording a ``CompiledBackward``."""
+    program = run.program
+    out_nodes = run.out_nodes
+    places = graph.placeholders()
+    result_nodes = []
+    mutated = getattr(graph, "mutated_inputs", [])
+    out = graph.output_node.args[0]
+    _collect(out[0] if mutated else out, result_nodes)
+    n_result = len(result_nodes)
+    diff_out = [j for j, n in enumerate(out_nodes[:n_result]) if _is_float(n.meta.dtype)]
+    other_out = [j for j in range(len(out_nodes)) if j not in diff_out]
+    cache = {}
+
+    def build(diff_in):
+        rest_in = [i for i in range(len(places)) if i not in diff_in]
+
+        def fwd(diff, rest):
+            def f(*d):
+                arrays = [None] * len(places)
+                for i, a in zip(diff_in, d):
+                    arrays[i] = a
+                for i, a in zip(rest_in, rest):
+                    arrays[i] = a
+                outs = program(*arrays)
+                return [outs[j] for j in diff_out], [outs[j] for j in other_out]
+            primal, vjp_fn, aux = jax.vjp(f, *diff, has_aux=True)
+            return primal, aux, vjp_fn
+
+        with jax.enable_x64(True):
+            return rest_in, jax.jit(fwd), jax.jit(lambda vjp_fn, cts: vjp_fn(cts))
+
+    def call(inputs):
+        diff_in = tuple(i for i, t in enumerate(inputs)
+                        if t.requires_grad and _is_float(t._dtype))
+        built = cache.get(diff_in)
+        if built is None:
+            built = cache[diff_in] = build(diff_in)
+        rest_in, fwd, bwd = built
+        with jax.enable_x64(True):
+            primal, aux, vjp_fn = fwd([inputs[i]._data for i in diff_in],
+                                      [inputs[i]._data for i in rest_in])
+        env = {}
+        for j, a in zip(diff_out, primal):
+            env[out_nodes[j]] = _to_tensor(a, out_nodes[j].meta)
+        for j, a in zip(other_out, aux):
+            env[out_nodes[j]] = _to_tensor(a, out_nodes[j].meta)
+        node = None
+        if diff_in:
+            node = CompiledBackward([edge_of(inputs[i]) for i in diff_in])
+            node.vjp_fn = vjp_fn
+            node.bwd = bwd
+            node.out_meta = [out_nodes[j].meta for j in diff_out]
+            node.in_meta = [places[i].meta for i in diff_in]
+            node.num_outputs = len(diff_out)
+            for k, j in enumerate(diff_out):
+                t = env[out_nodes[j]]
+                t._ks |= ag_bit(t._ks)
+                t.grad_fn = node
+                t._output_nr = k
+        return env, node
+    return call
