@@ -29,7 +29,7 @@ from . import ops  # noqa: E402
 from .api import *  # noqa: E402,F401,F403
 from . import api as _api  # noqa: E402
 from . import library, utils  # noqa: E402
-from . import autograd  # noqa: E402
+from . import autograd, compiler  # noqa: E402
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E402,F401
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .autograd import kernels as _autograd_kernels  # noqa: E402

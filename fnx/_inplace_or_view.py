@@ -8,8 +8,10 @@ from that base (autograd and functionalization replay it).  Every other op falls
 """
 from __future__ import annotations
 
+import weakref
+
 from .dispatch.dispatcher import all_ops
-from .dispatch.keys import BACKEND_KEYS, AliasKey, DispatchKey, below
+from .dispatch.keys import AUTOGRAD_BITS, BACKEND_KEYS, AliasKey, DispatchKey, below
 
 _BELOW = below(DispatchKey.ADInplaceOrView)
 
@@ -40,6 +42,12 @@ def mark_view(out, base):
     root = base._base if base._base is not None else base
     out._base = root
     out._vc = root._shared_version_counter()
+    if not root._ks & AUTOGRAD_BITS:
+        # autograd turns on requires_grad for these views if the root later gets a history
+        views = root._views
+        if views is None:
+            views = root._views = weakref.WeakSet()
+        views.add(out)
     return out
 
 

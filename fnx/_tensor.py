@@ -57,6 +57,7 @@ class Tensor:
     _hooks = None       # a leaf's gradient hooks
     _post_acc_hooks = None
     _retains_grad = False
+    _views = None       # weak set of views of a base that does not require grad (autograd)
     _is_param = False
     _is_wrapped_number = False  # a Python scalar made a 0-dim tensor: promotes like a scalar
     __array_ufunc__ = None      # NumPy defers to Tensor's reflected operators (np.float32(2) * t)

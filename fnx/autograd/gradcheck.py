@@ -49,8 +49,8 @@ def _perturb(t, idx, delta):
 def _numerical(fn, inputs, wrt, eps, u=None):
     """Numerical Jacobian columns d out / d wrt[k][j] (or the directional derivative along u)."""
     def evaluate():
-        with no_grad():
-            return [_flat(o) for o in _outputs(fn, inputs)]
+        # Grad mode stays on: the function may itself use autograd (gradgradcheck's vjp).
+        return [_flat(o) for o in _outputs(fn, inputs)]
     cols = []
     if u is not None:
         for t, ut in zip(wrt, u):

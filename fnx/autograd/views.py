@@ -59,6 +59,7 @@ def rebase_history(self, node) -> None:
     """After in-place op ``node`` wrote ``self``: give ``self`` (or its base) the new history."""
     base = self._base
     if base is None:
+        _views_require_grad(self)
         self._ks |= ag_bit(self._ks)
         self.grad_fn = node
         self._output_nr = 0
@@ -71,10 +72,22 @@ def rebase_history(self, node) -> None:
     cs.inner = node
     cs.self_index = idx
     cs.base_meta = (base.shape, base._dtype, base._device)
+    _views_require_grad(base)
     base._ks |= ag_bit(base._ks)
     base.grad_fn = cs
     base._output_nr = 0
     _regenerate(self, base)
+
+
+def _views_require_grad(base) -> None:
+    """A base that gets a history makes its existing views require grad too (their
+    ``grad_fn`` is rebuilt when next used, see ``refresh_view_grad_fn``)."""
+    views = base._views
+    if views is not None:
+        for v in list(views):
+            v._ks |= ag_bit(v._ks)
+            v._gfv = -1
+        base._views = None
 
 
 def _self_index(node) -> int:

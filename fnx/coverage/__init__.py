@@ -94,12 +94,18 @@ def _cpu(op) -> str:
 
 
 def _autograd(op) -> str:
+    """How autograd handles the op: its formula, its functional twin's formula (in-place),
+    not differentiable, through its decomposition, or (blank) a backward-time error."""
     from ..dispatch.keys import AUTOGRAD_KEYS, AliasKey
-    if getattr(op, "derivative", None) is not None:
+    from ..ir.registry import NONDIFFERENTIABLE
+    d = getattr(op, "derivative", None)
+    if d is NONDIFFERENTIABLE:
+        return "n/a"
+    if d is not None:
         return "formula"
     if AliasKey.Autograd in op.kernels or any(k in op.kernels for k in AUTOGRAD_KEYS):
-        return "kernel"
-    if AliasKey.CompositeImplicitAutograd in op.kernels:
+        return "formula (functional)" if op.schema.is_mutable else "kernel"
+    if op.decomposition is not None:
         return "via decomposition"
     return ""
 

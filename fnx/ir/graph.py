@@ -142,9 +142,11 @@ class Graph:
         ``replace`` read its replacement instead.  Node names and metas carry over."""
         replace = replace or {}
         new = Graph()
-        for attr in ("mutated_inputs", "lifted", "input_sources"):
+        for attr in ("mutated_inputs", "grad_writes", "output_requires_grad", "lifted",
+                     "input_sources"):
             if hasattr(self, attr):
-                setattr(new, attr, list(getattr(self, attr)))
+                v = getattr(self, attr)
+                setattr(new, attr, list(v) if isinstance(v, list) else v)
         mapped = {}
 
         def resolve(v):

@@ -39,6 +39,7 @@ class TracingMode(DecomposingMode):
         super().__init__(to)
         self.graph = graph
         self._node_of = {}      # id(tensor) -> (tensor, node); holding the tensor keeps ids unique
+        self._of_data = {}      # id(MetaArray) -> (tensor, node): finds aliases (below)
         self.lift_captured = lift_captured
         self.lifted = []        # captured tensors made inputs, in placeholder order
         # What feeds each placeholder, in order: ("arg", i), ("lifted", tensor) or
@@ -68,6 +69,8 @@ class TracingMode(DecomposingMode):
 
     def bind(self, tensor: Tensor, node) -> None:
         self._node_of[id(tensor)] = (tensor, node)
+        if isinstance(tensor._data, MetaArray):
+            self._of_data[id(tensor._data)] = (tensor, node)
 
     def node_of(self, value):
         """The node (or nested structure of nodes) standing for ``value``."""
@@ -75,6 +78,12 @@ class TracingMode(DecomposingMode):
             hit = self._node_of.get(id(value))
             if hit is not None:
                 return hit[1]
+            if isinstance(value._data, MetaArray):
+                # Another handle on a traced value's data (autograd saves outputs as such
+                # aliases, ``.data``, ``detach``-like copies of the handle): the same node.
+                hit = self._of_data.get(id(value._data))
+                if hit is not None:
+                    return hit[1]
             # A tensor with data captured from outside the trace (a parameter, a buffer):
             # an input of the graph when lifting, else recorded by value.
             meta = NodeMeta(tuple(value.shape), value.dtype, value.device)

@@ -64,9 +64,12 @@ class CompiledFunction:
             # Inside another compiled function's trace this one is simply inlined.
             return self.fn(*args, **kwargs)
         key = self._guards(args, kwargs)
-        entry = self.cache.get(key)
-        if entry is None or not entry.lifted_match():
-            if len(self.cache) >= self.cache_limit:
+        # Entries of one argument guard differ by what they lifted (a parameter's shape,
+        # requires_grad, whether its .grad is set): the first whose lifted tensors match.
+        entries = self.cache.get(key, ())
+        entry = next((e for e in entries if e.lifted_match()), None)
+        if entry is None:
+            if sum(len(v) for v in self.cache.values()) >= self.cache_limit:
                 self._warn_once("cache", f"fnx.compile: {self.cache_limit} recompilations of "
                                          f"{_name(self.fn)} (cache_limit); running eagerly "
                                          f"from now on")
@@ -82,8 +85,12 @@ class CompiledFunction:
                 return self.fn(*args, **kwargs)
             if entry is None:
                 return self.fn(*args, **kwargs)
-            self.cache[key] = entry
+            self.cache.setdefault(key, []).append(entry)
         return entry(args, kwargs)
+
+    def entries(self) -> list:
+        """Every compiled specialization so far (one per guard set)."""
+        return [e for v in self.cache.values() for e in v]
 
     def _warn_once(self, what, message):
         if what not in self._warned:
