@@ -286,6 +286,9 @@ def accumulate_into(t, g, create_graph, hooks=True):
     if not create_graph:
         g = g.detach()
     old = t._grad
+    if old is None and (g._base is not None or not g.is_contiguous()):
+        # an expanded or strided view (sum's gradient): .grad owns contiguous memory
+        g = g.contiguous() if not g.is_contiguous() else g.clone()
     if old is None:
         set_grad(t, g)
     else:

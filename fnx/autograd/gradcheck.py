@@ -34,8 +34,9 @@ def _outputs(fn, inputs):
 
 
 def _flat(t):
-    a = np.asarray(t.detach().cpu().numpy(force=True), dtype=np.complex128 if t.is_complex()
-                   else np.float64)
+    # a copy: a view op's output shares memory with the input being perturbed
+    a = np.array(t.detach().cpu().numpy(force=True), dtype=np.complex128 if t.is_complex()
+                 else np.float64, copy=True)
     return a.reshape(-1)
 
 

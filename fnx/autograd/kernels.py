@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 
+from ..dispatch import tls
 from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
 from ..dispatch.keys import AUTOGRAD_BITS, AUTOGRAD_KEYS, AliasKey, DispatchKey, below
 from ..ir.registry import NONDIFFERENTIABLE
@@ -24,6 +25,13 @@ __all__ = ["install", "OpNode"]
 
 BELOW = below(DispatchKey.AutogradOther)
 _SPECIAL = ("grad", "grads", "result", "needs_input_grad")
+
+
+def _special(name: str) -> bool:
+    """``resultN`` names one output only (so only it is saved); ``<arg>_shape`` and
+    ``<arg>_meta`` ((shape, dtype, device)) describe a tensor argument without saving it."""
+    return name in _SPECIAL or (name.startswith("result") and name[6:].isdigit()) or \
+        name.endswith("_shape") or name.endswith("_meta")
 
 
 def _camel(name: str) -> str:
@@ -44,14 +52,21 @@ class _Spec:
                             and not (a.is_write and a.name != "self")]
         params = inspect.signature(formula).parameters
         names = {a.name for a in s.arguments}
-        self.wants = tuple(p for p in params if p in names or p in _SPECIAL)
-        unknown = [p for p in params if p not in names and p not in _SPECIAL
+        self.wants = tuple(p for p in params if p in names or _special(p))
+        unknown = [p for p in params if p not in names and not _special(p)
                    and params[p].default is inspect.Parameter.empty]
         if unknown:
             raise TypeError(f"derivative of {op.qualname}: unknown parameter(s) {unknown}; "
                             f"use schema argument names or {_SPECIAL}")
         self.tensor_names = {n for n, _ in self.tensor_args}
+        self.meta_names = {p for p in self.wants if p not in names and
+                           (p.endswith("_shape") or p.endswith("_meta"))}
+        bad = [p for p in self.meta_names if p.rpartition("_")[0] not in self.tensor_names]
+        if bad:
+            raise TypeError(f"derivative of {op.qualname}: {bad} name no tensor argument")
         self.inplace = inplace
+        self.is_view = any(r.type.alias is not None and not r.type.alias.is_write
+                           for r in s.returns)
         self.node_name = _camel(op.name) + "Backward0"
 
     def bind(self, args, kwargs):
@@ -73,7 +88,7 @@ def _is_float(t) -> bool:
 def _save(spec, vals, self_clone):
     saved = {}
     for name in spec.wants:
-        if name in _SPECIAL:
+        if name in spec.meta_names or (_special(name) and name not in vals):
             continue
         v = vals[name]
         if name in spec.tensor_names:
@@ -95,7 +110,7 @@ def _edges(spec, vals, self_edge=None):
             counts[name] = len(v)
             es = [edge_of(x) if x is not None else None for x in v]
             edges.extend(es)
-            metas.extend((x.shape, x._dtype) if x is not None else None for x in v)
+            metas.extend((x.shape, x._dtype, x._device) if x is not None else None for x in v)
             needs.append(any(e is not None for e in es))
         elif not hasattr(v, "_ks"):     # None, or a Python number in a pointwise op
             edges.append(None)
@@ -105,7 +120,7 @@ def _edges(spec, vals, self_edge=None):
         else:
             e = self_edge if name == "self" and spec.inplace else edge_of(v)
             edges.append(e)
-            metas.append((v.shape, v._dtype))
+            metas.append((v.shape, v._dtype, v._device))
             needs.append(e is not None)
     return edges, metas, needs, counts
 
@@ -155,6 +170,11 @@ class OpNode(Node):
                     (outs if self._list_output() else tuple(outs))
             elif name == "needs_input_grad":
                 kw["needs_input_grad"] = self.needs
+            elif name.startswith("result") and name not in saved:
+                s = self.outs[int(name[6:])]
+                kw[name] = s.unpack(self) if s is not None else None
+            elif name in spec.meta_names:
+                kw[name] = self._arg_meta(name)
             else:
                 v = saved[name]
                 if isinstance(v, SavedTensor):
@@ -186,6 +206,19 @@ class OpNode(Node):
             out.append(_match(g, m, self))
         return out
 
+    def _arg_meta(self, name):
+        arg, _, what = name.rpartition("_")
+        i = 0
+        for n, is_list in self.spec.tensor_args:
+            k = self.counts[n] if is_list else 1
+            if n == arg:
+                metas = self.in_meta[i:i + k]
+                pick = (lambda m: None if m is None else tuple(m[0])) if what == "shape" \
+                    else (lambda m: m)
+                return [pick(m) for m in metas] if is_list else pick(metas[0])
+            i += k
+        raise TypeError(f"{self.spec.op.qualname}: no tensor argument {arg!r}")
+
     def single_output(self):
         return len(self.out_meta) == 1 and not self._list_output()
 
@@ -202,13 +235,14 @@ def _zeros(meta):
 
 def _match(g, meta, node):
     """Sum broadcast dimensions away and cast to the input's dtype."""
-    shape, dtype = meta
+    shape, dtype, _ = meta
     gs = tuple(g.shape)
     if gs != tuple(shape):
         g = _sum_to(g, tuple(shape), node)
     if g._dtype is not dtype:
         if g._dtype.is_complex and not dtype.is_complex:
-            g = g.real
+            from ..ops import prims
+            g = prims.real(g)
         g = g.to(dtype)
     return g
 
@@ -252,9 +286,22 @@ def _record(spec, vals, out, self_edge=None, self_clone=None):
     node.saved = _save(spec, vals, self_clone)
     flat = _flat_outputs(out)
     node.out_meta = [(o.shape, o._dtype, o._device) for o in flat]
-    want_result = "result" in spec.wants
+    want_all = "result" in spec.wants
+    wanted = None if want_all else {int(n[6:]) for n in spec.wants if n.startswith("result")}
+    want_result = want_all or bool(wanted)
     saved_outs = [] if want_result else None
     for i, o in enumerate(flat):
+        if o._base is not None and not spec.is_view and not spec.inplace:
+            # A non-view op whose kernel (an explicit decomposition) returned a view of one
+            # of its own temporaries: the output is a fresh tensor to autograd.
+            o._base, o._view_chain, o._vc = None, (), None
+        if want_result and not want_all and i not in wanted:
+            saved_outs.append(None)
+            if _is_float(o) and not (spec.inplace and i == 0):
+                o._ks |= ag_bit(o._ks)
+                o.grad_fn = node
+                o._output_nr = i
+            continue
         if _is_float(o):
             if want_result:
                 a = type(o)._make(o._data, o._dtype, o._device, o._ks & ~AUTOGRAD_BITS)
@@ -285,12 +332,24 @@ def _functional_kernel(op, spec):
     redispatch = op.redispatch
 
     def kernel(ks, *args, **kwargs):
-        out = redispatch(ks & BELOW, *args, **kwargs)
+        out = _below(redispatch, ks, args, kwargs)
         vals = spec.bind(args, kwargs)
         if _needs_grad(spec, vals):
             _record(spec, vals, out)
         return out
     return kernel
+
+
+def _below(redispatch, ks, args, kwargs):
+    """Run the op below autograd with the Autograd keys excluded, so ops a backend kernel
+    calls (an explicit decomposition) do not record nodes of their own."""
+    state = tls.state
+    saved = state.mask
+    state.mask = saved & ~AUTOGRAD_BITS
+    try:
+        return redispatch(ks & BELOW, *args, **kwargs)
+    finally:
+        state.mask = saved
 
 
 def _inplace_kernel(op, spec):
@@ -305,7 +364,7 @@ def _inplace_kernel(op, spec):
         check_inplace(self, op)
         self_edge = edge_of(self)
         self_clone = self.clone() if clone_self else None
-        out = redispatch(ks & BELOW, *args, **kwargs)
+        out = _below(redispatch, ks, args, kwargs)
         node = _record(spec, vals, out, self_edge, self_clone)
         if node is not None:
             from .views import rebase_history
@@ -359,7 +418,7 @@ def _fallback(op, ks, args, kwargs):
     """Ops with no formula: differentiate through the decomposition, else refuse at backward."""
     if op.decomposition is not None:
         return op.decomposition(*args, **kwargs)
-    out = op.redispatch(int(ks) & BELOW, *args, **kwargs)
+    out = _below(op.redispatch, int(ks), args, kwargs)
     ins = [x for x in _flat_outputs(list(args) + list(kwargs.values()))
            if hasattr(x, "_ks") and x._ks & AUTOGRAD_BITS]
     outs = [o for o in _flat_outputs(out) if hasattr(o, "_ks") and _is_float(o)]
@@ -378,6 +437,14 @@ def _fallback(op, ks, args, kwargs):
 
 def _no_gradient():
     return None
+
+
+def _no_gradient_self(op):
+    n = sum(1 for a in op.schema.arguments if a.type.is_tensor)
+
+    def no_gradient():
+        return (None,) * n if n > 1 else None
+    return no_gradient
 
 
 def _written(op):
@@ -402,8 +469,8 @@ def register_op(op) -> None:
         fv = functional_variant(op)
         fv_formula = getattr(fv, "derivative", None)
         if fv_formula is NONDIFFERENTIABLE:
-            op.register(AliasKey.Autograd, FALLTHROUGH)
-            return
+            # e.g. ``x.eq_(y)`` on a float x: x's value no longer depends on its history
+            fv_formula = _no_gradient_self(op)
         # Fills (zero_, uniform_, ...) have no functional overload: nothing flows to self.
         f = fv_formula if fv is None or hasattr(fv, "derivative") else _no_gradient
         if f is not None:

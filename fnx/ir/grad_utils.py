@@ -11,7 +11,10 @@ def is_tensor(x) -> bool:
 def conj(x):
     """``x.conj()`` for complex tensors; real tensors and numbers are returned as they are."""
     if is_tensor(x):
-        return x.conj() if x._dtype.is_complex else x
+        if not x._dtype.is_complex:
+            return x
+        from ..ops import prims
+        return prims.conj(x)
     return x.conjugate() if isinstance(x, complex) else x
 
 
@@ -29,3 +32,58 @@ def expand_reduced(g, shape, dims, keepdim):
     elif not keepdim and len(shape):
         g = aten.reshape.default(g, [1] * len(shape))
     return aten.expand.default(g, list(shape))
+
+
+# ---------------------------------------------------------------------------- core ops
+# (helpers of the formulas in ops/elementwise, reduction, linalg, shape, indexing, sorting)
+
+def zeros(shape, like):
+    """Zeros of ``shape`` with ``like``'s dtype and device."""
+    from ..ops import aten
+    return aten.zeros.default(list(shape), dtype=like.dtype, device=like.device)
+
+
+def sgn(x):
+    """``x / |x|`` (0 where x is 0): sign for real tensors, the unit phase for complex."""
+    from ..ops import aten
+    if not x._dtype.is_complex:
+        return aten.sign.default(x)
+    a = aten.abs.default(x)
+    zero = aten.eq.Scalar(a, 0)
+    return aten.where.self(zero, 0.0, aten.div.Tensor(x, aten.masked_fill.Scalar(a, zero, 1)))
+
+
+def reduced_dims(dim, ndim):
+    """A reduction's ``dim`` argument as sorted non-negative dims (None/[]: every dim;
+    a 0-dim input has none)."""
+    from .shapes import wrap_dims
+    if ndim == 0:
+        return ()
+    if dim is None:
+        return tuple(range(ndim))
+    if not isinstance(dim, (list, tuple)):
+        dim = (dim,)
+    if len(dim) == 0:
+        return tuple(range(ndim))
+    return tuple(sorted(wrap_dims(dim, ndim)))
+
+
+def unreduce(g, shape, dims, keepdim):
+    """``g``, the gradient of a reduction over ``dims`` (sorted, non-negative; see
+    ``reduced_dims``), with the reduced dims put back as size 1 (not expanded)."""
+    from ..ops import aten
+    if keepdim or not dims or len(shape) == 0:
+        return g
+    if len(dims) == len(shape):
+        return aten.reshape.default(g, [1] * len(shape))
+    for d in dims:
+        g = aten.unsqueeze.default(g, d)
+    return g
+
+
+def reverse_cumsum(x, dim):
+    """``sum(x[..., i:, ...])`` at each ``i`` along ``dim`` (cumsum's backward)."""
+    from ..ops import aten
+    if x.ndim == 0:
+        return x
+    return aten.flip.default(aten.cumsum.default(aten.flip.default(x, [dim]), dim), [dim])

@@ -227,6 +227,10 @@ class _Entry:
 
     def __call__(self, args, kwargs):
         inputs = self.flat_inputs(args, kwargs)
+        with no_grad():     # the program's own backward, if any, is already in the graph
+            return self._run(inputs)
+
+    def _run(self, inputs):
         env = dict(zip(self.places, inputs))
         env.update(self.constants)
         for step, fn in self.steps:

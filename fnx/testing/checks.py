@@ -413,6 +413,12 @@ def check_gradient(info, sample):
     with np.errstate(all="ignore"):
         out = fn(*inputs)
     outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if _is_tensor(o)]
+    if any(o._dtype.is_floating_point and o._dtype.itemsize < 8 for o in outs):
+        raise NotApplicable(f"{info.name}: a low-precision output (finite differences "
+                            f"need float64)")
+    if not all(bool(np.isfinite(o.detach().numpy(force=True)).all()) for o in outs
+               if o._dtype.is_floating_point or o._dtype.is_complex):
+        raise NotApplicable(f"{info.name}: non-finite output (outside the op's domain)")
     if not any(o._dtype.is_floating_point and o.requires_grad for o in outs):
         if any(o._dtype.is_floating_point for o in outs):
             raise AssertionError(f"{_where(info, sample)}: a floating output does not "

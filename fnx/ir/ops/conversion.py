@@ -74,3 +74,31 @@ def _copy_decomp(self, src, non_blocking=False):
 def _scalar_tensor_decomp(s, *, dtype=None, layout=None, device=None, pin_memory=None):
     dtype = dtype if dtype is not None else D.scalar_dtype(s)
     return full([], s, dtype, device_arg(device))       # cast as a C cast (NumPy astype)
+
+
+# ---------------------------------------------------------------------------- derivatives
+
+from ...ops import aten  # noqa: E402
+from ..registry import derivative, nondifferentiable  # noqa: E402
+
+
+@derivative(_to_copy)
+def _to_copy_backward(grad, self):
+    # autograd casts back to self's dtype; a copy to another device sends the gradient back
+    if grad.device != self.device:
+        grad = _to_copy(grad, device=self.device)
+    return grad
+
+
+@derivative(copy)
+def _copy_backward(grad, needs_input_grad):
+    # self's values are overwritten (only its shape, dtype and device are used): a zero
+    # gradient, as in PyTorch
+    return (aten.zeros_like.default(grad) if needs_input_grad[0] else None,
+            grad if needs_input_grad[1] else None)
+
+
+# copy_ is in place, but its functional twin (copy) is not how it is differentiated
+# through a view's base: the formula is copy_'s own (the same as copy's).
+derivative(copy_)(_copy_backward)
+nondifferentiable(_local_scalar_dense, scalar_tensor)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ..promotion import (ALWAYS_BOOL, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT)
 from ...dispatch.dispatcher import get_op
-from ..grad_utils import conj
-from ..registry import defop, derivative
+from ..grad_utils import conj, is_tensor, sgn
+from ..registry import defop, derivative, nondifferentiable
 from ._common import inplace_meta, out_meta, pointwise_meta
 
 CORE = ("core", "pointwise")
@@ -236,6 +236,9 @@ get_op("aten::square_").meta = inplace_meta(_square_meta, "square_")
 # computes.  Ops that are exact in any dtype (comparisons, selections, sign flips,
 # rounding to integers, bit operations) declare NO_OPMATH: half types stay half, with no
 # round trip through float32.
+
+import cmath  # noqa: E402
+import math  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -479,6 +482,198 @@ def _logical_not(self):
     return prims.eq(self, full_like(self, 0))       # NaN counts as true, so not(NaN) is False
 
 
+# ---------------------------------------------------------------------------- unary derivatives
+# PyTorch's formulas, with the factor conjugated for complex inputs (the gradient is the
+# conjugate Wirtinger derivative).  Formulas that can be written from the output name
+# ``result`` instead of ``self`` (exp, tanh, sigmoid, sqrt, relu, ...): then the input is
+# not kept alive for backward, and ``relu_`` after ``relu`` stays legal.
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def _unary(name):
+    return derivative(_op(f"aten::{name}"))
+
+
+@_unary("neg")
+def _neg_backward(grad):
+    return aten.neg.default(grad)
+
+
+@_unary("abs")
+def _abs_backward(grad, self):
+    return aten.mul.Tensor(grad, sgn(self))
+
+
+# Piecewise-constant ops: zero gradient, as in PyTorch (not "no gradient").
+@derivative(*(_op(f"aten::{n}") for n in ("sign", "ceil", "floor", "round", "trunc",
+                                          "round.decimals")))
+def _zero_backward(grad):
+    return aten.zeros_like.default(grad)
+
+
+@_unary("frac")
+def _frac_backward(grad):
+    return grad
+
+
+@_unary("exp")
+def _exp_backward(grad, result):
+    return aten.mul.Tensor(grad, conj(result))
+
+
+@_unary("exp2")
+def _exp2_backward(grad, result):
+    return aten.mul.Tensor(grad, aten.mul.Scalar(conj(result), _LN2))
+
+
+@_unary("expm1")
+def _expm1_backward(grad, result):
+    return aten.mul.Tensor(grad, aten.add.Scalar(conj(result), 1))
+
+
+@_unary("log")
+def _log_backward(grad, self):
+    return aten.div.Tensor(grad, conj(self))
+
+
+@_unary("log2")
+def _log2_backward(grad, self):
+    return aten.div.Tensor(grad, aten.mul.Scalar(conj(self), _LN2))
+
+
+@_unary("log10")
+def _log10_backward(grad, self):
+    return aten.div.Tensor(grad, aten.mul.Scalar(conj(self), _LN10))
+
+
+@_unary("log1p")
+def _log1p_backward(grad, self):
+    return aten.div.Tensor(grad, aten.add.Scalar(conj(self), 1))
+
+
+@_unary("sqrt")
+def _sqrt_backward(grad, result):
+    return aten.div.Tensor(grad, aten.mul.Scalar(conj(result), 2))
+
+
+@_unary("rsqrt")
+def _rsqrt_backward(grad, result):
+    # d/dx x^-1/2 = -1/2 x^-3/2 = -1/2 result^3
+    r = conj(result)
+    return aten.mul.Tensor(grad, aten.mul.Scalar(aten.mul.Tensor(aten.mul.Tensor(r, r), r),
+                                                 -0.5))
+
+
+@_unary("reciprocal")
+def _reciprocal_backward(grad, result):
+    r = conj(result)
+    return aten.mul.Tensor(grad, aten.neg.default(aten.mul.Tensor(r, r)))
+
+
+@_unary("square")
+def _square_backward(grad, self):
+    return aten.mul.Tensor(grad, aten.mul.Scalar(conj(self), 2))
+
+
+@_unary("sin")
+def _sin_backward(grad, self):
+    return aten.mul.Tensor(grad, conj(aten.cos.default(self)))
+
+
+@_unary("cos")
+def _cos_backward(grad, self):
+    return aten.mul.Tensor(grad, aten.neg.default(conj(aten.sin.default(self))))
+
+
+@_unary("tan")
+def _tan_backward(grad, result):
+    r = conj(result)
+    return aten.mul.Tensor(grad, aten.add.Scalar(aten.mul.Tensor(r, r), 1))
+
+
+@_unary("sinh")
+def _sinh_backward(grad, self):
+    return aten.mul.Tensor(grad, conj(aten.cosh.default(self)))
+
+
+@_unary("cosh")
+def _cosh_backward(grad, self):
+    return aten.mul.Tensor(grad, conj(aten.sinh.default(self)))
+
+
+@_unary("tanh")
+def _tanh_backward(grad, result):
+    r = conj(result)
+    return aten.mul.Tensor(grad, aten.rsub.Scalar(aten.mul.Tensor(r, r), 1))
+
+
+@_unary("sigmoid")
+def _sigmoid_backward(grad, result):
+    r = conj(result)
+    return aten.mul.Tensor(grad, aten.mul.Tensor(r, aten.rsub.Scalar(r, 1)))
+
+
+def _one_minus_square(x):
+    return aten.rsub.Scalar(aten.mul.Tensor(x, x), 1)
+
+
+@_unary("asin")
+def _asin_backward(grad, self):
+    return aten.mul.Tensor(grad, conj(aten.rsqrt.default(_one_minus_square(self))))
+
+
+@_unary("acos")
+def _acos_backward(grad, self):
+    return aten.mul.Tensor(grad, aten.neg.default(conj(aten.rsqrt.default(
+        _one_minus_square(self)))))
+
+
+@_unary("atan")
+def _atan_backward(grad, self):
+    return aten.div.Tensor(grad, conj(aten.add.Scalar(aten.mul.Tensor(self, self), 1)))
+
+
+@_unary("asinh")
+def _asinh_backward(grad, self):
+    return aten.mul.Tensor(grad, conj(aten.rsqrt.default(
+        aten.add.Scalar(aten.mul.Tensor(self, self), 1))))
+
+
+@_unary("acosh")
+def _acosh_backward(grad, self):
+    return aten.mul.Tensor(grad, conj(aten.rsqrt.default(
+        aten.sub.Scalar(aten.mul.Tensor(self, self), 1))))
+
+
+@_unary("atanh")
+def _atanh_backward(grad, self):
+    return aten.div.Tensor(grad, conj(_one_minus_square(self)))
+
+
+@_unary("erf")
+def _erf_backward(grad, self):
+    # 2 / sqrt(pi) * exp(-x^2)
+    e = aten.exp.default(aten.neg.default(aten.mul.Tensor(self, self)))
+    return aten.mul.Tensor(grad, aten.mul.Scalar(e, 2.0 / math.sqrt(math.pi)))
+
+
+@_unary("erfinv")
+def _erfinv_backward(grad, result):
+    # sqrt(pi) / 2 * exp(erfinv(x)^2)
+    e = aten.exp.default(aten.mul.Tensor(result, result))
+    return aten.mul.Tensor(grad, aten.mul.Scalar(e, math.sqrt(math.pi) / 2))
+
+
+@_unary("relu")
+def _relu_backward(grad, result):
+    return aten.where.self(aten.gt.Scalar(result, 0), grad, 0)
+
+
+nondifferentiable(*(_op(f"aten::{n}") for n in (
+    "bitwise_not", "isnan", "isinf", "isfinite", "logical_not", "signbit")))
+
+
 # ---------------------------------------------------------------------------- add, sub, mul
 
 def check_alpha(dtype, alpha):
@@ -570,6 +765,11 @@ def _mul_backward(grad, self, other, needs_input_grad):
     return (grad * conj(other) if need_self else None,
             grad * conj(self) if need_other else None)
 
+
+@derivative(_op("aten::rsub.Tensor"), _op("aten::rsub.Scalar"))
+def _rsub_backward(grad, alpha):
+    # other - alpha * self
+    return (aten.neg.default(grad) if alpha == 1 else grad * -conj(alpha)), grad
 
 # ---------------------------------------------------------------------------- division
 
@@ -673,6 +873,58 @@ def _fmod(self, other):
     return prims.rem(self, other)       # C fmod: the result has the dividend's sign
 
 
+@derivative(_op("aten::div.Tensor"))
+def _div_backward(grad, self, other, needs_input_grad):
+    return (aten.div.Tensor(grad, conj(other)) if needs_input_grad[0] else None,
+            aten.neg.default(aten.mul.Tensor(grad, conj(aten.div.Tensor(
+                aten.div.Tensor(self, other), other)))) if needs_input_grad[1] else None)
+
+
+@derivative(_op("aten::div.Scalar"))
+def _div_scalar_backward(grad, other):
+    return aten.div.Tensor(grad, conj(other))
+
+
+@derivative(_op("aten::div.Tensor_mode"))
+def _div_mode_backward(grad, self, other, rounding_mode, needs_input_grad):
+    if rounding_mode is not None:       # a step function of both operands
+        z = aten.zeros_like.default(grad)
+        return z, z
+    return _div_backward(grad, self, other, needs_input_grad)
+
+
+@derivative(_op("aten::div.Scalar_mode"))
+def _div_scalar_mode_backward(grad, other, rounding_mode):
+    if rounding_mode is not None:
+        return aten.zeros_like.default(grad)
+    return aten.div.Tensor(grad, conj(other))
+
+
+@derivative(_op("aten::floor_divide"), _op("aten::floor_divide.Scalar"))
+def _floor_divide_backward(grad):
+    z = aten.zeros_like.default(grad)
+    return z, z
+
+
+@derivative(_op("aten::remainder.Tensor"))
+def _remainder_backward(grad, self, other, needs_input_grad):
+    # self - floor(self / other) * other
+    return grad, (aten.neg.default(aten.mul.Tensor(grad, aten.div.Tensor_mode(
+        self, other, rounding_mode="floor"))) if needs_input_grad[1] else None)
+
+
+@derivative(_op("aten::fmod.Tensor"))
+def _fmod_backward(grad, self, other, needs_input_grad):
+    # self - trunc(self / other) * other
+    return grad, (aten.neg.default(aten.mul.Tensor(grad, aten.div.Tensor_mode(
+        self, other, rounding_mode="trunc"))) if needs_input_grad[1] else None)
+
+
+@derivative(_op("aten::remainder.Scalar"), _op("aten::fmod.Scalar"))
+def _remainder_scalar_backward(grad):
+    return grad
+
+
 # ---------------------------------------------------------------------------- pow
 
 @refs.promote(DEFAULT, ("self", "exponent"))
@@ -716,6 +968,61 @@ _decompose("aten::pow.Tensor_Tensor aten::pow.Tensor_Scalar", _scalar_exponent)
 @decomposition(_op("aten::pow.Scalar"))
 def _pow_scalar(self, exponent):
     return _pow_impl(self, exponent)        # a Python-number base, a tensor exponent
+
+
+def _pow_self_grad(grad, self, exponent):
+    """d self**e / d self = e * self**(e - 1); 0 where e == 0 (also at self == 0)."""
+    if not is_tensor(exponent):
+        if exponent == 0:
+            return aten.zeros_like.default(grad)
+        e1 = exponent - 1
+        return aten.mul.Tensor(grad, conj(aten.mul.Scalar(
+            aten.pow.Tensor_Scalar(self, e1), exponent)))
+    g = aten.mul.Tensor(grad, conj(aten.mul.Tensor(
+        aten.pow.Tensor_Tensor(self, aten.sub.Scalar(exponent, 1)), exponent)))
+    return aten.where.self(aten.eq.Scalar(exponent, 0), 0.0, g)
+
+
+def _nonnegative_real(e):
+    if e.dtype.is_complex:
+        return aten.logical_and.default(aten.eq.Scalar(prims.imag(e), 0),
+                                        aten.ge.Scalar(prims.real(e), 0))
+    return aten.ge.Scalar(e, 0)
+
+
+@derivative(_op("aten::pow.Tensor_Scalar"))
+def _pow_tensor_scalar_backward(grad, self, exponent):
+    return _pow_self_grad(grad, self, exponent)
+
+
+@derivative(_op("aten::pow.Tensor_Tensor"))
+def _pow_backward(grad, self, exponent, result, needs_input_grad):
+    gself = _pow_self_grad(grad, self, exponent) if needs_input_grad[0] else None
+    gexp = None
+    if needs_input_grad[1]:
+        # d self**e / d e = self**e * log(self); 0 at self == 0 for e >= 0 (not nan)
+        base = self
+        if base.dtype is not result.dtype:
+            base = aten._to_copy.default(base, dtype=result.dtype)
+        g = aten.mul.Tensor(grad, conj(aten.mul.Tensor(result, aten.log.default(base))))
+        at_zero = aten.logical_and.default(aten.eq.Scalar(self, 0), _nonnegative_real(exponent))
+        gexp = aten.where.self(at_zero, 0.0, g)
+    return gself, gexp
+
+
+@derivative(_op("aten::pow.Scalar"))
+def _pow_scalar_backward(grad, self, exponent, result):
+    # a Python-number base: d b**e / d e = b**e * log(b)
+    b = _python_value(self)
+    if isinstance(b, complex):
+        log_b = cmath.log(b) if b != 0 else complex(-math.inf)
+    else:
+        b = float(b)
+        log_b = math.log(b) if b > 0 else (-math.inf if b == 0 else math.nan)
+    g = aten.mul.Tensor(grad, conj(aten.mul.Scalar(result, log_b)))
+    if b == 0:
+        g = aten.where.self(_nonnegative_real(exponent), 0.0, g)
+    return g
 
 
 # ---------------------------------------------------------------------------- others
@@ -809,3 +1116,101 @@ def _where(condition, self, other):
             for v in (self, other))     # (a Python int wraps around like eager's cast)
     return prims.where(refs.broadcast_to(condition, meta.shape),
                        refs.broadcast_to(a, meta.shape), refs.broadcast_to(b, meta.shape))
+
+
+# ---------------------------------------------------------------------------- derivatives
+
+@derivative(_op("aten::atan2"))
+def _atan2_backward(grad, self, other, needs_input_grad):
+    # (operators: either operand may be a Python number)
+    scale = grad / (self * self + other * other)
+    return (scale * other if needs_input_grad[0] else None,
+            scale * -self if needs_input_grad[1] else None)
+
+
+def _lt(a, b):
+    return a < b
+
+
+def _gt(a, b):
+    return a > b
+
+
+def _max_min_backward(grad, self, other, needs_input_grad, loses_self, loses_other):
+    """maximum/minimum: the gradient goes to the selected operand; ties split it evenly."""
+    g = aten.where.self(self == other, aten.div.Scalar(grad, 2), grad)   # (either may be a number)
+    return (aten.where.self(loses_self(self, other), 0.0, g) if needs_input_grad[0] else None,
+            aten.where.self(loses_other(self, other), 0.0, g) if needs_input_grad[1] else None)
+
+
+@derivative(_op("aten::maximum"))
+def _maximum_backward(grad, self, other, needs_input_grad):
+    return _max_min_backward(grad, self, other, needs_input_grad, _lt, _gt)
+
+
+@derivative(_op("aten::minimum"))
+def _minimum_backward(grad, self, other, needs_input_grad):
+    return _max_min_backward(grad, self, other, needs_input_grad, _gt, _lt)
+
+
+@derivative(where_self)
+def _where_backward(grad, condition, needs_input_grad):
+    return (None,
+            aten.where.self(condition, grad, 0.0) if needs_input_grad[1] else None,
+            aten.where.self(condition, 0.0, grad) if needs_input_grad[2] else None)
+
+
+def _and(a, b):
+    return b if a is None else aten.logical_and.default(a, b)
+
+
+@derivative(clamp)
+def _clamp_backward(grad, self, min, max):
+    # the gradient passes where self is inside [min, max] (NaN: nowhere)
+    inside = None
+    if min is not None:
+        inside = aten.ge.Scalar(self, min)
+    if max is not None:
+        inside = _and(inside, aten.le.Scalar(self, max))
+    return aten.where.self(inside, grad, 0.0)
+
+
+@derivative(clamp_Tensor)
+def _clamp_tensor_backward(grad, self, min, max, needs_input_grad):
+    # PyTorch's rule: where min > max every element is max, so max gets the gradient there
+    # (operators: a bound may be a Python number)
+    gs = gmin = gmax = None
+    if min is not None and max is not None:
+        if needs_input_grad[0]:
+            inside = aten.logical_and.default(self >= min, self <= max)
+            gs = aten.where.self(inside, grad, 0.0)
+        if needs_input_grad[1]:
+            gmin = aten.where.self(aten.logical_and.default(
+                self < min, min < max), grad, 0.0)
+        if needs_input_grad[2]:
+            gmax = aten.where.self(aten.logical_or.default(
+                self > max, max < min), grad, 0.0)
+    elif min is not None:
+        gs = aten.where.self(self >= min, grad, 0.0)
+        gmin = aten.where.self(self < min, grad, 0.0)
+    elif max is not None:
+        gs = aten.where.self(self <= max, grad, 0.0)
+        gmax = aten.where.self(self > max, grad, 0.0)
+    return gs, gmin, gmax
+
+
+nondifferentiable(*(_op(f"aten::{n}.{ov}") for n in (
+    "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne", "lt", "le", "gt", "ge")
+    for ov in ("Tensor", "Scalar")))
+nondifferentiable(*(_op(f"aten::{n}") for n in ("logical_and", "logical_or", "logical_xor")))
+
+
+# Their in-place variants write 0/1 into a (possibly float) self: a zero gradient, as
+# PyTorch's eq_ & co. have, so self's earlier history gets nothing.
+@derivative(*(_op(f"aten::{n}_.{ov}") for n in ("eq", "ne", "lt", "le", "gt", "ge")
+              for ov in ("Tensor", "Scalar")),
+            *(_op(f"aten::{n}_") for n in ("logical_and", "logical_or", "logical_xor",
+                                           "logical_not")))
+def _inplace_compare_backward(grad, needs_input_grad):
+    z = aten.zeros_like.default(grad)
+    return tuple(z if n else None for n in needs_input_grad)

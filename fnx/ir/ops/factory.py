@@ -568,3 +568,13 @@ def _arange_decomp(start, end, step=1, *, dtype=None, layout=None, device=None,
     values = prims.add(prims.mul(i, prims.full([n], step, dtype=ct, device=dev)),
                        prims.full([n], first, dtype=ct, device=dev))
     return values if ct is m.dtype else prims.convert_element_type(values, m.dtype)
+
+
+# ---------------------------------------------------------------------------- autograd
+# A factory's values do not depend on any tensor's values: no gradient flows through it.
+
+from ..registry import nondifferentiable  # noqa: E402
+
+nondifferentiable(empty, empty_strided, full, zeros, ones, full_like, empty_like, zeros_like,
+                  ones_like, new_empty, new_zeros, new_ones, new_full, new_empty_strided,
+                  arange_start_step, arange, arange_start, linspace, logspace, eye, eye_m)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype as D
-from ...ops import prims
+from ...ops import aten, prims
 from .. import refs
-from ..registry import TensorMeta, decomposition, defop
+from ..grad_utils import conj, zeros
+from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, wrap_dim
 from ._common import _torch_name
 from .shape import (_composite, _copy, _reshape_to, _slice_dim, _transpose_to, _zero,
@@ -205,6 +206,12 @@ def _index_decomp(self, indices):
     return plan.to_result(prims.gather(plan.merge(self), 0, plan.rows_index()))
 
 
+@derivative(index_Tensor)
+def _index_backward(grad, self, indices):
+    # repeated indices add up
+    return index_put(zeros(self.shape, grad), indices, grad, True), None
+
+
 def masked_fill_dispatch(self, indices, values, accumulate) -> bool:
     """PyTorch's shortcut: one bool mask and a one-element value is a masked_fill_ (the value
     is cast to self's dtype instead of having to match it)."""
@@ -287,6 +294,17 @@ def _index_put_decomp(self, indices, values, accumulate=False):
     return plan.unmerge(out)
 
 
+@derivative(index_put)
+def _index_put_backward(grad, indices, values, accumulate, needs_input_grad):
+    g_self = None
+    if needs_input_grad[0]:
+        # written positions lose self's value, unless the values were added to it
+        g_self = grad if accumulate else index_put(
+            grad, indices, zeros([], grad), False)
+    g_values = index_Tensor(grad, indices) if needs_input_grad[2] else None
+    return g_self, None, g_values
+
+
 def check_index_select(self, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -317,6 +335,27 @@ def _index_select_decomp(self, dim, index):
     # no wrapping of negative indices here (PyTorch raises for them, as does the gather)
     idx = prims.broadcast_in_dim(_reshape_to(_int64(index), [n]), rows, [d])
     return _reshape_to(prims.gather(x, d, idx), list(shape))
+
+
+def _along(index, dim, shape):
+    """A 1-D ``index`` laid along ``dim`` of ``shape`` (int64, expanded)."""
+    if index.dtype is not D.int64:
+        index = refs_to_int64(index)
+    view = [1] * len(shape)
+    view[dim] = index.numel()
+    return aten.expand.default(aten.reshape.default(index, view), list(shape))
+
+
+def refs_to_int64(x):
+    return aten._to_copy.default(x, dtype=D.int64)
+
+
+@derivative(index_select)
+def _index_select_backward(grad, self, dim, index):
+    if self.ndim == 0:
+        return aten.reshape.default(grad, []), None
+    d = wrap_dim(dim, self.ndim)
+    return scatter_add(zeros(self.shape, grad), d, _along(index, d, grad.shape), grad), None
 
 
 def check_gather(self, dim, index):
@@ -351,6 +390,12 @@ def _gather_decomp(self, dim, index, *, sparse_grad=False):
     # 0-dim self/index behave as 1-element vectors
     out = prims.gather(_at_least_1d(self), d, _at_least_1d(index))
     return _reshape_to(out, list(index.shape))
+
+
+@derivative(gather)
+def _gather_backward(grad, self, dim, index):
+    # an element gathered more than once gets the sum of its gradients
+    return scatter_add(zeros(self.shape, grad), dim, index, grad), None
 
 
 def check_scatter(name, self, dim, index, src):
@@ -425,6 +470,44 @@ def _scatter_decomp(name, reduce):
 decomposition(scatter_src)(_scatter_decomp("scatter", "none"))
 decomposition(scatter_value)(_scatter_decomp("scatter", "none"))
 decomposition(scatter_add)(_scatter_decomp("scatter_add", "add"))
+
+
+def _leading(src, shape):
+    """The leading ``shape`` block of ``src``: the part a scatter reads (src may be larger
+    than index)."""
+    for d, n in enumerate(shape):
+        if src.shape[d] != n:
+            src = aten.slice.Tensor(src, d, 0, n)
+    return src
+
+
+def _src_grad(g, src):
+    """``g`` (index-shaped) padded with zeros to ``src``'s shape: the elements of a larger
+    src that were never read get no gradient."""
+    if g.ndim != src.ndim:          # a 0-dim index read a one-element src
+        return aten.reshape.default(g, list(src.shape))
+    pad = []
+    for d in reversed(range(g.ndim)):
+        pad += [0, src.shape[d] - g.shape[d]]
+    return aten.constant_pad_nd.default(g, pad, 0) if any(pad) else g
+
+
+@derivative(scatter_src)
+def _scatter_backward(grad, dim, index, src, needs_input_grad):
+    # self keeps its value where nothing was written; src's elements are read at index
+    return (scatter_value(grad, dim, index, 0) if needs_input_grad[0] else None, None,
+            _src_grad(gather(grad, dim, index), src) if needs_input_grad[2] else None)
+
+
+@derivative(scatter_value)
+def _scatter_value_backward(grad, dim, index):
+    return scatter_value(grad, dim, index, 0), None
+
+
+@derivative(scatter_add)
+def _scatter_add_backward(grad, dim, index, src, needs_input_grad):
+    return grad, None, (_src_grad(gather(grad, dim, index), src) if needs_input_grad[2]
+                        else None)
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
@@ -501,6 +584,56 @@ def _scatter_reduce_decomp(self, dim, index, src, reduce, *, include_self=True):
     return refs.to_dtype(prims.where(inexact, prims.sub(q, one), q), self.dtype)
 
 
+@derivative(scatter_reduce_two)
+def _scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result,
+                             needs_input_grad):
+    """PyTorch's scatter_reduce backward: sum and mean pass the (averaged) gradient, prod
+    the product of the other factors (zero-safe), amax/amin split it evenly among the
+    elements equal to the result."""
+    d = wrap_dim(dim, self.ndim)
+    full_src, src = src, _leading(src, index.shape)
+    if reduce == "sum":
+        g_self, g_src = grad, gather(grad, d, index)
+    elif reduce == "mean":
+        count = aten.ones_like.default(self) if include_self else zeros(self.shape, self)
+        count = scatter_add(count, d, index, aten.ones_like.default(src))
+        count = aten.masked_fill.Scalar(count, aten.eq.Scalar(count, 0), 1)
+        g_self = aten.div.Tensor(grad, count)
+        g_src = gather(g_self, d, index)
+    elif reduce == "prod":
+        # self's factor: the product of everything else at its position
+        masked_self = aten.masked_fill.Scalar(self, aten.eq.Scalar(self, 0), 1)
+        rest = scatter_reduce_two(masked_self, d, index, src, "prod",
+                                  include_self=include_self)
+        g_self = aten.mul.Tensor(grad, conj(aten.div.Tensor(rest, masked_self)))
+        # src's factor: result / src, or, for the one zero of its position, the product
+        # of the others computed with that zero replaced by 1
+        src_zero = aten.eq.Scalar(src, 0)
+        n_zero = gather(scatter_add(zeros(self.shape, self), d, index,
+                                    aten._to_copy.default(src_zero, dtype=self.dtype)),
+                        d, index)
+        single = aten.logical_and.default(src_zero, aten.eq.Scalar(n_zero, 1))
+        rest_src = scatter_reduce_two(self, d, index, aten.masked_fill.Scalar(src, single, 1),
+                                      "prod", include_self=include_self)
+        by_div = aten.div.Tensor(gather(aten.mul.Tensor(grad, conj(result)), d, index),
+                                 conj(aten.masked_fill.Scalar(src, src_zero, 1)))
+        g_src = aten.where.self(single, gather(aten.mul.Tensor(grad, conj(rest_src)), d, index),
+                                by_div)
+    else:       # amax, amin
+        value = gather(result, d, index)
+        self_is = aten.eq.Tensor(self, result)
+        src_is = aten.eq.Tensor(src, value)
+        n = scatter_add(aten._to_copy.default(self_is, dtype=grad.dtype), d, index,
+                        aten._to_copy.default(src_is, dtype=grad.dtype))
+        share = aten.div.Tensor(grad, n)
+        g_self = aten.where.self(self_is, share, 0.0)
+        g_src = aten.where.self(src_is, gather(share, d, index), 0.0)
+    if not include_self:
+        g_self = scatter_value(g_self, d, index, 0)
+    return (g_self if needs_input_grad[0] else None, None,
+            _src_grad(g_src, full_src) if needs_input_grad[2] else None)
+
+
 def check_mask(name, mask):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"{name}: expected BoolTensor for mask")
@@ -526,6 +659,12 @@ def _masked_select_decomp(self, mask):
     # data-dependent: the positions of the True elements (eager only)
     where = prims.nonzero(_reshape_to(refs.broadcast_to(mask, shape), [n]))
     return prims.gather(flat, 0, _reshape_to(where, [where.shape[0]]))
+
+
+@derivative(masked_select)
+def _masked_select_backward(grad, self, mask):
+    shape = broadcast_shapes(_shape(self), _shape(mask))
+    return masked_scatter(zeros(shape, grad), mask, grad), None
 
 
 def check_masked_scatter(self, mask, source, inplace):
@@ -568,9 +707,24 @@ def _masked_scatter_decomp(self, mask, source):
     return prims.where(_reshape_to(m, list(shape)), taken, refs.broadcast_to(self, shape))
 
 
+@derivative(masked_scatter)
+def _masked_scatter_backward(grad, mask, source, needs_input_grad):
+    g_self = aten.masked_fill.Scalar(grad, mask, 0) if needs_input_grad[0] else None
+    g_source = None
+    if needs_input_grad[2]:
+        # the k-th masked position took source's k-th element; the rest of source is unused
+        taken = masked_select(grad, mask)
+        n = source.numel()
+        if taken.numel() < n:
+            taken = aten.cat.default([taken, zeros([n - taken.numel()], grad)])
+        g_source = aten.reshape.default(taken, list(source.shape))
+    return g_self, None, g_source
+
+
 nonzero = defop("nonzero(Tensor self) -> Tensor", tags=CORE,
                 meta=lambda self: _data_dependent("nonzero"))
 decomposition(nonzero)(lambda self: prims.nonzero(self))
+nondifferentiable(nonzero)
 
 
 def _take_along_dim(self, indices, dim=None):

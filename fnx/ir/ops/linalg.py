@@ -20,7 +20,8 @@ import string
 from ... import _dtype as D
 from ...ops import aten, prims
 from .. import refs
-from ..registry import TensorMeta, decomposition, defop
+from ..grad_utils import conj
+from ..registry import TensorMeta, decomposition, defop, derivative
 from ..shapes import broadcast_shapes, wrap_dim
 from ._common import _torch_name
 
@@ -81,6 +82,12 @@ def scaled(x, s):
     return prims.mul(x, refs.full(tuple(x.shape), s, x.dtype, x.device))
 
 
+def _mH(x):
+    """The conjugate transpose of a matrix (or of each matrix of a batch)."""
+    n = x.ndim
+    return conj(aten.permute.default(x, list(range(n - 2)) + [n - 1, n - 2]))
+
+
 # --------------------------------------------------------------------------- core products
 
 def _mm_meta(self, mat2):
@@ -99,6 +106,12 @@ mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, meta=_mm_meta)
 def _mm_decomp(self, mat2):
     _mm_meta(self, mat2)
     return contract("addmm_impl_cpu_", self, mat2, [1], [0])
+
+
+@derivative(mm)
+def _mm_backward(grad, self, mat2, needs_input_grad):
+    return (mm(grad, _mH(mat2)) if needs_input_grad[0] else None,
+            mm(_mH(self), grad) if needs_input_grad[1] else None)
 
 
 def _bmm_meta(self, mat2):
@@ -122,6 +135,12 @@ bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", tags=CORE, meta=_bmm_meta
 def _bmm_decomp(self, mat2):
     _bmm_meta(self, mat2)
     return contract("bmm", self, mat2, [2], [1], [0], [0])
+
+
+@derivative(bmm)
+def _bmm_backward(grad, self, mat2, needs_input_grad):
+    return (bmm(grad, _mH(mat2)) if needs_input_grad[0] else None,
+            bmm(_mH(self), grad) if needs_input_grad[1] else None)
 
 
 def check_bias(name, self, shape, mat):
@@ -167,6 +186,18 @@ def _addmm_decomp(self, mat1, mat2, *, beta=1, alpha=1):
     return refs.to_dtype(out, r.dtype)
 
 
+def _times(g, s):
+    return g if s == 1 else aten.mul.Tensor(g, conj(s))
+
+
+@derivative(addmm)
+def _addmm_backward(grad, mat1, mat2, beta, alpha, needs_input_grad):
+    # self is broadcast to the result: autograd sums its gradient back to its shape
+    return (_times(grad, beta) if needs_input_grad[0] else None,
+            _times(mm(grad, _mH(mat2)), alpha) if needs_input_grad[1] else None,
+            _times(mm(_mH(mat1), grad), alpha) if needs_input_grad[2] else None)
+
+
 # --------------------------------------------------------------------------- dot, mv
 
 def _dot_meta(self, tensor):
@@ -193,6 +224,12 @@ dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", tags=ATEN, meta=_dot_me
             decomposition=_dot_decomp)
 
 
+@derivative(dot)
+def _dot_backward(grad, self, tensor, needs_input_grad):
+    return (aten.mul.Tensor(grad, conj(tensor)) if needs_input_grad[0] else None,
+            aten.mul.Tensor(grad, conj(self)) if needs_input_grad[1] else None)
+
+
 def _mv_meta(self, vec):
     if self.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.ndim}, "
@@ -209,6 +246,13 @@ def _mv_decomp(self, vec):
 
 mv = defop("mv(Tensor self, Tensor vec) -> Tensor", tags=ATEN, meta=_mv_meta,
            decomposition=_mv_decomp)
+
+
+@derivative(mv)
+def _mv_backward(grad, self, vec, needs_input_grad):
+    return (aten.mul.Tensor(aten.unsqueeze.default(grad, 1), conj(vec))
+            if needs_input_grad[0] else None,
+            mv(_mH(self), grad) if needs_input_grad[1] else None)
 
 
 # --------------------------------------------------------------------------- matmul

@@ -8,6 +8,13 @@ aten-level ops users call (``softmax.int``, ``conv2d``, ``cross_entropy_loss``, 
 only have a decomposition to core ops, which is their CompositeImplicitAutograd kernel.
 
 Reductions of losses use ATen's enum: 0 none, 1 mean, 2 sum.
+
+Derivative formulas (``@derivative``) follow each op they differentiate; they are written
+with fnx ops, so they run on every backend and can be differentiated again.  Ops without
+one (the aten-level convenience ops, pads, upsampling, ...) are differentiated through
+their decomposition.  Multi-output ops whose first output users commonly modify in place
+(``relu_`` after batch norm) recompute their statistics from the input rather than name
+``result``, because naming ``result`` saves every output and pins its version.
 """
 from __future__ import annotations
 
@@ -16,7 +23,7 @@ import math
 
 from ... import _dtype as D
 from ...ops import aten, prims
-from ..registry import TensorMeta, defop
+from ..registry import TensorMeta, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, wrap_dim
 from ._common import _torch_name
 
@@ -148,6 +155,23 @@ _log_softmax = defop("_log_softmax(Tensor self, int dim, bool half_to_float) -> 
                      decomposition=_log_softmax_decomp, explicit=True)
 
 
+def _softmax_axis(result, dim):
+    return wrap_dim(dim, result.ndim) if result.ndim else 0
+
+
+@derivative(_softmax)
+def _softmax_backward(grad, result, dim):
+    # d softmax: y * (g - sum(g * y)); named on the output, as PyTorch
+    d = _softmax_axis(result, dim)
+    return (grad - aten.sum.dim_IntList(grad * result, [d], True)) * result
+
+
+@derivative(_log_softmax)
+def _log_softmax_backward(grad, result, dim):
+    d = _softmax_axis(result, dim)
+    return grad - aten.exp(result) * aten.sum.dim_IntList(grad, [d], True)
+
+
 def _softmax_int(inner):
     def decomp(self, dim, dtype=None):
         x = _to(self, dtype) if dtype is not None else self
@@ -192,6 +216,19 @@ gelu = defop('gelu(Tensor self, *, str approximate="none") -> Tensor', tags=CORE
              meta=_gelu_meta, decomposition=_gelu, explicit=True)
 
 
+@derivative(gelu)
+def _gelu_backward(grad, self, approximate):
+    x = _up(self)
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
+        t = aten.tanh((x + x * x * x * kappa) * beta)
+        d = (t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * ((x * x * (3.0 * kappa) + 1.0) * beta)
+    else:
+        cdf = (aten.erf(x * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
+        d = cdf + x * aten.exp(x * x * -0.5) * (1.0 / math.sqrt(2.0 * math.pi))
+    return grad * d
+
+
 def _elu(self, alpha=1, scale=1, input_scale=1):
     _check_float(self, "elu_cpu")
     x = _up(self)
@@ -202,6 +239,12 @@ def _elu(self, alpha=1, scale=1, input_scale=1):
 elu = defop("elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
             tags=CORE_PW, meta=_float_pointwise_meta("elu_cpu"), decomposition=_elu,
             explicit=True)
+
+
+@derivative(elu)
+def _elu_backward(grad, self, alpha, scale, input_scale):
+    neg = aten.exp(_up(self) * float(input_scale)) * float(input_scale * alpha * scale)
+    return aten.where.self(self > 0, grad * float(scale), grad * neg)
 
 
 def _hardtanh_meta(self, min_val=-1, max_val=1):
@@ -221,6 +264,13 @@ hardtanh = defop("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> 
                  tags=CORE_PW, meta=_hardtanh_meta, decomposition=_hardtanh, explicit=True)
 
 
+@derivative(hardtanh)
+def _hardtanh_backward(grad, self, min_val, max_val):
+    # zero at and beyond the bounds (clamp's gradient passes at them); NaN passes through
+    out = aten.logical_or(aten.le.Scalar(self, min_val), aten.ge.Scalar(self, max_val))
+    return aten.where.self(out, 0.0, grad)
+
+
 def _leaky_relu(self, negative_slope=0.01):
     _check_float(self, "leaky_relu_cpu")
     return aten.where.self(self > 0, self, self * negative_slope)
@@ -229,6 +279,11 @@ def _leaky_relu(self, negative_slope=0.01):
 leaky_relu = defop("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
                    tags=CORE_PW, meta=_float_pointwise_meta("leaky_relu_cpu"),
                    decomposition=_leaky_relu, explicit=True)
+
+
+@derivative(leaky_relu)
+def _leaky_relu_backward(grad, self, negative_slope):
+    return aten.where.self(self > 0, grad, grad * negative_slope)
 
 
 def _float_act(name, kernel, fn, args="", tags=ATEN_PW):
@@ -272,6 +327,50 @@ softshrink = _float_act("softshrink", "softshrink_cpu",
                             x > lambd, x - lambd,
                             aten.where.self(x < -lambd, x + lambd, x * 0)),
                         "Scalar lambd=0.5")
+
+
+
+# Formulas of the aten-level activations: one node instead of their decomposition's
+# several, and finite where the decomposition's unused branch overflows (softplus's
+# log1p(exp(x)) for large x would give 0 * inf = NaN through the chain rule).
+
+@derivative(silu)
+def _silu_backward(grad, self):
+    x = _up(self)
+    s = aten.sigmoid(x)
+    return grad * (s * (x * (1.0 - s) + 1.0))
+
+
+@derivative(softplus)
+def _softplus_backward(grad, self, beta, threshold):
+    x = _up(self)
+    xb = x * beta
+    return aten.where.self(xb > threshold, grad, grad * aten.sigmoid(xb))
+
+
+@derivative(mish)
+def _mish_backward(grad, self):
+    x = _up(self)
+    t = aten.tanh(aten.softplus(x))
+    return grad * (t + x * aten.sigmoid(x) * (1.0 - t * t))
+
+
+@derivative(hardsigmoid)
+def _hardsigmoid_backward(grad, self):
+    inside = aten.logical_and(self > -3.0, self < 3.0)
+    return aten.where.self(inside, grad * (1.0 / 6.0), 0.0)
+
+
+@derivative(hardswish)
+def _hardswish_backward(grad, self):
+    x = _up(self)
+    mid = aten.where.self(x <= 3.0, grad * (x / 3.0 + 0.5), grad)
+    return aten.where.self(x < -3.0, 0.0, mid)
+
+
+@derivative(log_sigmoid)
+def _log_sigmoid_backward(grad, self):
+    return grad * aten.sigmoid(-_up(self))
 
 
 def _relu6(self):
@@ -359,6 +458,14 @@ native_dropout = defop("native_dropout(Tensor input, float p, bool? train) -> (T
                        decomposition=_native_dropout, explicit=True)
 
 
+@derivative(native_dropout)
+def _native_dropout_backward(grad, result, p, train):
+    if train is not None and not train:
+        return grad
+    # the mask is random: it must be the saved output (which pins output 0's version too)
+    return grad * result[1] * (0.0 if p == 1 else 1.0 / (1.0 - p))
+
+
 def _dropout(input, p, train):
     _dropout_p(p)
     if not train or p == 0 or input.numel() == 0:
@@ -415,6 +522,13 @@ def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse
 embedding = defop("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, "
                   "bool scale_grad_by_freq=False, bool sparse=False) -> Tensor", tags=CORE,
                   meta=_embedding_meta, decomposition=_embedding, explicit=True)
+
+
+@derivative(embedding)
+def _embedding_backward(grad, weight, indices, padding_idx, scale_grad_by_freq):
+    # sparse=True still gets a dense gradient (fnx has no sparse tensors)
+    return (aten.embedding_dense_backward(grad, indices, weight.shape[0], padding_idx,
+                                          scale_grad_by_freq), None)
 
 
 def _embedding_dense_backward_meta(grad_output, indices, num_weights, padding_idx,
@@ -477,13 +591,11 @@ def _embedding_bag_meta(weight, indices, offsets, scale_grad_by_freq=False, mode
             TensorMeta((bags,), idt), TensorMeta((bags, d) if mode == 2 else (bags,), idt))
 
 
-def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
-                   per_sample_weights=None, include_last_offset=False, padding_idx=-1):
-    metas = _embedding_bag_meta(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
-                                per_sample_weights, include_last_offset, padding_idx)
-    bags, d = metas[0].shape
+def _bag_layout(indices, offsets, bags, include_last_offset, padding_idx):
+    """int64 indices, each index's bag (-1 before the first offset), whether it counts
+    (inside a bag, not padding), its bag clamped to >= 0, and each bag's count."""
     n = indices.shape[0]
-    dev = weight.device
+    dev = indices.device
     idx = _to(indices, D.int64)
     offs = _to(offsets, D.int64)
     # bag of each index: how many bag starts are <= its position, minus one
@@ -498,8 +610,20 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
     if padding_idx >= 0:
         keep = aten.logical_and(keep, aten.ne.Scalar(idx, padding_idx))
     bag = aten.clamp(offset2bag, 0, None)
-    rows = aten.index_select(weight, 0, idx)
     count = aten.index_put(_full([bags], 0, D.int64, dev), [bag], _to(keep, D.int64), True)
+    return idx, offset2bag, keep, bag, count
+
+
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                   per_sample_weights=None, include_last_offset=False, padding_idx=-1):
+    metas = _embedding_bag_meta(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                                per_sample_weights, include_last_offset, padding_idx)
+    bags, d = metas[0].shape
+    n = indices.shape[0]
+    dev = weight.device
+    idx, offset2bag, keep, bag, count = _bag_layout(indices, offsets, bags,
+                                                    include_last_offset, padding_idx)
+    rows = aten.index_select(weight, 0, idx)
     if mode == 2:
         fill = -math.inf if weight.dtype.is_floating_point else 0
         vals = aten.where.self(aten.unsqueeze(keep, 1), rows, fill)
@@ -539,6 +663,46 @@ _embedding_bag_op = defop(
     tags=CORE, meta=_embedding_bag_meta, decomposition=_embedding_bag, explicit=True)
 
 
+@derivative(_embedding_bag_op)
+def _embedding_bag_derivative(grad, weight, indices, offsets, scale_grad_by_freq, mode,
+                              per_sample_weights, include_last_offset, padding_idx, result,
+                              needs_input_grad):
+    """Each kept index's row gets its bag's gradient (divided by the bag's count for mean,
+    times its per-sample weight for sum); max sends it to the rows the max picked (the
+    saved max indices, which is why this names ``result``)."""
+    num, d = weight.shape
+    bags = grad.shape[0]
+    dev = grad.device
+    g = _up(grad)
+    if mode == 2:
+        mi = _to(result[3], D.int64)
+        valid = aten.ge.Scalar(mi, 0)
+        flat = aten.where.self(valid, mi * d + aten.unsqueeze(_arange(d, D.int64, dev), 0), 0)
+        vals = aten.where.self(valid, g, 0.0)
+        gw = aten.index_put(_full([num * d], 0, g.dtype, dev), [aten.reshape(flat, [bags * d])],
+                            aten.reshape(vals, [bags * d]), True)
+        return aten.view(gw, [num, d]), None, None, None
+    idx, _, keep, bag, count = _bag_layout(indices, offsets, bags, include_last_offset,
+                                           padding_idx)
+    rows = aten.index_select(g, 0, bag)                                   # (n, d)
+    if mode == 1:
+        rows = rows / aten.unsqueeze(_to(aten.index_select(aten.clamp(count, 1, None), 0, bag),
+                                         g.dtype), 1)
+    gpsw = None
+    if per_sample_weights is not None and needs_input_grad[3]:
+        dots = aten.sum.dim_IntList(rows * aten.index_select(_up(weight), 0, idx), [1], False)
+        gpsw = aten.where.self(keep, dots, 0.0)
+    if per_sample_weights is not None:
+        rows = rows * aten.unsqueeze(_up(per_sample_weights), 1)
+    if scale_grad_by_freq:
+        freq = aten.index_put(_full([num], 0, D.int64, dev), [idx],
+                              _full([idx.shape[0]], 1, D.int64, dev), True)
+        rows = rows / aten.unsqueeze(_to(aten.index_select(freq, 0, idx), g.dtype), 1)
+    rows = aten.where.self(aten.unsqueeze(keep, 1), rows, 0.0)
+    gw = aten.index_put(_full([num, d], 0, g.dtype, dev), [idx], rows, True)
+    return gw, None, None, gpsw
+
+
 def _one_hot(self, num_classes=-1):
     if self.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
@@ -556,6 +720,7 @@ def _one_hot(self, num_classes=-1):
 
 
 one_hot = defop("one_hot(Tensor self, int num_classes=-1) -> Tensor", decomposition=_one_hot)
+nondifferentiable(one_hot)
 
 
 # ----------------------------------------------------------------------------- normalization
@@ -647,6 +812,47 @@ native_layer_norm_backward = defop(
     "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) "
     "-> (Tensor, Tensor, Tensor)", tags=CORE, meta=_native_layer_norm_backward_meta,
     decomposition=_native_layer_norm_backward, explicit=True)
+
+
+def _stats(x, dims, eps):
+    """mean and 1/sqrt(biased var + eps) of ``x`` over ``dims``, kept as size-1 dims."""
+    mean = aten.mean.dim(x, dims, True)
+    return mean, aten.rsqrt(aten.var.correction(x, dims, correction=0, keepdim=True) + eps)
+
+
+def _stat_grads(gi, g_mean, g_rstd, x, mean, rstd, n, view, shape):
+    """Add to the input's gradient what flowed into the saved mean and rstd outputs
+    (viewed as ``view`` to broadcast over ``x``): d mean/dx = 1/n, d rstd/dx =
+    -rstd^3 (x - mean) / n."""
+    extra = None
+    inv_n = 1.0 / n if n else math.nan      # statistics over no elements are NaN
+    if g_mean is not None:
+        extra = aten.expand(aten.reshape(g_mean, view), list(x.shape)) * inv_n
+    if g_rstd is not None:
+        r = aten.reshape(g_rstd, view) * rstd * rstd * rstd * -inv_n
+        extra = (x - mean) * r if extra is None else extra + (x - mean) * r
+    if extra is None:
+        return gi
+    extra = aten.reshape(extra, shape)
+    return extra if gi is None else gi + extra
+
+
+@derivative(native_layer_norm)
+def _native_layer_norm_derivative(grads, input, normalized_shape, weight, bias, eps,
+                                  needs_input_grad):
+    g_out, g_mean, g_rstd = grads
+    ns = tuple(normalized_shape)
+    axis = input.ndim - len(ns)
+    x = _up(input)
+    mean, rstd = _stats(x, list(range(axis, input.ndim)), eps)
+    gi = gw = gb = None
+    if g_out is not None:
+        gi, gw, gb = aten.native_layer_norm_backward(g_out, input, list(ns), mean, rstd, weight,
+                                                     bias, list(needs_input_grad))
+    if needs_input_grad[0]:
+        gi = _stat_grads(gi, g_mean, g_rstd, x, mean, rstd, _prod(ns), list(mean.shape),
+                         list(input.shape))
+    return gi, gw, gb
 
 
 def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
@@ -762,6 +968,23 @@ native_group_norm_backward = defop(
     decomposition=_native_group_norm_backward, explicit=True)
 
 
+@derivative(native_group_norm)
+def _native_group_norm_derivative(grads, input, weight, N, C, HxW, group, eps,
+                                  needs_input_grad):
+    g_out, g_mean, g_rstd = grads
+    x = aten.reshape(_up(input), [N, group, (C // group) * HxW])
+    mean, rstd = _stats(x, [2], eps)
+    gi = gw = gb = None
+    if g_out is not None:
+        gi, gw, gb = aten.native_group_norm_backward(
+            g_out, input, aten.view(mean, [N, group]), aten.view(rstd, [N, group]), weight,
+            N, C, HxW, group, list(needs_input_grad))
+    if needs_input_grad[0]:
+        gi = _stat_grads(gi, g_mean, g_rstd, x, mean, rstd, (C // group) * HxW,
+                         [N, group, 1], list(input.shape))
+    return gi, gw, gb
+
+
 def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
@@ -796,6 +1019,20 @@ def _bn_meta(input, weight, bias, running_mean, running_var, training):
     return _same(input), TensorMeta((n,), sd), TensorMeta((n,), sd)
 
 
+def _update_running_stats(input, c, mean, var, running_mean, running_var, momentum):
+    # The buffers are state, never part of the autograd graph (even when this runs with
+    # grad recording on inside an autograd kernel).
+    from ...autograd.grad_mode import no_grad
+    with no_grad():
+        n = input.numel() // c if c else 0
+        unbiased = var * (n / (n - 1)) if n > 1 else var / 0.0
+        new_mean = running_mean * (1 - momentum) + mean * momentum
+        new_var = running_var * (1 - momentum) + unbiased * momentum
+        # both computed before either is written: no partial update on error
+        aten.copy_(running_mean, _to(new_mean, running_mean.dtype))
+        aten.copy_(running_var, _to(new_var, running_var.dtype))
+
+
 def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, momentum, eps):
     c = _bn_check(input, weight, bias, running_mean, running_var)
     dims = [0] + list(range(2, input.ndim))
@@ -805,13 +1042,7 @@ def _batch_norm_impl(input, weight, bias, running_mean, running_var, training, m
         var = aten.var.correction(x, dims, correction=0, keepdim=False)
         invstd = aten.rsqrt(var + eps)
         if running_mean is not None:
-            n = input.numel() // c if c else 0
-            unbiased = var * (n / (n - 1)) if n > 1 else var / 0.0
-            new_mean = running_mean * (1 - momentum) + mean * momentum
-            new_var = running_var * (1 - momentum) + unbiased * momentum
-            # both computed before either is written: no partial update on error
-            aten.copy_(running_mean, _to(new_mean, running_mean.dtype))
-            aten.copy_(running_var, _to(new_var, running_var.dtype))
+            _update_running_stats(input, c, mean, var, running_mean, running_var, momentum)
         save_mean, save_invstd = mean, invstd
     else:
         mean, invstd = _up(running_mean), aten.rsqrt(_up(running_var) + eps)
@@ -850,6 +1081,90 @@ _native_batch_norm_legit_no_training = defop(
     decomposition=lambda input, weight, bias, rm, rv, momentum, eps:
         _batch_norm_impl(input, weight, bias, rm, rv, False, momentum, eps),
     explicit=True)
+
+
+def _bn_backward(grads, input, weight, eps, running_mean, running_var, training,
+                 needs_input_grad):
+    """Gradients of batch norm's (input, weight, bias). Training statistics are
+    recomputed from the input (see the module docstring); the running buffers are written
+    by the forward, never differentiated."""
+    g_out, g_mean, g_invstd = grads[0], grads[1], grads[2]
+    nd = input.ndim
+    c = input.shape[1]
+    dims = [0] + list(range(2, nd))
+    view = [1, c] + [1] * (nd - 2)
+    x = _up(input)
+    if training:
+        mean, invstd = _stats(x, dims, eps)
+    else:
+        mean = aten.reshape(_up(running_mean), view)
+        invstd = aten.reshape(aten.rsqrt(_up(running_var) + eps), view)
+    gi = gw = gb = None
+    if g_out is not None:
+        g = _up(g_out)
+        xhat = (x - mean) * invstd
+        if needs_input_grad[2]:
+            gb = aten.sum.dim_IntList(g, dims, False)
+        if needs_input_grad[1]:
+            gw = aten.sum.dim_IntList(g * xhat, dims, False)
+        if needs_input_grad[0]:
+            gy = g * aten.reshape(_up(weight), view) if weight is not None else g
+            if training:
+                a = aten.mean.dim(gy, dims, True)
+                b = aten.mean.dim(gy * xhat, dims, True)
+                gi = (gy - a - xhat * b) * invstd
+            else:
+                gi = gy * invstd
+    if training and needs_input_grad[0]:
+        n = input.numel() // c if c else 0
+        gi = _stat_grads(gi, g_mean, g_invstd, x, mean, invstd, n, view, list(input.shape))
+    return gi, gw, gb
+
+
+def _bn_running_stats_backward(g_out, input, weight, running_mean, running_var, eps,
+                               needs_input_grad):
+    """Eval mode reads the running statistics: out = (x - rm) (rv + eps)^-1/2 w + b.
+    (PyTorch refuses to differentiate them; their chain rule is cheap, so fnx gives it.)"""
+    if g_out is None or not (needs_input_grad[3] or needs_input_grad[4]):
+        return None, None
+    nd = input.ndim
+    c = input.shape[1]
+    dims = [0] + list(range(2, nd))
+    view = [1, c] + [1] * (nd - 2)
+    g = _up(g_out)
+    if weight is not None:
+        g = g * aten.reshape(_up(weight), view)
+    invstd = aten.rsqrt(_up(running_var) + eps)
+    grm = grv = None
+    if needs_input_grad[3]:
+        grm = aten.reshape(-aten.sum.dim_IntList(g, dims, False) * invstd,
+                           list(running_mean.shape))
+    if needs_input_grad[4]:
+        xc = _up(input) - aten.reshape(_up(running_mean), view)
+        grv = aten.reshape(aten.sum.dim_IntList(g * xc, dims, False) * invstd * invstd * invstd
+                           * -0.5, list(running_var.shape))
+    return grm, grv
+
+
+@derivative(_native_batch_norm_legit)
+def _native_batch_norm_legit_backward(grads, input, weight, running_mean, running_var,
+                                      training, eps, needs_input_grad):
+    return _bn_backward(grads, input, weight, eps, running_mean, running_var, training,
+                        needs_input_grad)
+
+
+@derivative(_native_batch_norm_legit_no_stats)
+def _native_batch_norm_legit_no_stats_backward(grads, input, weight, eps, needs_input_grad):
+    return _bn_backward(grads, input, weight, eps, None, None, True, needs_input_grad)
+
+
+@derivative(_native_batch_norm_legit_no_training)
+def _native_batch_norm_legit_no_training_backward(grads, input, weight, running_mean,
+                                                  running_var, eps, needs_input_grad):
+    return _bn_backward(grads, input, weight, eps, running_mean, running_var, False,
+                        needs_input_grad) + \
+        _bn_running_stats_backward(grads[0], input, weight, running_mean, running_var, eps,
+                                   needs_input_grad)
 
 
 def _native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -902,8 +1217,10 @@ def _instance_norm(input, weight, bias, running_mean, running_var, use_input_sta
     if running_mean is not None and running_var is not None:
         rm, rv = aten.repeat(running_mean, [n]), aten.repeat(running_var, [n])
         out = aten._native_batch_norm_legit(x, w, b, rm, rv, True, momentum, eps)[0]
-        aten.copy_(running_mean, aten.mean.dim(aten.view(rm, [n, c]), [0], False))
-        aten.copy_(running_var, aten.mean.dim(aten.view(rv, [n, c]), [0], False))
+        from ...autograd.grad_mode import no_grad
+        with no_grad():         # buffers: updated, never part of the graph
+            aten.copy_(running_mean, aten.mean.dim(aten.view(rm, [n, c]), [0], False))
+            aten.copy_(running_var, aten.mean.dim(aten.view(rv, [n, c]), [0], False))
     else:
         out = aten._native_batch_norm_legit.no_stats(x, w, b, True, momentum, eps)[0]
     return aten.view(out, list(input.shape))
@@ -1111,6 +1428,15 @@ convolution_backward = defop(
     "SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, "
     "SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
     tags=CORE, meta=_conv_backward_meta, decomposition=_convolution_backward, explicit=True)
+
+
+@derivative(convolution)
+def _convolution_derivative(grad, input, weight, stride, padding, dilation, transposed,
+                            output_padding, groups, needs_input_grad):
+    nb = weight.shape[1] * groups if transposed else weight.shape[0]
+    return aten.convolution_backward(grad, input, weight, [nb], stride, padding, dilation,
+                                     transposed, output_padding, groups,
+                                     list(needs_input_grad))
 
 
 def _batchify(name, input, nd):
@@ -1382,6 +1708,23 @@ max_pool2d_with_indices_backward = defop(
     tags=CORE, meta=_max_pool_backward_meta, decomposition=_max_pool_backward, explicit=True)
 
 
+# The values' gradient goes to the input element each window picked: the indices output
+# (named through ``result``, as PyTorch saves it).
+
+@derivative(max_pool2d_with_indices)
+def _max_pool2d_derivative(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
+                           result):
+    return aten.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding,
+                                                 dilation, ceil_mode, result[1])
+
+
+@derivative(max_pool3d_with_indices)
+def _max_pool3d_derivative(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
+                           result):
+    return _max_pool_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
+                              result[1], nd=3)
+
+
 def _max_pool_nd(nd, with_indices=False):
     name = f"max_pool{nd}d"
 
@@ -1535,6 +1878,20 @@ avg_pool2d_backward = defop(
     decomposition=_avg_pool2d_backward, explicit=True)
 
 
+@derivative(avg_pool2d)
+def _avg_pool2d_derivative(grad, self, kernel_size, stride, padding, ceil_mode,
+                           count_include_pad, divisor_override):
+    return aten.avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode,
+                                    count_include_pad, divisor_override)
+
+
+@derivative(avg_pool3d)
+def _avg_pool3d_derivative(grad, self, kernel_size, stride, padding, ceil_mode,
+                           count_include_pad, divisor_override):
+    return _avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode,
+                                count_include_pad, divisor_override, nd=3)
+
+
 def _avg_pool1d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
                 count_include_pad=True):
     name = "avg_pool1d"
@@ -1648,8 +2005,7 @@ def _adaptive_matrix(n_in, n_out, dtype, device):
     return _to(m, dtype) / _to(aten.unsqueeze(end - start, 1), dtype)
 
 
-def _adaptive_avg_pool2d_backward(grad_output, self):
-    nd = 2
+def _adaptive_avg_pool2d_backward(grad_output, self, nd=2):
     if grad_output.ndim != self.ndim:
         raise RuntimeError(f"adaptive_avg_pool2d_backward(): Expected grad_output to have the "
                            f"same rank as self, but got {list(grad_output.shape)} and "
@@ -1673,6 +2029,16 @@ _adaptive_avg_pool2d_backward_op = defop(
     "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor", tags=CORE,
     meta=lambda grad_output, self: _same(self), decomposition=_adaptive_avg_pool2d_backward,
     explicit=True)
+
+
+@derivative(_adaptive_avg_pool2d)
+def _adaptive_avg_pool2d_derivative(grad, self):
+    return aten._adaptive_avg_pool2d_backward(grad, self)
+
+
+@derivative(_adaptive_avg_pool3d)
+def _adaptive_avg_pool3d_derivative(grad, self):
+    return _adaptive_avg_pool2d_backward(grad, self, nd=3)
 
 
 def _adaptive_avg_pool1d(self, output_size):
@@ -2255,6 +2621,35 @@ binary_cross_entropy = defop(
     "-> Tensor", decomposition=_binary_cross_entropy)
 
 
+def _loss_grad(grad, elem, reduction):
+    """``grad`` of a reduced loss times the elementwise derivative ``elem``."""
+    if reduction == 1:
+        return elem * (grad / elem.numel()) if elem.numel() else elem * grad
+    return elem * grad
+
+
+@derivative(binary_cross_entropy)
+def _binary_cross_entropy_derivative(grad, self, target, weight, reduction,
+                                     needs_input_grad):
+    # PyTorch's formula: (x - t) / max(x (1 - x), 1e-12), finite at x = 0 and x = 1 where the
+    # decomposition's chain rule would give 0 * inf
+    x, t = _up(self), _up(target)
+    w = _up(weight) if weight is not None else 1.0
+    g = _up(grad)
+    gi = gt = gw = None
+    if needs_input_grad[0]:
+        gi = _loss_grad(g, (x - t) / aten.clamp((1.0 - x) * x, 1e-12, None) * w, reduction)
+    if needs_input_grad[1] or needs_input_grad[2]:
+        log_x = aten.clamp(aten.log(x), -100, None)
+        log_1mx = aten.clamp(aten.log1p(-x), -100, None)
+        if needs_input_grad[1]:
+            gt = _loss_grad(g, (log_1mx - log_x) * w, reduction)
+        if needs_input_grad[2]:     # the weight multiplies the unweighted loss
+            gw = _loss_grad(g, ((t - 1) * log_1mx - t * log_x) * aten.ones_like(weight),
+                            reduction)
+    return gi, gt, gw
+
+
 def _bce_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
     if tuple(self.shape) != tuple(target.shape):
         raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size "
@@ -2275,6 +2670,36 @@ def _bce_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
 binary_cross_entropy_with_logits = defop(
     "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, "
     "Tensor? pos_weight=None, int reduction=Mean) -> Tensor", decomposition=_bce_with_logits)
+
+
+@derivative(binary_cross_entropy_with_logits)
+def _bce_with_logits_derivative(grad, self, target, weight, pos_weight, reduction,
+                                needs_input_grad):
+    # sigmoid(x) - t (with pos_weight: lw sigmoid(x) - pw t, lw = (pw - 1) t + 1): the
+    # decomposition's |x| and clamp(-x, 0) give a wrong one-sided slope at x = 0
+    x, t = self, target
+    w = weight if weight is not None else 1.0
+    gi = gt = gw = gpw = None
+    if needs_input_grad[0]:
+        if pos_weight is not None:
+            lw = (pos_weight - 1) * t + 1
+            d = lw * aten.sigmoid(x) - pos_weight * t
+        else:
+            d = aten.sigmoid(x) - t
+        gi = _loss_grad(grad, d * w, reduction)
+    if needs_input_grad[1]:
+        d = -x if pos_weight is None else -x - (pos_weight - 1) * aten.log_sigmoid(x)
+        gt = _loss_grad(grad, d * w, reduction)
+    if needs_input_grad[2] or needs_input_grad[3]:
+        # (PyTorch does not differentiate the weights; their chain rule is cheap)
+        softplus_neg = -aten.log_sigmoid(x)
+        if needs_input_grad[2]:
+            lw = (pos_weight - 1) * t + 1 if pos_weight is not None else 1.0
+            gw = _loss_grad(grad, ((1 - t) * x + lw * softplus_neg) * aten.ones_like(weight),
+                            reduction)
+        if needs_input_grad[3]:
+            gpw = _loss_grad(grad, t * softplus_neg * w * aten.ones_like(pos_weight), reduction)
+    return gi, gt, gw, gpw
 
 
 def _nll_check(self, target, weight):
@@ -2343,6 +2768,59 @@ nll_loss_forward = defop(
     "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
     "SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
     meta=_nll_loss_forward_meta, decomposition=_nll_loss_forward)
+
+
+@derivative(nll_loss_forward)
+def _nll_loss_derivative(grads, self, target, weight, reduction, ignore_index,
+                         needs_input_grad):
+    """-w[t_n] * g_n at (n, t_n), zero elsewhere and on ignored rows; the mean divides by
+    the total weight (recomputed: naming ``result`` would save the loss too). The class
+    weights get their chain rule too, through the loss and the total weight output
+    (PyTorch differentiates neither)."""
+    g_out, g_total = grads
+    x = self if self.ndim == 2 else aten.unsqueeze(self, 0)
+    n, c = x.shape
+    t = _to(aten.reshape(target, [n]), D.int64)
+    kept = aten.ne.Scalar(t, ignore_index)
+    safe = aten.where.self(kept, t, 0)
+    if weight is not None:
+        w = aten.where.self(kept, aten.index_select(_up(weight), 0, safe), 0.0)
+    else:
+        w = _to(kept, _opmath(x.dtype))
+    total = aten.sum.dim_IntList(w, None) if reduction == 1 else None
+    gi = r = None
+    if g_out is not None:
+        g = _up(g_out)
+        if reduction == 0:
+            g = aten.reshape(g, [n])
+        elif reduction == 1:
+            g = g / total
+        if needs_input_grad[0]:
+            coef = aten.unsqueeze(-(g * w), 1)                           # (n, 1)
+            hit = aten.logical_and(
+                aten.eq.Tensor(aten.unsqueeze(safe, 1),
+                               aten.unsqueeze(_arange(c, D.int64, x.device), 0)),
+                aten.unsqueeze(kept, 1))                                 # (n, c)
+            gi = aten.where.self(hit, coef, 0.0)
+            gi = gi if self.ndim == 2 else aten.squeeze.dim(gi, 0)
+        if weight is not None and needs_input_grad[2]:
+            picked = aten.squeeze.dim(aten.gather(_up(x), 1, aten.unsqueeze(safe, 1)), 1)
+            if reduction == 1:      # d(sum(-x w) / sum(w)) / dw = (-x - mean) / sum(w)
+                r = (-picked - aten.sum.dim_IntList(-picked * w, None) / total) * g
+            else:
+                r = -picked * g
+    gw = None
+    if weight is not None and needs_input_grad[2]:
+        # the total weight output is sum(w[t_n]) over kept rows (a constant 0 for an
+        # unreduced batch)
+        if g_total is not None and not (reduction == 0 and self.ndim == 2):
+            gt = aten.expand(_up(g_total), [n])
+            r = gt if r is None else r + gt
+        if r is not None:
+            r = aten.where.self(kept, r, 0.0)
+            gw = aten.reshape(aten.index_put(aten.zeros_like(_up(weight)).reshape([c]),
+                                             [safe], r, True), list(weight.shape))
+    return gi, None, gw
 
 
 def _nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
@@ -2494,6 +2972,48 @@ _pdist_forward_op = defop("_pdist_forward(Tensor self, float p=2.) -> Tensor", t
                           meta=_pdist_meta, decomposition=_pdist_forward, explicit=True)
 
 
+def _norm_grad(diff, dist, p):
+    """d dist / d diff for dist = ||diff||_p along the last dim (``dist`` keeps it as
+    size 1); zero where the distance is zero, as PyTorch's cdist/pdist backward."""
+    zero = aten.eq.Scalar(dist, 0)
+    safe = aten.where.self(zero, 1.0, dist)
+    if p == 0:
+        return aten.zeros_like(diff)
+    if p == 1:
+        return aten.sign(diff)
+    if p == math.inf:
+        hit = aten.eq.Tensor(aten.abs(diff), dist)
+        return aten.where.self(aten.logical_and(hit, aten.logical_not(zero)), aten.sign(diff),
+                               0.0)
+    if p == 2:
+        return aten.where.self(zero, 0.0, diff / safe)
+    a = aten.abs(diff)
+    if p < 1:
+        # |d|^(p-1) is infinite at d = 0: PyTorch gives those entries zero
+        a = aten.where.self(aten.eq.Scalar(a, 0), 1.0, a)
+        g = aten.sign(diff) * aten.pow.Tensor_Scalar(a, p - 1)
+    else:
+        g = diff * aten.pow.Tensor_Scalar(a, p - 2) if p >= 2 else \
+            aten.sign(diff) * aten.pow.Tensor_Scalar(a, p - 1)
+    return aten.where.self(zero, 0.0, g / aten.pow.Tensor_Scalar(safe, p - 1))
+
+
+@derivative(_pdist_forward_op)
+def _pdist_derivative(grad, self, p, result):
+    n = self.shape[0]
+    if n < 2:
+        return aten.zeros_like(self)
+    dev = self.device
+    # pair k = (i, j), i < j, in the forward's order; its difference is x[j] - x[i]
+    i = aten.cat([_full([n - 1 - a], a, D.int64, dev) for a in range(n - 1)])
+    j = aten.cat([_arange(n - 1 - a, D.int64, dev) + (a + 1) for a in range(n - 1)])
+    x = _up(self)
+    diff = aten.index_select(x, 0, j) - aten.index_select(x, 0, i)
+    c = _norm_grad(diff, aten.unsqueeze(_up(result), 1), p) * aten.unsqueeze(_up(grad), 1)
+    acc = aten.index_put(aten.zeros_like(x), [j], c, True)
+    return aten.index_put(acc, [i], -c, True)
+
+
 def _cdist_meta(x1, x2, p, compute_mode=None):
     for name, x in (("X1", x1), ("X2", x2)):
         if not x.dtype.is_floating_point:
@@ -2530,6 +3050,15 @@ def _cdist_forward(x1, x2, p, compute_mode=None):
 _cdist_forward_op = defop("_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) "
                           "-> Tensor", tags=CORE, meta=_cdist_meta, decomposition=_cdist_forward,
                           explicit=True)
+
+
+@derivative(_cdist_forward_op)
+def _cdist_derivative(grad, x1, x2, p, result, needs_input_grad):
+    d = aten.unsqueeze(_up(x1), -2) - aten.unsqueeze(_up(x2), -3)        # (..., P, R, M)
+    c = _norm_grad(d, aten.unsqueeze(_up(result), -1), p) * aten.unsqueeze(_up(grad), -1)
+    # broadcast batch dimensions are summed away by autograd
+    return (aten.sum.dim_IntList(c, [-2], False) if needs_input_grad[0] else None,
+            -aten.sum.dim_IntList(c, [-3], False) if needs_input_grad[1] else None)
 cdist = defop("cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor",
               decomposition=lambda x1, x2, p=2.0, compute_mode=None:
                   aten._cdist_forward(x1, x2, p, compute_mode))
@@ -2556,8 +3085,9 @@ def _cosine_similarity(x1, x2, dim=1, eps=1e-08):
     dim = wrap_dim(dim, len(shape))
     a = aten.expand(x1, list(shape)) if tuple(x1.shape) != shape else x1
     b = aten.expand(x2, list(shape)) if tuple(x2.shape) != shape else x2
-    na = aten.clamp(_vector_norm(a, 2, dim, True), eps, None)
-    nb = aten.clamp(_vector_norm(b, 2, dim, True), eps, None)
+    # linalg_vector_norm: its gradient at a zero vector is 0 (sqrt's would be 0 * inf)
+    na = aten.clamp(aten.linalg_vector_norm(a, 2, [dim], True), eps, None)
+    nb = aten.clamp(aten.linalg_vector_norm(b, 2, [dim], True), eps, None)
     return aten.sum.dim_IntList((a / na) * (b / nb), [dim], False)
 
 

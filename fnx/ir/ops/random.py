@@ -570,3 +570,15 @@ def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None)
     if self.ndim == 1:
         idx = prims.reshape(idx, list(m.shape))
     return idx
+
+
+# ---------------------------------------------------------------------------- autograd
+# Samples get no gradient (PyTorch's rule for these ops: no reparameterization).
+
+from ..registry import nondifferentiable  # noqa: E402
+
+nondifferentiable(rand, rand_generator, randn, randn_generator, randint, randint_generator,
+                  randint_low, randint_low_generator, randperm, randperm_generator, rand_like,
+                  randn_like, randint_like, randint_like_low, bernoulli, bernoulli_p,
+                  bernoulli_tensor, normal_tensor_float, normal_float_tensor,
+                  normal_tensor_tensor, normal_float_float, multinomial)

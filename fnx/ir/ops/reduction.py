@@ -23,8 +23,8 @@ import warnings
 from ... import _dtype as D
 from ...ops import aten, prims
 from .. import refs
-from ..grad_utils import expand_reduced
-from ..registry import TensorMeta, decomposition, defop, derivative
+from ..grad_utils import conj, reduced_dims, reverse_cumsum, sgn, unreduce, zeros
+from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import reduction_shape, wrap_dim, wrap_dims
 from ._common import _torch_name
 
@@ -194,7 +194,13 @@ prod_dim_int = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, 
 
 @derivative(sum_dim_IntList)
 def _sum_backward(grad, self, dim, keepdim):
-    return expand_reduced(grad, self.shape, dim or None, keepdim)
+    dims = reduced_dims(dim, self.ndim)     # (a 0-dim input has no dim to put back)
+    return aten.expand.default(unreduce(grad, self.shape, dims, keepdim), list(self.shape))
+
+
+@derivative(sum_default)
+def _sum_all_backward(grad, self):
+    return aten.expand.default(grad, list(self.shape))
 
 
 @decomposition(sum_dim_IntList)
@@ -214,6 +220,40 @@ decomposition(prod_dim_int)(_prod_decomp)
 decomposition(prod_default)(lambda self, *, dtype=None: _prod_decomp(self, dtype=dtype))
 
 
+def _exclusive_cumprod(x, d):
+    """prod_{j < k} x_j at each k along ``d`` (1 at k = 0)."""
+    pad = [0] * (2 * (x.ndim - d))
+    pad[-2] = 1                         # one leading element along d...
+    shifted = aten.constant_pad_nd.default(
+        aten.slice.Tensor(x, d, 0, x.shape[d] - 1), pad, 1)    # ...equal to 1
+    return aten.cumprod.default(shifted, d)
+
+
+def _prod_of_others(x, d):
+    """prod_{j != k} x_j at each k along ``d``, from the products before and after k:
+    no division, so zeros need no special case and the result differentiates again."""
+    if x.shape[d] == 0:
+        return x
+    after = aten.flip.default(_exclusive_cumprod(aten.flip.default(x, [d]), d), [d])
+    return aten.mul.Tensor(_exclusive_cumprod(x, d), after)
+
+
+@derivative(prod_default)
+def _prod_backward(grad, self):
+    flat = aten.reshape.default(self, [-1])
+    others = aten.reshape.default(_prod_of_others(flat, 0), list(self.shape))
+    return aten.mul.Tensor(grad, conj(others))
+
+
+@derivative(prod_dim_int)
+def _prod_dim_backward(grad, self, dim, keepdim):
+    if self.ndim == 0:
+        return grad
+    d = wrap_dim(dim, self.ndim)
+    g = grad if keepdim else aten.unsqueeze.default(grad, d)
+    return aten.mul.Tensor(g, conj(_prod_of_others(self, d)))
+
+
 @decomposition(mean_dim)
 def _mean_decomp(self, dim=None, keepdim=False, *, dtype=None):
     """sum / count in the accumulation dtype; integer input without a floating ``dtype=``
@@ -226,6 +266,19 @@ def _mean_decomp(self, dim=None, keepdim=False, *, dtype=None):
 
 
 decomposition(mean_default)(lambda self, *, dtype=None: _mean_decomp(self, dtype=dtype))
+
+
+@derivative(mean_dim)
+def _mean_backward(grad, self, dim, keepdim):
+    dims = reduced_dims(dim, self.ndim)
+    g = aten.div.Scalar(unreduce(grad, self.shape, dims, keepdim), reduced_numel(self, dims))
+    return aten.expand.default(g, list(self.shape))
+
+
+@derivative(mean_default)
+def _mean_all_backward(grad, self):
+    # (an empty input gets an empty gradient: no division by 0 needed)
+    return aten.expand.default(aten.div.Scalar(grad, max(self.numel(), 1)), list(self.shape))
 
 
 # --------------------------------------------------------------------------- max-like
@@ -258,6 +311,23 @@ _amax_amin_decomp(amax, prims.reduce_max)
 _amax_amin_decomp(amin, prims.reduce_min)
 
 
+def _distribute(grad, self, result, dims, keepdim, with_nan=False):
+    """The gradient of a max/min over ``dims``, split evenly among the tied extremes."""
+    g = unreduce(grad, self.shape, dims, keepdim)
+    r = unreduce(result, self.shape, dims, keepdim)
+    mask = aten.eq.Tensor(self, r)
+    if with_nan:        # max()/min() propagate NaN: the NaN elements get the gradient
+        mask = aten.logical_or.default(mask, aten.logical_and.default(
+            aten.isnan.default(self), aten.isnan.default(r)))
+    count = sum_dim_IntList(mask, list(dims), True, dtype=g.dtype)
+    return aten.where.self(mask, aten.div.Tensor(g, count), 0.0)
+
+
+@derivative(amax, amin)
+def _amax_backward(grad, self, dim, keepdim, result):
+    return _distribute(grad, self, result, reduced_dims(dim, self.ndim), keepdim)
+
+
 def _full_minmax_meta(name):
     def meta(self):
         check_nonempty(name, self, None)
@@ -278,6 +348,11 @@ max_default = defop("max(Tensor self) -> Tensor", tags=ATEN, meta=_full_minmax_m
                     decomposition=_full_minmax_decomp("max", lambda x: amax(x)))
 min_default = defop("min(Tensor self) -> Tensor", tags=ATEN, meta=_full_minmax_meta("min"),
                     decomposition=_full_minmax_decomp("min", lambda x: amin(x)))
+
+
+@derivative(max_default, min_default)
+def _max_backward(grad, self, result):
+    return _distribute(grad, self, result, tuple(range(self.ndim)), False, with_nan=True)
 
 
 def _dim_minmax_meta(name):
@@ -316,6 +391,18 @@ _max_min_dim_decomp(max_dim, prims.reduce_max, prims.argmax)
 _max_min_dim_decomp(min_dim, prims.reduce_min, prims.argmin)
 
 
+@derivative(max_dim, min_dim)
+def _max_dim_backward(grad, self, dim, keepdim, result):
+    # the gradient goes to the element the index output names
+    if self.ndim == 0:
+        return grad
+    d = wrap_dim(dim, self.ndim)
+    g, index = grad, result[1]
+    if not keepdim:
+        g, index = aten.unsqueeze.default(g, d), aten.unsqueeze.default(index, d)
+    return aten.scatter.src(zeros(self.shape, g), d, index, g)
+
+
 def _arg_meta(name):
     def meta(self, dim=None, keepdim=False):
         if dim is None:
@@ -352,6 +439,7 @@ def _arg_decomp(op, prim):
 
 _arg_decomp(argmax, prims.argmax)
 _arg_decomp(argmin, prims.argmin)
+nondifferentiable(argmax, argmin)
 
 
 def _aminmax_meta(self, *, dim=None, keepdim=False):
@@ -404,6 +492,7 @@ def _any_decomp(self, dim=None, keepdim=False):
 
 decomposition(any_dim)(_any_decomp)
 decomposition(any_default)(lambda self: _any_decomp(self))
+nondifferentiable(any_default, any_dim, any_dims)
 
 
 def _all_decomp(self, dim=None, keepdim=False):
@@ -427,6 +516,7 @@ all_dim = defop("all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", t
                 meta=_bool_meta, decomposition=_all_decomp)
 all_dims = defop("all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
                  tags=ATEN, meta=_bool_meta, decomposition=_all_decomp)
+nondifferentiable(all_default, all_dim, all_dims)
 
 
 # --------------------------------------------------------------------------- var, std
@@ -473,6 +563,30 @@ decomposition(var_dim)(lambda self, dim, unbiased=True, keepdim=False:
                        _var_decomp(self, dim, correction=int(unbiased), keepdim=keepdim))
 
 
+def _var_backward_impl(grad, self, dim, correction, keepdim):
+    """2 (x - mean) / (N - correction); with no dim and N <= correction, PyTorch's inf
+    (or nan where x equals the mean)."""
+    dims = reduced_dims(dim, self.ndim)
+    g = unreduce(grad, self.shape, dims, keepdim)
+    dev = aten.sub.Tensor(self, mean_dim(self, list(dims), True)) if dims else \
+        aten.sub.Tensor(self, self)
+    dof = reduced_numel(self, dims) - correction_of(correction)
+    if (dim is None or self.ndim == 0) and dof <= 0:
+        scale = aten.where.self(aten.eq.Scalar(dev, 0), math.nan, math.inf)
+        return aten.mul.Tensor(g, scale)
+    return aten.mul.Tensor(aten.mul.Tensor(g, dev), 2.0 / dof if dof else math.inf)
+
+
+@derivative(var_correction)
+def _var_backward(grad, self, dim, correction, keepdim):
+    return _var_backward_impl(grad, self, dim, correction, keepdim)
+
+
+@derivative(var_dim)
+def _var_dim_backward(grad, self, dim, unbiased, keepdim):
+    return _var_backward_impl(grad, self, dim, int(unbiased), keepdim)
+
+
 def _std_decomp(self, dim=None, *, correction=None, keepdim=False):
     return aten.sqrt.default(var_correction(self, dim, correction=correction, keepdim=keepdim))
 
@@ -488,6 +602,23 @@ std_dim = defop("std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keep
                 _var_meta_impl("std", self, dim, int(unbiased), keepdim),
                 decomposition=lambda self, dim, unbiased=True, keepdim=False:
                 _std_decomp(self, dim, correction=int(unbiased), keepdim=keepdim))
+
+
+def _std_backward_impl(grad, self, dim, correction, keepdim, result):
+    # var's gradient times d sqrt(v) / dv = 1 / (2 std); 0 where std is 0 (not nan)
+    g = aten.where.self(aten.eq.Scalar(result, 0), 0.0,
+                        aten.div.Tensor(grad, aten.mul.Scalar(result, 2)))
+    return _var_backward_impl(g, self, dim, correction, keepdim)
+
+
+@derivative(std_correction)
+def _std_backward(grad, self, dim, correction, keepdim, result):
+    return _std_backward_impl(grad, self, dim, correction, keepdim, result)
+
+
+@derivative(std_dim)
+def _std_dim_backward(grad, self, dim, unbiased, keepdim, result):
+    return _std_backward_impl(grad, self, dim, int(unbiased), keepdim, result)
 
 
 def _var_mean_meta(name):
@@ -515,6 +646,32 @@ std_mean_correction = defop("std_mean.correction(Tensor self, int[1]? dim=None, 
                             "Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
                             tags=ATEN, meta=_var_mean_meta("std_mean"),
                             decomposition=_std_mean_decomp)
+
+
+def _with_mean_grad(g, grad_mean, self, dim, keepdim):
+    """Add the mean output's gradient (if any flowed) to the var/std part ``g``."""
+    if grad_mean is None:
+        return g
+    dims = reduced_dims(dim, self.ndim)
+    m = aten.div.Scalar(unreduce(grad_mean, self.shape, dims, keepdim),
+                        max(reduced_numel(self, dims), 1))
+    return m if g is None else aten.add.Tensor(g, m)
+
+
+@derivative(var_mean_correction)
+def _var_mean_backward(grads, self, dim, correction, keepdim):
+    g = None if grads[0] is None else _var_backward_impl(grads[0], self, dim, correction,
+                                                          keepdim)
+    return aten.expand.default(_with_mean_grad(g, grads[1], self, dim, keepdim),
+                               list(self.shape))
+
+
+@derivative(std_mean_correction)
+def _std_mean_backward(grads, self, dim, correction, keepdim, result):
+    g = None if grads[0] is None else _std_backward_impl(grads[0], self, dim, correction,
+                                                          keepdim, result[0])
+    return aten.expand.default(_with_mean_grad(g, grads[1], self, dim, keepdim),
+                               list(self.shape))
 
 
 # --------------------------------------------------------------------------- logsumexp
@@ -545,6 +702,14 @@ logsumexp = defop("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Ten
                   tags=ATEN, meta=_logsumexp_meta, decomposition=_logsumexp_decomp)
 
 
+@derivative(logsumexp)
+def _logsumexp_backward(grad, self, dim, keepdim, result):
+    dims = reduced_dims(dim, self.ndim)
+    g = unreduce(grad, self.shape, dims, keepdim)
+    r = unreduce(result, self.shape, dims, keepdim)
+    return aten.mul.Tensor(g, aten.exp.default(aten.sub.Tensor(self, r)))
+
+
 # --------------------------------------------------------------------------- cumulative
 
 def _cum_meta(self, dim, *, dtype=None):
@@ -572,6 +737,53 @@ _cum_decomp(cumsum, prims.cumsum)
 _cum_decomp(cumprod, prims.cumprod)
 
 
+@derivative(cumsum)
+def _cumsum_backward(grad, dim):
+    return reverse_cumsum(grad, wrap_dim(dim, grad.ndim)) if grad.ndim else grad
+
+
+
+def fnx_grad_enabled():
+    from ...autograd.grad_mode import is_grad_enabled
+    return is_grad_enabled()
+
+
+def _cumprod_backward_quadratic(grad, x, d):
+    """sum_{i >= k} g_i prod_{j <= i, j != k} x_j with no division: the products after k,
+    R[k, i] = prod_{k < j <= i} x_j, as an n x n cumprod.  O(n^2), but differentiable
+    again at zeros too; used when the backward itself is recorded (create_graph=True)."""
+    n, dev = x.shape[d], x.device
+    xm, gm = aten.movedim.int(x, d, -1), aten.movedim.int(grad, d, -1)
+    pos = aten.arange.default(n, dtype=D.int64, device=dev)
+    rows, cols = aten.unsqueeze.default(pos, 1), aten.unsqueeze.default(pos, 0)  # k, i
+    after = aten.cumprod.default(aten.where.self(
+        aten.gt.Tensor(cols, rows), aten.unsqueeze.default(xm, -2), 1.0), -1)
+    terms = aten.where.self(aten.ge.Tensor(cols, rows),
+                            aten.mul.Tensor(aten.unsqueeze.default(gm, -2), after), 0.0)
+    s = sum_dim_IntList(terms, [-1], False)
+    return aten.movedim.int(aten.mul.Tensor(_exclusive_cumprod(xm, xm.ndim - 1), s), -1, d)
+
+
+@derivative(cumprod)
+def _cumprod_backward(grad, self, dim, result):
+    """out_i = prod_{j <= i} x_j, so d out / d x_k = sum_{i >= k} g_i out_i / x_k, except
+    at zeros: the first zero of a row gets sum_{i >= k} g_i prod_{j <= i, j != k} x_j (the
+    products with that zero set to 1), later elements get 0."""
+    if self.ndim == 0:
+        return grad
+    d = wrap_dim(dim, self.ndim)
+    if fnx_grad_enabled():
+        return _cumprod_backward_quadratic(grad, conj(self), d)
+    x, out = conj(self), conj(result)
+    zero = aten.eq.Scalar(self, 0)
+    first = aten.logical_and.default(zero, aten.eq.Scalar(aten.cumsum.default(zero, d), 1))
+    plain = aten.div.Tensor(reverse_cumsum(aten.mul.Tensor(grad, out), d),
+                            aten.masked_fill.Scalar(x, zero, 1))
+    without_first = aten.cumprod.default(aten.masked_fill.Scalar(x, first, 1), d)
+    at_first = reverse_cumsum(aten.mul.Tensor(grad, without_first), d)
+    return aten.where.self(first, at_first, aten.where.self(zero, 0.0, plain))
+
+
 # --------------------------------------------------------------------------- count_nonzero
 
 def _count_meta(self, dim=None):
@@ -586,6 +798,7 @@ count_nonzero_dim_IntList = defop("count_nonzero.dim_IntList(Tensor self, int[] 
                                   tags=ATEN, meta=_count_meta, decomposition=_count_decomp)
 count_nonzero = defop("count_nonzero(Tensor self, int? dim=None) -> Tensor", tags=ATEN,
                       meta=_count_meta, decomposition=_count_decomp)
+nondifferentiable(count_nonzero_dim_IntList, count_nonzero)
 
 
 # --------------------------------------------------------------------------- norms
@@ -639,6 +852,38 @@ def _vector_norm_decomp(self, ord=2, dim=None, keepdim=False, *, dtype=None):
 linalg_vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, "
                            "bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
                            tags=ATEN, meta=_vector_norm_meta, decomposition=_vector_norm_decomp)
+
+
+@derivative(linalg_vector_norm)
+def _vector_norm_backward(grad, self, ord, dim, keepdim, result):
+    """PyTorch's norm_backward: 0 at a zero norm (not nan), ties of the inf-norm share."""
+    dims = reduced_dims(dim, self.ndim)
+    g = unreduce(grad, self.shape, dims, keepdim)
+    n = unreduce(result, self.shape, dims, keepdim)
+    p = float(ord)
+    if p == 0:
+        return zeros(self.shape, g)
+    if p == 1:
+        return aten.mul.Tensor(sgn(self), g)
+    zero_norm = aten.eq.Scalar(n, 0)
+    if p == 2:
+        return aten.mul.Tensor(self, aten.where.self(zero_norm, 0.0, aten.div.Tensor(g, n)))
+    if math.isinf(p):
+        a = aten.abs.default(self)
+        mask = aten.logical_or.default(aten.eq.Tensor(a, n), aten.isnan.default(a))
+        count = sum_dim_IntList(mask, list(dims), True, dtype=g.dtype)
+        return aten.mul.Tensor(sgn(self), aten.where.self(mask, aten.div.Tensor(g, count), 0.0))
+    a = aten.abs.default(self)
+    if p < 1:
+        scaled = aten.mul.Tensor(sgn(self), aten.where.self(
+            aten.eq.Scalar(self, 0), 0.0, aten.pow.Tensor_Scalar(a, p - 1)))
+        return aten.mul.Tensor(scaled, aten.mul.Tensor(g, aten.pow.Tensor_Scalar(n, 1 - p)))
+    if p < 2:
+        scaled = aten.mul.Tensor(sgn(self), aten.pow.Tensor_Scalar(a, p - 1))
+    else:
+        scaled = aten.mul.Tensor(self, aten.pow.Tensor_Scalar(a, p - 2))
+    scale = aten.where.self(zero_norm, 0.0, aten.div.Tensor(g, aten.pow.Tensor_Scalar(n, p - 1)))
+    return aten.mul.Tensor(scaled, scale)
 
 
 def _p(p):

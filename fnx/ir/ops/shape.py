@@ -21,9 +21,10 @@ import numpy as np
 from ... import _dtype as D
 from ...dispatch.dispatcher import FALLTHROUGH
 from ...dispatch.keys import AliasKey, DispatchKey, below
-from ...ops import prims
+from ...ops import aten, prims
 from .. import refs
-from ..registry import TensorMeta, decomposition, defop
+from ..grad_utils import zeros
+from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, infer_size, wrap_dim, wrap_dims
 from ._common import _torch_name
 
@@ -435,6 +436,14 @@ def _unsafe_view_decomp(self, size):
     return prims.reshape(self, list(_unsafe_view_meta(self, size).shape))
 
 
+# Derivatives of view ops are required (not only faster): without one, autograd would run
+# the op's decomposition, whose result is a copy, not a view.
+
+@derivative(view, _unsafe_view)
+def _view_backward(grad, self):
+    return aten.reshape.default(grad, list(self.shape))
+
+
 permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=CORE_VIEW,
                 meta=lambda self, dims: TensorMeta(
                     tuple(self.shape[d] for d in check_permutation(self.ndim, dims)),
@@ -444,6 +453,11 @@ permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=CORE_VI
 @decomposition(permute)
 def _permute_decomp(self, dims):
     return prims.transpose(self, list(check_permutation(self.ndim, dims)))
+
+
+@derivative(permute)
+def _permute_backward(grad, dims):
+    return aten.permute.default(grad, _inverse(check_permutation(grad.ndim, dims)))
 
 
 def _expand_meta(self, size, *, implicit=False):
@@ -461,6 +475,11 @@ def _expand_decomp(self, size, *, implicit=False):
     # new dims are leading; existing dims keep their order (size 1 broadcasts)
     lead = len(shape) - self.ndim
     return prims.broadcast_in_dim(self, list(shape), list(range(lead, len(shape))))
+
+
+@derivative(expand)
+def _expand_backward(grad):
+    return grad         # autograd sums the broadcast dims back to self's shape
 
 
 def _squeeze_dims_meta(self, dim):
@@ -495,6 +514,28 @@ def _unsqueeze_decomp(self, dim):
     return prims.broadcast_in_dim(self, list(shape), [i for i in range(len(shape)) if i != d])
 
 
+def _unsqueeze_at(grad, shape, dims):
+    """``grad`` with the size-1 ``dims`` of ``shape`` that a squeeze removed put back."""
+    for d in sorted(squeeze_dims(tuple(shape), dims)):
+        grad = aten.unsqueeze.default(grad, d)
+    return grad
+
+
+@derivative(squeeze_dim)
+def _squeeze_dim_backward(grad, self, dim):
+    return _unsqueeze_at(grad, self.shape, (dim,))
+
+
+@derivative(squeeze_dims_op)
+def _squeeze_dims_backward(grad, self, dim):
+    return _unsqueeze_at(grad, self.shape, dim)
+
+
+@derivative(unsqueeze)
+def _unsqueeze_backward(grad, dim):
+    return aten.squeeze.dim(grad, wrap_dim(dim, grad.ndim))
+
+
 def _select_meta(self, dim, index):
     shape = _shape(self)
     d, _ = check_select(shape, dim, index)
@@ -509,6 +550,11 @@ select_int = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(
 def _select_decomp(self, dim, index):
     d, i = check_select(_shape(self), dim, index)      # negative index wraps
     return prims.squeeze(_slice_dim(self, d, i, i + 1), [d])
+
+
+@derivative(select_int)
+def _select_backward(grad, self, dim, index):
+    return select_scatter(zeros(self.shape, grad), grad, dim, index)
 
 
 def _slice_meta(self, dim=0, start=None, end=None, step=1):
@@ -529,6 +575,11 @@ def _slice_decomp(self, dim=0, start=None, end=None, step=1):
     # PyTorch clamps out-of-range bounds (negative ones wrap first) instead of raising
     lo, hi, _ = slice_bounds(self.shape[d], start, end, step)
     return _slice_dim(self, d, lo, hi, operator.index(step))
+
+
+@derivative(slice_Tensor)
+def _slice_backward(grad, self, dim, start, end, step):
+    return slice_scatter(zeros(self.shape, grad), grad, dim, start, end, step)
 
 
 def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
@@ -564,6 +615,11 @@ def _diagonal_decomp(self, offset=0, dim1=0, dim2=1):
     # The main diagonal of an L x L block is every (L + 1)-th element of its flattening.
     x = prims.reshape(x, list(shape[:-1]) + [length * length])
     return _slice_dim(x, n - 2, 0, length * length, length + 1)
+
+
+@derivative(diagonal)
+def _diagonal_backward(grad, self, offset, dim1, dim2):
+    return diagonal_scatter(zeros(self.shape, grad), grad, offset, dim1, dim2)
 
 
 def check_as_strided(size, stride, storage_offset):
@@ -606,10 +662,67 @@ def _as_strided_decomp(self, size, stride, storage_offset=None):
     flat = prims.reshape(self, [self.numel()])
     out = prims.gather(flat, 0, prims.reshape(index, [numel(size)]))
     return prims.reshape(out, list(size))
+
+def _storage_index(size, stride, offset, like):
+    """The storage position of each element of a ``size``/``stride`` view, flattened."""
+    idx = aten.full.default(list(size), offset, dtype=D.int64, device=like.device)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        if n > 1 and st:
+            shape = [1] * len(size)
+            shape[k] = n
+            step = aten.arange.default(n, dtype=D.int64, device=like.device)
+            idx = aten.add.Tensor(idx, aten.reshape.default(aten.mul.Scalar(step, st), shape))
+    return aten.reshape.default(idx, [numel(size)])
+
+
+def _last_position(size, stride, offset):
+    return offset + sum((n - 1) * st for n, st in zip(size, stride))
+
+
+def _may_overlap(size, stride) -> bool:
+    """True unless the geometry provably gives each element its own storage position."""
+    dims = sorted((st, n) for n, st in zip(size, stride) if n > 1)
+    extent = 0
+    for st, n in dims:
+        if st <= extent:
+            return True
+        extent += (n - 1) * st
+    return False
+
+
+@derivative(as_strided)
+def _as_strided_backward(grad, self, size, stride, storage_offset):
+    """Through the storage: the output's gradient is added up at the storage positions it
+    reads, and each input element takes the value at its own position (split evenly
+    where input elements share a position)."""
+    size, stride = check_as_strided(size, stride, storage_offset)
+    in_size, in_stride = tuple(self.shape), tuple(self.stride())
+    in_off = self.storage_offset() if hasattr(self, "storage_offset") else 0
+    out_off = in_off if storage_offset is None else storage_offset
+    if numel(in_size) == 0 or numel(size) == 0:
+        return zeros(in_size, grad)
+    n = 1 + max(_last_position(in_size, in_stride, in_off),
+                _last_position(size, stride, out_off))
+    store = aten.scatter_add.default(zeros([n], grad), 0, _storage_index(size, stride, out_off,
+                                                                          grad),
+                                     aten.reshape.default(grad, [numel(size)]))
+    in_idx = _storage_index(in_size, in_stride, in_off, grad)
+    g = aten.gather.default(store, 0, in_idx)
+    if _may_overlap(in_size, in_stride):
+        ones = aten.ones_like.default(g)
+        count = aten.gather.default(aten.scatter_add.default(zeros([n], grad), 0, in_idx, ones),
+                                    0, in_idx)
+        g = aten.div.Tensor(g, count)
+    return aten.reshape.default(g, list(in_size))
 alias = defop("alias(Tensor(a) self) -> Tensor(a)", tags=CORE_VIEW,
               meta=lambda self: TensorMeta(_shape(self), self.dtype))
 
 decomposition(alias)(_copy)
+
+
+@derivative(alias)
+def _alias_backward(grad):
+    return grad
 
 
 def _split_meta(self, split_sizes, dim=0):
@@ -630,6 +743,22 @@ def _split_with_sizes_decomp(self, split_sizes, dim=0):
         out.append(_slice_dim(self, d, start, start + s))
         start += s
     return out
+
+
+@derivative(split_with_sizes)
+def _split_with_sizes_backward(grads, split_sizes, dim):
+    # pieces no gradient flowed to count as zeros
+    ref = next(g for g in grads if g is not None)
+    d = wrap_dim(dim, ref.ndim)
+    parts = []
+    for g, n in zip(grads, ints(split_sizes)):
+        if g is None:
+            shape = list(ref.shape)
+            shape[d] = n
+            g = zeros(shape, ref)
+        parts.append(g)
+    return aten.cat.default(parts, d)
+
 
 unfold = defop("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
                tags=VIEW, meta=lambda self, dimension, size, step: TensorMeta(
@@ -657,6 +786,26 @@ def _unfold_decomp(self, dimension, size, step):
     out = prims.reshape(out, flat_shape[:d] + grid + flat_shape[d + 1:])
     n = self.ndim + 1
     return prims.transpose(out, [i for i in range(n) if i != d + 1] + [d + 1])
+
+
+@derivative(unfold)
+def _unfold_backward(grad, self, dimension, size, step):
+    """Each window element adds into the input position it was read from (windows may
+    overlap)."""
+    if self.ndim == 0:
+        return aten.reshape.default(aten.sum.default(grad), [])
+    d = wrap_dim(dimension, self.ndim)
+    count, dev = grad.shape[d], grad.device
+    flat = list(self.shape)
+    flat[d] = count * size
+    g = aten.reshape.default(aten.movedim.int(grad, -1, d + 1), flat)
+    pos = aten.add.Tensor(aten.unsqueeze.default(aten.mul.Scalar(
+        aten.arange.default(count, dtype=D.int64, device=dev), step), 1),
+        aten.arange.default(size, dtype=D.int64, device=dev))
+    shape = [1] * self.ndim
+    shape[d] = count * size
+    index = aten.expand.default(aten.reshape.default(pos, shape), flat)
+    return aten.scatter_add.default(zeros(self.shape, grad), d, index, g)
 
 
 def _view_as_real_meta(self):
@@ -704,9 +853,20 @@ def _view_as_complex_decomp(self):
     return prims.complex(re, im)
 
 
+@derivative(view_as_real)
+def _view_as_real_backward(grad):
+    return view_as_complex(aten.contiguous.default(grad))
+
+
+@derivative(view_as_complex)
+def _view_as_complex_backward(grad):
+    return view_as_real(grad)
+
+
 # The decomposition drops autograd's detach semantics: it is for functional programs,
 # where the autograd key (above the tracer) has already handled it.
 _view_decomposition(detach)(_copy)
+nondifferentiable(detach)       # a view outside autograd: its output never requires grad
 
 
 def _detach_inplace_or_view(ks, self):
@@ -734,6 +894,7 @@ detach_ = defop("detach_(Tensor(a!) self) -> Tensor(a!)", tags=INPLACE,
                 meta=lambda self: self)
 detach_.register(AliasKey.CompositeExplicitAutograd, lambda ks, self: _detach_(self))
 detach_.register(DispatchKey.ADInplaceOrView, FALLTHROUGH)
+nondifferentiable(detach_)      # it cuts self's history; nothing to record
 
 
 # --------------------------------------------------------------------------- composite views
@@ -961,6 +1122,11 @@ def _clone_decomp(self, *, memory_format=None):
     return _copy(self)          # memory formats are a layout matter prims do not see
 
 
+@derivative(clone)
+def _clone_backward(grad):
+    return grad
+
+
 # --------------------------------------------------------------------------- joining
 
 def cat_geometry(tensors, dim):
@@ -1012,6 +1178,18 @@ def _cat_decomp(tensors, dim=0):
     if not used:
         return refs.full(shape, _zero(dtype), dtype, refs.device_of(*tensors))
     return prims.concatenate([refs.to_dtype(tensors[i], dtype) for i in used], d)
+
+
+@derivative(cat)
+def _cat_backward(grad, tensors, dim):
+    # each input gets its slice; the legacy skipped empty 1-D inputs get none
+    _, d, used = cat_geometry(tensors, dim)
+    out, start = [None] * len(tensors), 0
+    for i in used:
+        n = tensors[i].shape[d]
+        out[i] = slice_Tensor(grad, d, start, start + n)
+        start += n
+    return out
 
 
 def _stack(tensors, dim=0):
@@ -1097,6 +1275,11 @@ def _flip_decomp(self, dims):
     return prims.rev(self, sorted(dims) if self.ndim else [])
 
 
+@derivative(flip)
+def _flip_backward(grad, dims):
+    return flip(grad, dims)
+
+
 def _roll(self, shifts, dims=()):
     shifts = ints(shifts, "roll", "shifts")
     dims = ints(dims, "roll", "dims")
@@ -1151,6 +1334,19 @@ def _repeat_decomp(self, repeats):
     return prims.reshape(x, list(shape))
 
 
+@derivative(repeat)
+def _repeat_backward(grad, self, repeats):
+    # grad seen as (r0, s0, r1, s1, ...): summing the r dims adds up the copies
+    reps = ints(repeats, "repeat", "repeats")
+    if not reps:
+        return grad
+    padded = [1] * (len(reps) - self.ndim) + list(self.shape)
+    pairs = [v for r, s in zip(reps, padded) for v in (r, s)]
+    g = aten.sum.dim_IntList(aten.reshape.default(grad, pairs),
+                             list(range(0, len(pairs), 2)), False)
+    return aten.reshape.default(g, list(self.shape))
+
+
 def _tile(self, dims):
     dims = ints(dims, "tile", "dims")
     if len(dims) < self.ndim:
@@ -1203,6 +1399,11 @@ def _constant_pad_nd_decomp(self, pad, value=0):
     return prims.pad(self, checked_scalar(value, self.dtype), low, high, [0] * n)
 
 
+@derivative(constant_pad_nd)
+def _constant_pad_nd_backward(grad, pad):
+    return constant_pad_nd(grad, [-p for p in ints(pad, "constant_pad_nd", "pad")])
+
+
 def _tri_meta(name):
     def meta(self, diagonal=0):
         if self.ndim < 2:
@@ -1231,6 +1432,16 @@ def _tri_decomp(name, keep):
 
 decomposition(tril)(_tri_decomp("tril", prims.le))
 decomposition(triu)(_tri_decomp("triu", prims.ge))
+
+
+@derivative(tril)
+def _tril_backward(grad, diagonal):
+    return tril(grad, diagonal)
+
+
+@derivative(triu)
+def _triu_backward(grad, diagonal):
+    return triu(grad, diagonal)
 tril_ = defop("tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", tags=INPLACE,
               meta=lambda self, diagonal=0: (_tri_meta("tril")(self), self)[1])
 triu_ = defop("triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", tags=INPLACE,
@@ -1283,6 +1494,14 @@ def _select_scatter_decomp(self, src, dim, index):
                               _slice_dim(self, d, i + 1, self.shape[d])], d)
 
 
+@derivative(select_scatter)
+def _select_scatter_backward(grad, dim, index, needs_input_grad):
+    g_src = select_int(grad, dim, index)
+    g_self = select_scatter(grad, aten.zeros_like.default(g_src), dim, index) \
+        if needs_input_grad[0] else None
+    return g_self, g_src
+
+
 def _embed(self, src, low, high, interior):
     """``self`` with ``src`` written where ``pad(src, low, high, interior)`` puts it."""
     src = refs.to_dtype(src, self.dtype)
@@ -1306,6 +1525,14 @@ def _slice_scatter_decomp(self, src, dim=0, start=None, end=None, step=1):
     low[d], interior[d] = lo, step - 1
     high[d] = size - (lo + (length - 1) * step + 1)
     return _embed(self, src, low, high, interior)
+
+
+@derivative(slice_scatter)
+def _slice_scatter_backward(grad, dim, start, end, step, needs_input_grad):
+    g_src = slice_Tensor(grad, dim, start, end, step)
+    g_self = slice_scatter(grad, aten.zeros_like.default(g_src), dim, start, end, step) \
+        if needs_input_grad[0] else None
+    return g_self, g_src
 
 
 @decomposition(diagonal_scatter)
@@ -1332,6 +1559,14 @@ def _diagonal_scatter_decomp(self, src, offset=0, dim1=0, dim2=1):
     mask = prims.pad(mask, False, low, high, [0] * n)
     back = _inverse(perm)
     return prims.where(_transpose_to(mask, back), _transpose_to(block, back), self)
+
+
+@derivative(diagonal_scatter)
+def _diagonal_scatter_backward(grad, offset, dim1, dim2, needs_input_grad):
+    g_src = diagonal(grad, offset, dim1, dim2)
+    g_self = diagonal_scatter(grad, aten.zeros_like.default(g_src), offset, dim1, dim2) \
+        if needs_input_grad[0] else None
+    return g_self, g_src
 
 
 # --------------------------------------------------------------------------- fill, masked_fill
@@ -1362,6 +1597,17 @@ def _fill_scalar_decomp(self, value):
 def _fill_tensor_decomp(self, value):
     _fill_tensor_check(value)
     return prims.broadcast_in_dim(refs.to_dtype(value, self.dtype), list(self.shape), [])
+
+
+@derivative(fill_Scalar)
+def _fill_backward(grad):
+    return aten.zeros_like.default(grad)
+
+
+@derivative(fill_Tensor)
+def _fill_tensor_backward(grad):
+    return aten.zeros_like.default(grad), aten.sum.default(grad)
+
 
 fill__Scalar = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", tags=INPLACE,
                      meta=lambda self, value: self)
@@ -1398,6 +1644,18 @@ def _masked_fill_decomp(self, mask, value):
     else:
         fill = refs.full(shape, checked_scalar(value, self.dtype), self.dtype, self.device)
     return prims.where(refs.broadcast_to(mask, shape), fill, refs.broadcast_to(self, shape))
+
+
+@derivative(masked_fill_Scalar)
+def _masked_fill_backward(grad, mask):
+    return masked_fill_Scalar(grad, mask, 0), None
+
+
+@derivative(masked_fill_Tensor)
+def _masked_fill_tensor_backward(grad, mask, needs_input_grad):
+    return (masked_fill_Scalar(grad, mask, 0) if needs_input_grad[0] else None, None,
+            aten.sum.default(aten.where.self(mask, grad, 0.0)) if needs_input_grad[2] else None)
+
 
 masked_fill__Scalar = defop("masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) "
                             "-> Tensor(a!)", tags=INPLACE,

@@ -14,8 +14,8 @@ whose NaN and tie rules are PyTorch's; a 0-dim tensor is sorted as a one-element
 from __future__ import annotations
 
 from ... import _dtype as D
-from ...ops import prims
-from ..registry import TensorMeta, decomposition, defop
+from ...ops import aten, prims
+from ..registry import TensorMeta, decomposition, defop, derivative
 from ..shapes import wrap_dim
 from ._common import _torch_name
 
@@ -57,6 +57,19 @@ def _sort_decomp(self, dim=-1, descending=False):
     _sort_meta(self, dim, descending)
     x, d = _as_vector(self, dim)
     return _shaped(prims.sort(x, d, bool(descending), True), self.shape)
+
+
+@derivative(sort_default)
+def _sort_backward(grad, dim, result):
+    # the values are a permutation of self: each gradient goes back to where it came from
+    if grad.ndim == 0:
+        return grad
+    return _scatter_back(grad, grad.shape, wrap_dim(dim, grad.ndim), result[1])
+
+
+def _scatter_back(grad, shape, d, indices):
+    z = aten.zeros.default(list(shape), dtype=grad.dtype, device=grad.device)
+    return aten.scatter.src(z, d, indices, grad)
 
 
 def _sort_stable_meta(self, *, stable, dim=-1, descending=False):
@@ -101,6 +114,13 @@ def _topk_decomp(self, k, dim=-1, largest=True, sorted=True):
     x, d = _as_vector(self, dim)
     k = 1 if self.ndim == 0 else vm.shape[d]
     return _shaped(prims.top_k(x, k, d, bool(largest)), vm.shape)
+
+
+@derivative(topk_default)
+def _topk_backward(grad, self, dim, result):
+    if self.ndim == 0:
+        return grad
+    return _scatter_back(grad, self.shape, wrap_dim(dim, self.ndim), result[1])
 
 
 def _argsort_meta(self, dim=-1, descending=False):
