@@ -330,3 +330,13 @@ def test_gradcheck_and_gradgradcheck_on_composites():
     x, w = t64([[0.2, -0.4], [1.1, 0.3]]), t64([[0.5], [-1.5]])
     assert gradcheck(lambda a, b: (a @ b).tanh() * a.sum(), (x, w))
     assert gradgradcheck(lambda a, b: (a @ b).sin(), (x, w))
+
+
+def test_views_and_sums_save_only_shapes():
+    # PyTorch saves sizes, not the tensor, for these: writing the input afterwards is fine
+    x = t64([1.0, 2.0, 3.0])
+    h = x * 1
+    y = h[0:2].sum() + h.mean() + h.view(3, 1).sum(0).sum()
+    h.add_(1)
+    y.backward()
+    np.testing.assert_allclose(npy(x.grad), [1 + 1 / 3 + 1, 1 + 1 / 3 + 1, 1 / 3 + 1])

@@ -386,6 +386,20 @@ def lowering_targets() -> dict:
     return dict(found or {})
 
 
+def _written_tensors(op, sample) -> set:
+    """ids of the sample's tensors passed in written arguments other than ``self``."""
+    pos = [a for a in op.schema.arguments if not a.kwarg_only]
+    out = set()
+    for a, v in zip(pos, sample.all_args()):
+        if a.is_write and a.name != "self" and _is_tensor(v):
+            out.add(id(v))
+    for k, v in sample.kwargs.items():
+        a = next((a for a in op.schema.arguments if a.name == k), None)
+        if a is not None and a.is_write and _is_tensor(v):
+            out.add(id(v))
+    return out
+
+
 def check_gradient(info, sample):
     """Gradients of ``info.op`` on ``sample`` vs finite differences (float64)."""
     from .. import float64
@@ -394,8 +408,9 @@ def check_gradient(info, sample):
     if info.op.derivative is NONDIFFERENTIABLE:
         raise NotApplicable(f"{info.name}: not differentiable")
     tensors = _tensors_of(sample)
+    written = _written_tensors(info.op, sample)     # buffers an op updates (running stats)
     diff = [t.detach().to(float64).clone().requires_grad_()
-            if t._dtype.is_floating_point else t for t in tensors]
+            if t._dtype.is_floating_point and id(t) not in written else t for t in tensors]
     if not any(t is not o for t, o in zip(diff, tensors)):
         raise NotApplicable(f"{info.name}: no floating-point input")
     if not all(bool(np.isfinite(t.detach().numpy()).all()) for t, o in zip(diff, tensors)

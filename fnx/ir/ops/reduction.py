@@ -193,14 +193,14 @@ prod_dim_int = defop("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, 
 
 
 @derivative(sum_dim_IntList)
-def _sum_backward(grad, self, dim, keepdim):
-    dims = reduced_dims(dim, self.ndim)     # (a 0-dim input has no dim to put back)
-    return aten.expand.default(unreduce(grad, self.shape, dims, keepdim), list(self.shape))
+def _sum_backward(grad, self_shape, dim, keepdim):
+    dims = reduced_dims(dim, len(self_shape))     # (a 0-dim input has no dim to put back)
+    return aten.expand.default(unreduce(grad, self_shape, dims, keepdim), list(self_shape))
 
 
 @derivative(sum_default)
-def _sum_all_backward(grad, self):
-    return aten.expand.default(grad, list(self.shape))
+def _sum_all_backward(grad, self_shape):
+    return aten.expand.default(grad, list(self_shape))
 
 
 @decomposition(sum_dim_IntList)
@@ -269,16 +269,22 @@ decomposition(mean_default)(lambda self, *, dtype=None: _mean_decomp(self, dtype
 
 
 @derivative(mean_dim)
-def _mean_backward(grad, self, dim, keepdim):
-    dims = reduced_dims(dim, self.ndim)
-    g = aten.div.Scalar(unreduce(grad, self.shape, dims, keepdim), reduced_numel(self, dims))
-    return aten.expand.default(g, list(self.shape))
+def _mean_backward(grad, self_shape, dim, keepdim):
+    dims = reduced_dims(dim, len(self_shape))
+    count = 1
+    for d in dims:
+        count *= self_shape[d]
+    g = aten.div.Scalar(unreduce(grad, self_shape, dims, keepdim), count)
+    return aten.expand.default(g, list(self_shape))
 
 
 @derivative(mean_default)
-def _mean_all_backward(grad, self):
+def _mean_all_backward(grad, self_shape):
     # (an empty input gets an empty gradient: no division by 0 needed)
-    return aten.expand.default(aten.div.Scalar(grad, max(self.numel(), 1)), list(self.shape))
+    n = 1
+    for s in self_shape:
+        n *= s
+    return aten.expand.default(aten.div.Scalar(grad, max(n, 1)), list(self_shape))
 
 
 # --------------------------------------------------------------------------- max-like

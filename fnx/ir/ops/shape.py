@@ -440,8 +440,8 @@ def _unsafe_view_decomp(self, size):
 # the op's decomposition, whose result is a copy, not a view.
 
 @derivative(view, _unsafe_view)
-def _view_backward(grad, self):
-    return aten.reshape.default(grad, list(self.shape))
+def _view_backward(grad, self_shape):
+    return aten.reshape.default(grad, list(self_shape))
 
 
 permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", tags=CORE_VIEW,
@@ -522,13 +522,13 @@ def _unsqueeze_at(grad, shape, dims):
 
 
 @derivative(squeeze_dim)
-def _squeeze_dim_backward(grad, self, dim):
-    return _unsqueeze_at(grad, self.shape, (dim,))
+def _squeeze_dim_backward(grad, self_shape, dim):
+    return _unsqueeze_at(grad, self_shape, (dim,))
 
 
 @derivative(squeeze_dims_op)
-def _squeeze_dims_backward(grad, self, dim):
-    return _unsqueeze_at(grad, self.shape, dim)
+def _squeeze_dims_backward(grad, self_shape, dim):
+    return _unsqueeze_at(grad, self_shape, dim)
 
 
 @derivative(unsqueeze)
@@ -553,8 +553,8 @@ def _select_decomp(self, dim, index):
 
 
 @derivative(select_int)
-def _select_backward(grad, self, dim, index):
-    return select_scatter(zeros(self.shape, grad), grad, dim, index)
+def _select_backward(grad, self_shape, dim, index):
+    return select_scatter(zeros(self_shape, grad), grad, dim, index)
 
 
 def _slice_meta(self, dim=0, start=None, end=None, step=1):
@@ -578,8 +578,8 @@ def _slice_decomp(self, dim=0, start=None, end=None, step=1):
 
 
 @derivative(slice_Tensor)
-def _slice_backward(grad, self, dim, start, end, step):
-    return slice_scatter(zeros(self.shape, grad), grad, dim, start, end, step)
+def _slice_backward(grad, self_shape, dim, start, end, step):
+    return slice_scatter(zeros(self_shape, grad), grad, dim, start, end, step)
 
 
 def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
@@ -618,8 +618,8 @@ def _diagonal_decomp(self, offset=0, dim1=0, dim2=1):
 
 
 @derivative(diagonal)
-def _diagonal_backward(grad, self, offset, dim1, dim2):
-    return diagonal_scatter(zeros(self.shape, grad), grad, offset, dim1, dim2)
+def _diagonal_backward(grad, self_shape, offset, dim1, dim2):
+    return diagonal_scatter(zeros(self_shape, grad), grad, offset, dim1, dim2)
 
 
 def check_as_strided(size, stride, storage_offset):
@@ -789,23 +789,23 @@ def _unfold_decomp(self, dimension, size, step):
 
 
 @derivative(unfold)
-def _unfold_backward(grad, self, dimension, size, step):
+def _unfold_backward(grad, self_shape, dimension, size, step):
     """Each window element adds into the input position it was read from (windows may
     overlap)."""
-    if self.ndim == 0:
+    if len(self_shape) == 0:
         return aten.reshape.default(aten.sum.default(grad), [])
-    d = wrap_dim(dimension, self.ndim)
+    d = wrap_dim(dimension, len(self_shape))
     count, dev = grad.shape[d], grad.device
-    flat = list(self.shape)
+    flat = list(self_shape)
     flat[d] = count * size
     g = aten.reshape.default(aten.movedim.int(grad, -1, d + 1), flat)
     pos = aten.add.Tensor(aten.unsqueeze.default(aten.mul.Scalar(
         aten.arange.default(count, dtype=D.int64, device=dev), step), 1),
         aten.arange.default(size, dtype=D.int64, device=dev))
-    shape = [1] * self.ndim
+    shape = [1] * len(self_shape)
     shape[d] = count * size
     index = aten.expand.default(aten.reshape.default(pos, shape), flat)
-    return aten.scatter_add.default(zeros(self.shape, grad), d, index, g)
+    return aten.scatter_add.default(zeros(self_shape, grad), d, index, g)
 
 
 def _view_as_real_meta(self):
@@ -1335,16 +1335,16 @@ def _repeat_decomp(self, repeats):
 
 
 @derivative(repeat)
-def _repeat_backward(grad, self, repeats):
+def _repeat_backward(grad, self_shape, repeats):
     # grad seen as (r0, s0, r1, s1, ...): summing the r dims adds up the copies
     reps = ints(repeats, "repeat", "repeats")
     if not reps:
         return grad
-    padded = [1] * (len(reps) - self.ndim) + list(self.shape)
+    padded = [1] * (len(reps) - len(self_shape)) + list(self_shape)
     pairs = [v for r, s in zip(reps, padded) for v in (r, s)]
     g = aten.sum.dim_IntList(aten.reshape.default(grad, pairs),
                              list(range(0, len(pairs), 2)), False)
-    return aten.reshape.default(g, list(self.shape))
+    return aten.reshape.default(g, list(self_shape))
 
 
 def _tile(self, dims):
