@@ -77,9 +77,13 @@ class device:
 def canonical(dev) -> device:
     """The device a tensor lives on: cuda gets an index (current device), cpu/meta none."""
     d = device(dev) if dev is not None else CPU
-    if d.type == "cuda" and d.index is None:
-        from . import cuda
-        return device("cuda", cuda.current_device())
+    if d.type == "cuda":
+        # one object per cuda device ("cuda:0" and ("cuda", 0) intern separately), so
+        # tensors' devices compare with ``is``
+        if d.index is None:
+            from . import cuda
+            return device("cuda", cuda.current_device())
+        return device("cuda", d.index)
     if d.type == "cpu" and d.index is not None:
         return CPU
     if d.index is None and d.type == _privateuse1_name:

@@ -16,10 +16,12 @@ fnx.Size([3, 2])
 """
 from __future__ import annotations
 
+import math
 import operator
 
 from .. import _dtype as D
-from .registry import TensorMeta, defop
+from ..ops import prims as _p
+from .registry import TensorMeta, defop, derivative, nondifferentiable
 
 __all__ = ["UNARY", "BINARY", "PRIM", "POINTWISE", "check_tensor", "check_dims",
            "category_name"]
@@ -160,6 +162,75 @@ def scalar_for(name, value, dtype):
     return complex(value)
 
 
+# ----------------------------------------------------------------------------- gradients
+# Derivative formulas (``@derivative``, next to each prim) are written with prims (``_p``), so
+# the backward of a prim-level graph stays prim level and is itself differentiable. Complex
+# inputs follow PyTorch's convention: the gradient of a holomorphic f is grad * conj(f'(z)).
+# Shapes are static, so formulas branch on shapes and dtypes, never on values.
+
+def _like(x, value, dtype=None):
+    """A tensor of ``x``'s shape and device (and dtype, unless given) filled with ``value``."""
+    return _p.full(list(x.shape), value, dtype=dtype or x.dtype, device=x.device)
+
+
+def _zeros(shape, like):
+    return _p.full(list(shape), 0, dtype=like.dtype, device=like.device)
+
+
+def _cj(x):
+    return _p.conj(x) if x.dtype.is_complex else x
+
+
+def _scale(x, c):
+    return _p.mul(x, _like(x, c))
+
+
+def _plus(x, c):
+    return _p.add(x, _like(x, c))
+
+
+def _rsub(c, x):
+    return _p.sub(_like(x, c), x)
+
+
+def _square(x):
+    return _p.mul(x, x)
+
+
+def _to_complex(x):
+    """A real tensor as the complex tensor ``x + 0j``."""
+    return _p.complex(x, _like(x, 0))
+
+
+def _times(grad, d):
+    """``grad * conj(d)``: the chain rule through a function whose derivative is ``d``."""
+    return _p.mul(grad, _cj(d))
+
+
+def _over(grad, d):
+    """``grad / conj(d)``."""
+    return _p.div(grad, _cj(d))
+
+
+def _shift(x, dim, d, fill):
+    """``y[k] = x[k + d]`` along ``dim``, ``fill`` where ``k + d`` is out of range."""
+    low, high = [0] * x.ndim, [0] * x.ndim
+    low[dim], high[dim] = -d, d
+    return _p.pad(x, fill, low, high, [0] * x.ndim)
+
+
+def _permute_to(x, src):
+    """``x``, whose dim ``j`` is dim ``src[j]`` of the wanted layout, transposed into it."""
+    perm = [src.index(d) for d in range(len(src))]
+    return x if perm == list(range(len(perm))) else _p.transpose(x, perm)
+
+
+def _unreduce(g, shape, dims):
+    """A reduction's result-shaped ``g`` broadcast back over the reduced ``dims``."""
+    keep = [d for d in range(len(shape)) if d not in dims]
+    return _p.broadcast_in_dim(g, list(shape), keep)
+
+
 # ----------------------------------------------------------------------------- elementwise
 
 def _real_of(d):
@@ -234,6 +305,171 @@ for _name, _cats, _rule in BINARY:
     OPS[_name].categories = _cats
 
 
+# ----------------------------------------------------------------------------- elementwise grads
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_2_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _zero_backward(grad):
+    # Piecewise constant (floor, ceil, round, trunc; sign of a real): zero, as in PyTorch.
+    return _like(grad, 0)
+
+
+def _abs_backward(grad, self):
+    if self.dtype.is_complex:
+        return _p.mul(_to_complex(grad), _p.sign(self))      # grad * z / |z|, 0 at 0
+    return _p.mul(grad, _p.sign(self))
+
+
+def _sign_backward(grad, self):
+    if not self.dtype.is_complex:
+        return _like(grad, 0)
+    # s = z / |z|: (g - s * re(conj(s) * g)) / |z|, and 0 at z = 0 (PyTorch's sgn_backward)
+    s, a = _p.sign(self), _p.abs(self)
+    along = _p.mul(s, _to_complex(_p.real(_p.mul(_p.conj(s), grad))))
+    out = _p.div(_p.sub(grad, along), _to_complex(a))
+    return _p.where(_p.eq(a, _like(a, 0)), _like(grad, 0), out)
+
+
+def _digamma_backward(grad):
+    raise NotImplementedError(
+        "the derivative of prims.digamma (polygamma(1, x), the trigamma function) is not "
+        "implemented: fnx has no polygamma prim to write it with")
+
+
+# name -> formula; parameters as in ``registry.derivative`` (``self``: the input)
+UNARY_GRADS = {
+    "abs": _abs_backward,
+    "neg": lambda grad: _p.neg(grad),
+    "sign": _sign_backward,
+    "exp": lambda grad, result: _times(grad, result),
+    "exp2": lambda grad, result: _times(grad, _scale(result, _LN2)),
+    "expm1": lambda grad, result: _times(grad, _plus(result, 1)),
+    "log": lambda grad, self: _over(grad, self),
+    "log1p": lambda grad, self: _over(grad, _plus(self, 1)),
+    "log2": lambda grad, self: _over(grad, _scale(self, _LN2)),
+    "log10": lambda grad, self: _over(grad, _scale(self, _LN10)),
+    "sin": lambda grad, self: _times(grad, _p.cos(self)),
+    "cos": lambda grad, self: _times(grad, _p.neg(_p.sin(self))),
+    "tan": lambda grad, result: _times(grad, _plus(_square(result), 1)),
+    "asin": lambda grad, self: _over(grad, _p.sqrt(_rsub(1, _square(self)))),
+    "acos": lambda grad, self: _over(grad, _p.neg(_p.sqrt(_rsub(1, _square(self))))),
+    "atan": lambda grad, self: _over(grad, _plus(_square(self), 1)),
+    "sinh": lambda grad, self: _times(grad, _p.cosh(self)),
+    "cosh": lambda grad, self: _times(grad, _p.sinh(self)),
+    "tanh": lambda grad, result: _times(grad, _rsub(1, _square(result))),
+    "asinh": lambda grad, self: _over(grad, _p.sqrt(_plus(_square(self), 1))),
+    # sqrt(z - 1) * sqrt(z + 1), not sqrt(z^2 - 1): the right branch for complex z
+    "acosh": lambda grad, self: _over(grad, _p.mul(_p.sqrt(_plus(self, -1)),
+                                                   _p.sqrt(_plus(self, 1)))),
+    "atanh": lambda grad, self: _over(grad, _rsub(1, _square(self))),
+    "sqrt": lambda grad, result: _over(grad, _scale(result, 2)),
+    "rsqrt": lambda grad, result: _times(grad, _scale(_p.mul(result, _square(result)), -0.5)),
+    "reciprocal": lambda grad, result: _times(grad, _p.neg(_square(result))),
+    "erf": lambda grad, self: _p.mul(grad, _scale(_p.exp(_p.neg(_square(self))),
+                                                  _2_OVER_SQRT_PI)),
+    "erfc": lambda grad, self: _p.mul(grad, _scale(_p.exp(_p.neg(_square(self))),
+                                                   -_2_OVER_SQRT_PI)),
+    "erf_inv": lambda grad, result: _p.mul(grad, _scale(_p.exp(_square(result)),
+                                                        math.sqrt(math.pi) / 2)),
+    "lgamma": lambda grad, self: _p.mul(grad, _p.digamma(self)),
+    "digamma": _digamma_backward,
+    "floor": _zero_backward, "ceil": _zero_backward, "round": _zero_backward,
+    "trunc": _zero_backward,
+    "conj": lambda grad: _cj(grad),
+    "real": lambda grad: _to_complex(grad),
+    "imag": lambda grad: _p.complex(_like(grad, 0), grad),
+}
+
+
+def _add_backward(grad):
+    return grad, grad
+
+
+def _sub_backward(grad):
+    return grad, _p.neg(grad)
+
+
+def _mul_backward(grad, self, other, needs_input_grad):
+    return (_times(grad, other) if needs_input_grad[0] else None,
+            _times(grad, self) if needs_input_grad[1] else None)
+
+
+def _div_backward(grad, self, other, needs_input_grad):
+    return (_over(grad, other) if needs_input_grad[0] else None,
+            _p.neg(_times(grad, _p.div(_p.div(self, other), other)))
+            if needs_input_grad[1] else None)
+
+
+def _rem_backward(grad, self, other, needs_input_grad):
+    # C's fmod: self - trunc(self / other) * other (PyTorch's fmod formula)
+    return grad, (_p.neg(_p.mul(grad, _p.trunc(_p.div(self, other))))
+                  if needs_input_grad[1] else None)
+
+
+def _pow_backward(grad, self, other, result, needs_input_grad):
+    zero = _like(grad, 0)
+    gs = go = None
+    if needs_input_grad[0]:
+        # 0 where the exponent is 0 (also at self = 0, where other * self^(other-1) is NaN)
+        d = _p.mul(other, _p.pow(self, _plus(other, -1)))
+        gs = _p.where(_p.eq(other, _like(other, 0)), zero, _times(grad, d))
+    if needs_input_grad[1]:
+        # at self = 0 with a real exponent >= 0 the gradient is 0, as PyTorch's (there
+        # result * log(self) is NaN)
+        if other.dtype.is_complex:
+            im, re = _p.imag(other), _p.real(other)
+            real_exp = _p.bitwise_and(_p.eq(im, _like(im, 0)), _p.ge(re, _like(re, 0)))
+        else:
+            real_exp = _p.ge(other, _like(other, 0))
+        at_zero = _p.bitwise_and(_p.eq(self, _like(self, 0)), real_exp)
+        go = _times(grad, _p.where(at_zero, zero, _p.mul(result, _p.log(self))))
+    return gs, go
+
+
+def _atan2_backward(grad, self, other, needs_input_grad):
+    denom = _p.add(_square(self), _square(other))
+    return (_p.mul(grad, _p.div(other, denom)) if needs_input_grad[0] else None,
+            _p.mul(grad, _p.div(_p.neg(self), denom)) if needs_input_grad[1] else None)
+
+
+def _split_ties(grad, self, other, self_loses, other_loses, needs_input_grad):
+    """maximum/minimum: the winner gets grad, ties split it evenly (as PyTorch)."""
+    zero = _like(grad, 0)
+    shared = _p.where(_p.eq(self, other), _scale(grad, 0.5), grad)
+    return (_p.where(self_loses(self, other), zero, shared) if needs_input_grad[0] else None,
+            _p.where(other_loses(self, other), zero, shared) if needs_input_grad[1] else None)
+
+
+def _maximum_backward(grad, self, other, needs_input_grad):
+    return _split_ties(grad, self, other, _p.lt, _p.gt, needs_input_grad)
+
+
+def _minimum_backward(grad, self, other, needs_input_grad):
+    return _split_ties(grad, self, other, _p.gt, _p.lt, needs_input_grad)
+
+
+BINARY_GRADS = {
+    "add": _add_backward, "sub": _sub_backward, "mul": _mul_backward, "div": _div_backward,
+    "rem": _rem_backward, "pow": _pow_backward, "atan2": _atan2_backward,
+    "maximum": _maximum_backward, "minimum": _minimum_backward,
+}
+
+# Outputs that never carry a gradient: bool results, integer-only ops, and nextafter
+# (PyTorch does not differentiate it either).
+NONDIFFERENTIABLE_ELEMENTWISE = (
+    "bitwise_not", "signbit", "isfinite", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "shift_left", "shift_right_arithmetic", "nextafter", "eq", "ne", "lt", "le", "gt", "ge")
+
+
+for _name, _fn in (*UNARY_GRADS.items(), *BINARY_GRADS.items()):
+    if _fn.__name__ == "<lambda>":
+        _fn.__name__ = f"_{_name}_backward"
+    derivative(OPS[_name])(_fn)
+nondifferentiable(*(OPS[n] for n in NONDIFFERENTIABLE_ELEMENTWISE))
+
+
 def _prim(schema, meta, tags=PRIM):
     op = defop(schema, tags=tags, meta=meta, namespace="prims")
     OPS[op.name] = op
@@ -253,6 +489,12 @@ def _complex_meta(real, imag):
 complex_ = _prim("complex(Tensor real, Tensor imag) -> Tensor", _complex_meta, POINTWISE)
 
 
+@derivative(complex_)
+def _complex_backward(grad, needs_input_grad):
+    return (_p.real(grad) if needs_input_grad[0] else None,
+            _p.imag(grad) if needs_input_grad[1] else None)
+
+
 def _where_meta(pred, self, other):
     for arg, x in (("pred", pred), ("self", self), ("other", other)):
         check_tensor("where", arg, x)
@@ -266,6 +508,13 @@ def _where_meta(pred, self, other):
 where = _prim("where(Tensor pred, Tensor self, Tensor other) -> Tensor", _where_meta, POINTWISE)
 
 
+@derivative(where)
+def _where_backward(grad, pred, needs_input_grad):
+    zero = _like(grad, 0)
+    return (None, _p.where(pred, grad, zero) if needs_input_grad[1] else None,
+            _p.where(pred, zero, grad) if needs_input_grad[2] else None)
+
+
 def _convert_meta(self, dtype):
     check_tensor("convert_element_type", "self", self)
     return TensorMeta(tuple(self.shape), _dtype_arg("convert_element_type", dtype))
@@ -276,12 +525,25 @@ convert_element_type = _prim(
     "convert_element_type(Tensor self, ScalarType dtype) -> Tensor", _convert_meta, POINTWISE)
 
 
+@derivative(convert_element_type)
+def _convert_element_type_backward(grad, self):
+    if grad.dtype.is_complex and not self.dtype.is_complex:
+        grad = _p.real(grad)
+    return grad if grad.dtype is self.dtype else _p.convert_element_type(grad, self.dtype)
+
+
 def _device_put_meta(self, device):
     check_tensor("device_put", "self", self)
     return TensorMeta(tuple(self.shape), self.dtype)
 
 
 device_put = _prim("device_put(Tensor self, Device device) -> Tensor", _device_put_meta)
+
+
+@derivative(device_put)
+def _device_put_backward(grad, self):
+    return _p.device_put(grad, self.device)
+
 
 # ----------------------------------------------------------------------------- layout
 
@@ -309,6 +571,14 @@ broadcast_in_dim = _prim(
     _broadcast_in_dim_meta)
 
 
+@derivative(broadcast_in_dim)
+def _broadcast_in_dim_backward(grad, shape, broadcast_dimensions):
+    # Sum the new dims away; operand dims of size 1 that were expanded are summed by autograd
+    # (which knows the operand's shape), so ``self`` need not be saved.
+    new = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    return _p.reduce_sum(grad, new) if new else grad
+
+
 def _numel(shape):
     n = 1
     for s in shape:
@@ -328,6 +598,11 @@ def _reshape_meta(self, shape):
 reshape = _prim("reshape(Tensor self, SymInt[] shape) -> Tensor", _reshape_meta)
 
 
+@derivative(reshape)
+def _reshape_backward(grad, self):
+    return _p.reshape(grad, list(self.shape))
+
+
 def _transpose_meta(self, permutation):
     check_tensor("transpose", "self", self)
     perm = _ints("transpose", "permutation", permutation)
@@ -340,6 +615,11 @@ def _transpose_meta(self, permutation):
 transpose = _prim("transpose(Tensor self, int[] permutation) -> Tensor", _transpose_meta)
 
 
+@derivative(transpose)
+def _transpose_backward(grad, permutation):
+    return _p.transpose(grad, [list(permutation).index(d) for d in range(len(permutation))])
+
+
 def _squeeze_meta(self, dimensions):
     check_tensor("squeeze", "self", self)
     dims = check_dims("squeeze", dimensions, self.ndim, "dimensions")
@@ -350,6 +630,14 @@ def _squeeze_meta(self, dimensions):
 
 
 squeeze = _prim("squeeze(Tensor self, int[] dimensions) -> Tensor", _squeeze_meta)
+
+
+@derivative(squeeze)
+def _squeeze_backward(grad, dimensions):
+    shape = list(grad.shape)
+    for d in sorted(dimensions):
+        shape.insert(d, 1)
+    return _p.reshape(grad, shape)
 
 
 def _per_dim(name, what, xs, ndim):
@@ -377,6 +665,17 @@ def _slice_meta(self, start_indices, limit_indices, strides=None):
 
 slice_ = _prim("slice(Tensor self, SymInt[] start_indices, SymInt[] limit_indices, "
                "SymInt[]? strides=None) -> Tensor", _slice_meta)
+
+
+@derivative(slice_)
+def _slice_backward(grad, self, start_indices, strides):
+    # Scatter the slice back with pad: interior padding fills the strides' gaps.
+    strides = strides or [1] * self.ndim
+    high = []
+    for start, stride, n, size in zip(start_indices, strides, grad.shape, self.shape):
+        last = start + (n - 1) * stride if n else start - 1
+        high.append(size - last - 1)
+    return _p.pad(grad, 0, list(start_indices), high, [st - 1 for st in strides])
 
 
 def pad_sizes(name, shape, low, high, interior) -> tuple:
@@ -407,6 +706,15 @@ pad = _prim("pad(Tensor self, Scalar padding_value, SymInt[] low, SymInt[] high,
             "SymInt[] interior) -> Tensor", _pad_meta)
 
 
+@derivative(pad)
+def _pad_backward(grad, low, high, interior):
+    # Undo the edges (cropped elements come back as zeros), then drop the interior padding.
+    dilated = _p.pad(grad, 0, [-x for x in low], [-x for x in high], [0] * grad.ndim)
+    if not any(interior):
+        return dilated
+    return _p.slice(dilated, [0] * grad.ndim, list(dilated.shape), [i + 1 for i in interior])
+
+
 def _concatenate_meta(tensors, dim):
     n = "concatenate"
     if not isinstance(tensors, (list, tuple)) or not tensors:
@@ -433,6 +741,18 @@ def _concatenate_meta(tensors, dim):
 concatenate = _prim("concatenate(Tensor[] tensors, int dim) -> Tensor", _concatenate_meta)
 
 
+@derivative(concatenate)
+def _concatenate_backward(grad, tensors, dim):
+    out, start = [], 0
+    limit = list(grad.shape)
+    for t in tensors:
+        lo = [0] * grad.ndim
+        lo[dim], limit[dim] = start, start + t.shape[dim]
+        out.append(_p.slice(grad, lo, list(limit)))
+        start = limit[dim]
+    return out
+
+
 def _rev_meta(self, dims):
     check_tensor("rev", "self", self)
     check_dims("rev", dims, self.ndim)
@@ -440,6 +760,12 @@ def _rev_meta(self, dims):
 
 
 rev = _prim("rev(Tensor self, int[] dims) -> Tensor", _rev_meta)
+
+
+@derivative(rev)
+def _rev_backward(grad, dims):
+    return _p.rev(grad, dims)
+
 
 # ----------------------------------------------------------------------------- reductions
 
@@ -466,6 +792,48 @@ reduce_min = _prim("reduce_min(Tensor self, int[] dims) -> Tensor", _reduce_meta
                                                                                    BIF))
 
 
+@derivative(reduce_sum)
+def _reduce_sum_backward(grad, self, dims):
+    return _unreduce(grad, self.shape, dims)
+
+
+def _exclusive_products(x):
+    """Along the last dim: each element's product of all the others, without division (so
+    zeros are exact): the exclusive product from the left times that from the right."""
+    d = x.ndim - 1
+    left = _p.cumprod(_shift(x, d, -1, 1), d)
+    right = _p.rev(_p.cumprod(_p.rev(_shift(x, d, 1, 1), [d]), d), [d])
+    return _p.mul(left, right)
+
+
+@derivative(reduce_prod)
+def _reduce_prod_backward(grad, self, dims):
+    dims = sorted(dims)
+    if not dims:
+        return grad
+    if _numel(self.shape) == 0:
+        return _zeros(self.shape, grad)
+    # The reduced dims last and flattened into one, the products of the others along it.
+    keep = [d for d in range(self.ndim) if d not in dims]
+    perm = keep + dims
+    x = self if perm == sorted(perm) else _p.transpose(self, perm)
+    moved = [self.shape[d] for d in perm]
+    x = _p.reshape(x, [self.shape[d] for d in keep] + [_numel(self.shape[d] for d in dims)])
+    others = _p.reshape(_exclusive_products(x), moved)
+    others = _permute_to(others, perm)
+    return _times(_unreduce(grad, self.shape, dims), others)
+
+
+def _extremum_backward(grad, self, dims, result):
+    # Ties share the gradient evenly (PyTorch's amax/amin rule).
+    hit = _p.convert_element_type(_p.eq(self, _unreduce(result, self.shape, dims)), grad.dtype)
+    share = _p.div(grad, _p.reduce_sum(hit, dims))
+    return _p.mul(_unreduce(share, self.shape, dims), hit)
+
+
+derivative(reduce_max, reduce_min)(_extremum_backward)
+
+
 def _arg_meta(name):
     def meta(self, dim):
         check_tensor(name, "self", self)
@@ -479,6 +847,7 @@ def _arg_meta(name):
 
 argmax = _prim("argmax(Tensor self, int dim) -> Tensor", _arg_meta("argmax"))
 argmin = _prim("argmin(Tensor self, int dim) -> Tensor", _arg_meta("argmin"))
+nondifferentiable(argmax, argmin)
 
 
 def _scan_meta(name):
@@ -491,6 +860,27 @@ def _scan_meta(name):
 
 cumsum = _prim("cumsum(Tensor self, int dim) -> Tensor", _scan_meta("cumsum"))
 cumprod = _prim("cumprod(Tensor self, int dim) -> Tensor", _scan_meta("cumprod"))
+
+
+@derivative(cumsum)
+def _cumsum_backward(grad, dim):
+    return _p.rev(_p.cumsum(_p.rev(grad, [dim]), dim), [dim])
+
+
+@derivative(cumprod)
+def _cumprod_backward(grad, self, dim, result):
+    # d out[j] / d x[k] = out[k-1] * x[k+1] * ... * x[j] for j >= k, so the gradient is
+    # out[k-1] * S[k] with S[k] = g[k] + x[k+1] * S[k+1]: a linear recurrence, solved by a
+    # log-step suffix scan. No division, so zeros in ``self`` are exact.
+    n = self.shape[dim]
+    a, s = _cj(_shift(self, dim, 1, 0)), grad
+    step = 1
+    while step < n:
+        s = _p.add(s, _p.mul(a, _shift(s, dim, step, 0)))
+        a = _p.mul(a, _shift(a, dim, step, 0))
+        step *= 2
+    return _p.mul(_cj(_shift(result, dim, -1, 1)), s)
+
 
 # ----------------------------------------------------------------------------- creation
 
@@ -518,6 +908,7 @@ iota = _factory(_prim("iota(SymInt[] shape, int dimension, *, ScalarType dtype, 
                       "Device device) -> Tensor", _iota_meta))
 full = _factory(_prim("full(SymInt[] shape, Scalar fill_value, *, ScalarType dtype, "
                       "Device device) -> Tensor", _full_meta))
+nondifferentiable(iota, full)
 
 # ----------------------------------------------------------------------------- contraction
 
@@ -561,6 +952,29 @@ dot_general = _prim(
     "dot_general(Tensor lhs, Tensor rhs, int[] lhs_contracting_dims, "
     "int[] rhs_contracting_dims, int[] lhs_batch_dims, int[] rhs_batch_dims) -> Tensor",
     _dot_general_meta)
+
+
+@derivative(dot_general)
+def _dot_general_backward(grad, lhs, rhs, lhs_contracting_dims, rhs_contracting_dims,
+                          lhs_batch_dims, rhs_batch_dims, needs_input_grad):
+    lc, rc, lb, rb = (list(x) for x in (lhs_contracting_dims, rhs_contracting_dims,
+                                         lhs_batch_dims, rhs_batch_dims))
+    lf = [d for d in range(lhs.ndim) if d not in lc and d not in lb]
+    rf = [d for d in range(rhs.ndim) if d not in rc and d not in rb]
+    # grad's dims: batch, lhs free, rhs free
+    gb = list(range(len(lb)))
+    g_lf = list(range(len(lb), len(lb) + len(lf)))
+    g_rf = list(range(len(lb) + len(lf), grad.ndim))
+    gl = gr = None
+    if needs_input_grad[0]:
+        # grad contracted with rhs over rhs's free dims: (batch, lhs free, rhs's contracting
+        # dims in ascending order), each of which stands for its lhs contracting partner
+        x = _p.dot_general(grad, _cj(rhs), g_rf, rf, gb, rb)
+        gl = _permute_to(x, lb + lf + [lc[rc.index(r)] for r in sorted(rc)])
+    if needs_input_grad[1]:
+        x = _p.dot_general(grad, _cj(lhs), g_lf, lf, gb, lb)
+        gr = _permute_to(x, rb + rf + [rc[lc.index(ld)] for ld in sorted(lc)])
+    return gl, gr
 
 
 def conv_shape(lhs, rhs, window_strides, padding_low, padding_high, lhs_dilation,
@@ -617,6 +1031,64 @@ conv_general = _prim(
     "SymInt[] padding_high, int[] lhs_dilation, int[] rhs_dilation, int feature_group_count)"
     " -> Tensor", _conv_meta)
 
+
+def _conv_lhs_grad(grad, rhs, strides, plo, lhs_size, ld, rd, groups):
+    """The gradient of conv_general wrt ``lhs``: a conv of ``grad`` dilated by the strides
+    with the kernel flipped and its channel axes swapped per group."""
+    o, cg = rhs.shape[:2]
+    k = list(rhs.shape[2:])
+    ns = len(k)
+    spatial = list(range(2, 2 + ns))
+    # (O, C/g, *K) -> (g, O/g, C/g, *K) -> (g, C/g, O/g, *K) -> (C, O/g, *K), flipped
+    w = _p.reshape(_cj(rhs), [groups, o // groups, cg] + k)
+    w = _p.transpose(w, [0, 2, 1] + [3 + i for i in range(ns)])
+    w = _p.rev(_p.reshape(w, [groups * cg, o // groups] + k), spatial)
+    low, high = [], []
+    for kk, r, lo, n, s, d, p in zip(k, rd, plo, lhs_size, strides, ld, grad.shape[2:]):
+        # lhs element i sits at lo + i * d of the padded input; output p reads it through
+        # tap kk' where p * s + kk' * r = lo + i * d
+        kd = (kk - 1) * r + 1
+        low.append(kd - 1 - lo)
+        high.append((n - 1) * d + lo - (p - 1) * s)
+    return _p.conv_general(grad, w, list(ld), low, high, list(strides), list(rd), groups)
+
+
+def _conv_rhs_grad(grad, lhs, strides, plo, kernel, ld, rd, groups):
+    """The gradient of conv_general wrt ``rhs``: a conv of ``lhs`` (batch as channels) with
+    ``grad`` (batch as input channels); groups go through the batch axis."""
+    n, c = lhs.shape[:2]
+    ns = lhs.ndim - 2
+    sp = [3 + i for i in range(ns)]
+    # (N, C, *S) -> (N, g, C/g, *S) -> (C/g, g, N, *S) -> (C/g, g*N, *S)
+    x = _p.reshape(_cj(lhs), [n, groups, c // groups] + list(lhs.shape[2:]))
+    x = _p.reshape(_p.transpose(x, [2, 1, 0] + sp), [c // groups, groups * n]
+                   + list(lhs.shape[2:]))
+    g = _p.transpose(grad, [1, 0] + [2 + i for i in range(ns)])       # (O, N, *P)
+    high = []
+    for kk, r, lo, size, s, d, p in zip(kernel, rd, plo, lhs.shape[2:], strides, ld,
+                                        grad.shape[2:]):
+        # exactly K outputs: the padded length is (K - 1) * r + (P - 1) * s + 1
+        high.append((kk - 1) * r + (p - 1) * s - lo - (size - 1) * d)
+    w = _p.conv_general(x, g, list(rd), list(plo), high, list(ld), list(strides), groups)
+    return _p.transpose(w, [1, 0] + [2 + i for i in range(ns)])       # (O, C/g, *K)
+
+
+@derivative(conv_general)
+def _conv_general_backward(grad, lhs, rhs, window_strides, padding_low, lhs_dilation,
+                           rhs_dilation, feature_group_count, needs_input_grad):
+    empty = _numel(grad.shape) == 0 or _numel(lhs.shape) == 0 or _numel(rhs.shape) == 0
+    gl = gr = None
+    if needs_input_grad[0]:
+        gl = _zeros(lhs.shape, grad) if empty else _conv_lhs_grad(
+            grad, rhs, window_strides, padding_low, lhs.shape[2:], lhs_dilation, rhs_dilation,
+            feature_group_count)
+    if needs_input_grad[1]:
+        gr = _zeros(rhs.shape, grad) if empty else _conv_rhs_grad(
+            grad, lhs, window_strides, padding_low, rhs.shape[2:], lhs_dilation, rhs_dilation,
+            feature_group_count)
+    return gl, gr
+
+
 # ----------------------------------------------------------------------------- gather/scatter
 
 
@@ -642,6 +1114,12 @@ def _gather_meta(self, dim, index):
 
 gather = _prim("gather(Tensor self, int dim, Tensor index) -> Tensor", _gather_meta)
 
+
+@derivative(gather)
+def _gather_backward(grad, self, dim, index):
+    return _p.scatter(_zeros(self.shape, grad), dim, index, grad, "add"), None
+
+
 SCATTER_REDUCES = ("none", "add", "mul", "max", "min")
 
 
@@ -661,6 +1139,53 @@ def _scatter_meta(self, dim, index, src, reduce="none"):
 scatter = _prim("scatter(Tensor self, int dim, Tensor index, Tensor src, "
                 "str reduce=\"none\") -> Tensor", _scatter_meta)
 
+
+def _scatter_mul_src_grad(grad, self, dim, index, src, result):
+    """d result / d src of a scatter-multiply: the product of everything else written to the
+    same slot. Division by ``src`` is exact except at zeros: a slot's only zero gets the
+    product of the rest recomputed; with two or more zeros every product is 0 anyway."""
+    zero, one = _like(src, 0), _like(src, 1)
+    src_zero = _p.eq(src, zero)
+    zeros_in_slot = _p.gather(_p.scatter(_zeros(self.shape, src), dim, index,
+                                         _p.convert_element_type(src_zero, src.dtype), "add"),
+                              dim, index)
+    single = _p.bitwise_and(src_zero, _p.eq(zeros_in_slot, one))
+    others = _p.scatter(self, dim, index, _p.where(single, one, src), "mul")
+    from_others = _p.gather(_times(grad, others), dim, index)
+    from_result = _over(_p.gather(_times(grad, result), dim, index),
+                        _p.where(src_zero, one, src))
+    return _p.where(single, from_others, from_result)
+
+
+@derivative(scatter)
+def _scatter_backward(grad, self, dim, index, src, reduce, result, needs_input_grad):
+    gs = gsrc = None
+    if reduce in ("none", "add"):
+        if needs_input_grad[0]:
+            # "none": overwritten slots get nothing (a duplicate index: every writer gets
+            # the slot's gradient, as PyTorch's scatter)
+            gs = grad if reduce == "add" else \
+                _p.scatter(grad, dim, index, _zeros(index.shape, grad), "none")
+        if needs_input_grad[2]:
+            gsrc = _p.gather(grad, dim, index)
+    elif reduce == "mul":
+        if needs_input_grad[0]:
+            gs = _times(grad, _p.scatter(_like(self, 1), dim, index, src, "mul"))
+        if needs_input_grad[2]:
+            gsrc = _scatter_mul_src_grad(grad, self, dim, index, src, result)
+    else:
+        # max/min: every value equal to the result shares the slot's gradient evenly
+        value = _p.gather(result, dim, index)
+        self_hit = _p.convert_element_type(_p.eq(self, result), grad.dtype)
+        src_hit = _p.convert_element_type(_p.eq(src, value), grad.dtype)
+        share = _p.div(grad, _p.scatter(self_hit, dim, index, src_hit, "add"))
+        if needs_input_grad[0]:
+            gs = _p.mul(share, self_hit)
+        if needs_input_grad[2]:
+            gsrc = _p.mul(_p.gather(share, dim, index), src_hit)
+    return gs, None, gsrc
+
+
 # ----------------------------------------------------------------------------- sorting
 
 
@@ -673,6 +1198,12 @@ def _sort_meta(self, dim, descending, stable):
 
 sort = _prim("sort(Tensor self, int dim, bool descending, bool stable) "
              "-> (Tensor values, Tensor indices)", _sort_meta)
+
+
+@derivative(sort)
+def _sort_backward(grad, dim, result):
+    # the indices are a permutation along dim: each slot is written exactly once
+    return _p.scatter(_like(grad, 0), dim, result[1], grad, "none")
 
 
 def _top_k_meta(self, k, dim, largest):
@@ -691,6 +1222,12 @@ def _top_k_meta(self, k, dim, largest):
 top_k = _prim("top_k(Tensor self, int k, int dim, bool largest) "
               "-> (Tensor values, Tensor indices)", _top_k_meta)
 
+
+@derivative(top_k)
+def _top_k_backward(grad, self, dim, result):
+    return _p.scatter(_zeros(self.shape, grad), dim, result[1], grad, "none")
+
+
 # ----------------------------------------------------------------------------- data-dependent
 
 
@@ -703,6 +1240,7 @@ def nonzero_check(self):
 
 
 nonzero = _prim("nonzero(Tensor self) -> Tensor", _nonzero_meta)
+nondifferentiable(nonzero)
 
 # ----------------------------------------------------------------------------- fft
 
@@ -757,6 +1295,45 @@ fft_r2c = _prim("fft_r2c(Tensor self, int[] dim, bool onesided) -> Tensor", _fft
 fft_c2r = _prim("fft_c2r(Tensor self, int[] dim, SymInt last_dim_size) -> Tensor",
                 _fft_c2r_meta)
 
+
+# Unnormalized transforms are linear maps A; the gradient is A^H applied to grad (the
+# transform the other way), restricted as the forward was.
+
+@derivative(fft_c2c)
+def _fft_c2c_backward(grad, dim, forward):
+    return _p.fft_c2c(grad, dim, not forward)
+
+
+@derivative(fft_r2c)
+def _fft_r2c_backward(grad, self, dim, onesided):
+    if onesided and dim:
+        # the one-sided half is the full transform cropped: zero-pad it back
+        last = dim[-1]
+        high = [0] * grad.ndim
+        high[last] = self.shape[last] - grad.shape[last]
+        if high[last]:
+            grad = _p.pad(grad, 0, [0] * grad.ndim, high, [0] * grad.ndim)
+    return _p.real(_p.fft_c2c(grad, dim, False))
+
+
+@derivative(fft_c2r)
+def _fft_c2r_backward(grad, dim, last_dim_size):
+    # c2r reads entries 1 .. n - m of the half spectrum twice (once through their Hermitian
+    # mirror), so their gradient doubles (PyTorch's fft_c2r_backward)
+    g = _p.fft_r2c(grad, dim, True)
+    last = dim[-1]
+    m = g.shape[last]
+    twice = last_dim_size - m
+    if twice > 0:
+        parts = [_p.full([1], 1, dtype=g.dtype, device=g.device),
+                 _p.full([twice], 2, dtype=g.dtype, device=g.device)]
+        if m - 1 - twice:
+            parts.append(_p.full([m - 1 - twice], 1, dtype=g.dtype, device=g.device))
+        w = _p.broadcast_in_dim(_p.concatenate(parts, 0), list(g.shape), [last])
+        g = _p.mul(g, w)
+    return g
+
+
 # ----------------------------------------------------------------------------- random
 RNG = ("prim", "nondeterministic")
 
@@ -798,3 +1375,4 @@ uniform = _prim("uniform(Tensor key, SymInt[] shape, Scalar low, Scalar high, *,
 normal = _prim("normal(Tensor key, SymInt[] shape, Scalar mean, Scalar std, *, "
                "ScalarType dtype) -> Tensor", _sampler_meta("normal"), RNG)
 split_key = _prim("split_key(Tensor key, int num) -> Tensor", _split_key_meta, RNG)
+nondifferentiable(random_bits, uniform, normal, split_key)

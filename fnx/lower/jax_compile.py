@@ -102,10 +102,11 @@ def _entry_kernels(hlo: str) -> dict:
 
 def _to_tensor(array, meta):
     dev = meta.device
-    if dev is not None and dev.type == "cuda":
+    if dev is not None and str(dev).startswith("cuda"):
         # The program ran on that device (its inputs live there): keep the jax.Array.
+        from .._device import canonical
         from ..backends.cuda import wrap_array
-        return wrap_array(array, meta.dtype, dev)
+        return wrap_array(array, meta.dtype, canonical(dev))
     from ..backends.cpu import wrap
     # a copy: JAX's buffer is read-only and fnx tensors are mutable
     return wrap(np.array(array, dtype=meta.dtype.numpy), meta.dtype)

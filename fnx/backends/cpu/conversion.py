@@ -5,10 +5,17 @@ import numpy as np
 
 from ... import _dtype as D
 from ..._device import CPU, canonical
-from ..._tensor import Tensor
-from ...dispatch.keys import DispatchKey, below
 from ...ir.ops import conversion as C
 from ._core import kernel, wrap
+
+# device type -> fn(ndarray, dtype, device) making a tensor there from host data (a
+# backend's direct upload; without one, the target backend's empty + copy_ do it)
+_transfers: dict = {}
+
+
+def register_transfer(device_type: str, fn) -> None:
+    """Let ``_to_copy`` to ``device_type`` upload with ``fn(ndarray, dtype, device)``."""
+    _transfers[device_type] = fn
 
 
 @kernel(C._to_copy)
@@ -21,6 +28,8 @@ def _to_copy(ks, self, *, dtype=None, layout=None, device=None, pin_memory=None,
     if dev.type == "meta":
         from ..meta import empty_meta
         return empty_meta(self._data.shape, dtype)
+    if dev is not CPU and dev.type in _transfers:
+        return _transfers[dev.type](self._data.astype(dtype.numpy, copy=False), dtype, dev)
     out = wrap(self._data.astype(dtype.numpy, copy=True), dtype)
     if dev is not CPU:
         # Another device's backend owns the transfer: an empty tensor there, then copy_,

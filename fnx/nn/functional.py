@@ -1,0 +1,1012 @@
+"""``fnx.nn.functional``: PyTorch's ``torch.nn.functional`` names over fnx operators.
+
+Each function takes PyTorch's arguments (``reduction='mean'``, ``inplace=False``,
+``training=``...) and calls the aten operator that implements it; the few functions with no
+operator of their own (``softsign``, ``normalize``, ``bilinear``, ``pixel_shuffle``...) are
+short compositions of fnx ops, so they differentiate, trace and compile like the rest.
+
+>>> import fnx
+>>> import fnx.nn.functional as F
+>>> F.relu(fnx.tensor([-1.0, 2.0]))
+tensor([0., 2.])
+>>> F.cross_entropy(fnx.tensor([[0.0, 0.0]]), fnx.tensor([1]))
+tensor(0.6931)
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import fnx
+from ..ops import aten
+from ._grad import no_grad
+
+__all__ = [
+    # activations
+    "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "leaky_relu", "leaky_relu_",
+    "prelu", "glu", "gelu", "logsigmoid", "hardshrink", "tanhshrink", "softsign", "softplus",
+    "softmin", "softmax", "softshrink", "log_softmax", "tanh", "sigmoid", "hardsigmoid",
+    "hardtanh", "hardtanh_", "silu", "mish", "hardswish", "threshold", "threshold_",
+    # linear, convolution, pooling
+    "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d",
+    "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    # normalization, dropout, sparse
+    "batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "embedding_bag",
+    "one_hot",
+    # distances, losses
+    "pairwise_distance", "cosine_similarity", "pdist", "l1_loss", "mse_loss",
+    "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
+    "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+    "gaussian_nll_loss", "poisson_nll_loss",
+    # vision, attention
+    "pad", "interpolate", "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
+    "multi_head_attention_forward",
+]
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _legacy_reduction(size_average, reduce) -> str:
+    """The reduction string the deprecated ``size_average``/``reduce`` flags mean."""
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  "reduction='mean'/'sum'/'none' instead.", stacklevel=4)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "none" if not reduce else "mean" if size_average else "sum"
+
+
+def _reduction(reduction, size_average=None, reduce=None) -> int:
+    """PyTorch's reduction enum from the string (or the legacy size_average/reduce flags)."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def _inplace(input, result):
+    """``input`` overwritten with ``result`` (the ``inplace=True`` form)."""
+    return input.copy_(result)
+
+
+# ----------------------------------------------------------------------------- activations
+
+def relu(input, inplace=False):
+    """``max(input, 0)``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.relu(fnx.tensor([-1.0, 1.0]))
+    tensor([0., 1.])
+    """
+    return aten.relu_.default(input) if inplace else aten.relu.default(input)
+
+
+def relu_(input):
+    """In-place ``relu``."""
+    return aten.relu_.default(input)
+
+
+def relu6(input, inplace=False):
+    """``min(max(input, 0), 6)``."""
+    out = aten.relu6.default(input)
+    return _inplace(input, out) if inplace else out
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``input`` clamped to ``[min_val, max_val]``."""
+    out = aten.hardtanh.default(input, min_val, max_val)
+    return _inplace(input, out) if inplace else out
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, True)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
+    out = aten.elu.default(input, alpha)
+    return _inplace(input, out) if inplace else out
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, True)
+
+
+def selu(input, inplace=False):
+    out = aten.selu.default(input)
+    return _inplace(input, out) if inplace else out
+
+
+def celu(input, alpha=1.0, inplace=False):
+    out = aten.celu.default(input, alpha)
+    return _inplace(input, out) if inplace else out
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` for positive ``x``, else ``negative_slope * x``."""
+    out = aten.leaky_relu.default(input, negative_slope)
+    return _inplace(input, out) if inplace else out
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, True)
+
+
+def prelu(input, weight):
+    return aten.prelu.default(input, weight)
+
+
+def glu(input, dim=-1):
+    """``a * sigmoid(b)`` for the two halves ``a, b`` of ``input`` along ``dim``."""
+    return aten.glu.default(input, dim)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit; ``approximate='tanh'`` for the tanh approximation.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.gelu(fnx.tensor([1.0])), F.gelu(fnx.tensor([1.0]), approximate="tanh")
+    (tensor([0.8413]), tensor([0.8412]))
+    """
+    return aten.gelu.default(input, approximate=approximate)
+
+
+def logsigmoid(input):
+    return aten.log_sigmoid.default(input)
+
+
+def hardshrink(input, lambd=0.5):
+    return aten.hardshrink.default(input, lambd)
+
+
+def softshrink(input, lambd=0.5):
+    return aten.softshrink.default(input, lambd)
+
+
+def tanhshrink(input):
+    return aten.tanhshrink.default(input)
+
+
+def softsign(input):
+    """``input / (1 + |input|)``."""
+    return input / (aten.abs.default(input) + 1)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return aten.softplus.default(input, beta, threshold)
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  f"to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.softmax(fnx.tensor([0.0, 0.0]), dim=0)
+    tensor([0.5000, 0.5000])
+    """
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim)
+    return aten.softmax.int(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-input)``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    return aten.softmax.int(-input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim)
+    return aten.log_softmax.int(input, dim, dtype)
+
+
+def tanh(input):
+    return aten.tanh.default(input)
+
+
+def sigmoid(input):
+    return aten.sigmoid.default(input)
+
+
+def hardsigmoid(input, inplace=False):
+    out = aten.hardsigmoid.default(input)
+    return _inplace(input, out) if inplace else out
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)``."""
+    out = aten.silu.default(input)
+    return _inplace(input, out) if inplace else out
+
+
+def mish(input, inplace=False):
+    out = aten.mish.default(input)
+    return _inplace(input, out) if inplace else out
+
+
+def hardswish(input, inplace=False):
+    out = aten.hardswish.default(input)
+    return _inplace(input, out) if inplace else out
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``value`` where ``input <= threshold``, else ``input``."""
+    out = aten.threshold.default(input, threshold, value)
+    return _inplace(input, out) if inplace else out
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, True)
+
+
+# ----------------------------------------------------------------------------- linear
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.linear(fnx.ones(2, 3), fnx.ones(4, 3), fnx.zeros(4)).shape
+    fnx.Size([2, 4])
+    """
+    return aten.linear.default(input, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y[..., o] = sum_ij x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.bilinear(fnx.ones(2, 3), fnx.ones(2, 4), fnx.ones(5, 3, 4)).shape
+    fnx.Size([2, 5])
+    """
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} "
+                           f"and {input2.ndim}")
+    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
+            input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input sizes {list(input1.shape)} and "
+                           f"{list(input2.shape)} do not match the weight of size "
+                           f"{list(weight.shape)} (expected [out, {input1.shape[-1]}, "
+                           f"{input2.shape[-1]}])")
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[-1] if bias.ndim else 0} but expected "
+                           f"{weight.shape[0]}")
+    out = fnx.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+# ----------------------------------------------------------------------------- convolution
+
+# the top-level functions, imported from their module (so that importing fnx.nn early in
+# fnx/__init__ works too)
+from ..api.nn import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: E402
+                      conv_transpose3d, pdist)
+
+
+def _pair(x, n=2):
+    return list(x) if isinstance(x, (list, tuple)) else [x] * n
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding ``kernel_size`` blocks of a ``(N, C, H, W)`` input as columns (im2col)."""
+    return aten.im2col.default(input, _pair(kernel_size), _pair(dilation), _pair(padding),
+                               _pair(stride))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sum columns back into an image (col2im), the adjoint of ``unfold``."""
+    return aten.col2im.default(input, _pair(output_size), _pair(kernel_size), _pair(dilation),
+                               _pair(padding), _pair(stride))
+
+
+# ----------------------------------------------------------------------------- pooling
+
+def _stride(stride):
+    return [] if stride is None else stride
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        return aten.max_pool1d_with_indices.default(input, _pair(kernel_size, 1),
+                                                    _stride(stride), padding, dilation,
+                                                    ceil_mode)
+    return aten.max_pool1d.default(input, kernel_size, _stride(stride), padding, dilation,
+                                   ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-D max pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.max_pool2d(fnx.arange(16.).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    if return_indices:
+        return aten.max_pool2d_with_indices.default(input, _pair(kernel_size),
+                                                    _stride(stride), _pair(padding),
+                                                    _pair(dilation), ceil_mode)
+    return aten.max_pool2d.default(input, _pair(kernel_size), _stride(stride),
+                                   _pair(padding), _pair(dilation), ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        return aten.max_pool3d_with_indices.default(input, _pair(kernel_size, 3),
+                                                    _stride(stride), _pair(padding, 3),
+                                                    _pair(dilation, 3), ceil_mode)
+    return aten.max_pool3d.default(input, _pair(kernel_size, 3), _stride(stride),
+                                   _pair(padding, 3), _pair(dilation, 3), ceil_mode)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return aten.avg_pool1d.default(input, _pair(kernel_size, 1), _stride(stride),
+                                   _pair(padding, 1), ceil_mode, count_include_pad)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2-D average pooling.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.avg_pool2d(fnx.arange(16.).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 2.5000,  4.5000],
+              [10.5000, 12.5000]]]])
+    """
+    return aten.avg_pool2d.default(input, _pair(kernel_size), _stride(stride), _pair(padding),
+                                   ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return aten.avg_pool3d.default(input, _pair(kernel_size, 3), _stride(stride),
+                                   _pair(padding, 3), ceil_mode, count_include_pad,
+                                   divisor_override)
+
+
+def _out_size(input, output_size, n):
+    sizes = _pair(output_size, n)
+    return [input.shape[input.ndim - n + i] if s is None else s for i, s in enumerate(sizes)]
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return aten.adaptive_avg_pool1d.default(input, _pair(output_size, 1))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to ``output_size`` (``None`` keeps that dim).
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.adaptive_avg_pool2d(fnx.ones(1, 3, 5, 7), 1).shape
+    fnx.Size([1, 3, 1, 1])
+    """
+    return aten.adaptive_avg_pool2d.default(input, _out_size(input, output_size, 2))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return aten.adaptive_avg_pool3d.default(input, _out_size(input, output_size, 3))
+
+
+def _adaptive_max(input, output_size, n, return_indices, name):
+    """Adaptive max pooling: max over PyTorch's windows [floor(i*L/o), ceil((i+1)*L/o))."""
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    sizes = _out_size(input, output_size, n)
+    x = input
+    # pool one spatial dim at a time (max is separable); indices only for the 1-D case
+    if return_indices and n != 1:
+        raise NotImplementedError(f"{name}(return_indices=True) is not supported")
+    for i, o in enumerate(sizes):
+        d = x.ndim - n + i
+        length = x.shape[d]
+        parts, idx = [], []
+        for j in range(o):
+            lo, hi = (j * length) // o, -((-(j + 1) * length) // o)
+            win = x.narrow(d, lo, hi - lo)
+            m, a = win.max(dim=d, keepdim=True)
+            parts.append(m)
+            idx.append(a + lo)
+        x = fnx.cat(parts, d)
+        if return_indices:
+            return x, fnx.cat(idx, d)
+    return x
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, 1, return_indices, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max(input, output_size, 2, return_indices, "adaptive_max_pool2d")
+
+
+# ----------------------------------------------------------------------------- normalization
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    """Normalize over every dim but 1; in training the running statistics are updated
+    in place (``momentum``, unbiased variance), in eval they are used.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.batch_norm(fnx.tensor([[1.0], [3.0]]), None, None, training=True, eps=0.0)
+    tensor([[-1.],
+            [ 1.]])
+    """
+    if training:
+        size = list(input.shape)
+        n = 1
+        for i, s in enumerate(size):
+            if i != 1:
+                n *= s
+        if n == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got "
+                             f"input size {fnx.Size(size)}")
+    return aten.batch_norm.default(input, weight, bias, running_mean, running_var, training,
+                                   momentum, eps, False)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-05):
+    return aten.instance_norm.default(input, weight, bias, running_mean, running_var,
+                                      use_input_stats, momentum, eps, False)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Normalize over the trailing ``normalized_shape`` dims.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.layer_norm(fnx.tensor([[1.0, 3.0]]), (2,))
+    tensor([[-1.0000,  1.0000]])
+    """
+    return fnx.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    return aten.group_norm.default(input, num_groups, weight, bias, eps, False)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return fnx.rms_norm(input, normalized_shape, weight, eps)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.normalize(fnx.tensor([[3.0, 4.0]]))
+    tensor([[0.6000, 0.8000]])
+    """
+    norm = aten.linalg_vector_norm.default(input, p, [dim], True)
+    return input / aten.clamp.default(norm, eps).expand_as(input)
+
+
+# ----------------------------------------------------------------------------- dropout
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the others by ``1/(1-p)``
+    (when ``training``).
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.dropout(fnx.ones(3), 0.5, training=False)
+    tensor([1., 1., 1.])
+    """
+    _check_p(p)
+    out = aten.dropout.default(input, p, training)
+    return _inplace(input, out) if inplace and out is not input else out
+
+
+def _feature_dropout(input, p, training, inplace, n, name):
+    _check_p(p)
+    if input.ndim not in (n + 1, n + 2):
+        warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}; expected "
+                      f"{n + 1}-D or {n + 2}-D (channels and {n} spatial dims)", stacklevel=3)
+    batched = input.ndim == n + 2
+    x = input if batched else input.unsqueeze(0)
+    out = aten.feature_dropout.default(x, p, training)
+    out = out if batched else out.squeeze(0)
+    return _inplace(input, out) if inplace and out is not input else out
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+# ----------------------------------------------------------------------------- sparse
+
+def _padding_idx(padding_idx, num):
+    if padding_idx is None:
+        return -1
+    if padding_idx > 0 and padding_idx >= num:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    if padding_idx < 0:
+        if padding_idx < -num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx += num
+    return padding_idx
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """Rescale, in place, the rows ``input`` picks whose norm exceeds ``max_norm``."""
+    with no_grad():
+        idx = input.reshape(-1)
+        rows = weight.index_select(0, idx)
+        norms = aten.linalg_vector_norm.default(rows, norm_type, [1], True)
+        scale = fnx.where(norms > max_norm, max_norm / (norms + 1e-7), fnx.ones_like(norms))
+        weight.index_put_((idx,), rows * scale)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` picked by the integer ``input``; the ``padding_idx`` row gets no
+    gradient; ``max_norm`` renormalizes the picked rows of ``weight`` in place first.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.embedding(fnx.tensor([1, 0]), fnx.tensor([[0., 1.], [2., 3.]]))
+    tensor([[2., 3.],
+            [0., 1.]])
+    """
+    pad = _padding_idx(padding_idx, weight.shape[0])
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    return aten.embedding.default(weight, input, pad, scale_grad_by_freq, sparse)
+
+
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False,
+                  per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sum, mean or max of bags of embeddings (2-D ``input``: one bag a row)."""
+    if mode not in _BAG_MODES:
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if input.ndim == 1 and offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    pad = None if padding_idx is None else _padding_idx(padding_idx, weight.shape[0])
+    if input.ndim == 2:
+        return fnx.embedding_bag(weight, input, None, scale_grad_by_freq, _BAG_MODES[mode],
+                                 sparse, per_sample_weights, include_last_offset, pad)[0]
+    return fnx.embedding_bag(weight, input, offsets, scale_grad_by_freq, _BAG_MODES[mode],
+                             sparse, per_sample_weights, include_last_offset, pad)[0]
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding with a trailing dim of ``num_classes``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.one_hot(fnx.tensor([0, 2]), 3)
+    tensor([[1, 0, 0],
+            [0, 0, 1]])
+    """
+    return aten.one_hot.default(tensor, num_classes)
+
+
+# ----------------------------------------------------------------------------- distances
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return aten.pairwise_distance.default(x1, x2, p, eps, keepdim)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    return aten.cosine_similarity.default(x1, x2, dim, eps)
+
+
+
+# ----------------------------------------------------------------------------- losses
+
+def _size_warning(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      f"to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Mean (or sum, or none) of ``|input - target|``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.l1_loss(fnx.tensor([1.0, 2.0]), fnx.tensor([2.0, 4.0]))
+    tensor(1.5000)
+    """
+    _size_warning(input, target)
+    return aten.l1_loss.default(input, target, _reduction(reduction, size_average, reduce))
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum, or none) of ``(input - target) ** 2``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.mse_loss(fnx.tensor([1.0, 2.0]), fnx.tensor([2.0, 4.0]))
+    tensor(2.5000)
+    """
+    _size_warning(input, target)
+    red = _reduction(reduction, size_average, reduce)
+    if weight is None:
+        return aten.mse_loss.default(input, target, red)
+    return _reduce((input - target) ** 2 * weight, red)
+
+
+def _reduce(loss, red):
+    return loss if red == 0 else loss.sum() if red == 2 else loss.mean()
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _size_warning(input, target)
+    return aten.smooth_l1_loss.default(input, target, _reduction(reduction, size_average,
+                                                                 reduce), beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _size_warning(input, target)
+    red = _reduction(reduction)
+    if weight is None:
+        return aten.huber_loss.default(input, target, red, delta)
+    return _reduce(aten.huber_loss.default(input, target, 0, delta) * weight, red)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """Log-softmax over dim 1 (dim 0 for unbatched input) and negative log likelihood;
+    ``target`` holds class indices (``ignore_index`` skipped) or class probabilities.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.cross_entropy(fnx.tensor([[2.0, 0.0]]), fnx.tensor([[0.5, 0.5]]))
+    tensor(1.1269)
+    """
+    return aten.cross_entropy_loss.default(input, target, weight,
+                                           _reduction(reduction, size_average, reduce),
+                                           ignore_index, label_smoothing)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """``-input[n, target[n]]`` (weighted), averaged over the non-ignored targets."""
+    return aten.nll_loss_nd.default(input, target, weight,
+                                    _reduction(reduction, size_average, reduce), ignore_index)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """``-(t * log(x) + (1 - t) * log(1 - x))`` for probabilities ``x`` (logs clamped at
+    -100, as PyTorch)."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                         f"input size ({input.shape}) is deprecated. Please ensure they have "
+                         f"the same size.")
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        weight = weight.expand(input.shape)
+    return aten.binary_cross_entropy.default(input, target, weight,
+                                             _reduction(reduction, size_average, reduce))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """``binary_cross_entropy(sigmoid(input), target)``, computed stably."""
+    return aten.binary_cross_entropy_with_logits.default(
+        input, target, weight, pos_weight, _reduction(reduction, size_average, reduce))
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence of log-probabilities ``input`` from ``target``; ``'batchmean'``
+    divides the sum by the batch size (the mathematically right mean)."""
+    if reduction == "batchmean":
+        loss = aten.kl_div.default(input, target, 2, log_target=log_target)
+        return loss / input.shape[0] if input.ndim else loss
+    if reduction == "mean" and size_average is None and reduce is None:
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                      "the support size.'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition.'mean' will be changed to behave "
+                      "the same as 'batchmean' in the next major release.", stacklevel=2)
+    return aten.kl_div.default(input, target, _reduction(reduction, size_average, reduce),
+                               log_target=log_target)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-target * input))``."""
+    return _reduce(aten.softplus.default(-target * input), _reduction(reduction, size_average,
+                                                                      reduce))
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    if not (input1.ndim == input2.ndim == target.ndim):
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {input1.shape}, input2: "
+                           f"{input2.shape}, target: {target.shape} ")
+    loss = aten.relu.default(-target * (input1 - input2) + margin)
+    return _reduce(loss, _reduction(reduction, size_average, reduce))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
+    zeros = fnx.zeros_like(input)
+    margin_part = fnx.where(target == 1, zeros, aten.relu.default(margin - input))
+    loss = fnx.where(target == -1, zeros, input) + margin_part
+    return _reduce(loss, _reduction(reduction, size_average, reduce))
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """``1 - cos(x1, x2)`` for ``target == 1``, ``max(0, cos(x1, x2) - margin)`` for -1."""
+    cos = cosine_similarity(input1, input2, dim=-1)
+    loss = fnx.where(target == 1, 1 - cos, aten.relu.default(cos - margin))
+    return _reduce(loss, _reduction(reduction, size_average, reduce))
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """``0.5 * (log(max(var, eps)) + (input - target)**2 / max(var, eps))`` (+ const)."""
+    if var.ndim == input.ndim - 1 and var.ndim and tuple(var.shape) == tuple(input.shape[:-1]):
+        var = var.unsqueeze(-1)
+    if (var < 0).any():
+        raise ValueError("var has negative entry/entries")
+    var = var.clone()
+    with no_grad():     # clamped for stability without stopping the gradient, as PyTorch
+        var.clamp_(eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, _reduction(reduction))
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """Negative log likelihood of ``target ~ Poisson(input)``."""
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + fnx.where(target > 1, stirling, fnx.zeros_like(stirling))
+    return _reduce(loss, _reduction(reduction, size_average, reduce))
+
+
+# ----------------------------------------------------------------------------- vision
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last ``len(pad) // 2`` dims (``pad`` lists the last dim first).
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.pad(fnx.ones(1, 2), (1, 0), value=0.0)
+    tensor([[0., 1., 1.]])
+    """
+    return aten.pad.default(input, list(pad), mode, value)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize a ``(N, C, H, W)`` batch (modes ``'nearest'`` and ``'bilinear'``)."""
+    if input.ndim != 4 or mode not in ("nearest", "bilinear"):
+        raise NotImplementedError(f"interpolate: fnx supports 4-D input with mode 'nearest' "
+                                  f"or 'bilinear', got {input.ndim}-D input and mode "
+                                  f"{mode!r}")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    out = None if size is None else _pair(size)
+    scales = None if scale_factor is None else [float(s) for s in _pair(scale_factor)]
+    if scales is not None and recompute_scale_factor:
+        out = [int(math.floor(input.shape[2 + i] * s)) for i, s in enumerate(scales)]
+        scales = None
+    if mode == "nearest":
+        return aten.upsample_nearest2d.vec(input, out, scales)
+    return aten.upsample_bilinear2d.vec(input, out, bool(align_corners), scales)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """``(*, C * r * r, H, W) -> (*, C, H * r, W * r)``."""
+    r = upscale_factor
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    n = len(batch)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """``(*, C, H * r, W * r) -> (*, C * r * r, H, W)``."""
+    r = downscale_factor
+    *batch, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got {h}x{w} and {r}")
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    n = len(batch)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+# ----------------------------------------------------------------------------- attention
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """``softmax(q @ k.T * scale + mask) @ v`` (``is_causal``: lower-triangular mask).
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.scaled_dot_product_attention(fnx.ones(1, 2, 4), fnx.ones(1, 3, 4),
+    ...                                fnx.ones(1, 3, 5)).shape
+    fnx.Size([1, 2, 5])
+    """
+    return aten.scaled_dot_product_attention.default(query, key, value, attn_mask, dropout_p,
+                                                     is_causal, scale=scale,
+                                                     enable_gqa=enable_gqa)
+
+
+def _canonical_mask(mask, name, target_dtype):
+    """Boolean masks (True = masked out) become additive float masks, as PyTorch."""
+    if mask is None:
+        return None
+    if mask.dtype is fnx.bool:
+        return fnx.zeros(mask.shape, dtype=target_dtype, device=mask.device).masked_fill(
+            mask, float("-inf"))
+    if not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """Multi-head attention over ``(L, N, E)`` (or unbatched ``(L, E)``) inputs, as
+    ``torch.nn.functional.multi_head_attention_forward``; returns ``(output, weights)``."""
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k/static_v are not "
+                                  "supported")
+    batched = query.ndim == 3
+    if query.ndim not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.ndim}-D query tensor")
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
+                           "the Transformer module method `generate_square_subsequent_mask` "
+                           "to create this mask.")
+    # with no padding mask and no weights asked for, the causal hint replaces the mask
+    causal_only = is_causal and key_padding_mask is None and not need_weights
+    if causal_only:
+        attn_mask = None
+    # projections
+    if not use_separate_proj_weight:
+        if query is key and key is value:
+            q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)
+        else:
+            w_q, w_k, w_v = in_proj_weight.chunk(3)
+            b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else \
+                in_proj_bias.chunk(3)
+            q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+    else:
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q = linear(query, q_proj_weight, b_q)
+        k = linear(key, k_proj_weight, b_k)
+        v = linear(value, v_proj_weight, b_v)
+    attn_mask = _canonical_mask(attn_mask, "attn_mask", q.dtype)
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.ndim == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+    if bias_k is not None and bias_v is not None:
+        k = fnx.cat([k, bias_k.expand(1, bsz, embed_dim)])
+        v = fnx.cat([v, bias_v.expand(1, bsz, embed_dim)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    # (L, N, E) -> (N * H, L, D)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:
+        k = fnx.cat([k, fnx.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype,
+                                  device=k.device)], 1)
+        v = fnx.cat([v, fnx.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype,
+                                  device=v.device)], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    s = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, s):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, s)}, but got "
+                                 f"{key_padding_mask.shape}")
+        kpm = _canonical_mask(key_padding_mask, "key_padding_mask", q.dtype)
+        kpm = kpm.reshape(bsz, 1, 1, s).expand(bsz, num_heads, 1, s)
+        kpm = kpm.reshape(bsz * num_heads, 1, s)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        scores = fnx.matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights = softmax(scores, dim=-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = fnx.matmul(weights, v)
+        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+        weights = weights.reshape(bsz, num_heads, tgt_len, s)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if attn_mask is not None and attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
+        attn_mask = attn_mask.unsqueeze(0)
+    elif attn_mask is not None:
+        attn_mask = attn_mask.reshape(bsz, num_heads, -1, s)
+    q = q.reshape(bsz, num_heads, tgt_len, head_dim)
+    k = k.reshape(bsz, num_heads, s, head_dim)
+    v = v.reshape(bsz, num_heads, s, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, causal_only)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    if not batched:
+        out = out.squeeze(1)
+    return out, None

@@ -1,0 +1,264 @@
+"""Normalization layers: batch, layer, group, RMS and instance norm."""
+from __future__ import annotations
+
+import numbers
+
+import fnx
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+
+
+class _NormBase(Module):
+    """Affine weight/bias and the running statistics (buffers) of batch/instance norm."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        kw = {"device": device, "dtype": dtype}
+        if affine:
+            self.weight = Parameter(fnx.empty(num_features, **kw))
+            self.bias = Parameter(fnx.empty(num_features, **kw))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", fnx.zeros(num_features, **kw))
+            self.register_buffer("running_var", fnx.ones(num_features, **kw))
+            self.register_buffer("num_batches_tracked",
+                                 fnx.tensor(0, dtype=fnx.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:      # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked)
+        use_batch = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep else None,
+                            self.running_var if keep else None, self.weight, self.bias,
+                            use_batch, factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm over ``(N, C)`` or ``(N, C, L)``: per-channel batch statistics in training
+    (updating ``running_mean``/``running_var`` with ``momentum``), running ones in eval.
+
+    >>> import fnx
+    >>> bn = fnx.nn.BatchNorm1d(3)
+    >>> bn
+    BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    >>> list(bn.state_dict())
+    ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
+    """
+
+    def _check_input_dim(self, input):
+        if input.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over ``(N, C, H, W)``."""
+
+    def _check_input_dim(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over ``(N, C, D, H, W)``."""
+
+    def _check_input_dim(self, input):
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
+class _InstanceNorm(_NormBase):
+    _nd = 0
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+
+    def forward(self, input):
+        n = self._nd
+        if input.ndim not in (n + 1, n + 2):
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
+        batched = input.ndim == n + 2
+        x = input if batched else input.unsqueeze(0)
+        if x.shape[1] != self.num_features and self.affine:
+            raise ValueError(f"expected input's size at dim=1 to match num_features "
+                             f"({self.num_features}), but got: {x.shape[1]}.")
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats, self.momentum
+                              if self.momentum is not None else 0.0, self.eps)
+        return out if batched else out.squeeze(0)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _nd = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalize each (sample, channel) plane of ``(N, C, H, W)``."""
+    _nd = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _nd = 3
+
+
+def _shape(s):
+    return (s,) if isinstance(s, numbers.Integral) else tuple(s)
+
+
+class LayerNorm(Module):
+    """Normalize over the trailing ``normalized_shape`` dims, then scale and shift.
+
+    >>> import fnx
+    >>> ln = fnx.nn.LayerNorm(4)
+    >>> ln
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True)
+    >>> ln(fnx.arange(8.).reshape(2, 4)).sum(-1).tolist()
+    [0.0, 0.0]
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        kw = {"device": device, "dtype": dtype}
+        if elementwise_affine:
+            self.weight = Parameter(fnx.empty(*self.normalized_shape, **kw))
+            if bias:
+                self.bias = Parameter(fnx.empty(*self.normalized_shape, **kw))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class GroupNorm(Module):
+    """Normalize over groups of channels of ``(N, C, *)``.
+
+    >>> import fnx
+    >>> fnx.nn.GroupNorm(2, 4)
+    GroupNorm(2, 4, eps=1e-05, affine=True)
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(fnx.empty(num_channels, device=device, dtype=dtype))
+            self.bias = Parameter(fnx.empty(num_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class RMSNorm(Module):
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing dims (``eps=None``: the
+    dtype's machine epsilon).
+
+    >>> import fnx
+    >>> fnx.nn.RMSNorm(4)
+    RMSNorm((4,), eps=None, elementwise_affine=True)
+    """
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(fnx.empty(*self.normalized_shape, device=device,
+                                              dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")

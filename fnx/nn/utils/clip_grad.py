@@ -1,0 +1,69 @@
+"""Gradient clipping, written with tensor ops only (no ``.item()``), so a compiled
+training step keeps it inside the program."""
+from __future__ import annotations
+
+import math
+
+import fnx
+from ..._tensor import Tensor
+from .._grad import no_grad
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+
+
+def _grads(parameters):
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p.grad for p in parameters if p.grad is not None]
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The ``norm_type``-norm of the norms of ``tensors`` (a 0-dim tensor)."""
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    tensors = list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return fnx.tensor(0.0)
+    with no_grad():
+        norms = [fnx.ops.aten.linalg_vector_norm.default(t, norm_type) for t in tensors]
+        stacked = fnx.stack([n.to(tensors[0].device) for n in norms])
+        total = fnx.ops.aten.linalg_vector_norm.default(stacked, norm_type)
+    if error_if_nonfinite and not bool(fnx.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
+                           f"`parameters` is non-finite, so it cannot be clipped. To disable "
+                           f"this error and scale the gradients by the non-finite norm anyway, "
+                           f"set `error_if_nonfinite=False`")
+    return total
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                    foreach=None):
+    """Scale the gradients in place so their total norm is at most ``max_norm``; returns
+    the total norm before clipping.
+
+    >>> import fnx
+    >>> p = fnx.nn.Parameter(fnx.zeros(2))
+    >>> p.grad = fnx.tensor([3.0, 4.0])
+    >>> fnx.nn.utils.clip_grad_norm_([p], 1.0), p.grad
+    (tensor(5.), tensor([0.6000, 0.8000]))
+    """
+    grads = _grads(parameters)
+    if not grads:
+        return fnx.tensor(0.0)
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    with no_grad():
+        coef = fnx.clamp(float(max_norm) / (total + 1e-6), max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.device, g.dtype))
+    return total
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
+    """Clamp every gradient element to ``[-clip_value, clip_value]`` in place."""
+    clip_value = float(clip_value)
+    if math.isnan(clip_value):
+        raise ValueError("clip_value is nan")
+    with no_grad():
+        for g in _grads(parameters):
+            g.clamp_(-clip_value, clip_value)

@@ -1,0 +1,36 @@
+"""Small in-place update helpers shared by the optimizers (no ``.item()``: every value
+stays a tensor or a Python constant, so the updates trace)."""
+from __future__ import annotations
+
+from .._tensor import Tensor
+
+
+def add_scaled_(t: Tensor, other: Tensor, scale) -> Tensor:
+    """``t += scale * other`` where ``scale`` is a number or a 0-dim tensor."""
+    if isinstance(scale, Tensor):
+        return t.add_(other * scale)
+    return t.add_(other, alpha=scale)
+
+
+def lerp_(t: Tensor, end: Tensor, weight: float) -> Tensor:
+    """``t += weight * (end - t)``, i.e. ``t = (1 - weight) * t + weight * end``."""
+    return t.mul_(1 - weight).add_(end, alpha=weight)
+
+
+def addcmul_(t: Tensor, a: Tensor, b: Tensor, value: float = 1.0) -> Tensor:
+    """``t += value * a * b``."""
+    return t.add_(a * b, alpha=value)
+
+
+def check(name: str, ok: bool, value) -> None:
+    if not ok:
+        raise ValueError(f"Invalid {name}: {value}")
+
+
+def check_lr(lr) -> None:
+    if isinstance(lr, Tensor):
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        return
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
