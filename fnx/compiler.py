@@ -19,6 +19,9 @@ from .dispatch.keys import DispatchKey
 __all__ = ["is_compiling", "suspend_tracing"]
 
 
+suspensions = [0]      # blocks run outside a trace so far (fnx.compile asks, see below)
+
+
 def is_compiling() -> bool:
     """True while ``fnx.compile`` (or ``fnx.ir.tracer.trace``) is tracing this thread."""
     from .ir.tracer import TracingMode
@@ -45,6 +48,8 @@ def suspend_tracing():
     """
     state = tls.state
     modes, include = state.modes, state.include
+    if modes:
+        suspensions[0] += 1
     state.modes = []
     state.include = include & ~(1 << DispatchKey.Tracer)
     try:

@@ -252,6 +252,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         extra = []
         graph.mutated_inputs = []
         if functional:
+            if lift_captured:
+                _lift_written_captures(mode)
             finals = [(i, mode.node_of(t)) for i, t in enumerate(mode.inputs)
                       if any(w is t for w in mode.written)]
             graph.mutated_inputs = [(i, len(extra) + k + 1) for k, (i, _) in enumerate(finals)]
@@ -265,6 +267,19 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.lifted = mode.lifted
     graph.input_sources = mode.sources
     return graph
+
+
+def _lift_written_captures(mode):
+    """A captured tensor the function overwrote without reading it (``buf.copy_(x)``) was
+    never lifted: give it a placeholder too, so its final value is written back to it."""
+    for w in mode.written:
+        if isinstance(w._data, MetaArray) or any(w is t for t in mode.inputs):
+            continue
+        mode.lifted.append(w)
+        mode.graph.placeholder(f"l_{len(mode.lifted) - 1}",
+                               NodeMeta(tuple(w.shape), w.dtype, w.device))
+        mode.sources.append(("lifted", w))
+        mode.inputs.append(w)
 
 
 def _leaves(value):

@@ -24,6 +24,7 @@ from .._tensor import Tensor
 from ..ir.graph import Graph, Node, map_nodes
 from ..ir.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..ir.passes.partition import Partition, Region, partition
+from .. import compiler as _compiler
 from ..autograd import engine as _engine
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import set_grad
@@ -85,7 +86,8 @@ class CompiledFunction:
                 return self.fn(*args, **kwargs)
             if entry is None:
                 return self.fn(*args, **kwargs)
-            self.cache.setdefault(key, []).append(entry)
+            if not entry.one_shot:
+                self.cache.setdefault(key, []).append(entry)
         return entry(args, kwargs)
 
     def entries(self) -> list:
@@ -110,10 +112,13 @@ class CompiledFunction:
                 stages["traced"] = trace(call, *flat, input_names=names, lift_captured=True)
         # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
         # function is recorded too, and the .grad it writes become outputs.
-        runs = _engine.runs[0]
+        runs, suspended = _engine.runs[0], _compiler.suspensions[0]
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
                       decompose_to=self.decompose, capture_grads=True)
         differentiable = graph.output_requires_grad and _engine.runs[0] == runs
+        # State made outside the trace (an optimizer's first step): Python took a branch
+        # the guards cannot see, so this program is for this call only.
+        one_shot = _compiler.suspensions[0] != suspended
         if differentiable:
             # Outputs that carry a gradient and no backward inside: the caller differentiates
             # the result. Trace the forward alone; its backward is JAX's vjp of it.
@@ -141,8 +146,11 @@ class CompiledFunction:
                                         f"program; it runs eagerly so autograd can record it")
                 self._eager_reason = "differentiable with eager parts"
                 return None
-            return _GradEntry(self.target, graph, parts, lifted, len(flat), stages)
-        return _Entry(self.target, graph, parts, lifted, len(flat), stages)
+            entry = _GradEntry(self.target, graph, parts, lifted, len(flat), stages)
+        else:
+            entry = _Entry(self.target, graph, parts, lifted, len(flat), stages)
+        entry.one_shot = one_shot
+        return entry
 
     def explain(self, *args, **kwargs) -> "CompileReport":
         """What compiling for these arguments does: the graph at each stage, the regions,

@@ -65,11 +65,13 @@ class Adam(Optimizer):
     def _init_state(self, p, group):
         state = self.state[p]
         if "exp_avg" not in state:
-            state["step"] = fnx.zeros((), dtype=fnx.float32, device=p.device)
-            state["exp_avg"] = fnx.zeros_like(p)
-            state["exp_avg_sq"] = fnx.zeros_like(p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = fnx.zeros_like(p)
+            # state outlives a compiled step's trace: made outside it, on real tensors
+            with fnx.compiler.suspend_tracing():
+                state["step"] = fnx.zeros((), dtype=fnx.float32, device=p.device)
+                state["exp_avg"] = fnx.zeros_like(p)
+                state["exp_avg_sq"] = fnx.zeros_like(p)
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = fnx.zeros_like(p)
         return state
 
     @_use_grad

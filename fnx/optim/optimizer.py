@@ -160,7 +160,8 @@ class Optimizer:
         incremented in place so compiled steps read it instead of baking it in."""
         step = state.get("step")
         if step is None:
-            step = state["step"] = fnx.zeros((), dtype=fnx.float32, device=param.device)
+            with fnx.compiler.suspend_tracing():    # state outlives a compiled step's trace
+                step = state["step"] = fnx.zeros((), dtype=fnx.float32, device=param.device)
         step.add_(1)
         return step
 

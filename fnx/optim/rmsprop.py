@@ -50,12 +50,13 @@ class RMSprop(Optimizer):
                 grad = -p.grad if group["maximize"] else p.grad
                 state = self.state[p]
                 if "square_avg" not in state:
-                    state["step"] = fnx.zeros((), dtype=fnx.float32, device=p.device)
-                    state["square_avg"] = fnx.zeros_like(p)
-                    if momentum > 0:
-                        state["momentum_buffer"] = fnx.zeros_like(p)
-                    if group["centered"]:
-                        state["grad_avg"] = fnx.zeros_like(p)
+                    with fnx.compiler.suspend_tracing():    # state outlives a trace
+                        state["step"] = fnx.zeros((), dtype=fnx.float32, device=p.device)
+                        state["square_avg"] = fnx.zeros_like(p)
+                        if momentum > 0:
+                            state["momentum_buffer"] = fnx.zeros_like(p)
+                        if group["centered"]:
+                            state["grad_avg"] = fnx.zeros_like(p)
                 self._step_tensor(state, p)
                 if wd != 0:
                     grad = grad.add(p, alpha=wd)

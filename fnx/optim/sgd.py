@@ -2,6 +2,8 @@
 weight decay, as ``torch.optim.SGD``."""
 from __future__ import annotations
 
+from .. import compiler
+from ..api.creation import zeros_like
 from ._functional import add_scaled_, check, check_lr
 from .optimizer import Optimizer, _use_grad
 
@@ -56,7 +58,11 @@ class SGD(Optimizer):
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
                     if buf is None:
-                        buf = state["momentum_buffer"] = d_p.clone().detach()
+                        # the first step's buffer is d_p itself; made outside a compiled
+                        # step's trace (state outlives it), then written
+                        with compiler.suspend_tracing():
+                            buf = state["momentum_buffer"] = zeros_like(p)
+                        buf.copy_(d_p)
                     else:
                         buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
                     d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
