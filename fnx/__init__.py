@@ -40,7 +40,13 @@ from .random import Generator, default_generator, initial_seed, manual_seed, see
 _inplace_or_view.register_all()
 _meta.register_all()
 _autograd_kernels.install()
+from .backends import cuda as _cuda_backend  # noqa: E402
+_cuda_backend.register()      # the CUDA key's kernels and the Functionalize key's
+
+from . import cuda, nn, optim  # noqa: E402
+from .serialization import load, save  # noqa: E402,F401
 
 __all__ = ["Tensor", "Size", "device", "dtype", "ops", "library", "decompose", "compile",
            "autograd", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled"] + _api.__all__
+           "is_grad_enabled", "is_inference_mode_enabled", "nn", "optim", "cuda", "save",
+           "load"] + _api.__all__
