@@ -222,18 +222,17 @@ def test_complex_sign_gradient_at_zero_is_zero():
     assert g[0] == 0 and np.isfinite(g[1])
 
 
-def test_digamma_backward_raises_naming_its_derivative():
-    x = rand((3,), 0.5, 2.0)
-    y = P.reduce_sum(P.digamma(x), [0])
-    with pytest.raises(NotImplementedError, match="derivative of prims.digamma.*polygamma"):
-        y.backward()
+def test_digamma_gradient_is_trigamma():
+    x = np.array([-2.5, -0.3, 0.1, 0.5, 1.7, 4.0, 30.0])
+    (g,) = grads(P.digamma, [T(x, fnx.float64)], np.ones(7))
+    np.testing.assert_allclose(g, sp.polygamma(1, x), rtol=1e-10)
 
 
-def test_lgamma_second_derivative_needs_digammas_derivative():
-    x = rand((2,), 0.5, 2.0)
+def test_lgamma_second_derivative_is_trigamma():
+    x = T(np.array([0.5, 1.7, 4.0]), fnx.float64).requires_grad_()
     (g,) = fnx.autograd.grad([P.reduce_sum(P.lgamma(x), [0])], [x], create_graph=True)
-    with pytest.raises(NotImplementedError, match="digamma"):
-        fnx.autograd.grad([P.reduce_sum(g, [0])], [x])
+    (h,) = fnx.autograd.grad([P.reduce_sum(g, [0])], [x])
+    np.testing.assert_allclose(h.numpy(), sp.polygamma(1, x.detach().numpy()), rtol=1e-10)
 
 
 def test_lgamma_gradient_is_digamma():

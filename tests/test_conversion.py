@@ -113,13 +113,14 @@ def test_to_goes_through_to_copy(monkeypatch):
     assert [c["dtype"] for c in calls] == [fnx.float64, fnx.int8]
 
 
-def test_cuda_without_backend():
+@pytest.mark.skipif(fnx.cuda.is_available(), reason="a GPU (or FNX_CUDA_ON_CPU=1) is present")
+def test_cuda_without_a_gpu_names_the_extra():
     x = make()
-    with pytest.raises(RuntimeError, match="no CUDA backend is registered"):
+    with pytest.raises(RuntimeError, match=r"no JAX GPU backend.*pip install 'fnx\[cuda12\]'"):
         x.cuda()
-    with pytest.raises(RuntimeError, match="no CUDA backend"):
+    with pytest.raises(RuntimeError, match="no JAX GPU backend"):
         x.to("cuda:0", fnx.float64)
-    with pytest.raises(RuntimeError, match="no CUDA backend"):
+    with pytest.raises(RuntimeError, match="no JAX GPU backend"):
         x.cuda(0)
     with pytest.raises(RuntimeError, match="must be cuda device"):
         x.cuda("cpu")

@@ -87,3 +87,30 @@ def reverse_cumsum(x, dim):
     if x.ndim == 0:
         return x
     return aten.flip.default(aten.cumsum.default(aten.flip.default(x, [dim]), dim), [dim])
+
+
+def trigamma(x):
+    """polygamma(1, x) for a float tensor, from differentiable ops: the reflection formula
+    below 1/2, six recurrence steps, then the asymptotic series (relative error < 1e-12)."""
+    import math
+    from ..ops import aten
+    small = aten.lt.Scalar(x, 0.5)
+    y = aten.where.self(small, aten.rsub.Scalar(x, 1.0), x)
+    acc = None
+    for k in range(6):
+        term = aten.reciprocal.default(aten.square.default(aten.add.Scalar(y, float(k))))
+        acc = term if acc is None else aten.add.Tensor(acc, term)
+    z = aten.add.Scalar(y, 6.0)
+    inv = aten.reciprocal.default(z)
+    inv2 = aten.square.default(inv)
+    # 1/z + 1/(2z^2) + 1/(6z^3) - 1/(30z^5) + 1/(42z^7) - 1/(30z^9) + 5/(66z^11)
+    poly = aten.full_like.default(inv2, 5 / 66)
+    for c in (-1 / 30, 1 / 42, -1 / 30, 1 / 6):      # Horner in 1/z^2
+        poly = aten.add.Scalar(aten.mul.Tensor(poly, inv2), c)
+    series = aten.add.Tensor(aten.add.Tensor(inv, aten.mul.Scalar(inv2, 0.5)),
+                             aten.mul.Tensor(aten.mul.Tensor(poly, inv2), inv))
+    t = aten.add.Tensor(acc, series)
+    s = aten.sin.default(aten.mul.Scalar(x, math.pi))
+    reflected = aten.sub.Tensor(aten.div.Tensor(aten.full_like.default(x, math.pi ** 2),
+                                                aten.square.default(s)), t)
+    return aten.where.self(small, reflected, t)

@@ -332,10 +332,9 @@ def _sign_backward(grad, self):
     return _p.where(_p.eq(a, _like(a, 0)), _like(grad, 0), out)
 
 
-def _digamma_backward(grad):
-    raise NotImplementedError(
-        "the derivative of prims.digamma (polygamma(1, x), the trigamma function) is not "
-        "implemented: fnx has no polygamma prim to write it with")
+def _digamma_backward(grad, self):
+    from .grad_utils import trigamma
+    return _p.mul(grad, trigamma(self))
 
 
 # name -> formula; parameters as in ``registry.derivative`` (``self``: the input)
