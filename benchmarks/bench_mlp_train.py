@@ -8,7 +8,8 @@ Four variants start from the same weights and data:
 - compiled step: ``fnx.compile(step)``: forward, backward and update as one jitted program
 - JAX: ``jax.value_and_grad`` plus the SGD update in one ``jax.jit``
 
-Each repeat runs every variant once (interleaved, so machine noise hits all of them);
+Each repeat runs every variant once (interleaved, so machine noise hits all of them, in
+an order rotated every repeat);
 the figure is the median over repeats after warm-up. The losses of the four variants are
 printed after the timed steps as a correctness check (they train the same model).
 ``--memory N`` instead runs N eager steps and prints the process's resident memory along
@@ -165,8 +166,12 @@ def main(argv=None):
             _sync(fn(x, y))
     times = {name: [] for name in steps}
     losses = {}
-    for _ in range(args.repeats):
-        for name, fn in steps.items():
+    names = list(steps)
+    for r in range(args.repeats):
+        # rotate the order each repeat: whatever runs right after the eager variant shares
+        # the CPU with NumPy's BLAS threads still spinning down
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = steps[name]
             t0 = time.perf_counter()
             losses[name] = _sync(fn(x, y))
             times[name].append(time.perf_counter() - t0)
