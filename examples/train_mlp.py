@@ -107,15 +107,11 @@ def main(argv=None):
     print(f"final test accuracy: {acc:.2%} ({elapsed:.1f} s)")
 
     # A checkpoint round trip: fnx.save writes a zip of arrays + a JSON header (no pickle).
-    if hasattr(fnx, "save"):
-        save, load = fnx.save, fnx.load
-    else:   # before fnx/__init__ exports them
-        from fnx.serialization import load, save
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "mlp.fnx")
-        save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": args.epochs},
-             path)
-        ckpt = load(path)
+        fnx.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                  "epoch": args.epochs}, path)
+        ckpt = fnx.load(path)
         restored = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
                                  nn.Linear(64, 4)).to(device)
         restored.load_state_dict(ckpt["model"])

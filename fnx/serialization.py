@@ -12,11 +12,10 @@ Also here: ``_rebuild_tensor`` (what ``pickle`` of a tensor calls) and
 ``_deepcopy_tensor`` (``copy.deepcopy``), which ``fnx.Tensor`` uses.
 
 >>> import fnx, io
->>> from fnx.serialization import save, load
 >>> buf = io.BytesIO()
->>> save({"w": fnx.ones(2, dtype=fnx.bfloat16), "step": 3}, buf)
+>>> fnx.save({"w": fnx.ones(2, dtype=fnx.bfloat16), "step": 3}, buf)
 >>> _ = buf.seek(0)
->>> load(buf)
+>>> fnx.load(buf)
 {'w': tensor([1., 1.], dtype=fnx.bfloat16), 'step': 3}
 """
 from __future__ import annotations
@@ -54,11 +53,10 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     a tensor reached twice is stored once and loaded back as one object.
 
     >>> import fnx, fnx.nn, io
-    >>> from fnx.serialization import save, load
     >>> buf = io.BytesIO()
-    >>> save(fnx.nn.Linear(3, 2).state_dict(), buf)
+    >>> fnx.save(fnx.nn.Linear(3, 2).state_dict(), buf)
     >>> _ = buf.seek(0)
-    >>> sorted(load(buf))
+    >>> sorted(fnx.load(buf))
     ['bias', 'weight']
     """
     if pickle_module is not None:
