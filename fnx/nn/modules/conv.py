@@ -102,14 +102,8 @@ class _ConvNd(Module):
         return s.format(**self.__dict__)
 
 
-class Conv1d(_ConvNd):
-    """1-D convolution over ``(N, C_in, L)`` (or unbatched ``(C_in, L)``).
-
-    >>> import fnx
-    >>> fnx.nn.Conv1d(2, 4, 3)(fnx.ones(1, 2, 10)).shape
-    fnx.Size([1, 4, 8])
-    """
-    _nd = 1
+class _Conv(_ConvNd):
+    """Conv1d/2d/3d: PyTorch's constructor signature; ``forward`` calls ``F.conv<N>d``."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
@@ -119,11 +113,21 @@ class Conv1d(_ConvNd):
 
     def forward(self, input):
         x, pad = self._padded(input)
-        return F.conv1d(x, self.weight, self.bias, self.stride, pad, self.dilation,
-                        self.groups)
+        fn = getattr(F, f"conv{self._nd}d")
+        return fn(x, self.weight, self.bias, self.stride, pad, self.dilation, self.groups)
 
 
-class Conv2d(_ConvNd):
+class Conv1d(_Conv):
+    """1-D convolution over ``(N, C_in, L)`` (or unbatched ``(C_in, L)``).
+
+    >>> import fnx
+    >>> fnx.nn.Conv1d(2, 4, 3)(fnx.ones(1, 2, 10)).shape
+    fnx.Size([1, 4, 8])
+    """
+    _nd = 1
+
+
+class Conv2d(_Conv):
     """2-D convolution over ``(N, C_in, H, W)`` (or unbatched ``(C_in, H, W)``).
 
     >>> import fnx
@@ -135,32 +139,10 @@ class Conv2d(_ConvNd):
     """
     _nd = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         0, groups, bias, padding_mode, device, dtype)
 
-    def forward(self, input):
-        x, pad = self._padded(input)
-        return F.conv2d(x, self.weight, self.bias, self.stride, pad, self.dilation,
-                        self.groups)
-
-
-class Conv3d(_ConvNd):
+class Conv3d(_Conv):
     """3-D convolution over ``(N, C_in, D, H, W)``."""
     _nd = 3
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
-                 dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         0, groups, bias, padding_mode, device, dtype)
-
-    def forward(self, input):
-        x, pad = self._padded(input)
-        return F.conv3d(x, self.weight, self.bias, self.stride, pad, self.dilation,
-                        self.groups)
 
 
 class _ConvTransposeNd(_ConvNd):
