@@ -19,7 +19,7 @@ import warnings
 
 import fnx
 from ..ops import aten
-from ._grad import no_grad
+from ..autograd.grad_mode import no_grad
 
 __all__ = [
     # activations

@@ -76,11 +76,7 @@ class Adam(Optimizer):
 
     @_use_grad
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            from ..autograd.grad_mode import enable_grad
-            with enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, wd = group["lr"], group["weight_decay"]

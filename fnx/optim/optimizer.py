@@ -14,7 +14,7 @@ from itertools import chain
 
 import fnx
 from .._tensor import Tensor
-from ..nn._grad import no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -142,6 +142,14 @@ class Optimizer:
 
     def step(self, closure=None):
         raise NotImplementedError
+
+    @staticmethod
+    def _closure_loss(closure):
+        """The loss ``closure()`` returns, computed with grad enabled (None without one)."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
 
     def register_step_post_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` runs after every ``step``."""

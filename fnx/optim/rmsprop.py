@@ -36,11 +36,7 @@ class RMSprop(Optimizer):
 
     @_use_grad
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            from ..autograd.grad_mode import enable_grad
-            with enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             momentum, wd = group["momentum"], group["weight_decay"]

@@ -40,11 +40,7 @@ class SGD(Optimizer):
 
     @_use_grad
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            from ..autograd.grad_mode import enable_grad
-            with enable_grad():
-                loss = closure()
+        loss = self._closure_loss(closure)
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]

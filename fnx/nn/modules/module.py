@@ -20,7 +20,7 @@ from ... import _dtype as D
 from ..._device import device as _device_cls
 from ..._tensor import Tensor, _autograd_bit
 from ...dispatch.keys import AUTOGRAD_BITS
-from .._grad import no_grad
+from ...autograd.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]

@@ -6,7 +6,7 @@ import math
 
 import fnx
 from ..._tensor import Tensor
-from .._grad import no_grad
+from ...autograd.grad_mode import no_grad
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import fnx
-from .._grad import no_grad
+from ...autograd.grad_mode import no_grad
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
