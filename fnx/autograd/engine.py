@@ -232,7 +232,6 @@ def _needed(nodes, only):
     """Ids of the nodes on some path to an edge in ``only``."""
     targets = {nid for nid, _ in only}
     memo = {}
-    order = []
     # Iterative post-order over the reachable graph.
     stack = [(n, False) for n in nodes.values()]
     while stack:
@@ -242,7 +241,6 @@ def _needed(nodes, only):
         if done:
             memo[id(n)] = id(n) in targets or any(
                 e is not None and memo.get(id(e[0]), False) for e in n.next_edges)
-            order.append(n)
             continue
         stack.append((n, True))
         for e in n.next_edges:

@@ -57,7 +57,7 @@ class FunctionCtx:
 
 class BackwardCFunction(Node):
     """The node of one ``Function.apply`` call."""
-    __slots__ = ("cls", "ctx", "out_meta", "n_inputs")
+    __slots__ = ("cls", "ctx", "out_meta", "n_inputs", "positions")
 
     def name(self):
         return f"{self.cls.__name__}Backward"
@@ -82,11 +82,8 @@ class BackwardCFunction(Node):
         if len(res) < self.n_inputs:
             raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                f"gradients (expected {self.n_inputs}, got {len(res)})")
-        res = [r for r in res[:self.n_inputs]]
-        return [res[i] if isinstance(i, int) else None for i in self._positions()]
-
-    def _positions(self):
-        return self.metadata["positions"]
+        # one gradient per argument; the edges are the tensor arguments' positions
+        return [res[i] for i in self.positions]
 
 
 class Function:
@@ -132,8 +129,7 @@ class Function:
         node.ctx = ctx
         ctx._node = node
         node.n_inputs = len(args)
-        # Map each input position to its edge slot: backward returns one grad per argument.
-        node.metadata["positions"] = [i for i, _ in tensors]
+        node.positions = [i for i, _ in tensors]
         node.out_meta = []
         non_diff = {id(t) for t in ctx._non_diff}
         dirty = {id(t) for t in ctx._dirty}

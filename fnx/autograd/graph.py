@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
-from ..dispatch.keys import AUTOGRAD_BITS
+from ..dispatch.keys import AUTOGRAD_BITS, BACKEND_BITS
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "edge_of", "ag_bit", "set_grad",
            "GradWriteLog"]
@@ -28,15 +28,14 @@ FREED = ("Trying to backward through the graph a second time (or directly access
 
 def ag_bit(ks: int) -> int:
     """The Autograd key bit that goes with the backend key in ``ks``."""
-    bit = _AG_FOR_BACKEND.get(ks & _BACKENDS)
+    bit = _AG_FOR_BACKEND.get(ks & BACKEND_BITS)
     if bit is None:
         from .._tensor import _autograd_bit
-        bit = _AG_FOR_BACKEND[ks & _BACKENDS] = _autograd_bit(ks)
+        bit = _AG_FOR_BACKEND[ks & BACKEND_BITS] = _autograd_bit(ks)
     return bit
 
 
-from ..dispatch.keys import BACKEND_BITS as _BACKENDS  # noqa: E402
-_AG_FOR_BACKEND: dict = {}
+_AG_FOR_BACKEND: dict = {}      # backend bits -> their Autograd key's bit
 
 
 class GradWriteLog:

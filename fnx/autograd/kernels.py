@@ -435,11 +435,8 @@ def _fallback(op, ks, args, kwargs):
     return out
 
 
-def _no_gradient():
-    return None
-
-
-def _no_gradient_self(op):
+def _no_gradient(op):
+    """A formula giving none of ``op``'s tensor arguments a gradient."""
     n = sum(1 for a in op.schema.arguments if a.type.is_tensor)
 
     def no_gradient():
@@ -470,9 +467,9 @@ def register_op(op) -> None:
         fv_formula = getattr(fv, "derivative", None)
         if fv_formula is NONDIFFERENTIABLE:
             # e.g. ``x.eq_(y)`` on a float x: x's value no longer depends on its history
-            fv_formula = _no_gradient_self(op)
+            fv_formula = _no_gradient(op)
         # Fills (zero_, uniform_, ...) have no functional overload: nothing flows to self.
-        f = fv_formula if fv is None or hasattr(fv, "derivative") else _no_gradient
+        f = fv_formula if fv is None or hasattr(fv, "derivative") else _no_gradient(op)
         if f is not None:
             spec = _Spec(op, f, inplace=True)
             spec.node_name = _camel(op.name) + "Backward0"

@@ -424,7 +424,7 @@ def check_gradient(info, sample):
         if inplace:
             s = type(s)(s.input.clone(), *s.args, **s.kwargs)
         return _call(info, s)
-    inputs = [t for t in diff]
+    inputs = diff
     with np.errstate(all="ignore"):
         out = fn(*inputs)
     outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if _is_tensor(o)]
