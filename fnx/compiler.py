@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 
-from .dispatch import tls
-from .dispatch.keys import DispatchKey
+from .core import tls
+from .core.dispatch_key import DispatchKey
 
 __all__ = ["is_compiling", "suspend_tracing"]
 
@@ -23,8 +23,8 @@ suspensions = [0]      # blocks run outside a trace so far (fnx.compile asks, se
 
 
 def is_compiling() -> bool:
-    """True while ``fnx.compile`` (or ``fnx.ir.tracer.trace``) is tracing this thread."""
-    from .ir.tracer import TracingMode
+    """True while ``fnx.compile`` (or ``fnx.graph.tracer.trace``) is tracing this thread."""
+    from .graph.tracer import TracingMode
     return any(isinstance(m, TracingMode) for m in tls.state.modes)
 
 

@@ -30,10 +30,10 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import _dtype as D
-from ._device import device as _device_cls
-from ._tensor import Tensor, _autograd_bit
-from .autograd.grad_mode import no_grad
+from .core import dtype as D
+from .core.device import device as _device_cls
+from .core.tensor import Tensor, _autograd_bit
+from .core.grad_mode import no_grad
 
 __all__ = ["save", "load"]
 

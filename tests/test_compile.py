@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.ir.graph import Node
-from fnx.ir.passes import functionalize
-from fnx.ir.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
-from fnx.ir.passes.partition import partition
-from fnx.ir.tracer import DataDependentError, trace
+from fnx.graph.graph import Node
+from fnx.graph.passes import functionalize
+from fnx.graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
+from fnx.graph.passes.partition import partition
+from fnx.graph.tracer import DataDependentError, trace
 from fnx.lower import get_target
 
 rng = np.random.default_rng(0)

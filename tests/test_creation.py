@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx._device import privateuse1_name
+from fnx.core.device import privateuse1_name
 from fnx.dispatch import DispatchKey
 from fnx.ops import aten
 

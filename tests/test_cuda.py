@@ -9,7 +9,8 @@ import pytest
 import fnx
 import fnx.testing as ft
 from fnx.backends import cuda as backend
-from fnx.backends.cuda import _generic
+from fnx.backends.cuda import jit_kernel as _generic
+from fnx.backends.cuda import devices as cuda_devices
 
 pytestmark = pytest.mark.skipif(not fnx.cuda.is_available(),
                                 reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
@@ -43,7 +44,7 @@ def test_device_api():
 @pytest.mark.skipif(fnx.cuda.device_count() < 2, reason="one cuda device")
 def test_second_device_and_current_device():
     x = fnx.arange(3, device="cuda:1")
-    assert x.device == fnx.device("cuda:1") and x._data.devices() == {fnx.cuda.jax_device(1)}
+    assert x.device == fnx.device("cuda:1") and x._data.devices() == {cuda_devices.jax_device(1)}
     y = x * 2
     assert y.device == fnx.device("cuda:1") and y._data.devices() == x._data.devices()
     with fnx.cuda.device(1):
@@ -235,7 +236,7 @@ def _view_cases():
 
 
 def _is_view(op):
-    from fnx.ir.passes.functionalize import is_view_op
+    from fnx.graph.passes.functionalize import is_view_op
     return is_view_op(op)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx import _device
+from fnx.core import device as _device
 from fnx.dispatch import DispatchKey
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[1] / "examples" / "custom_backend.py"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.ir.decompose import run_decomposed
+from fnx.graph.decompose import run_decomposed
 from fnx.testing.decomp import assert_decomposes, assert_graph_decomposes, assert_ran_only
 
 aten = fnx.ops.aten

@@ -1,6 +1,6 @@
 """Indexing ops decomposed to prims: only prims run, and the result equals eager's.
 
-Every functional op of fnx/ir/ops/indexing.py goes through ``run_decomposed(op, ...,
+Every functional op of fnx/ir/aten/indexing.py goes through ``run_decomposed(op, ...,
 to="prims")``: advanced indexing with several index tensors, None entries, broadcasting,
 negative indices and bool masks (via prims.nonzero, eager only), index_put with and
 without accumulate, gather/scatter and every scatter_reduce mode, masks.  Results must
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.ir.decompose import run_decomposed
-from fnx.ir.ops import indexing as I
+from fnx.graph.decompose import run_decomposed
+from fnx.ir.aten import indexing as I
 from fnx.testing.decomp import (assert_decomposes, assert_graph_decomposes, assert_same_error,
                                 functional_aten_ops, sample_params, seeded_tensor)
 
@@ -288,7 +288,7 @@ def test_traced_graph_has_only_prims(fn, args):
 
 
 def test_data_dependent_ops_do_not_trace():
-    from fnx.ir.tracer import DataDependentError
+    from fnx.graph.tracer import DataDependentError
     with pytest.raises(DataDependentError):
         fnx.decompose(lambda a: aten.nonzero.default(a), make((3,)), to="prims")
     with pytest.raises(DataDependentError):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.ir.decompose import run_decomposed
+from fnx.graph.decompose import run_decomposed
 from fnx.testing.decomp import (REDUCTION_TOLS, assert_decomposes, assert_graph_decomposes,
                                 assert_same, assert_same_error)
 from fnx.testing.decomp import seeded_tensor as rand

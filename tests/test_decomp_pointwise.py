@@ -1,6 +1,6 @@
 """Pointwise ops decomposed to prims agree with their eager kernels.
 
-Every functional op of fnx/ir/ops/elementwise.py runs through ``run_decomposed(..., to=
+Every functional op of fnx/ir/aten/elementwise.py runs through ``run_decomposed(..., to=
 "prims")`` on samples covering float32/float64/float16, int64, bool, 0-dim, empty,
 non-contiguous and broadcast operands, Python scalars (wrapped numbers) and mixed dtypes.
 The decomposition must run only prims and give exactly the eager dtype and shape, the
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.ir.decompose import run_decomposed
-from fnx.ir.ops import elementwise as E
+from fnx.graph.decompose import run_decomposed
+from fnx.ir.aten import elementwise as E
 from fnx.testing.decomp import assert_decomposes, assert_graph_decomposes
 
 aten = fnx.ops.aten

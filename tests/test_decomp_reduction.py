@@ -1,6 +1,6 @@
 """Reductions decomposed to prims: only prims run, and the result equals eager's.
 
-Every op of fnx/ir/ops/reduction.py goes through ``run_decomposed(op, ..., to="prims")``
+Every op of fnx/ir/aten/reduction.py goes through ``run_decomposed(op, ..., to="prims")``
 on representative samples (dtypes, 0-dim, empty, negative dims, keepdim, ``dtype=``,
 NaN/inf) and must match the eager result exactly in dtype and shape, bitwise for
 integer and bool results and to float tolerance otherwise.  Errors must be the same.
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.ir.decompose import run_decomposed
+from fnx.graph.decompose import run_decomposed
 from fnx.testing.decomp import (REDUCTION_TOLS, assert_decomposes, assert_graph_decomposes,
                                 assert_same_error)
 from fnx.testing.decomp import seeded_tensor as rand

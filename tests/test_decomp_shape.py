@@ -1,6 +1,6 @@
 """Shape and view ops decomposed to prims: only prims run, and the result equals eager's.
 
-Every op of fnx/ir/ops/shape.py (except in-place ones, which functionalization handles)
+Every op of fnx/ir/aten/shape.py (except in-place ones, which functionalization handles)
 goes through ``run_decomposed(op, ..., to="prims")`` on representative samples: several
 dtypes, 0-dim and empty tensors, non-contiguous inputs, negative dims and PyTorch's
 clamping/legacy rules.  The result must match eager exactly in dtype, shape and values.
@@ -11,8 +11,8 @@ from functools import partial
 import pytest
 
 import fnx
-from fnx.ir.decompose import run_decomposed
-from fnx.ir.ops import shape as S
+from fnx.graph.decompose import run_decomposed
+from fnx.ir.aten import shape as S
 from fnx.testing.decomp import (assert_decomposes, assert_graph_decomposes, assert_same_error,
                                 functional_aten_ops, sample_params, seeded_tensor)
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx._tensor import Tensor
+from fnx.core.tensor import Tensor
 from fnx.backends.cpu import CPU_KS
 
 
@@ -173,7 +173,7 @@ def test_set_printoptions():
 
 
 def test_printoptions_context_manager():
-    from fnx._format import printoptions
+    from fnx.api.printing import printoptions
     with printoptions(precision=1):
         assert repr(T([0.25, 1.5])) == "tensor([0.2, 1.5])"
     assert repr(T([0.25, 1.5])) == "tensor([0.2500, 1.5000])"

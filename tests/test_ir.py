@@ -5,9 +5,9 @@ import pytest
 import fnx
 from fnx.dispatch import DispatchKey, local_include_set
 from fnx.dispatch.modes import DispatchMode, current_mode
-from fnx.ir.decompose import in_target, level, run_decomposed
-from fnx.ir.graph import Graph
-from fnx.ir.tracer import DataDependentError, trace
+from fnx.graph.decompose import in_target, level, run_decomposed
+from fnx.graph.graph import Graph
+from fnx.graph.tracer import DataDependentError, trace
 
 aten = fnx.ops.aten
 

@@ -1,4 +1,4 @@
-"""Neural-network ops (fnx/ir/ops/nn.py): each forward against an independent NumPy
+"""Neural-network ops (fnx/ir/aten/nn.py): each forward against an independent NumPy
 reference written here (loops or einsum), PyTorch's dtypes, shapes and errors, the
 decompositions against the direct CPU kernels, and the core ops decomposed to prims.
 """
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.ir.decompose import run_decomposed
+from fnx.graph.decompose import run_decomposed
 from fnx.testing.opinfo import nn as R
 from fnx.testing.opinfo.nn import (np_adaptive, np_avg_pool, np_bilinear, np_col2im, np_conv,
                                    np_conv_transpose, np_cross_entropy, np_grid_sample,

@@ -9,7 +9,7 @@ import pytest
 
 import fnx
 import fnx.testing as ft
-from fnx.testing import refs
+from fnx.testing import reference_dtypes as refs
 
 
 @pytest.mark.parametrize("case", ft.params())
@@ -45,7 +45,7 @@ def test_ids_and_checks():
 
 
 def test_every_elementwise_op_has_an_entry():
-    from fnx.ir.ops import elementwise as E
+    from fnx.ir.aten import elementwise as E
     names = {i.name for i in ft.entries()}
     for op, family in E.VARIANTS.items():
         for v in family.values():
@@ -199,7 +199,7 @@ def _example_backend():
 
 @pytest.fixture(scope="module")
 def mydev():
-    from fnx import _device
+    from fnx.core import device as _device
     old = _device.privateuse1_name()
     lib = _example_backend().register()
     yield

@@ -32,7 +32,7 @@ SHAPES = [(), (0,), (5,), (2, 3), (2, 0, 3)]
 def T(a, dtype=None):
     """A CPU tensor over a copy of ``a`` (any NumPy dtype, incl. bfloat16)."""
     a = np.array(a, dtype=None if dtype is None else dtype.numpy)
-    return wrap(a, fnx._dtype.from_numpy_dtype(a.dtype))
+    return wrap(a, fnx.core.dtype.from_numpy_dtype(a.dtype))
 
 
 def M(shape, dtype=F32):
@@ -524,7 +524,7 @@ def test_slice(rng):
     for x, start, limit, strides in cases:
         got = P.slice(T(x), start, limit, strides)
         want = lax_ref(lambda v: lax.slice(v, start, limit, strides), x)
-        assert_close(got, want, fnx._dtype.from_numpy_dtype(x.dtype), rtol=0, atol=0)
+        assert_close(got, want, fnx.core.dtype.from_numpy_dtype(x.dtype), rtol=0, atol=0)
         assert P.slice(M(x.shape), start, limit, strides).shape == got.shape
     assert P.slice(T(3.0), [], []).numpy().tolist() == 3.0
     with pytest.raises(RuntimeError, match=r"prims.slice: dim 0: need 0 <= start \(3\) <= "

@@ -4,7 +4,7 @@ Every expected dtype here is written out by hand from PyTorch's rules (c10's
 promoteTypes table and TensorIterator's three-tier rule: dimensioned tensors, then
 zero-dim tensors, then Python scalars, a lower tier only counting when it is of a
 higher category); nothing is computed with fnx's own promotion code.  The second half
-sweeps the pointwise ops of ``fnx/ir/ops/elementwise.py`` against NumPy/SciPy with
+sweeps the pointwise ops of ``fnx/ir/aten/elementwise.py`` against NumPy/SciPy with
 PyTorch's semantics (integer division and remainder signs, rounding modes, integer pow,
 bitwise ops on bool) and checks PyTorch's errors.
 """
@@ -15,7 +15,7 @@ import pytest
 import scipy.special as sp
 
 import fnx
-from fnx.ir.ops import elementwise as E
+from fnx.ir.aten import elementwise as E
 
 D = {"b": fnx.bool, "u1": fnx.uint8, "i1": fnx.int8, "i2": fnx.int16, "i4": fnx.int32,
      "i8": fnx.int64, "f2": fnx.float16, "bf": fnx.bfloat16, "f4": fnx.float32,

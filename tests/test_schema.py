@@ -7,7 +7,7 @@ import pathlib
 import pytest
 
 import fnx
-from fnx.ir.schema import AliasInfo, parse_schema
+from fnx.dispatch.schema import AliasInfo, parse_schema
 
 CORE = pathlib.Path("/work/shared/reference/core_aten_ops.txt")
 _LOCAL = pathlib.Path(__file__).resolve().parents[1] / "shared/reference/core_aten_ops.txt"

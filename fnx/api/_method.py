@@ -1,5 +1,5 @@
 """Attach public functions to ``Tensor`` as methods."""
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 
 
 def tensor_method(*names):

@@ -6,12 +6,12 @@ neither the dtype nor the device changes and no copy was asked for.
 """
 from __future__ import annotations
 
-from .. import _dtype as D
-from .._device import device as _device
-from .._format import set_printoptions
-from .._tensor import Tensor
-from ..ir.ops import factory as F
-from ..ir.ops._common import _TORCH_NAMES
+from ..core import dtype as D
+from ..core.device import device as _device
+from .printing import set_printoptions
+from ..core.tensor import Tensor
+from ..ir.aten import factory as F
+from ..ir.aten._common import _TORCH_NAMES
 from ..ops import aten
 from ._method import tensor_method
 

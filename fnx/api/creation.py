@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype as D
-from .._device import CPU
-from .._tensor import Tensor
+from ..core import dtype as D
+from ..core.device import CPU
+from ..core.tensor import Tensor
 from ..backends.cpu._core import wrap
-from ..ir.ops.factory import device_arg
+from ..ir.aten.factory import device_arg
 from ..ops import aten
 from ._method import tensor_method
 

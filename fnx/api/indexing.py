@@ -15,11 +15,11 @@ import operator
 
 import numpy as np
 
-from .. import _dtype as D
-from .._tensor import Tensor
-from ..ir.ops import conversion as C
-from ..ir.ops import indexing as I
-from ..ir.ops import shape as S
+from ..core import dtype as D
+from ..core.tensor import Tensor
+from ..ir.aten import conversion as C
+from ..ir.aten import indexing as I
+from ..ir.aten import shape as S
 from ._method import tensor_method
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_put",

@@ -5,7 +5,7 @@ Products do not promote dtypes (PyTorch's rule): ``float32 @ float64`` is an err
 """
 from __future__ import annotations
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 from ..ops import aten
 from ._method import tensor_method
 

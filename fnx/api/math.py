@@ -1,8 +1,8 @@
 """Pointwise math: ``fnx.add``, ``fnx.exp``, ``x + y``, ``x.add_(y)``, comparisons, logic."""
 from __future__ import annotations
 
-from .._tensor import Tensor
-from ..ir.ops import elementwise as E
+from ..core.tensor import Tensor
+from ..ir.aten import elementwise as E
 from ..ops import aten
 from ._method import tensor_method
 

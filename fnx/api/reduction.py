@@ -7,7 +7,7 @@ named in PyTorch (``max.dim``) come back as ``return_types`` named tuples.
 """
 from __future__ import annotations
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 from ..ops import aten
 from ._method import tensor_method
 

@@ -5,8 +5,8 @@ no dim, one dim or several; ``split`` with a size or a list of sizes) and calls 
 """
 from __future__ import annotations
 
-from .._tensor import Tensor
-from ..ir.ops import shape as S
+from ..core.tensor import Tensor
+from ..ir.aten import shape as S
 from ._method import tensor_method
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",

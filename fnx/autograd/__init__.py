@@ -3,7 +3,7 @@
 Tensors that require grad carry their backend's Autograd dispatch key, so every op on them
 reaches an autograd kernel (``kernels.py``) that runs the op below and records a ``Node``
 (``graph.py``) holding what the op's derivative formula needs. Formulas live at each op's
-definition site (``fnx/ir/ops/*.py``, ``fnx/ir/prims.py``) and are written with fnx ops, so
+definition site (``fnx/ir/aten/*.py``, ``fnx/ir/prims.py``) and are written with fnx ops, so
 they run on every backend, can be traced (a compiled training step records them) and can be
 differentiated again (``create_graph=True``). Ops without a formula are differentiated
 through their decomposition.
@@ -18,7 +18,7 @@ tensor([[ 7., 11.],
 """
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 
-from .grad_mode import _GradModeGuard, enable_grad, no_grad
+from ..core.grad_mode import _GradModeGuard, enable_grad, no_grad
 from .graph import AccumulateGrad, edge_of, set_grad
 
 __all__ = ["backward", "grad", "accumulate_into"]
@@ -50,7 +50,7 @@ def _check_roots(tensors, grad_tensors, what):
 def _as_tuple(x):
     if x is None:
         return ()
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 

@@ -17,8 +17,8 @@ tensor([ 3., 12.])
 """
 from __future__ import annotations
 
-from ..dispatch.keys import AUTOGRAD_BITS
-from .grad_mode import no_grad
+from ..core.dispatch_key import AUTOGRAD_BITS
+from ..core.grad_mode import no_grad
 from .graph import FREED, Node, SavedTensor, ag_bit, edge_of
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -107,11 +107,11 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor
+        from ..core.tensor import Tensor
         ctx = FunctionCtx()
         tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        from .grad_mode import is_grad_enabled
+        from ..core.grad_mode import is_grad_enabled
         record = is_grad_enabled() and any(a._ks & AUTOGRAD_BITS for _, a in tensors)
         with no_grad():
             if cls.setup_context is not None:
@@ -156,7 +156,7 @@ class Function:
 
 
 def _alias(t):
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     a = Tensor._make(t._data, t._dtype, t._device, t._ks & ~AUTOGRAD_BITS)
     a._vc = t._shared_version_counter()
     return a

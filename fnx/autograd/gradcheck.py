@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import grad as _grad
-from .grad_mode import no_grad
+from ..core.grad_mode import no_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -20,7 +20,7 @@ class GradcheckError(RuntimeError):
 
 
 def _tensors(x):
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     if isinstance(x, Tensor):
         return [x]
     if isinstance(x, (tuple, list)):
@@ -119,7 +119,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     >>> fnx.autograd.gradcheck(lambda t: (t.sin() * t).sum(), (x,))
     True
     """
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     wrt = [t for t in _tensors(inputs) if t.requires_grad]
     if not wrt:
@@ -178,7 +178,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     >>> fnx.autograd.gradgradcheck(lambda t: t ** 3, (x,))
     True
     """
-    from .._tensor import Tensor
+    from ..core.tensor import Tensor
     from .. import tensor
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     wrt_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]

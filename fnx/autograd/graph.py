@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
-from ..dispatch.keys import AUTOGRAD_BITS, BACKEND_BITS
+from ..core.dispatch_key import AUTOGRAD_BITS, BACKEND_BITS
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "edge_of", "ag_bit", "set_grad",
            "GradWriteLog"]
@@ -30,7 +30,7 @@ def ag_bit(ks: int) -> int:
     """The Autograd key bit that goes with the backend key in ``ks``."""
     bit = _AG_FOR_BACKEND.get(ks & BACKEND_BITS)
     if bit is None:
-        from .._tensor import _autograd_bit
+        from ..core.tensor import _autograd_bit
         bit = _AG_FOR_BACKEND[ks & BACKEND_BITS] = _autograd_bit(ks)
     return bit
 

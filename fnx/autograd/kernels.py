@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import inspect
 
-from ..dispatch import tls
+from ..core import tls
 from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
-from ..dispatch.keys import AUTOGRAD_BITS, AUTOGRAD_KEYS, AliasKey, DispatchKey, below
+from ..core.dispatch_key import AUTOGRAD_BITS, AUTOGRAD_KEYS, AliasKey, DispatchKey, below
 from ..ir.registry import NONDIFFERENTIABLE
 from .graph import FREED, Node, SavedTensor, ag_bit, edge_of
 
@@ -462,7 +462,7 @@ def register_op(op) -> None:
         op.register(AliasKey.Autograd, _out_kernel(op))
         return
     if f is None and written == ["self"]:
-        from ..ir.passes.functionalize import functional_variant
+        from ..graph.passes.functionalize import functional_variant
         fv = functional_variant(op)
         fv_formula = getattr(fv, "derivative", None)
         if fv_formula is NONDIFFERENTIABLE:

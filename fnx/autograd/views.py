@@ -10,7 +10,7 @@ used (its version no longer matches ``_gfv``, the version its ``grad_fn`` was ma
 """
 from __future__ import annotations
 
-from ..dispatch.keys import AUTOGRAD_BITS
+from ..core.dispatch_key import AUTOGRAD_BITS
 from .graph import FREED, Node, ag_bit, edge_of
 
 __all__ = ["rebase_history", "refresh_view_grad_fn", "replay", "CopySlices"]
@@ -100,7 +100,7 @@ def _self_index(node) -> int:
 
 
 def _regenerate(view, base) -> None:
-    from .grad_mode import enable_grad
+    from ..core.grad_mode import enable_grad
     with enable_grad():
         tmp = replay(view._view_chain, base)
     view._ks |= ag_bit(view._ks)

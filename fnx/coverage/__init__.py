@@ -3,7 +3,7 @@
 One row per operator overload (``fnx.dispatch.dispatcher.all_ops()``) with its schema, level
 (prim/core/aten) and what exists for it: a meta function, a CPU kernel, a decomposition to
 core and to prims (found by running the op's first OpInfo sample, first dtype, through
-``fnx.ir.decompose.run_decomposed`` and checking which ops ran and that the result matches
+``fnx.graph.decompose.run_decomposed`` and checking which ops ran and that the result matches
 eager), lowering targets that handle it (``fnx.lower.targets()``, each answering
 ``has_rule(op)``; an op that is not a prim lowers when every prim it decomposes to has a
 rule), autograd (a derivative formula, an Autograd kernel, or differentiation through a
@@ -21,7 +21,7 @@ import argparse
 import json
 import sys
 
-from ..ir.decompose import level as _op_level
+from ..graph.decompose import level as _op_level
 from ._core_ops import CORE_ATEN_SCHEMAS
 
 __all__ = ["NOT_APPLICABLE", "coverage_rows", "summarize", "core_overloads", "missing_core",
@@ -74,7 +74,7 @@ def missing_core() -> list:
 # --------------------------------------------------------------------------- columns
 
 def _meta(op) -> str:
-    from ..dispatch.keys import AliasKey, DispatchKey
+    from ..core.dispatch_key import AliasKey, DispatchKey
     if op.meta is not None or DispatchKey.Meta in op.kernels:
         return "yes"
     if AliasKey.CompositeImplicitAutograd in op.kernels:
@@ -83,7 +83,7 @@ def _meta(op) -> str:
 
 
 def _cpu(op) -> str:
-    from ..dispatch.keys import AliasKey, DispatchKey
+    from ..core.dispatch_key import AliasKey, DispatchKey
     if DispatchKey.CPU in op.kernels:
         return "kernel"
     if AliasKey.CompositeExplicitAutograd in op.kernels:
@@ -96,7 +96,7 @@ def _cpu(op) -> str:
 def _autograd(op) -> str:
     """How autograd handles the op: its formula, its functional twin's formula (in-place),
     not differentiable, through its decomposition, or (blank) a backward-time error."""
-    from ..dispatch.keys import AUTOGRAD_KEYS, AliasKey
+    from ..core.dispatch_key import AUTOGRAD_KEYS, AliasKey
     from ..ir.registry import NONDIFFERENTIABLE
     d = getattr(op, "derivative", None)
     if d is NONDIFFERENTIABLE:
@@ -118,7 +118,7 @@ def _targets():
 def _decomposes(info, to):
     """``("ok", ops that ran)`` or ``("FAIL: ...", None)`` for the first sample, first dtype."""
     from ..testing.checks import check_decomposition
-    from ..ir.decompose import run_decomposed
+    from ..graph.decompose import run_decomposed
     samples = info.sample_inputs("cpu", info.dtypes[0]) if info.dtypes else []
     if not samples:
         return "no samples", None

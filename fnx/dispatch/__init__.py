@@ -1,8 +1,8 @@
 """The dispatcher: keys, keysets, thread-local guards and per-operator tables."""
 from .dispatcher import (FALLTHROUGH, OpOverload, OpOverloadPacket, all_ops, define, get_op,
                          ops, register_fallback)
-from .keys import AliasKey, DispatchKey, DispatchKeySet, below
-from .tls import (ExcludeDispatchKeyGuard, IncludeDispatchKeyGuard, local_exclude_set,
+from ..core.dispatch_key import AliasKey, DispatchKey, DispatchKeySet, below
+from ..core.tls import (ExcludeDispatchKeyGuard, IncludeDispatchKeyGuard, local_exclude_set,
                   local_include_set)
 
 __all__ = ["DispatchKey", "DispatchKeySet", "AliasKey", "below", "OpOverload",

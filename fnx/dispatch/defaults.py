@@ -9,7 +9,7 @@
   (fnx.dispatch.modes: the tracer, the decomposer).
 """
 from .dispatcher import FALLTHROUGH, register_fallback
-from .keys import AUTOCAST_KEYS, AUTOGRAD_KEYS, DispatchKey
+from ..core.dispatch_key import AUTOCAST_KEYS, AUTOGRAD_KEYS, DispatchKey
 
 
 def install() -> None:

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import keyword
 
-from ..ir.schema import FunctionSchema, check_argument_type, parse_schema
-from . import tls
-from .keys import (AUTOCAST_KEYS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_KEYS, BACKEND_KEYS, FULL, KEYS,
+from .schema import FunctionSchema, check_argument_type, parse_schema
+from ..core import tls
+from ..core.dispatch_key import (AUTOCAST_KEYS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_KEYS, BACKEND_KEYS, FULL, KEYS,
                    NUM_KEYS, AliasKey, DispatchKey, DispatchKeySet)
 
 __all__ = ["OpOverload", "OpOverloadPacket", "FALLTHROUGH", "register_fallback",

@@ -24,8 +24,8 @@ runs an op on the keys under the Tracer with the mode suspended.
 from __future__ import annotations
 
 from .dispatcher import register_fallback
-from .keys import DispatchKey, below
-from .tls import ExcludeDispatchKeyGuard, IncludeDispatchKeyGuard, state
+from ..core.dispatch_key import DispatchKey, below
+from ..core.tls import ExcludeDispatchKeyGuard, IncludeDispatchKeyGuard, state
 
 __all__ = ["DispatchMode", "current_mode"]
 

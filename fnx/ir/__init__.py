@@ -1,1 +1,1 @@
-"""The IR: schemas, op definitions (fnx.ir.ops), shapes and promotion helpers."""
+"""The IR: schemas, op definitions (fnx.ir.aten), shapes and promotion helpers."""

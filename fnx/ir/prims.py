@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import operator
 
-from .. import _dtype as D
+from ..core import dtype as D
 from ..ops import prims as _p
 from .registry import TensorMeta, defop, derivative, nondifferentiable
 
@@ -898,7 +898,7 @@ def _full_meta(shape, fill_value, *, dtype, device):
 
 
 def _factory(op):
-    from .ops.factory import backend_select
+    from .aten.factory import backend_select
     backend_select(op)
     return op
 

@@ -5,7 +5,7 @@ for the kinds of ``torch._prims_common.ELEMENTWISE_TYPE_PROMOTION_KIND``.
 """
 from __future__ import annotations
 
-from .. import _dtype as D
+from ..core import dtype as D
 
 __all__ = ["DEFAULT", "INT_TO_FLOAT", "ALWAYS_BOOL", "COMPLEX_TO_FLOAT", "BOOL_TO_LONG",
            "NO_OPMATH", "elementwise_dtypes"]

@@ -20,9 +20,9 @@ import inspect
 
 import numpy as np
 
-from .. import _dtype as D
-from .._device import CPU
-from .._tensor import Tensor
+from ..core import dtype as D
+from ..core.device import CPU
+from ..core.tensor import Tensor
 from ..ops import prims
 from .promotion import NO_OPMATH, elementwise_dtypes
 from .registry import decomposition

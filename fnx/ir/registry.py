@@ -1,6 +1,6 @@
 """Defining operators: ``defop`` gives an op its schema, tags and meta function.
 
-Each op family module (``fnx/ir/ops/*.py``) is the one place an op's semantics
+Each op family module (``fnx/ir/aten/*.py``) is the one place an op's semantics
 live: schema, tags, type-promotion kind, meta function (output shape and dtype),
 decomposition and derivative.  Backends and lowerings register implementations
 against the ``OpOverload`` objects defined there.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..dispatch.dispatcher import OpOverload, define
-from ..dispatch.keys import AliasKey
+from ..core.dispatch_key import AliasKey
 
 __all__ = ["defop", "TensorMeta", "derivative", "nondifferentiable", "NONDIFFERENTIABLE"]
 

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D
+from ..core import dtype as D
 from . import Target
 
 __all__ = ["JAX_TARGET", "JaxTarget", "np_dtype", "random_key"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import jax
 
 from ..autograd.graph import FREED, Node, ag_bit, edge_of
-from ..ir.graph import _collect
+from ..graph.graph import _collect
 from .jax_compile import _to_tensor
 
 __all__ = ["compile_vjp", "CompiledBackward"]

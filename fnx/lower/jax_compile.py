@@ -9,8 +9,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from .._tensor import Tensor
-from ..ir.graph import _collect, map_nodes
+from ..core.tensor import Tensor
+from ..graph.graph import _collect, map_nodes
 
 __all__ = ["compile_graph", "graph_program"]
 
@@ -104,7 +104,7 @@ def _to_tensor(array, meta):
     dev = meta.device
     if dev is not None and str(dev).startswith("cuda"):
         # The program ran on that device (its inputs live there): keep the jax.Array.
-        from .._device import canonical
+        from ..core.device import canonical
         from ..backends.cuda import wrap_array
         return wrap_array(array, meta.dtype, canonical(dev))
     from ..backends.cpu import wrap

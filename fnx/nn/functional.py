@@ -19,7 +19,7 @@ import warnings
 
 import fnx
 from ..ops import aten
-from ..autograd.grad_mode import no_grad
+from ..core.grad_mode import no_grad
 
 __all__ = [
     # activations

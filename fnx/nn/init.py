@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 import fnx
-from ..autograd.grad_mode import no_grad
+from ..core.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",

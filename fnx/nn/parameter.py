@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import fnx
-from .._tensor import Tensor, _autograd_bit
-from ..dispatch.keys import AUTOGRAD_BITS
+from ..core.tensor import Tensor, _autograd_bit
+from ..core.dispatch_key import AUTOGRAD_BITS
 
 __all__ = ["Parameter", "Buffer"]
 
@@ -54,7 +54,7 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, proto):
         import numpy as np
-        from ..autograd.grad_mode import no_grad
+        from ..core.grad_mode import no_grad
         with no_grad():
             data = np.array(self.cpu()._data, copy=True)
         return (_rebuild_parameter, (data, self._dtype.name, str(self._device),

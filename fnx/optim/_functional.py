@@ -2,7 +2,7 @@
 stays a tensor or a Python constant, so the updates trace)."""
 from __future__ import annotations
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 
 
 def add_scaled_(t: Tensor, other: Tensor, scale) -> Tensor:

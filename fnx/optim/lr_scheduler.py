@@ -17,7 +17,7 @@ import math
 import warnings
 from collections import Counter
 
-from .._tensor import Tensor
+from ..core.tensor import Tensor
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",

@@ -13,8 +13,8 @@ from collections import OrderedDict, defaultdict
 from itertools import chain
 
 import fnx
-from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..core.tensor import Tensor
+from ..core.grad_mode import enable_grad, no_grad
 
 __all__ = ["Optimizer", "required"]
 

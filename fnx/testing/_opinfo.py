@@ -14,8 +14,8 @@ import zlib
 
 import numpy as np
 
-from .. import _dtype as D
-from ..ir.decompose import level as _level
+from ..core import dtype as D
+from ..graph.decompose import level as _level
 
 __all__ = ["SampleInput", "ErrorInput", "Known", "OpInfo", "make_tensor", "register",
            "entries", "entry_for", "CHECKS", "DEFAULT_TOLS", "FLOATS", "INTS", "ALL_DTYPES",
@@ -250,7 +250,7 @@ class OpInfo:
     - ``op``: the ``OpOverload`` (``fnx.ops.aten.add.Tensor``).
     - ``ref``: an independent NumPy/SciPy reference taking NumPy arrays (and the same
       non-tensor arguments) and returning arrays with PyTorch's result dtype and shape
-      (see ``fnx.testing.refs``); None when no reference exists (only the other checks run).
+      (see ``fnx.testing.reference_dtypes``); None when no reference exists (only the other checks run).
     - ``dtypes``: the input dtypes the samples are made in.
     - ``sample_inputs(info, device, dtype)``: yields ``SampleInput``s.
     - ``error_inputs(info, device)``: yields ``ErrorInput``s (optional).
@@ -363,12 +363,12 @@ def _load() -> None:
 def variants_of(op) -> dict:
     """``{"inplace": op_, "out": op.out}`` for a functional op (those that exist).
 
-    Pointwise ops list theirs in ``fnx.ir.ops.elementwise.VARIANTS``; for other ops the
+    Pointwise ops list theirs in ``fnx.ir.aten.elementwise.VARIANTS``; for other ops the
     PyTorch naming convention is followed: ``name_.overload`` and ``name.out`` (for the
     ``default``/``Tensor`` overload) or ``name.<overload>_out``, each with the functional
     op's arguments (plus ``out``)."""
     from ..dispatch.dispatcher import _ops
-    from ..ir.ops import elementwise as E
+    from ..ir.aten import elementwise as E
     fam = E.VARIANTS.get(op)
     if fam is not None:
         return {k: v for k, v in fam.items() if k != "functional"}

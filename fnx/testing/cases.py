@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 
-from .. import _dtype as D
+from ..core import dtype as D
 from . import checks as C
 from ._opinfo import CHECKS, entries
 

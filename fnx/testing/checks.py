@@ -5,7 +5,7 @@
   ``op_`` the result is ``self``, written, its version bumped; for ``op.out`` it is ``out``.
 - ``check_meta(info, sample)``: the op on meta copies gives the eager shapes and dtypes.
 - ``check_decomposition(info, sample, to="core"|"prims")``: the op run with everything
-  outside the target level decomposed (``fnx.ir.decompose.run_decomposed``) matches eager,
+  outside the target level decomposed (``fnx.graph.decompose.run_decomposed``) matches eager,
   and only ops of that level ran.
 - ``check_errors(info, error_input)``: the op (and its meta function) raise PyTorch's error.
 - ``check_lowering(info, sample, backend)``: ``fnx.compile(op, backend=...)`` matches eager.
@@ -167,7 +167,7 @@ def check_meta(info, sample):
 def check_decomposition(info, sample, to="prims"):
     """Run the op decomposed to ``to`` ("core" or "prims"): only ops of that level may
     run, and the result must match eager (on a clone of the sample)."""
-    from ..ir.decompose import in_target, run_decomposed
+    from ..graph.decompose import in_target, run_decomposed
     if info.op.schema.is_mutable:
         return _check_functional_decomposition(info, sample, to)
     eager_sample = clone_sample(sample)
@@ -203,8 +203,8 @@ def _check_functional_decomposition(info, sample, to):
     """A writing op (in-place, out=) reaches ``to`` through functionalization: trace it
     functionally and decomposed, check that only ops of that level remain, and run the
     graph: its result and the final values of the written inputs must match eager."""
-    from ..ir.decompose import in_target
-    from ..ir.tracer import DataDependentError, trace
+    from ..graph.decompose import in_target
+    from ..graph.tracer import DataDependentError, trace
     eager_sample = clone_sample(sample)
     expected = _call(info, eager_sample)
     op = info.op
@@ -286,7 +286,7 @@ def check_errors(info, error_input):
 def check_lowering(info, sample, target):
     """The op traced (decomposed to prims) and compiled by lowering ``target`` (a name in
     ``fnx.lower.targets()`` or a target object) matches eager on a clone of the sample."""
-    from ..ir.tracer import trace
+    from ..graph.tracer import trace
     if isinstance(target, str):
         from ..lower import get_target
         target = get_target(target)
@@ -295,7 +295,7 @@ def check_lowering(info, sample, target):
 
     def fn(*ts):
         return _call(info, _relabel(sample, ts))
-    from ..ir.tracer import DataDependentError
+    from ..graph.tracer import DataDependentError
     try:
         graph = trace(fn, *tensors, decompose_to="prims", functional=True)
     except DataDependentError as e:
@@ -312,7 +312,7 @@ def check_lowering_batch(info, samples, target):
     every sample in turn into a single graph, so a target that compiles (JAX) pays its
     compile cost once per entry and dtype.  Samples that cannot be traced (data-dependent
     shapes) are left out; returns how many were checked."""
-    from ..ir.tracer import DataDependentError, trace
+    from ..graph.tracer import DataDependentError, trace
     if isinstance(target, str):
         from ..lower import get_target
         target = get_target(target)

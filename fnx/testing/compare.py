@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype as D
+from ..core import dtype as D
 
 __all__ = ["assert_close", "to_numpy"]
 

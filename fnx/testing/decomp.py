@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as D
+from ..core import dtype as D
 from .compare import assert_close
 
 __all__ = ["REDUCTION_TOLS", "assert_same", "outside_target", "assert_ran_only",
@@ -91,7 +91,7 @@ def assert_same(out, expected, tols=None, *, values=True):
 def outside_target(ran, to="prims"):
     """The sorted names of the ops in ``ran`` (as ``run_decomposed`` reports them) that
     are outside level ``to``: ``[]`` when the decomposition reached it."""
-    from ..ir.decompose import in_target
+    from ..graph.decompose import in_target
     return sorted(str(op) for op in ran if not in_target(op, to))
 
 
@@ -120,7 +120,7 @@ def assert_decomposes(op, *args, to="prims", tols=None, values=True, allow_error
     >>> type(e).__name__
     'RuntimeError'
     """
-    from ..ir.decompose import run_decomposed
+    from ..graph.decompose import run_decomposed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -137,7 +137,7 @@ def assert_decomposes(op, *args, to="prims", tols=None, values=True, allow_error
 
 
 def _same_error(eager, op, args, kwargs, exc, to, same_message=True):
-    from ..ir.decompose import run_decomposed
+    from ..graph.decompose import run_decomposed
     try:
         run_decomposed(op, *args, to=to, **kwargs)
     except exc as e:
@@ -173,7 +173,7 @@ def assert_graph_decomposes(fn, *args, to="prims", tols=None, values=True):
     >>> {n.target.namespace for n in g.calls()}
     {'prims'}
     """
-    from ..ir.decompose import decompose
+    from ..graph.decompose import decompose
     graph = decompose(fn, *args, to=to)
     ran = [n.target for n in graph.calls()]
     assert_ran_only(ran, to, what="traced graph")
@@ -190,11 +190,11 @@ def assert_graph_decomposes(fn, *args, to="prims", tols=None, values=True):
 
 
 def functional_aten_ops(module):
-    """The distinct aten OpOverloads a definition module (``fnx.ir.ops.<family>``)
+    """The distinct aten OpOverloads a definition module (``fnx.ir.aten.<family>``)
     defines, less the in-place ones (functionalization handles those): the ops that need
     a decomposition or a kernel.
 
-    >>> from fnx.ir.ops import shape
+    >>> from fnx.ir.aten import shape
     >>> [str(op) for op in functional_aten_ops(shape)][:2]
     ['aten::view', 'aten::_unsafe_view']
     """

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype as D
+from ..core import dtype as D
 from ._opinfo import ErrorInput, Known, OpInfo, SampleInput, _is_tensor
 
 __all__ = ["inplace_entry", "out_entry", "result_meta", "OUT_KNOWN"]

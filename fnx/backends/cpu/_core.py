@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ..._device import CPU
-from ..._tensor import Tensor
-from ...dispatch.keys import DispatchKey
+from ...core import dtype as D
+from ...core.device import CPU
+from ...core.tensor import Tensor
+from ...core.dispatch_key import DispatchKey
 
 __all__ = ["CPU_KS", "wrap", "data", "register", "kernel", "same_device_error"]
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ..._device import CPU, canonical
-from ...ir.ops import conversion as C
+from ...core import dtype as D
+from ...core.device import CPU, canonical
+from ...ir.aten import conversion as C
 from ._core import kernel, wrap
 
 # device type -> fn(ndarray, dtype, device) making a tensor there from host data (a

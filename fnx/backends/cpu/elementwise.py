@@ -1,4 +1,4 @@
-"""NumPy kernels for the pointwise ops of ``fnx.ir.ops.elementwise``.
+"""NumPy kernels for the pointwise ops of ``fnx.ir.aten.elementwise``.
 
 One generic kernel per arity: it computes PyTorch's dtypes from the op's promotion
 kind, casts the operands to the compute dtype (float16/bfloat16 compute in float32,
@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sp
 
-from ... import _dtype as D
-from ..._device import CPU
-from ..._tensor import Tensor
-from ...ir.ops import elementwise as E
-from ...ir.ops._common import _torch_name
+from ...core import dtype as D
+from ...core.device import CPU
+from ...core.tensor import Tensor
+from ...ir.aten import elementwise as E
+from ...ir.aten._common import _torch_name
 from ...ir.promotion import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, elementwise_dtypes
 from ...ir.shapes import broadcast_shapes
 from ._core import data, register, same_device_error, wrap

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import factory as F
+from ...core import dtype as D
+from ...ir.aten import factory as F
 from ._core import kernel, wrap
 
 

@@ -1,4 +1,4 @@
-"""NumPy kernels for the indexing ops of ``fnx.ir.ops.indexing``.
+"""NumPy kernels for the indexing ops of ``fnx.ir.aten.indexing``.
 
 Index tensors become NumPy index tuples (bool masks their nonzero coordinates), and
 every bound is checked before anything is written, so a failing in-place op leaves
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import indexing as I
-from ...ir.ops.shape import checked_scalar
+from ...core import dtype as D
+from ...ir.aten import indexing as I
+from ...ir.aten.shape import checked_scalar
 from ._core import data, kernel, wrap
 
 _ALL = slice(None)

@@ -1,4 +1,4 @@
-"""NumPy kernels for the matrix products of ``fnx.ir.ops.linalg``.
+"""NumPy kernels for the matrix products of ``fnx.ir.aten.linalg``.
 
 The op's meta function checks shapes and dtypes first (products never promote).
 float16/bfloat16 multiply in float32 and round once; integer products stay in their
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import linalg as L
+from ...core import dtype as D
+from ...ir.aten import linalg as L
 from ._core import data, kernel, wrap
 
 _HALF = (D.float16, D.bfloat16)

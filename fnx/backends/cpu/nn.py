@@ -1,6 +1,6 @@
 """CPU kernels of the neural-network ops that have a direct kernel.
 
-Every op here also has a decomposition (fnx/ir/ops/nn.py) that other backends run and
+Every op here also has a decomposition (fnx/ir/aten/nn.py) that other backends run and
 the tests compare against; these kernels exist because the decomposition is slow in
 eager (convolution as many small ops, max pooling as a loop of dispatched selects) or
 because the op is hot (softmax).  Validation is the op's meta function, so the errors
@@ -13,8 +13,8 @@ import itertools
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ... import _dtype as D
-from ...ir.ops import nn as N
+from ...core import dtype as D
+from ...ir.aten import nn as N
 from ._core import data, kernel, wrap
 
 _HALF = (D.float16, D.bfloat16)

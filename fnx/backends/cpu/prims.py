@@ -14,8 +14,8 @@ import builtins
 import numpy as np
 import scipy.special as sp
 
-from ... import _dtype as D
-from ..._device import device as _device
+from ...core import dtype as D
+from ...core.device import device as _device
 from ...ir import prims as P
 from ._core import data, kernel, register, wrap
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import random as R
-from ...random import rng
+from ...core import dtype as D
+from ...ir.aten import random as R
+from ...core.random import rng
 from ._core import data, kernel, wrap
 
 _SQRT_HALF = np.sqrt(0.5)

@@ -1,4 +1,4 @@
-"""NumPy kernels for the reductions of ``fnx.ir.ops.reduction``.
+"""NumPy kernels for the reductions of ``fnx.ir.aten.reduction``.
 
 Each kernel runs the op's meta function first (PyTorch's checks and result dtype), then
 one NumPy reduction.  float16/bfloat16 accumulate in float32 and round once at the end,
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import reduction as R
+from ...core import dtype as D
+from ...ir.aten import reduction as R
 from ...ir.shapes import wrap_dim
 from ._core import data, kernel, wrap
 

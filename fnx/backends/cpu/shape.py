@@ -1,4 +1,4 @@
-"""NumPy kernels for the shape and view ops of ``fnx.ir.ops.shape``.
+"""NumPy kernels for the shape and view ops of ``fnx.ir.aten.shape``.
 
 View kernels return NumPy *views* (basic slicing, ``transpose``, ``squeeze``, or an
 ``ndarray`` built over the owning array's buffer with PyTorch's strides), so writes
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.ops import shape as S
-from ...ir.ops.shape import (VIEW_ERROR, check_as_strided, check_permutation, check_select,
+from ...ir.aten import shape as S
+from ...ir.aten.shape import (VIEW_ERROR, check_as_strided, check_permutation, check_select,
                              check_slice, check_split_sizes, checked_scalar, diagonal_geometry,
                              expand_geometry, ints, memory_format_name, shape_str,
                              slice_bounds, unfold_geometry, unsqueeze_geometry, view_strides)

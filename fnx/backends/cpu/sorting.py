@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import sorting as S
+from ...core import dtype as D
+from ...ir.aten import sorting as S
 from ...ir.shapes import wrap_dim
 from ._core import data, kernel, wrap
 

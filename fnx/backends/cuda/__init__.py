@@ -1,7 +1,7 @@
 """The CUDA backend: tensors on ``cuda:N`` hold ``jax.Array``s committed to that device.
 
 JAX arrays are immutable, so this is a *functional* backend: its tensors carry the
-Functionalize key (``fnx._functionalize``), which turns in-place ops and views into
+Functionalize key (``fnx.keys.functionalize``), which turns in-place ops and views into
 functional ops plus rebinding.  What reaches the CUDA key is functional:
 
 - the boxed fallback (``_generic.generic_kernel``): every op, traced once per argument
@@ -26,18 +26,18 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ... import _functionalize
-from ..._device import CPU, canonical
+from ...keys import functionalize as _functionalize
+from ...core.device import CPU, canonical
 from ...dispatch.dispatcher import all_ops, register_fallback
-from ...dispatch.keys import AliasKey, DispatchKey
-from ...ir.ops import conversion as C
-from ...ir.ops import factory as F
-from ...ir.ops import shape as S
+from ...core.dispatch_key import AliasKey, DispatchKey
+from ...ir.aten import conversion as C
+from ...ir.aten import factory as F
+from ...ir.aten import shape as S
 from ..cpu import conversion as cpu_conversion
 from ..cpu._core import wrap as cpu_wrap
-from ._core import (CUDA_KS, canonical_cuda, host_strides, jax_device, preserved_strides,
+from .storage import (CUDA_KS, canonical_cuda, host_strides, jax_device, preserved_strides,
                     to_device, to_host, with_strides, wrap_array, x64)
-from ._generic import cache_info, clear_cache, generic_kernel, run_on_cpu
+from .jit_kernel import cache_info, clear_cache, generic_kernel, run_on_cpu
 
 __all__ = ["CUDA_KS", "wrap_array", "jax_device", "from_host", "cache_info", "clear_cache",
            "run_on_cpu", "register"]
@@ -67,7 +67,7 @@ def from_host(arr, dtype, dev):
 
 
 def _kept_strides(t, memory_format):
-    from ...ir.ops.shape import memory_format_name
+    from ...ir.aten.shape import memory_format_name
     if memory_format_name(memory_format) != "preserve_format":
         return None
     st = t.__dict__.get("_strides")

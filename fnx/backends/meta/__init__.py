@@ -5,10 +5,10 @@ code that reads ``tensor.shape`` works the same on every backend.
 """
 from __future__ import annotations
 
-from ..._device import META
-from ..._tensor import Tensor
+from ...core.device import META
+from ...core.tensor import Tensor
 from ...dispatch.dispatcher import all_ops
-from ...dispatch.keys import DispatchKey
+from ...core.dispatch_key import DispatchKey
 from ...ir.registry import TensorMeta
 
 __all__ = ["MetaArray", "META_KS", "empty_meta", "register_all"]

@@ -351,7 +351,7 @@ class ParameterDict(Module):
 
 
 def _as_param(value):
-    from ..._tensor import Tensor
+    from ...core.tensor import Tensor
     if isinstance(value, Tensor) and not isinstance(value, Parameter):
         return Parameter(value)
     return value

@@ -16,11 +16,11 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 import fnx
-from ... import _dtype as D
-from ..._device import device as _device_cls
-from ..._tensor import Tensor, _autograd_bit
-from ...dispatch.keys import AUTOGRAD_BITS
-from ...autograd.grad_mode import no_grad
+from ...core import dtype as D
+from ...core.device import device as _device_cls
+from ...core.tensor import Tensor, _autograd_bit
+from ...core.dispatch_key import AUTOGRAD_BITS
+from ...core.grad_mode import no_grad
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import fnx
 from .. import functional as F
 from .. import init
-from ...autograd.grad_mode import no_grad
+from ...core.grad_mode import no_grad
 from ..parameter import Parameter
 from .module import Module
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import fnx
-from ...autograd.grad_mode import no_grad
+from ...core.grad_mode import no_grad
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

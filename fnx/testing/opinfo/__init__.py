@@ -3,7 +3,7 @@
 A family module builds ``OpInfo``s and passes them to ``fnx.testing.register``::
 
     from fnx.testing import OpInfo, SampleInput, make_tensor, register
-    from fnx.testing.refs import pointwise
+    from fnx.testing.reference_dtypes import pointwise
 
     def _samples(info, device, dtype):
         yield SampleInput(make_tensor((3, 4), dtype, device))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
+from ...core import dtype as D
 from ...ops import aten
 from .._opinfo import ALL_DTYPES, ErrorInput, OpInfo, SampleInput, make_tensor, register
 

@@ -1,4 +1,4 @@
-"""OpInfo entries for the pointwise ops (fnx/ir/ops/elementwise.py), table-driven.
+"""OpInfo entries for the pointwise ops (fnx/ir/aten/elementwise.py), table-driven.
 
 Each row names the op, its NumPy reference, its dtypes and what its samples need (a
 domain, non-zero integer divisors, ...).  Samples cover 0-dim, empty, broadcasting,
@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sp
 
-from ... import _dtype as D
-from ...ir.ops import elementwise as E
+from ...core import dtype as D
+from ...ir.aten import elementwise as E
 from .._opinfo import (ALL_DTYPES, FLOATS, INTS, ErrorInput, Known, OpInfo, SampleInput,
                        make_tensor, register)
-from ..refs import DEFAULT, INT_TO_FLOAT, category, pointwise, result_dtype
+from ..reference_dtypes import DEFAULT, INT_TO_FLOAT, category, pointwise, result_dtype
 
 NUMERIC = FLOATS + INTS
 INTEGRAL = INTS + (D.bool,)

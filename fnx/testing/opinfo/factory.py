@@ -1,4 +1,4 @@
-"""OpInfo entries for factories (fnx/ir/ops/factory.py): full, full_like, empty, empty_strided,
+"""OpInfo entries for factories (fnx/ir/aten/factory.py): full, full_like, empty, empty_strided,
 arange, linspace, logspace, eye, zeros/ones and their ``*_like`` and ``new_*`` forms.
 
 Every sample passes ``device=`` (so the meta check builds on meta) and, for each dtype of
@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ... import _dtype as D
+from ...core import dtype as D
 from ...ops import aten
 from .._opinfo import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, \
     make_tensor, register

@@ -1,4 +1,4 @@
-"""OpInfo entries for the indexing ops (fnx/ir/ops/indexing.py).
+"""OpInfo entries for the indexing ops (fnx/ir/aten/indexing.py).
 
 The NumPy references restate PyTorch's rules on their own: advanced indexing is NumPy's
 (index tensors broadcast together, negative indices wrap, a bool mask stands for its
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import indexing as I
+from ...core import dtype as D
+from ...ir.aten import indexing as I
 from .._opinfo import ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, register
 from .._opinfo import make_tensor as mk, make_transposed as _t
 

@@ -1,4 +1,4 @@
-"""OpInfo entries for the products (fnx/ir/ops/linalg.py): mm, bmm, addmm, dot, mv,
+"""OpInfo entries for the products (fnx/ir/aten/linalg.py): mm, bmm, addmm, dot, mv,
 matmul, outer, linear, baddbmm, tensordot, einsum.
 
 The references restate PyTorch's rules: products never promote (both operands have one
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import linalg as L
+from ...core import dtype as D
+from ...ir.aten import linalg as L
 from .._opinfo import (FLOATS, INTS, ErrorInput, Known, OpInfo, SampleInput, make_tensor,
                        register)
-from ..refs import category, pointwise
+from ..reference_dtypes import category, pointwise
 
 NUMERIC = FLOATS + INTS
 # a product of k terms in half precision: the reference rounds a float64 result, the

@@ -1,4 +1,4 @@
-"""OpInfo entries for the neural-network ops (fnx/ir/ops/nn.py): softmax, activations,
+"""OpInfo entries for the neural-network ops (fnx/ir/aten/nn.py): softmax, activations,
 dropout, embedding, normalization, convolution, pooling, padding, sampling, losses,
 distances, attention and the real FFTs, core and aten level.
 
@@ -32,10 +32,10 @@ import math
 import numpy as np
 import scipy.special as sp
 
-from ... import _dtype as D
+from ...core import dtype as D
 from ...ops import aten
 from .._opinfo import ErrorInput, Known, OpInfo, SampleInput, make_tensor, register
-from ..refs import category
+from ..reference_dtypes import category
 
 F = (D.float32, D.float64)
 FI = (D.float32, D.float64, D.int64)
@@ -2303,7 +2303,7 @@ def _cosine_ref(x1, x2, dim=1, eps=1e-8):
 
 
 def _cosine_out(x1, x2, *args, **kwargs):
-    from ..refs import promote
+    from ..reference_dtypes import promote
     d = promote(x1.dtype, x2.dtype)
     return d if category(d) == 2 else np.dtype(np.float32)
 

@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 import scipy.special as sp
 
-from ... import _dtype as D
+from ...core import dtype as D
 from ...ir import prims as P
 from ...ops import prims
 from .._opinfo import (FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor,

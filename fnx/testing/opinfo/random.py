@@ -1,4 +1,4 @@
-"""OpInfo entries for random ops (fnx/ir/ops/random.py).
+"""OpInfo entries for random ops (fnx/ir/aten/random.py).
 
 Random results cannot be compared value by value (eager kernels draw from NumPy's PCG64,
 decompositions from the key-based prims), so every entry is ``nondeterministic``: the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
+from ...core import dtype as D
 from ...ops import aten
 from .._opinfo import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, \
     make_tensor, register

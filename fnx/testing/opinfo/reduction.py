@@ -1,4 +1,4 @@
-"""OpInfo entries for the reductions (fnx/ir/ops/reduction.py).
+"""OpInfo entries for the reductions (fnx/ir/aten/reduction.py).
 
 The NumPy references restate PyTorch's rules on their own: sum/prod/cumsum of bool and
 integers give int64 unless ``dtype=`` says otherwise (and ``dtype=`` converts the input
@@ -16,11 +16,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sp
 
-from ... import _dtype as D
-from ...ir.ops import reduction as R
+from ...core import dtype as D
+from ...ir.aten import reduction as R
 from .._opinfo import (ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, register)
 from .._opinfo import make_tensor as _make_tensor
-from ..refs import category, np_dtype
+from ..reference_dtypes import category, np_dtype
 
 NUMERIC = FLOATS + INTS
 COMPLEX = (D.complex64, D.complex128)

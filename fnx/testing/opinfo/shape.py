@@ -1,4 +1,4 @@
-"""OpInfo entries for the shape and view ops (fnx/ir/ops/shape.py).
+"""OpInfo entries for the shape and view ops (fnx/ir/aten/shape.py).
 
 The NumPy references restate PyTorch's rules on their own: ``view``/``reshape`` resolve
 one -1, ``expand`` keeps a dim for -1 and adds leading dims, ``squeeze`` of a dim whose
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import shape as S
+from ...core import dtype as D
+from ...ir.aten import shape as S
 from .._opinfo import ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, register
 from .._opinfo import make_tensor as mk, make_transposed as _t
-from ..refs import promote
+from ..reference_dtypes import promote
 
 COMPLEX = (D.complex64, D.complex128)
 FLOAT_PAIRS = (D.float32, D.float64)

@@ -1,4 +1,4 @@
-"""OpInfo entries for sorting (fnx/ir/ops/sorting.py): sort, sort.stable, argsort,
+"""OpInfo entries for sorting (fnx/ir/aten/sorting.py): sort, sort.stable, argsort,
 argsort.stable, msort, topk.
 
 The references restate PyTorch's order on their own: NaN is the largest value (last
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype as D
-from ...ir.ops import sorting as S
+from ...core import dtype as D
+from ...ir.aten import sorting as S
 from .._opinfo import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, register
 from .._opinfo import make_tensor
 

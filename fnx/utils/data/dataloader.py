@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 import fnx
-from ..._tensor import Tensor
+from ...core.tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 

@@ -1,0 +1,422 @@
+"""``fnx.Tensor``: a handle on a backend's data plus its dispatch keyset.
+
+A tensor holds ``_data`` (a NumPy array on CPU, a ``jax.Array`` on CUDA, a
+``MetaArray`` on meta, anything with ``.shape`` for an out-of-tree backend),
+its ``_dtype``, ``_device`` and ``_ks`` (the keyset its calls dispatch on).
+Views share a version counter with their base; every in-place op bumps it.
+Methods and Python operators call the public functions in ``fnx.api``,
+which call operators: nothing here computes.
+"""
+from __future__ import annotations
+
+from . import dtype as D
+from .device import device as _device_cls
+from .dispatch_key import AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, DispatchKey, DispatchKeySet
+
+__all__ = ["Tensor", "Size"]
+
+
+class Size(tuple):
+    """``tensor.shape``: a tuple of ints that prints like PyTorch's ``torch.Size``."""
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"fnx.Size([{', '.join(map(str, self))}])"
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+
+class Tensor:
+    """A multi-dimensional array on a device, as ``torch.Tensor``.
+
+    >>> import fnx
+    >>> x = fnx.tensor([[1., 2.], [3., 4.]])
+    >>> x.shape, x.dtype, x.device
+    (fnx.Size([2, 2]), fnx.float32, device(type='cpu'))
+    >>> (x @ x + 1).sum().item()
+    58.0
+    """
+
+    # Rarely-set state lives in the instance dict with class defaults, so creating a tensor
+    # sets four attributes and nothing else.
+    _vc = None          # version counter, [int], shared by a base and its views
+    _base = None        # the tensor this one is a view of
+    _view_chain = ()    # how to rebuild this view from _base: ((op, args, kwargs, index), ...)
+    _gfv = 0            # the version this view's grad_fn was made at (fnx.autograd.views)
+    _grad = None
+    grad_fn = None      # the autograd Node that made this tensor (None for leaves)
+    _output_nr = 0      # which output of grad_fn this tensor is
+    _grad_acc = None    # weakref to a leaf's AccumulateGrad node
+    _hooks = None       # a leaf's gradient hooks
+    _post_acc_hooks = None
+    _retains_grad = False
+    _views = None       # weak set of views of a base that does not require grad (autograd)
+    _is_param = False
+    _is_wrapped_number = False  # a Python scalar made a 0-dim tensor: promotes like a scalar
+    __array_ufunc__ = None      # NumPy defers to Tensor's reflected operators (np.float32(2) * t)
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("use fnx.tensor(...), fnx.empty(...) or another factory to make a "
+                        "Tensor")
+
+    @classmethod
+    def _make(cls, data, dtype, device, ks):
+        t = cls.__new__(cls)
+        t._data = data
+        t._dtype = dtype
+        t._device = device
+        t._ks = ks
+        return t
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        shape = self._data.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape), "size")]
+
+    @property
+    def dtype(self) -> D.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> _device_cls:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    def dim(self) -> int:
+        return len(self._data.shape)
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    def stride(self, dim=None):
+        """Strides in elements, where the backend has them (CPU: NumPy's strides)."""
+        strides = getattr(self._data, "strides", None)
+        if strides is None:
+            strides = _contiguous_strides(self._data.shape)
+        else:
+            isz = self._dtype.itemsize
+            strides = tuple(s // isz for s in strides)
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, len(strides), "stride")]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        shape = self._data.shape
+        expected = _contiguous_strides(shape)
+        return all(sz <= 1 or st == ex for sz, st, ex in zip(shape, self.stride(), expected))
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self._device.type == "meta"
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self._dtype.is_complex
+
+    @property
+    def layout(self):
+        return "strided"
+
+    def get_device(self) -> int:
+        return -1 if self._device.type == "cpu" else (self._device.index or 0)
+
+    # ------------------------------------------------------------------ dispatch keys
+    @property
+    def _keyset(self) -> DispatchKeySet:
+        return DispatchKeySet(self._ks)
+
+    @property
+    def requires_grad(self) -> bool:
+        return bool(self._ks & AUTOGRAD_BITS)
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool):
+        if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can "
+                               "require gradients")
+        if value and self.grad_fn is not None and not self.requires_grad:
+            pass
+        if not value and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        self._ks = (self._ks | _autograd_bit(self._ks)) if value else self._ks & ~AUTOGRAD_BITS
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        """The gradient accumulated by ``backward()`` (leaves, and tensors that retain it)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value._dtype is not self._dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: expected "
+                                   f"{self._dtype}, got {value._dtype}")
+            if value._device != self._device:
+                raise RuntimeError(f"assigned grad has data located on a different device: "
+                                   f"expected {self._device}, got {value._device}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(f"assigned grad has data of a different size: expected "
+                                   f"{list(self.shape)}, got {list(value.shape)}")
+        from ..autograd.graph import set_grad
+        set_grad(self, value)
+
+    @grad.deleter
+    def grad(self):
+        from ..autograd.graph import set_grad
+        set_grad(self, None)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def data(self) -> "Tensor":
+        """This tensor's data outside autograd (shares memory, not the version counter)."""
+        return Tensor._make(self._data, self._dtype, self._device, self._ks & ~AUTOGRAD_BITS)
+
+    @data.setter
+    def data(self, value: "Tensor"):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        grad_bit = self._ks & AUTOGRAD_BITS
+        self._data, self._dtype, self._device = value._data, value._dtype, value._device
+        self._ks = value._ks & ~AUTOGRAD_BITS
+        if grad_bit:
+            self._ks |= _autograd_bit(self._ks)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate this tensor's gradient into the leaves' ``.grad``.
+
+        >>> import fnx
+        >>> w = fnx.tensor([1., 2.], requires_grad=True)
+        >>> (w * w).sum().backward()
+        >>> w.grad
+        tensor([2., 4.])
+        """
+        from ..autograd.engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a
+        replacement. Returns a handle with ``.remove()``.
+
+        >>> import fnx
+        >>> x = fnx.tensor([1., 2.], requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 10)
+        >>> x.sum().backward(); x.grad
+        tensor([10., 10.])
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        from ..autograd.graph import _Handle, edge_of
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            self._hooks.append(hook)
+            return _Handle(self._hooks, hook)
+        fn, nr = edge_of(self)
+        return fn._add_tensor_hook(nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after a leaf's ``.grad`` was accumulated."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        from ..autograd.graph import _Handle
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return _Handle(self._post_acc_hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        import weakref
+        from ..autograd.graph import edge_of
+        fn, nr = edge_of(self)
+        if fn._retains is None:
+            fn._retains = {}
+        fn._retains[nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    # ------------------------------------------------------------------ versions and views
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    def _bump_version(self) -> None:
+        vc = self._vc
+        if vc is None:
+            self._vc = [1]
+        else:
+            vc[0] += 1
+
+    def _shared_version_counter(self) -> list:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = [0]
+        return vc
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # ------------------------------------------------------------------ conversion
+    def numpy(self, *, force: bool = False):
+        """The data as a NumPy array; shares memory on CPU, like PyTorch."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self._device.type != "cpu":
+            if not force:
+                raise TypeError(f"can't convert {self._device.type} device type tensor to "
+                                f"numpy. Use Tensor.cpu() to copy the tensor to host memory "
+                                f"first.")
+            return self.cpu().numpy(force=True)
+        return self._data
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
+                               f"to Scalar")
+        from ..ops import aten
+        return aten._local_scalar_dense.default(self)
+
+    def tolist(self):
+        if not self.ndim:
+            return self.item()
+        arr = self.cpu()._data
+        return (arr.astype("float32") if self._dtype is D.bfloat16 else arr).tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy(force=True)
+        return a.astype(dtype) if dtype is not None else a
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
+                               if self.numel() else "Boolean value of Tensor with no values "
+                               "is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self._dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __len__(self):
+        if not self._data.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if not self._data.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        from ..api.printing import format_tensor
+        return format_tensor(self)
+
+    def __format__(self, spec):
+        if self.ndim == 0 and spec:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __reduce_ex__(self, proto):
+        from ..serialization import _rebuild_tensor
+        return (_rebuild_tensor, (self.cpu().detach().numpy().copy(), self._dtype.name,
+                                  str(self._device), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        from ..serialization import _deepcopy_tensor
+        return _deepcopy_tensor(self, memo)
+
+
+def _autograd_bit(ks: int) -> int:
+    from .dispatch_key import BACKEND_BITS
+    backend = (ks & BACKEND_BITS).bit_length() - 1
+    key = AUTOGRAD_FOR_BACKEND.get(DispatchKey(backend)) if backend >= 0 else None
+    return 1 << (key if key is not None else DispatchKey.AutogradOther)
+
+
+def _wrap_dim(dim, ndim, what="dim"):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))

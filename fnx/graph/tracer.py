@@ -1,0 +1,318 @@
+"""Tracing: running a function on meta tensors and recording each op call as a Node.
+
+The tracer is a mode on the Tracer key (fnx.dispatch.modes), so it sees every call,
+factories included, and computes each output's shape and dtype by running the op on
+the Meta backend: tracing touches no data.  With ``decompose_to`` it records the
+decomposition of every op outside that level instead of the op itself.
+
+>>> import fnx
+>>> g = trace(lambda a, b: fnx.matmul(a, b).relu(), fnx.ones(2, 3), fnx.ones(3, 4))
+>>> [str(n.target) for n in g.calls()]
+['aten::matmul', 'aten::relu']
+>>> [str(n.target) for n in trace(g.run, *g.example_inputs(), decompose_to="core").calls()]
+['aten::mm', 'aten::relu']
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import traceback
+
+from ..core.device import CPU, META
+from ..core.tensor import Tensor
+from ..backends.meta import META_KS, MetaArray
+from ..core.dispatch_key import DispatchKey
+from .decompose import DecomposingMode
+from .graph import Graph, NodeMeta
+
+__all__ = ["trace", "TracingMode", "DataDependentError", "user_frame", "trace_tensor"]
+
+
+class DataDependentError(RuntimeError):
+    """An op's result depends on tensor values, which a trace does not have."""
+
+
+class TracingMode(DecomposingMode):
+    """Records op calls into ``graph``; tensors map to the nodes that produced them."""
+
+    def __init__(self, graph: Graph, to: str = "aten", lift_captured: bool = False):
+        super().__init__(to)
+        self.graph = graph
+        self._node_of = {}      # id(tensor) -> (tensor, node); holding the tensor keeps ids unique
+        self._of_data = {}      # id(MetaArray) -> (tensor, node): finds aliases (below)
+        self.lift_captured = lift_captured
+        self.lifted = []        # captured tensors made inputs, in placeholder order
+        # What feeds each placeholder, in order: ("arg", i), ("lifted", tensor) or
+        # ("rng", (device, generator)) for a random key drawn fresh on every call.
+        self.sources = []
+        self.inputs = []        # the trace tensor (or captured tensor) of each placeholder
+
+    def add_input(self, tensor, name, meta, source):
+        node = self.graph.placeholder(name, meta)
+        self.bind(tensor, node)
+        self.sources.append(source)
+        self.inputs.append(tensor)
+        return node
+
+    def rng_key(self, device, generator):
+        """A random key as a graph input (only when lifting captured tensors: fnx.compile
+        feeds a fresh key per call); None otherwise, so the key is a recorded constant."""
+        if not self.lift_captured:
+            return None
+        from ..core import dtype as D
+        from ..core.device import canonical
+        dev = CPU if device is None else canonical(device)
+        t = trace_tensor((2,), D.int64, dev)
+        n = sum(1 for kind, _ in self.sources if kind == "rng")
+        self.add_input(t, f"rng_{n}", NodeMeta((2,), D.int64, dev), ("rng", (device, generator)))
+        return t
+
+    def bind(self, tensor: Tensor, node) -> None:
+        self._node_of[id(tensor)] = (tensor, node)
+        if isinstance(tensor._data, MetaArray):
+            self._of_data[id(tensor._data)] = (tensor, node)
+
+    def node_of(self, value):
+        """The node (or nested structure of nodes) standing for ``value``."""
+        if isinstance(value, Tensor):
+            hit = self._node_of.get(id(value))
+            if hit is not None:
+                return hit[1]
+            if isinstance(value._data, MetaArray):
+                # Another handle on a traced value's data (autograd saves outputs as such
+                # aliases, ``.data``, ``detach``-like copies of the handle): the same node.
+                hit = self._of_data.get(id(value._data))
+                if hit is not None:
+                    return hit[1]
+            # A tensor with data captured from outside the trace (a parameter, a buffer):
+            # an input of the graph when lifting, else recorded by value.
+            meta = NodeMeta(tuple(value.shape), value.dtype, value.device)
+            if self.lift_captured:
+                self.lifted.append(value)
+                return self.add_input(value, f"l_{len(self.lifted) - 1}", meta,
+                                      ("lifted", value))
+            node = self.graph.constant(value, meta)
+            self.bind(value, node)
+            return node
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.node_of(v) for v in value)
+        return value
+
+    def _meta_arg(self, value):
+        if isinstance(value, Tensor):
+            if not isinstance(value._data, MetaArray):
+                return trace_tensor(tuple(value.shape), value.dtype, value._device)
+            return value
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._meta_arg(v) for v in value)
+        return value
+
+    def emit(self, op, ks, args, kwargs):
+        node_args = tuple(self.node_of(a) for a in args)
+        node_kwargs = {k: self.node_of(v) for k, v in kwargs.items()}
+        meta_args = tuple(self._meta_arg(a) for a in args)
+        meta_kwargs = {k: self._meta_arg(v) for k, v in kwargs.items()}
+        device = meta_kwargs.get("device")
+        if "device" in meta_kwargs:
+            meta_kwargs["device"] = META
+        if device is None:
+            device = _common_device(op, args) or CPU
+        if op.name == "_local_scalar_dense":
+            raise DataDependentError(
+                f"tracing reached Tensor.item() at {user_frame()}: the Python value of a "
+                f"tensor (item(), bool(tensor), `if x.sum() > 0:`) depends on data, which a "
+                f"trace does not have")
+        try:
+            if DispatchKey.Meta not in op.kernels and op.decomposition is not None:
+                # No meta function: trace the decomposition into a scratch graph to learn
+                # the output shapes (factories inside it must stay data-free too).
+                with TracingMode(Graph(), "aten"):
+                    out = op.decomposition(*meta_args, **kwargs)
+            else:
+                out = self.run_below(op, META_KS, meta_args, meta_kwargs)
+        except NotImplementedError as e:
+            raise DataDependentError(f"tracing {op.qualname} at {user_frame()}: {e}") from None
+        if isinstance(out, Tensor):
+            out._device = device
+            node = self.graph.call(op, node_args, node_kwargs, _meta(out, device))
+            self.bind(out, node)
+            return out
+        if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
+            for o in out:
+                o._device = device
+            node = self.graph.call(op, node_args, node_kwargs,
+                                   tuple(_meta(o, device) for o in out))
+            for i, o in enumerate(out):
+                self.bind(o, self.graph.getitem(node, i))
+            return out
+        raise DataDependentError(
+            f"tracing {op.qualname} at {user_frame()}: the result is a Python value that "
+            f"depends on tensor data (Tensor.item(), bool(tensor), `if x.sum() > 0:`), which a "
+            f"trace cannot know")
+
+
+def user_frame() -> str:
+    """``file:line: code`` of the innermost caller frame outside the fnx package."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for frame in reversed(traceback.extract_stack()):
+        if not frame.filename.startswith("<fnx") and \
+                not os.path.abspath(frame.filename).startswith(root + os.sep):
+            return f"{frame.filename}:{frame.lineno}: {frame.line}"
+    return "<unknown line>"
+
+
+def trace_tensor(shape, dtype, device) -> Tensor:
+    """A tensor of a trace: shape and dtype without data (Meta keys), on a real device."""
+    return Tensor._make(MetaArray(shape, dtype.numpy), dtype, device, META_KS)
+
+
+def _meta(t: Tensor, device) -> NodeMeta:
+    return NodeMeta(tuple(t.shape), t.dtype, device)
+
+
+def _common_device(op, args):
+    """The device of the op's tensor arguments; mixing devices is the error eager raises
+    (a 0-dim CPU tensor may join any device, as in PyTorch)."""
+    found = None
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            d = _common_device(op, a)
+            tensors = [d] if d is not None else []
+        elif isinstance(a, Tensor):
+            if a.ndim == 0 and a._device is CPU:
+                continue
+            tensors = [a._device]
+        else:
+            continue
+        for d in tensors:
+            if found is None:
+                found = d
+            elif d != found:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found "
+                                   f"at least two devices, {found} and {d}! (when checking "
+                                   f"argument for {op.name})")
+    if found is None:
+        for a in args:
+            if isinstance(a, Tensor):
+                return a._device
+    return found
+
+
+def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
+          functional=False, capture_grads=False, **kwargs) -> Graph:
+    """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
+
+    ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
+    Placeholders are named after ``fn``'s parameters unless ``input_names`` is given.
+    Tensors ``fn`` reads from outside are constants, or with ``lift_captured`` extra
+    placeholders after the arguments (``graph.lifted`` holds those tensors).
+    With ``functional`` the recorded program has no writes or aliasing (see
+    ``fnx.graph.passes.functionalize``); inputs it wrote are extra outputs listed in
+    ``graph.mutated_inputs`` as (input index, output index).
+    Arguments that require grad become trace tensors that require grad, so autograd (above
+    the Tracer key) records and a ``backward()`` inside ``fn`` is traced too. With
+    ``capture_grads`` every ``.grad`` that ``fn`` writes on an input is restored afterwards
+    and listed in ``graph.grad_writes`` as (input index, output index or None for None).
+    """
+    graph = Graph()
+    if functional:
+        from .passes.functionalize import FunctionalTracingMode
+        mode = FunctionalTracingMode(graph, decompose_to, lift_captured)
+    else:
+        mode = TracingMode(graph, decompose_to, lift_captured)
+    count = [0]
+    names = list(input_names) if input_names is not None else _param_names(fn, len(args))
+
+    def placeholder(value, name):
+        if isinstance(value, Tensor):
+            t = trace_tensor(tuple(value.shape), value.dtype, value._device)
+            if value.requires_grad:
+                t.requires_grad_(True)
+            mode.add_input(t, name, NodeMeta(tuple(t.shape), t.dtype, value._device),
+                           ("arg", count[0]))
+            count[0] += 1
+            return t
+        if isinstance(value, (list, tuple)):
+            return type(value)(placeholder(v, f"{name}_{i}") for i, v in enumerate(value))
+        return value
+
+    targs = [placeholder(a, n) for a, n in zip(args, names)]
+    tkwargs = {k: placeholder(v, k) for k, v in kwargs.items()}
+    from ..autograd.graph import GradWriteLog
+    log = GradWriteLog() if capture_grads else None
+    with mode:
+        if log is not None:
+            with log:
+                out = fn(*targs, **tkwargs)
+        else:
+            out = fn(*targs, **tkwargs)
+        result = mode.node_of(out)
+        graph.output_requires_grad = any(
+            isinstance(t, Tensor) and t.requires_grad for t in _leaves(out))
+        extra = []
+        graph.mutated_inputs = []
+        if functional:
+            if lift_captured:
+                _lift_written_captures(mode)
+            finals = [(i, mode.node_of(t)) for i, t in enumerate(mode.inputs)
+                      if any(w is t for w in mode.written)]
+            graph.mutated_inputs = [(i, len(extra) + k + 1) for k, (i, _) in enumerate(finals)]
+            extra += [n for _, n in finals]
+        graph.grad_writes = []
+        if log is not None:
+            extra += _grad_outputs(mode, log, graph, len(extra) + 1)
+        if extra:
+            result = (result, *extra)
+    graph.output(result)
+    graph.lifted = mode.lifted
+    graph.input_sources = mode.sources
+    return graph
+
+
+def _lift_written_captures(mode):
+    """A captured tensor the function overwrote without reading it (``buf.copy_(x)``) was
+    never lifted: give it a placeholder too, so its final value is written back to it."""
+    for w in mode.written:
+        if isinstance(w._data, MetaArray) or any(w is t for t in mode.inputs):
+            continue
+        mode.lifted.append(w)
+        mode.graph.placeholder(f"l_{len(mode.lifted) - 1}",
+                               NodeMeta(tuple(w.shape), w.dtype, w.device))
+        mode.sources.append(("lifted", w))
+        mode.inputs.append(w)
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _leaves(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    return [value]
+
+
+def _grad_outputs(mode, log, graph, first):
+    """Turn the ``.grad`` writes made during a trace into outputs (and undo them)."""
+    nodes = []
+    for t, before in log.writes.values():
+        final = t._grad
+        t._grad = before
+        index = next((i for i, x in enumerate(mode.inputs) if x is t), None)
+        if index is None:
+            continue        # an intermediate's retained grad: not visible after the call
+        if final is None:
+            graph.grad_writes.append((index, None))
+        else:
+            graph.grad_writes.append((index, first + len(nodes)))
+            nodes.append(mode.node_of(final))
+    return nodes
+
+
+def _param_names(fn, n):
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    if len(params) < n:
+        params = params + [f"arg{i}" for i in range(len(params), n)]
+    return [p if p not in ("self",) else "self_" for p in params[:n]]

@@ -1,0 +1,580 @@
+"""Factories: ops that make a tensor from a size, a range or another tensor's metadata.
+
+A factory with no tensor argument (``zeros``, ``arange``, ``rand``...) cannot pick a
+backend from its arguments' keys, so it gets a ``BackendSelect`` kernel: it reads
+``device=`` (None means cpu) and redispatches to that device's backend key.  ``*_like``
+and ``new_*`` ops take ``Tensor self`` and dispatch on its keys; their device is
+self's unless ``device=`` says otherwise.
+
+Core factories (``empty.memory_format``, ``empty_strided``, ``full``, ``full_like``,
+``arange.start_step``, ``scalar_tensor``) need a kernel per backend; the others
+decompose to them (and CPU also has direct kernels where they save a dispatch).
+The helpers here (``size_arg``, ``dtype_arg``, ``cast_fill``, ``device_arg``) hold
+PyTorch's argument checks, shared by every meta function and kernel.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from ...core import dtype as D
+from ...core.device import CPU, canonical, device as _device, privateuse1_name
+from ...core.dispatch_key import DispatchKey, below
+from ..registry import TensorMeta, defop
+
+__all__ = ["size_arg", "dtype_arg", "cast_fill", "device_arg", "backend_key",
+           "backend_select", "arange_params"]
+
+# ---------------------------------------------------------------------------- argument checks
+
+# c10::ScalarType numbers, for schema defaults such as ``ScalarType? dtype=4`` (Long).
+SCALAR_TYPES = {0: D.uint8, 1: D.int8, 2: D.int16, 3: D.int32, 4: D.int64, 5: D.float16,
+                6: D.float32, 7: D.float64, 9: D.complex64, 10: D.complex128, 11: D.bool,
+                15: D.bfloat16}
+# C++ type names PyTorch uses in overflow messages.
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "at::Half", "bfloat16": "at::BFloat16",
+            "float32": "float", "float64": "double", "bool": "bool",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def dtype_arg(name: str, dtype, default):
+    """``dtype=`` of a factory: a fnx dtype, a ScalarType number, or None for ``default``."""
+    if dtype is None:
+        return default
+    if isinstance(dtype, D.dtype):
+        return dtype
+    if type(dtype) is int and dtype in SCALAR_TYPES:
+        return SCALAR_TYPES[dtype]
+    raise TypeError(f"{name}(): argument 'dtype' must be fnx.dtype, not {type(dtype).__name__}")
+
+
+def size_arg(name: str, size) -> tuple:
+    """A size as a tuple of ints, with PyTorch's errors for non-ints and negative dims."""
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        size = (size,)
+    elif not isinstance(size, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    out = []
+    for i, s in enumerate(size):
+        if isinstance(s, (bool, float, np.floating)) or not hasattr(s, "__index__"):
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {i}")
+        out.append(operator.index(s))
+    for s in out:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
+    return tuple(out)
+
+
+def scalar_value(x):
+    """A Scalar argument as a Python number (0-dim tensors and NumPy scalars unwrap)."""
+    if hasattr(x, "_ks"):
+        return x.item()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (bool, int, float, complex)):
+        return x
+    raise TypeError(f"expected a Number, got {type(x).__name__}")
+
+
+def scalar_dtype(x):
+    """The dtype PyTorch infers for a factory's Scalar (``full``'s fill value)."""
+    v = scalar_value(x)
+    if isinstance(v, bool):
+        return D.bool
+    if isinstance(v, int):
+        return D.int64
+    if isinstance(v, complex):
+        return D.default_complex_dtype()
+    return D.get_default_dtype()
+
+
+def _float_max(dtype) -> float:
+    """The largest finite value of a floating dtype (bfloat16 through ml_dtypes)."""
+    if dtype is D.bfloat16:
+        import ml_dtypes
+        return float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+    return float(np.finfo(dtype.numpy).max)
+
+
+def cast_fill(value, dtype):
+    """``value`` converted to ``dtype`` as c10's checked conversion does: integers wrap
+    into unsigned types, anything out of the type's range is an overflow error."""
+    v = scalar_value(value)
+    overflow = RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} "
+                            f"without overflow")
+    if dtype.is_complex:
+        return complex(v)
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise overflow
+        v = v.real
+    if dtype.is_floating_point:
+        v = float(v)
+        if math.isfinite(v) and abs(v) > _float_max(dtype):
+            raise overflow
+        return v
+    if isinstance(v, float) and math.isnan(v):
+        raise overflow
+    if dtype is D.bool:
+        lo, hi = 0, 1
+    else:
+        info = np.iinfo(dtype.numpy)
+        lo, hi = int(info.min), int(info.max)
+    if v > hi or (v < lo and not (lo == 0 and -v <= hi)):   # unsigned: negatives wrap
+        raise overflow
+    if dtype is D.bool:
+        return bool(v)
+    iv = int(v)                                             # truncates toward zero
+    return iv & hi if lo == 0 else iv
+
+
+_BACKEND_KEYS = {"cpu": DispatchKey.CPU, "cuda": DispatchKey.CUDA, "meta": DispatchKey.Meta}
+
+
+def device_arg(dev):
+    """``device=`` as an interned ``fnx.device`` (None means cpu)."""
+    if dev is None:
+        return CPU
+    try:
+        return canonical(dev)
+    except ImportError:     # no fnx.cuda module yet: "cuda" means cuda:0
+        return _device("cuda", 0)
+
+
+def backend_key(dev) -> DispatchKey:
+    key = _BACKEND_KEYS.get(dev.type)
+    if key is None:
+        if dev.type == privateuse1_name():
+            return DispatchKey.PrivateUse1
+        raise RuntimeError(f"no backend handles device type '{dev.type}'")
+    return key
+
+
+_BELOW_BACKEND_SELECT = below(DispatchKey.BackendSelect)
+
+
+def backend_select(op):
+    """Give a factory its BackendSelect kernel: ``device=`` picks the backend key."""
+    def kernel(ks, *args, **kwargs):
+        dev = device_arg(kwargs.get("device"))
+        kwargs["device"] = dev
+        return op.redispatch((ks & _BELOW_BACKEND_SELECT) | (1 << backend_key(dev)),
+                             *args, **kwargs)
+    op.register(DispatchKey.BackendSelect, kernel)
+    return op
+
+
+def _op(name):
+    from ...ops import aten
+    packet, _, overload = name.partition(".")
+    return getattr(getattr(aten, packet), overload or "default")
+
+
+# ---------------------------------------------------------------------------- schemas
+
+OPTS = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
+CORE = ("core", "factory")
+ATEN = ("factory",)
+
+
+def _sized_meta(name):
+    def meta(size, *, dtype=None, layout=None, device=None, pin_memory=None,
+             memory_format=None):
+        return TensorMeta(size_arg(name, size), dtype_arg(name, dtype, D.get_default_dtype()))
+    return meta
+
+
+def _like_meta(name):
+    def meta(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+             memory_format=None):
+        return TensorMeta(tuple(self.shape), dtype_arg(name, dtype, self.dtype))
+    return meta
+
+
+def _new_meta(name):
+    def meta(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+        return TensorMeta(size_arg(name, size), dtype_arg(name, dtype, self.dtype))
+    return meta
+
+
+def _full_meta(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    dtype = dtype_arg("full", dtype, None) or scalar_dtype(fill_value)
+    cast_fill(fill_value, dtype)
+    return TensorMeta(size_arg("full", size), dtype)
+
+
+def _full_like_meta(self, fill_value, *, dtype=None, layout=None, device=None,
+                    pin_memory=None, memory_format=None):
+    dtype = dtype_arg("full_like", dtype, self.dtype)
+    cast_fill(fill_value, dtype)
+    return TensorMeta(tuple(self.shape), dtype)
+
+
+def _empty_strided_meta(size, stride, *, dtype=None, layout=None, device=None,
+                        pin_memory=None):
+    shape = size_arg("empty_strided", size)
+    stride = tuple(operator.index(s) for s in stride)
+    if len(stride) != len(shape):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides "
+                           f"for {len(shape)} dims")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {list(stride)}")
+    return TensorMeta(shape, dtype_arg("empty_strided", dtype, D.get_default_dtype()))
+
+
+def _full_dtype(dtype, name):
+    return dtype_arg(name, dtype, D.get_default_dtype())
+
+
+empty = defop(f"empty.memory_format(SymInt[] size, *, {OPTS}, "
+              f"MemoryFormat? memory_format=None) -> Tensor", tags=CORE,
+              meta=_sized_meta("empty"))
+empty_strided = defop(f"empty_strided(SymInt[] size, SymInt[] stride, *, {OPTS}) -> Tensor",
+                      tags=CORE, meta=_empty_strided_meta)
+full = defop(f"full(SymInt[] size, Scalar fill_value, *, {OPTS}) -> Tensor", tags=CORE,
+             meta=_full_meta)
+zeros = defop(
+    f"zeros(SymInt[] size, *, {OPTS}) -> Tensor", tags=ATEN, meta=_sized_meta("zeros"),
+    decomposition=lambda size, *, dtype=None, layout=None, device=None, pin_memory=None:
+    _op("full")(size, 0, dtype=_full_dtype(dtype, "zeros"), device=device))
+ones = defop(
+    f"ones(SymInt[] size, *, {OPTS}) -> Tensor", tags=ATEN, meta=_sized_meta("ones"),
+    decomposition=lambda size, *, dtype=None, layout=None, device=None, pin_memory=None:
+    _op("full")(size, 1, dtype=_full_dtype(dtype, "ones"), device=device))
+
+_LIKE = f"(Tensor self, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"
+full_like = defop(f"full_like(Tensor self, Scalar fill_value, *, {OPTS}, "
+                  f"MemoryFormat? memory_format=None) -> Tensor", tags=CORE,
+                  meta=_full_like_meta)
+
+
+def _like_decomp(fill):
+    def decomp(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+               memory_format=None):
+        dtype = dtype_arg("like", dtype, self.dtype)
+        dev = self.device if device is None else device
+        if fill is None:
+            return _op("empty.memory_format")(list(self.shape), dtype=dtype, device=dev)
+        return _op("full_like")(self, fill, dtype=dtype, device=dev)
+    return decomp
+
+
+empty_like = defop("empty_like" + _LIKE, tags=ATEN, meta=_like_meta("empty_like"),
+                   decomposition=_like_decomp(None))
+zeros_like = defop("zeros_like" + _LIKE, tags=ATEN, meta=_like_meta("zeros_like"),
+                   decomposition=_like_decomp(0))
+ones_like = defop("ones_like" + _LIKE, tags=ATEN, meta=_like_meta("ones_like"),
+                  decomposition=_like_decomp(1))
+
+
+def _new_decomp(kind):
+    def decomp(self, size, *args, dtype=None, layout=None, device=None, pin_memory=None):
+        dtype = dtype_arg("new_" + kind, dtype, self.dtype)
+        dev = self.device if device is None else device
+        if kind == "empty":
+            return _op("empty.memory_format")(size, dtype=dtype, device=dev)
+        if kind == "empty_strided":
+            return _op("empty_strided")(size, args[0], dtype=dtype, device=dev)
+        value = args[0] if kind == "full" else (0 if kind == "zeros" else 1)
+        return _op("full")(size, value, dtype=dtype, device=dev)
+    return decomp
+
+
+new_empty = defop(f"new_empty(Tensor self, SymInt[] size, *, {OPTS}) -> Tensor", tags=ATEN,
+                  meta=_new_meta("new_empty"), decomposition=_new_decomp("empty"))
+new_zeros = defop(f"new_zeros(Tensor self, SymInt[] size, *, {OPTS}) -> Tensor", tags=ATEN,
+                  meta=_new_meta("new_zeros"), decomposition=_new_decomp("zeros"))
+new_ones = defop(f"new_ones(Tensor self, SymInt[] size, *, {OPTS}) -> Tensor", tags=ATEN,
+                 meta=_new_meta("new_ones"), decomposition=_new_decomp("ones"))
+new_full = defop(
+    f"new_full(Tensor self, SymInt[] size, Scalar fill_value, *, {OPTS}) -> Tensor",
+    tags=ATEN, decomposition=_new_decomp("full"),
+    meta=lambda self, size, fill_value, *, dtype=None, **kw: _full_meta(
+        size, fill_value, dtype=dtype_arg("new_full", dtype, self.dtype)))
+new_empty_strided = defop(
+    f"new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, {OPTS}) -> Tensor",
+    tags=ATEN, decomposition=_new_decomp("empty_strided"),
+    meta=lambda self, size, stride, *, dtype=None, **kw: _empty_strided_meta(
+        size, stride, dtype=dtype_arg("new_empty_strided", dtype, self.dtype)))
+
+
+# ---------------------------------------------------------------------------- ranges
+
+def arange_params(start, end, step, dtype):
+    """``(first value, step, length)`` of ``arange`` in ``dtype``, with PyTorch's checks.
+
+    Integer dtypes truncate start, end and step to integers first (PyTorch converts them to
+    the accumulate type), so ``arange(0, 5, 0.5, dtype=int64)`` has a zero step."""
+    for v in (start, end, step):
+        if isinstance(v, complex):
+            raise RuntimeError("arange: complex start, end and step are not supported")
+    if dtype is D.bool or dtype.is_complex:
+        raise RuntimeError(f"\"arange_cpu\" not implemented for '{_short_name(dtype)}'")
+    integral = not dtype.is_floating_point
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    xstart, xend, xstep = (int(v) for v in (start, end, step)) if integral else \
+        (start, end, step)
+    if xstep == 0:
+        raise RuntimeError("step must be nonzero")
+    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if all(isinstance(v, int) for v in (start, end, step)) or dtype is D.int64:
+        n = -((xstart - xend) // xstep)        # exact ceil for Python ints
+    else:
+        n = math.ceil((float(end) - float(start)) / float(step))
+    n = max(int(n), 0)
+    if integral and n > 0:
+        info = np.iinfo(dtype.numpy)
+        last = xstart + (n - 1) * xstep
+        if not info.min <= last <= info.max:
+            raise RuntimeError(f"arange: the last value {last} does not fit in {dtype}")
+    return xstart, xstep, n
+
+
+def _short_name(dtype):
+    from ._common import _torch_name
+    return _torch_name(dtype)
+
+
+def arange_dtype(start, end, step, dtype):
+    """int64 when start, end and step are all integers, else the default float dtype."""
+    if dtype is not None:
+        return dtype_arg("arange", dtype, None)
+    vals = [scalar_value(v) for v in (start, end, step)]
+    if all(isinstance(v, int) for v in vals):      # bool is an int too, as in PyTorch
+        return D.int64
+    if any(isinstance(v, complex) for v in vals):
+        return D.default_complex_dtype()
+    return D.get_default_dtype()
+
+
+def _arange_meta(start, end, step=1, *, dtype=None, layout=None, device=None,
+                 pin_memory=None):
+    dtype = arange_dtype(start, end, step, dtype)
+    n = arange_params(scalar_value(start), scalar_value(end), scalar_value(step), dtype)[2]
+    return TensorMeta((n,), dtype)
+
+
+arange_start_step = defop(f"arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
+                          f"{OPTS}) -> Tensor", tags=CORE, meta=_arange_meta)
+arange = defop(
+    f"arange(Scalar end, *, {OPTS}) -> Tensor", tags=ATEN,
+    meta=lambda end, **kw: _arange_meta(0, end, 1, **kw),
+    decomposition=lambda end, **kw: arange_start_step(0, end, 1, **kw))
+arange_start = defop(
+    f"arange.start(Scalar start, Scalar end, *, {OPTS}) -> Tensor", tags=ATEN,
+    meta=lambda start, end, **kw: _arange_meta(start, end, 1, **kw),
+    decomposition=lambda start, end, **kw: arange_start_step(start, end, 1, **kw))
+
+
+def _space_dtype(name, start, end, dtype):
+    if dtype is not None:
+        return dtype_arg(name, dtype, None)
+    if any(isinstance(scalar_value(v), complex) for v in (start, end)):
+        return D.default_complex_dtype()
+    return D.get_default_dtype()
+
+
+def _space_meta(name):
+    def meta(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
+             pin_memory=None):
+        if isinstance(steps, bool) or not hasattr(steps, "__index__"):
+            raise TypeError(f"{name}(): argument 'steps' must be int, not "
+                            f"{type(steps).__name__}")
+        if operator.index(steps) < 0:
+            raise RuntimeError("number of steps must be non-negative")
+        return TensorMeta((operator.index(steps),), _space_dtype(name, start, end, dtype))
+    return meta
+
+
+def _space_dtype_compute(dtype):
+    """The dtype eager linspace computes in: half types in float32, integers in float64."""
+    if dtype.is_complex:
+        return D.complex128
+    if dtype.is_floating_point:
+        return D.float64 if dtype is D.float64 else D.float32
+    return D.float64
+
+
+def _space_decomp(start, end, steps, ct, device):
+    """``steps`` evenly spaced values from ``start`` to ``end`` in dtype ``ct``, with prims.
+
+    Filled from both ends as PyTorch does, so the last value is exactly ``end``: the
+    first half is ``start + step * i``, the second ``end - step * (steps - 1 - i)``.  The
+    step is computed in ``ct`` too (a constant, on the host).  Integer dtypes truncate
+    start and end first."""
+    from ...ops import prims
+    start, end = scalar_value(start), scalar_value(end)
+    if not (ct.is_floating_point or ct.is_complex):
+        start, end = (int(v.real if isinstance(v, complex) else v) for v in (start, end))
+        ct = D.float64
+    if steps <= 1:
+        return _typed_full([steps], start, ct, device)
+    np_ct = ct.numpy
+    step = (np_ct.type(end) - np_ct.type(start)) / np_ct.type(steps - 1)
+    step = complex(step) if ct.is_complex else float(step)
+    i = prims.iota([steps], 0, dtype=D.int64, device=device)
+    rev = prims.sub(_typed_full([steps], steps - 1, D.int64, device), i)
+    lo = prims.add(_typed_full([steps], start, ct, device),
+                   prims.mul(_typed_full([steps], step, ct, device),
+                             prims.convert_element_type(i, ct)))
+    hi = prims.sub(_typed_full([steps], end, ct, device),
+                   prims.mul(_typed_full([steps], step, ct, device),
+                             prims.convert_element_type(rev, ct)))
+    first_half = prims.lt(i, _typed_full([steps], steps // 2, D.int64, device))
+    return prims.where(first_half, lo, hi)
+
+
+def _typed_full(shape, value, dtype, device):
+    from .elementwise import full as typed_full
+    return typed_full(shape, value, dtype, device)
+
+
+def _convert(t, dtype):
+    from ...ops import prims
+    return t if t.dtype is dtype else prims.convert_element_type(t, dtype)
+
+
+def _linspace_decomp(start, end, steps, *, dtype=None, layout=None, device=None,
+                     pin_memory=None):
+    m = linspace.meta(start, end, steps, dtype=dtype)
+    ct = _space_dtype_compute(m.dtype)
+    if not (m.dtype.is_floating_point or m.dtype.is_complex):
+        ct = m.dtype      # integer linspace: truncated ends, float64 steps, truncated values
+    return _convert(_space_decomp(start, end, m.shape[0], ct, device_arg(device)), m.dtype)
+
+
+def _logspace_decomp(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
+                     pin_memory=None):
+    from ...ops import prims
+    m = logspace.meta(start, end, steps, base, dtype=dtype)
+    # Exponents and powers in double precision (complex128 for complex), whatever the dtype
+    wide = D.complex128 if m.dtype.is_complex else D.float64
+    dev = device_arg(device)
+    exps = _space_decomp(start, end, m.shape[0], wide, dev)
+    powers = prims.pow(_typed_full(exps.shape, base, wide, dev), exps)
+    return _convert(powers, m.dtype)
+
+
+linspace = defop(f"linspace(Scalar start, Scalar end, int steps, *, {OPTS}) -> Tensor",
+                 tags=ATEN, meta=_space_meta("linspace"), decomposition=_linspace_decomp)
+logspace = defop(f"logspace(Scalar start, Scalar end, int steps, float base=10.0, *, "
+                 f"{OPTS}) -> Tensor", tags=ATEN, meta=_space_meta("logspace"),
+                 decomposition=_logspace_decomp)
+
+
+def _eye_meta(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None):
+    n = operator.index(n)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    m = n if m is None else operator.index(m)
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    return TensorMeta((n, m), dtype_arg("eye", dtype, D.get_default_dtype()))
+
+
+def _eye_decomp(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """The identity as row index == column index, converted to the dtype."""
+    from ...ops import prims
+    meta = _eye_meta(n, m, dtype=dtype)
+    dev = device_arg(device)
+    rows = prims.iota(list(meta.shape), 0, dtype=D.int64, device=dev)
+    cols = prims.iota(list(meta.shape), 1, dtype=D.int64, device=dev)
+    return prims.convert_element_type(prims.eq(rows, cols), meta.dtype)
+
+
+eye = defop(f"eye(SymInt n, *, {OPTS}) -> Tensor", tags=ATEN, meta=_eye_meta,
+            decomposition=_eye_decomp)
+eye_m = defop(f"eye.m(SymInt n, SymInt m, *, {OPTS}) -> Tensor", tags=ATEN, meta=_eye_meta,
+              decomposition=_eye_decomp)
+
+# Factories without a tensor argument choose their backend from ``device=``.
+for _f in (empty, empty_strided, full, zeros, ones, arange_start_step, arange, arange_start,
+           linspace, logspace, eye, eye_m):
+    backend_select(_f)
+
+# ---------------------------------------------------------------------------- decompositions
+# The core factories decompose to prims.full / prims.iota; the others already decompose
+# to the core ones (above).
+
+from ..registry import decomposition  # noqa: E402
+
+
+def _prims():
+    from ...ops import prims
+    return prims
+
+
+@decomposition(full)
+def _full_decomp(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    m = full.meta(size, fill_value, dtype=dtype)       # dtype inference, overflow errors
+    return _prims().full(list(m.shape), cast_fill(fill_value, m.dtype), dtype=m.dtype,
+                         device=device_arg(device))
+
+
+@decomposition(full_like)
+def _full_like_decomp(self, fill_value, *, dtype=None, layout=None, device=None,
+                      pin_memory=None, memory_format=None):
+    m = full_like.meta(self, fill_value, dtype=dtype)
+    dev = self.device if device is None else device_arg(device)
+    return _prims().full(list(m.shape), cast_fill(fill_value, m.dtype), dtype=m.dtype,
+                         device=dev)
+
+
+def _zero(dtype):
+    return False if dtype is D.bool else 0
+
+
+@decomposition(empty)
+def _empty_decomp(size, *, dtype=None, layout=None, device=None, pin_memory=None,
+                  memory_format=None):
+    # Uninitialized memory has no functional meaning: zeros are one valid content.
+    m = empty.meta(size, dtype=dtype)
+    return _prims().full(list(m.shape), _zero(m.dtype), dtype=m.dtype,
+                         device=device_arg(device))
+
+
+@decomposition(empty_strided)
+def _empty_strided_decomp(size, stride, *, dtype=None, layout=None, device=None,
+                          pin_memory=None):
+    # Strides are a layout detail: the functional result only has a shape.
+    m = empty_strided.meta(size, stride, dtype=dtype)
+    return _prims().full(list(m.shape), _zero(m.dtype), dtype=m.dtype,
+                         device=device_arg(device))
+
+
+@decomposition(arange_start_step)
+def _arange_decomp(start, end, step=1, *, dtype=None, layout=None, device=None,
+                   pin_memory=None):
+    """``start + i * step`` for i in 0..n-1, then converted to the dtype.
+
+    As the eager kernel (and PyTorch's CPU one): integer start and step accumulate in int64
+    exactly, anything else in double precision; the length comes from ``arange_params``
+    (integer dtypes truncate start, end and step first)."""
+    prims = _prims()
+    m = arange_start_step.meta(start, end, step, dtype=dtype)
+    first, step, n = arange_params(scalar_value(start), scalar_value(end),
+                                   scalar_value(step), m.dtype)
+    ct = D.int64 if isinstance(first, int) and isinstance(step, int) else D.float64
+    dev = device_arg(device)
+    i = prims.iota([n], 0, dtype=ct, device=dev)
+    values = prims.add(prims.mul(i, prims.full([n], step, dtype=ct, device=dev)),
+                       prims.full([n], first, dtype=ct, device=dev))
+    return values if ct is m.dtype else prims.convert_element_type(values, m.dtype)
+
+
+# ---------------------------------------------------------------------------- autograd
+# A factory's values do not depend on any tensor's values: no gradient flows through it.
+
+from ..registry import nondifferentiable  # noqa: E402
+
+nondifferentiable(empty, empty_strided, full, zeros, ones, full_like, empty_like, zeros_like,
+                  ones_like, new_empty, new_zeros, new_ones, new_full, new_empty_strided,
+                  arange_start_step, arange, arange_start, linspace, logspace, eye, eye_m)

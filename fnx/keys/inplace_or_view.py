@@ -1,0 +1,104 @@
+"""The ADInplaceOrView key: version counters and view bookkeeping for every backend.
+
+Registered once per op, from the op's schema: an op that writes an argument
+(``Tensor(a!)``) bumps that tensor's version after the backend ran; an op whose
+output aliases its input (``-> Tensor(a)``) marks the output as a view of the
+input's base, shares its version counter and records the view chain that rebuilds it
+from that base (autograd and functionalization replay it).  Every other op falls through this key.
+"""
+from __future__ import annotations
+
+import weakref
+
+from ..dispatch.dispatcher import all_ops
+from ..core.dispatch_key import AUTOGRAD_BITS, BACKEND_KEYS, AliasKey, DispatchKey, below
+
+_BELOW = below(DispatchKey.ADInplaceOrView)
+
+
+def _written_positions(op):
+    """(positional indices, keyword names) of the arguments ``op`` writes."""
+    pos, kw = [], []
+    i = 0
+    for a in op.schema.arguments:
+        if a.kwarg_only:
+            if a.is_write:
+                kw.append(a.name)
+        else:
+            if a.is_write:
+                pos.append(i)
+            i += 1
+    return tuple(pos), tuple(kw)
+
+
+def _is_view_op(op) -> bool:
+    rets = op.schema.returns
+    return bool(rets) and any(r.type.alias is not None and not r.type.alias.is_write
+                              for r in rets) and not op.schema.is_mutable
+
+
+def mark_view(out, base):
+    """Make ``out`` a view of ``base``'s base, sharing its version counter."""
+    root = base._base if base._base is not None else base
+    out._base = root
+    out._vc = root._shared_version_counter()
+    if not root._ks & AUTOGRAD_BITS:
+        # autograd turns on requires_grad for these views if the root later gets a history
+        views = root._views
+        if views is None:
+            views = root._views = weakref.WeakSet()
+        views.add(out)
+    return out
+
+
+def _inplace_kernel(op, pos, kw):
+    def kernel(ks, *args, **kwargs):
+        out = op.redispatch(ks & _BELOW, *args, **kwargs)
+        for i in pos:
+            args[i]._bump_version()
+        for name in kw:
+            kwargs[name]._bump_version()
+        return out
+    return kernel
+
+
+def _view_kernel(op):
+    def kernel(ks, self, *args, **kwargs):
+        out = op.redispatch(ks & _BELOW, self, *args, **kwargs)
+        chain = self._view_chain if self._base is not None else ()
+        if isinstance(out, (tuple, list)):
+            for i, o in enumerate(out):
+                mark_view(o, self)
+                o._view_chain = chain + ((op, args, kwargs, i),)
+                o._gfv = o._vc[0]
+        else:
+            mark_view(out, self)
+            out._view_chain = chain + ((op, args, kwargs, None),)
+            out._gfv = out._vc[0]
+        return out
+    return kernel
+
+
+def register_op(op) -> None:
+    """Give ``op`` its ADInplaceOrView kernel, if it writes or aliases.
+
+    An op whose only kernel is its decomposition (CompositeImplicitAutograd) gets none:
+    the ops it calls do the bookkeeping, and it may return a copy or ``self`` (reshape,
+    contiguous), which must not be marked as a view.  An op with a backend kernel of its
+    own gets one even when it also has a decomposition.
+    """
+    if DispatchKey.ADInplaceOrView in op.kernels:
+        return
+    if AliasKey.CompositeImplicitAutograd in op.kernels and \
+            not any(k in op.kernels for k in BACKEND_KEYS):
+        return
+    pos, kw = _written_positions(op)
+    if pos or kw:
+        op.register(DispatchKey.ADInplaceOrView, _inplace_kernel(op, pos, kw))
+    elif _is_view_op(op):
+        op.register(DispatchKey.ADInplaceOrView, _view_kernel(op))
+
+
+def register_all() -> None:
+    for op in all_ops():
+        register_op(op)

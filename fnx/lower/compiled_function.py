@@ -1,0 +1,410 @@
+"""``fnx.compile``: trace once per guard set, run the passes, lower regions, reuse.
+
+The pipeline, per new set of guards (input shapes, dtypes, devices, requires_grad and
+whether ``.grad`` is set, the model's training flags, grad mode):
+trace on meta tensors (tensors the function reads from outside, e.g. parameters, become
+inputs, never constants) -> functionalize + decompose -> DCE -> CSE -> partition into
+regions the target lowers and eager calls between them -> compile each region.
+Inputs the program writes (buffers updated in place) are written back after each call.
+
+Autograd: the trace runs with autograd on, so a training step that calls ``backward()`` and
+an optimizer records the backward and the updates in the same program; the ``.grad`` it
+leaves on parameters are program outputs assigned after each call. A function whose
+outputs require grad (a compiled model in eager training) is compiled as a forward-only
+program differentiated by JAX's ``vjp``, recorded as one autograd node.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import fnx as _fnx     # the package (initializing when this is imported): grad mode lives there
+
+from ..core.tensor import Tensor
+from ..graph.graph import Graph, Node, map_nodes
+from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
+from ..graph.passes.partition import Partition, Region, partition
+from .. import compiler as _compiler
+from ..autograd import engine as _engine
+from ..core.grad_mode import no_grad
+from ..autograd.graph import set_grad
+from ..dispatch.modes import current_mode
+from ..graph.tracer import DataDependentError, TracingMode, trace
+from ..core.random import next_key
+from . import get_target
+
+__all__ = ["compile", "CompiledFunction", "CompileReport"]
+
+
+class CompiledFunction:
+    """What ``fnx.compile`` returns: call it like the original function or module."""
+
+    def __init__(self, fn, *, backend="jax", decompose="prims", dynamic=False,
+                 fullgraph=False, cache_limit=8):
+        self.fn = fn
+        self.target = get_target(backend)
+        self.decompose = decompose
+        self.dynamic = dynamic
+        self.fullgraph = fullgraph
+        self.cache_limit = cache_limit
+        self.cache = {}
+        self._eager_reason = None
+        self._warned = set()
+        functools.update_wrapper(self, fn, updated=())
+
+    # -- guards
+    def _guards(self, args, kwargs):
+        key = [_describe(a) for a in args]
+        key += [(k, _describe(v)) for k, v in sorted(kwargs.items())]
+        key.append(("training", _training_flags(self.fn)))
+        key.append(("grad", _grad_enabled()))
+        return tuple(key)
+
+    def __call__(self, *args, **kwargs):
+        if self._eager_reason is not None or _tracing():
+            # Inside another compiled function's trace this one is simply inlined.
+            return self.fn(*args, **kwargs)
+        key = self._guards(args, kwargs)
+        # Entries of one argument guard differ by what they lifted (a parameter's shape,
+        # requires_grad, whether its .grad is set): the first whose lifted tensors match.
+        entries = self.cache.get(key, ())
+        entry = next((e for e in entries if e.lifted_match()), None)
+        if entry is None:
+            if sum(len(v) for v in self.cache.values()) >= self.cache_limit:
+                self._warn_once("cache", f"fnx.compile: {self.cache_limit} recompilations of "
+                                         f"{_name(self.fn)} (cache_limit); running eagerly "
+                                         f"from now on")
+                self._eager_reason = "cache_limit"
+                return self.fn(*args, **kwargs)
+            try:
+                entry = self._compile(args, kwargs)
+            except DataDependentError as e:
+                if self.fullgraph:
+                    raise
+                self._warn_once("data", f"fnx.compile: {e}; running {_name(self.fn)} eagerly")
+                self._eager_reason = str(e)
+                return self.fn(*args, **kwargs)
+            if entry is None:
+                return self.fn(*args, **kwargs)
+            if not entry.one_shot:
+                self.cache.setdefault(key, []).append(entry)
+        return entry(args, kwargs)
+
+    def entries(self) -> list:
+        """Every compiled specialization so far (one per guard set)."""
+        return [e for v in self.cache.values() for e in v]
+
+    def _warn_once(self, what, message):
+        if what not in self._warned:
+            self._warned.add(what)
+            warnings.warn(message, stacklevel=3)
+
+    # -- compiling
+    def _compile(self, args, kwargs, explain=False) -> "_Entry":
+        stages = {}
+        flat, rebuild = _flatten_call(args, kwargs)
+        def call(*ts):
+            a, kw = rebuild(ts)
+            return self.fn(*a, **kw)
+        names = [f"arg{i}" for i in range(len(flat))]
+        if explain:     # the user's own ops, before functionalization and decomposition
+            with no_grad():
+                stages["traced"] = trace(call, *flat, input_names=names, lift_captured=True)
+        # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
+        # function is recorded too, and the .grad it writes become outputs.
+        runs, suspended = _engine.runs[0], _compiler.suspensions[0]
+        graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
+                      decompose_to=self.decompose, capture_grads=True)
+        differentiable = graph.output_requires_grad and _engine.runs[0] == runs
+        # State made outside the trace (an optimizer's first step): Python took a branch
+        # the guards cannot see, so this program is for this call only.
+        one_shot = _compiler.suspensions[0] != suspended
+        if differentiable:
+            # Outputs that carry a gradient and no backward inside: the caller differentiates
+            # the result. Trace the forward alone; its backward is JAX's vjp of it.
+            with no_grad():
+                graph = trace(call, *flat, input_names=names, lift_captured=True,
+                              functional=True, decompose_to=self.decompose)
+        lifted = graph.lifted
+        stages["functional"] = graph
+        graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
+        stages["optimized"] = graph
+        parts = partition(graph, lambda n: self.target.has_rule(n.target))
+        if parts.fallback_ops:
+            names = ", ".join(str(op) for op in parts.fallback_ops)
+            if self.fullgraph:
+                raise RuntimeError(f"fnx.compile(fullgraph=True): {names} cannot be lowered "
+                                   f"to the {self.target.name!r} target")
+            self._warn_once(("fallback", names),
+                            f"fnx.compile: {names} has no {self.target.name!r} lowering; it "
+                            f"runs eagerly between compiled regions")
+        if differentiable:
+            if parts.fallback_ops or len(parts.regions) != 1 or \
+                    not hasattr(self.target, "vjp"):
+                self._warn_once("grad", f"fnx.compile: {_name(self.fn)}'s outputs require grad "
+                                        f"but it does not compile to one {self.target.name!r} "
+                                        f"program; it runs eagerly so autograd can record it")
+                self._eager_reason = "differentiable with eager parts"
+                return None
+            entry = _GradEntry(self.target, graph, parts, lifted, len(flat), stages)
+        else:
+            entry = _Entry(self.target, graph, parts, lifted, len(flat), stages)
+        entry.one_shot = one_shot
+        return entry
+
+    def explain(self, *args, **kwargs) -> "CompileReport":
+        """What compiling for these arguments does: the graph at each stage, the regions,
+        the ops left to eager execution and how XLA fused each region."""
+        entry = self._compile(args, kwargs, explain=True)
+        return CompileReport(entry, entry.flat_inputs(args, kwargs))
+
+
+def compile(model_or_fn=None, *, backend="jax", decompose="prims", dynamic=False,
+            fullgraph=False, cache_limit=8):
+    """Compile a function or model: traced on first call, lowered and jitted per region.
+
+    >>> import fnx
+    >>> w = fnx.tensor([[1., 2.], [3., 4.]])
+    >>> f = fnx.compile(lambda x: (x @ w).relu().sum(-1))
+    >>> f(fnx.tensor([[1., -1.]]))
+    tensor([0.])
+    >>> w.add_(1)
+    tensor([[2., 3.],
+            [4., 5.]])
+    >>> f(fnx.tensor([[1., -1.]]))       # parameters are inputs, not constants
+    tensor([0.])
+    >>> f(fnx.tensor([[2., 1.]]))
+    tensor([19.])
+    """
+    if dynamic:
+        raise NotImplementedError("fnx.compile(dynamic=True): symbolic shapes are not "
+                                  "supported; compiled code is specialized per input shape "
+                                  "and a new shape recompiles")
+    if decompose not in ("prims", "core", "aten"):
+        raise ValueError(f"fnx.compile: decompose must be 'prims', 'core' or 'aten', got "
+                         f"{decompose!r}")
+    if model_or_fn is None:
+        return lambda f: compile(f, backend=backend, decompose=decompose, dynamic=dynamic,
+                                 fullgraph=fullgraph, cache_limit=cache_limit)
+    return CompiledFunction(model_or_fn, backend=backend, decompose=decompose, dynamic=dynamic,
+                            fullgraph=fullgraph, cache_limit=cache_limit)
+
+
+# ----------------------------------------------------------------------------- running
+
+class _Entry:
+    """One compiled specialization: the program steps and how to feed them."""
+
+    def __init__(self, target, graph: Graph, parts: Partition, lifted, n_explicit, stages):
+        self.target = target
+        self.graph = graph
+        self.parts = parts
+        self.lifted = lifted            # tensors read from outside (parameters, buffers)
+        self.sources = graph.input_sources
+        self.lifted_meta = [_describe(t) for t in lifted]
+        self.n_explicit = n_explicit
+        self.stages = stages
+        self.places = graph.placeholders()
+        self.steps = [(s, _compile_region(target, graph, s)) if isinstance(s, Region)
+                      else (s, None) for s in parts.steps]
+        out = graph.output_node.args[0]
+        mutated = getattr(graph, "mutated_inputs", [])
+        grads = getattr(graph, "grad_writes", [])
+        self.writeback = [(i, out[k]) for i, k in mutated]
+        self.grad_writes = [(i, out[k] if k is not None else None) for i, k in grads]
+        self.result = out[0] if mutated or any(k is not None for _, k in grads) else out
+        self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
+
+    def lifted_match(self) -> bool:
+        return all(_describe(t) == m for t, m in zip(self.lifted, self.lifted_meta))
+
+    def flat_inputs(self, args, kwargs):
+        """The graph's inputs in placeholder order: call arguments, captured tensors read
+        now (so in-place updates are seen), and a fresh random key per random op."""
+        flat, _ = _flatten_call(args, kwargs)
+        out = []
+        for kind, src in self.sources:
+            if kind == "arg":
+                out.append(flat[src])
+            elif kind == "lifted":
+                out.append(src)
+            else:
+                out.append(next_key(*src))
+        return out
+
+
+    def __call__(self, args, kwargs):
+        inputs = self.flat_inputs(args, kwargs)
+        with no_grad():     # the program's own backward, if any, is already in the graph
+            return self._run(inputs)
+
+    def _run(self, inputs):
+        env = dict(zip(self.places, inputs))
+        env.update(self.constants)
+        for step, fn in self.steps:
+            if fn is not None:
+                outs = fn(*[env[i] for i in step.inputs])
+                env.update(zip(step.outputs, outs))
+            else:
+                env[step] = step.target(*map_nodes(step.args, env.__getitem__),
+                                       **map_nodes(step.kwargs, env.__getitem__))
+                if isinstance(env[step], (tuple, list)):
+                    for u in step.users:
+                        if u.kind == "getitem":
+                            env[u] = env[step][u.args[1]]
+        self.write_back(inputs, env)
+        return map_nodes(self.result, env.__getitem__)
+
+    def write_back(self, inputs, env):
+        with no_grad():
+            for i, node in self.writeback:
+                inputs[i].copy_(env[node])
+        for i, node in self.grad_writes:
+            g = env[node] if node is not None else None
+            set_grad(inputs[i], g)
+
+
+class _GradEntry(_Entry):
+    """A compiled forward whose outputs require grad: one jitted ``jax.vjp`` returns the
+    outputs and the residuals; the autograd node it records runs the jitted backward on them
+    (the forward is not recomputed)."""
+
+    def __init__(self, target, graph, parts, lifted, n_explicit, stages):
+        super().__init__(target, graph, parts, lifted, n_explicit, stages)
+        self.whole = target.compile(graph)
+        self.vjp = target.vjp(self.whole, graph)
+
+    def __call__(self, args, kwargs):
+        inputs = self.flat_inputs(args, kwargs)
+        env, node = self.vjp(inputs)
+        self.write_back(inputs, env)
+        return map_nodes(self.result, env.__getitem__)
+
+
+def _tracing() -> bool:
+    mode = current_mode()
+    return mode is not None and isinstance(mode, TracingMode)
+
+
+def _compile_region(target, graph, region: Region):
+    sub = Graph()
+    mapping = {}
+    for i in region.inputs:
+        mapping[i] = sub.placeholder(i.name, i.meta)
+    for n in region.nodes:
+        mapping[n] = sub._add(n.kind, n.name, n.target, map_nodes(n.args, mapping.__getitem__),
+                              map_nodes(n.kwargs, mapping.__getitem__), n.meta)
+    sub.output(tuple(mapping[o] for o in region.outputs))
+    return target.compile(sub)
+
+
+# ----------------------------------------------------------------------------- tracing
+
+def _flatten_call(args, kwargs):
+    """Tensors of a call in order, and a function putting (new) tensors back in place."""
+    flat = []
+
+    def collect(v):
+        if isinstance(v, Tensor):
+            flat.append(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                collect(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                collect(x)
+
+    collect(args)
+    collect(kwargs)
+
+    def rebuild(ts):
+        it = iter(ts)
+
+        def put(v):
+            if isinstance(v, Tensor):
+                return next(it)
+            if isinstance(v, (list, tuple)):
+                return type(v)(put(x) for x in v)
+            if isinstance(v, dict):
+                return {k: put(x) for k, x in v.items()}
+            return v
+        return put(args), put(kwargs)
+
+    return flat, rebuild
+
+
+def _describe(v):
+    if isinstance(v, Tensor):
+        return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None)
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__,) + tuple(_describe(x) for x in v)
+    if isinstance(v, dict):
+        return ("dict",) + tuple((k, _describe(x)) for k, x in sorted(v.items()))
+    try:
+        hash(v)
+        return ("V", v)
+    except TypeError:
+        return ("id", id(v))
+
+
+def _training_flags(fn):
+    modules = getattr(fn, "modules", None)
+    if callable(modules):
+        return tuple(bool(getattr(m, "training", False)) for m in modules())
+    return getattr(fn, "training", None)
+
+
+def _grad_enabled():
+    is_enabled = getattr(_fnx, "is_grad_enabled", None)
+    return is_enabled() if is_enabled is not None else True
+
+
+def _name(fn):
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+# ----------------------------------------------------------------------------- explain
+
+class CompileReport:
+    """The result of ``CompiledFunction.explain``: printable, and its parts are attributes."""
+
+    def __init__(self, entry: _Entry, inputs):
+        self.stages = entry.stages
+        self.regions = entry.parts.regions
+        self.fallback_ops = entry.parts.fallback_ops
+        self.graph = entry.graph
+        self.eager_ops = len(entry.stages["traced"].calls())
+        self.prim_calls = len(entry.graph.calls())
+        self.fusions = []
+        env = dict(zip(entry.places, inputs))
+        for step, fn in entry.steps:
+            if fn is not None and hasattr(fn, "hlo_fusions"):
+                self.fusions.append(fn.hlo_fusions(*[_example(i) for i in step.inputs]))
+
+    def __str__(self):
+        lines = []
+        for name, g in self.stages.items():
+            lines.append(f"== {name} graph ({len(g.calls())} calls) ==")
+            lines.append(str(g))
+        lines.append(f"== partition: {len(self.regions)} compiled region(s), "
+                     f"{len(self.fallback_ops)} eager op(s) ==")
+        for i, r in enumerate(self.regions):
+            lines.append(f"region {i}: {len(r.nodes)} nodes, {len(r.inputs)} inputs, "
+                         f"{len(r.outputs)} outputs")
+        if self.fallback_ops:
+            lines.append("eager fallback: " + ", ".join(str(o) for o in self.fallback_ops))
+        for i, f in enumerate(self.fusions):
+            lines.append(f"XLA region {i}: {self.prim_calls} prims -> {f['kernels']} "
+                         f"kernels ({f['fusions']} fusion(s)); eager runs "
+                         f"{self.eager_ops} aten kernels")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _example(node):
+    from ..backends.cpu import wrap
+    import numpy as np
+    return wrap(np.zeros(node.meta.shape, node.meta.dtype.numpy), node.meta.dtype)
+
+
