@@ -32,8 +32,9 @@ import numpy as np
 
 from .core import dtype as D
 from .core.device import device as _device_cls
-from .core.tensor import Tensor, _autograd_bit
+from .core.tensor import Tensor, _autograd_bit, tensor_method
 from .core.grad_mode import no_grad
+from .backends.cpu._core import wrap
 
 __all__ = ["save", "load"]
 
@@ -232,9 +233,18 @@ def _load_fnx(z, name, map_location):
     return decode(header["root"])
 
 
+_parameter_class = None     # fnx.nn.Parameter, registered by fnx.nn (a layer above)
+
+
+def register_parameter_class(cls) -> None:
+    """Entries saved as parameters load as ``cls`` instances (``fnx.nn`` registers
+    ``nn.Parameter``)."""
+    global _parameter_class
+    _parameter_class = cls
+
+
 def _make(arr, dtype_name, device_str, requires_grad, map_location, parameter=False):
     """A tensor from its stored array, moved where ``map_location`` says."""
-    from .backends.cpu._core import wrap
     dtype = D._NAMES[dtype_name]
     if dtype is D.bfloat16:
         arr = arr.view(D.bfloat16.numpy)
@@ -254,8 +264,7 @@ def _make(arr, dtype_name, device_str, requires_grad, map_location, parameter=Fa
                                    f"({e})") from None
             raise
     if parameter:
-        from .nn.parameter import Parameter
-        return Parameter(t, requires_grad=requires_grad)
+        return _parameter_class(t, requires_grad=requires_grad)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -319,7 +328,6 @@ def _load_safetensors(data, name, map_location):
 
 def _rebuild_tensor(array, dtype_name, device_str, requires_grad):
     """What unpickling a tensor calls (see ``Tensor.__reduce_ex__``)."""
-    from .backends.cpu._core import wrap
     t = wrap(np.asarray(array), D._NAMES[dtype_name])
     if device_str != "cpu":
         t = t.to(device_str)
@@ -352,3 +360,14 @@ def _deepcopy_tensor(t, memo):
         if not k.startswith("_") and k not in _INTERNAL:
             setattr(new, k, copy.deepcopy(v, memo))
     return new
+
+
+@tensor_method()
+def __reduce_ex__(self, proto):
+    return (_rebuild_tensor, (self.cpu().detach().numpy().copy(), self._dtype.name,
+                              str(self._device), self.requires_grad))
+
+
+@tensor_method()
+def __deepcopy__(self, memo):
+    return _deepcopy_tensor(self, memo)

@@ -23,6 +23,7 @@ import fnx.testing as ft
 from fnx.coverage import NOT_APPLICABLE, core_overloads, coverage_rows, render, summarize
 from fnx.dispatch.dispatcher import _ops, all_ops
 from fnx.dispatch.schema import parse_schema
+from fnx.ir.variants import functional_variant
 
 CORE = sorted(n for n in core_overloads() if n not in NOT_APPLICABLE)
 #: core ops that read tensor data into Python: no meta result and no prims equivalent
@@ -92,7 +93,6 @@ def test_core_op_has_a_path_to_prims(name):
         # A writing op reaches prims through functionalization: its functional variant
         # (decomposed) plus a write-back, or its own decomposition traced functionally; the
         # OpInfo decomposition checks run that path.
-        from fnx.graph.passes.functionalize import functional_variant
         functional = functional_variant(op)
         assert op.decomposition is not None or (
             functional is not None and functional.decomposition is not None), \

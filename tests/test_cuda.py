@@ -11,6 +11,7 @@ import fnx.testing as ft
 from fnx.backends import cuda as backend
 from fnx.backends.cuda import jit_kernel as _generic
 from fnx.backends.cuda import devices as cuda_devices
+from fnx.ir.variants import is_view_op
 
 pytestmark = pytest.mark.skipif(not fnx.cuda.is_available(),
                                 reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
@@ -236,7 +237,6 @@ def _view_cases():
 
 
 def _is_view(op):
-    from fnx.graph.passes.functionalize import is_view_op
     return is_view_op(op)
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.backends.meta import empty_meta
+from fnx.core.meta_array import meta_tensor
 from fnx.dispatch import DispatchKey, IncludeDispatchKeyGuard, below
 
 
@@ -402,14 +402,14 @@ def test_nonzero_argwhere():
 
 
 def test_meta_indexing():
-    m = empty_meta((3, 4, 5), fnx.float32)
-    i = empty_meta((2, 6), fnx.int64)
+    m = meta_tensor((3, 4, 5), fnx.float32)
+    i = meta_tensor((2, 6), fnx.int64)
     assert m[i].shape == (2, 6, 4, 5)
     assert m[:, i].shape == (3, 2, 6, 5)
     assert m[i, :, i].shape == (2, 6, 4)
-    assert fnx.index_select(m, 1, empty_meta((7,), fnx.int64)).shape == (3, 7, 5)
-    assert fnx.gather(m, 2, empty_meta((3, 4, 2), fnx.int64)).shape == (3, 4, 2)
+    assert fnx.index_select(m, 1, meta_tensor((7,), fnx.int64)).shape == (3, 7, 5)
+    assert fnx.gather(m, 2, meta_tensor((3, 4, 2), fnx.int64)).shape == (3, 4, 2)
     with pytest.raises(NotImplementedError, match="output shape depends on the tensor data"):
         fnx.nonzero(m)
     with pytest.raises(NotImplementedError, match="output shape depends on the tensor data"):
-        m[empty_meta((3,), fnx.bool)]
+        m[meta_tensor((3,), fnx.bool)]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.backends.meta import MetaArray
+from fnx.core.meta_array import MetaArray
 from fnx.dispatch import DispatchKey, all_ops
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.backends.meta import empty_meta
+from fnx.core.meta_array import meta_tensor
 
 
 def arange(*shape, dtype=np.int64):
@@ -596,7 +596,7 @@ def test_ops_have_pytorch_schemas_and_tags():
 
 
 def test_meta_shapes():
-    m = empty_meta((2, 3, 4), fnx.float32)
+    m = meta_tensor((2, 3, 4), fnx.float32)
     assert m.view(6, 4).shape == (6, 4) and m.view(6, 4).device.type == "meta"
     assert m.permute(2, 0, 1).shape == (4, 2, 3)
     assert m.expand(5, 2, 3, 4).shape == (5, 2, 3, 4)
@@ -605,6 +605,6 @@ def test_meta_shapes():
     assert fnx.stack([m, m]).shape == (2, 2, 3, 4)
     assert m.reshape(-1).shape == (24,) and m.diagonal().shape == (4, 2)
     assert fnx.roll(m, 1, 0).shape == (2, 3, 4) and m.repeat(2, 1, 1).shape == (4, 3, 4)
-    assert fnx.cat([m, empty_meta((2, 3, 4), fnx.float64)]).dtype is fnx.float64
+    assert fnx.cat([m, meta_tensor((2, 3, 4), fnx.float64)]).dtype is fnx.float64
     with pytest.raises(RuntimeError, match="must match the existing size"):
         m.expand(3, 3, 4)

@@ -11,9 +11,8 @@ from ..core.device import device as _device
 from .printing import set_printoptions
 from ..core.tensor import Tensor
 from ..ir.aten import factory as F
-from ..ir.aten._common import _TORCH_NAMES
 from ..ops import aten
-from ._method import tensor_method
+from ..core.tensor import tensor_method
 
 __all__ = ["is_tensor", "is_floating_point", "numel", "set_printoptions"]
 
@@ -126,15 +125,7 @@ for _name, _dt in [("float", D.float32), ("double", D.float64), ("half", D.float
                    ("cfloat", D.complex64), ("cdouble", D.complex128)]:
     _cast_method(_name, _dt)
 
-_TYPE_NAMES = {d: _TORCH_NAMES[d.name] + "Tensor" for d in
-               (D.float32, D.float64, D.float16, D.bfloat16, D.int64, D.int32, D.int16, D.int8,
-                D.uint8, D.bool, D.complex64, D.complex128)}
-_FROM_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
-
-
-def _type_string(t) -> str:
-    dev = "" if t._device.type == "cpu" else f"{t._device.type}."
-    return f"fnx.{dev}{_TYPE_NAMES[t._dtype]}"
+_FROM_TYPE_NAME = {d.scalar_type + "Tensor": d for d in D.all_dtypes()}
 
 
 @tensor_method("type")
@@ -147,7 +138,7 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
     ('fnx.LongTensor', 'fnx.DoubleTensor', fnx.int16)
     """
     if dtype is None:
-        return _type_string(self)
+        return self._dtype.tensor_type(self._device.type)
     device = None
     if isinstance(dtype, str):
         parts = dtype.split(".")
@@ -218,3 +209,17 @@ def numel(input) -> int:
     _expect_tensor("numel", input)
     return input.numel()
 
+
+
+@tensor_method()
+def item(self):
+    """The value of a one-element tensor as a Python number, as ``torch.Tensor.item``.
+
+    >>> import fnx
+    >>> fnx.tensor([2.5]).item()
+    2.5
+    """
+    if self.numel() != 1:
+        raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
+                           f"to Scalar")
+    return aten._local_scalar_dense.default(self)

@@ -16,7 +16,7 @@ from ..core.tensor import Tensor
 from ..backends.cpu._core import wrap
 from ..ir.aten.factory import device_arg
 from ..ops import aten
-from ._method import tensor_method
+from ..core.tensor import tensor_method
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "scalar_tensor", "empty", "empty_strided",
            "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",

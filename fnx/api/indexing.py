@@ -20,7 +20,7 @@ from ..core.tensor import Tensor
 from ..ir.aten import conversion as C
 from ..ir.aten import indexing as I
 from ..ir.aten import shape as S
-from ._method import tensor_method
+from ..core.tensor import tensor_method
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_put",
            "masked_fill", "masked_select", "masked_scatter", "nonzero", "argwhere",
@@ -192,7 +192,7 @@ def _value_tensor(self, value):
         v = S.checked_scalar(value.item() if isinstance(value, np.generic) else value,
                              self._dtype)
         return aten.scalar_tensor.default(v, dtype=self._dtype, device=self._device)
-    raise TypeError(f"can't assign a {type(value).__name__} to a {S.type_str(self._dtype)}")
+    raise TypeError(f"can't assign a {type(value).__name__} to a {self._dtype.tensor_type()}")
 
 
 def _strip_leading_ones(v):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.tensor import Tensor
 from ..ops import aten
-from ._method import tensor_method
+from ..core.tensor import tensor_method
 
 __all__ = ["matmul", "mm", "bmm", "addmm", "baddbmm", "dot", "mv", "outer", "ger", "einsum",
            "tensordot"]

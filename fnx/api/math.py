@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..core.tensor import Tensor
 from ..ir.aten import elementwise as E
 from ..ops import aten
-from ._method import tensor_method
+from ..core.tensor import tensor_method
 
 __all__ = []
 

@@ -7,7 +7,7 @@ arguments through.  ``Tensor.softmax`` and ``Tensor.log_softmax`` are attached h
 from __future__ import annotations
 
 from ..ops import aten
-from ._method import tensor_method
+from ..core.tensor import tensor_method
 
 __all__ = ["softmax", "log_softmax", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "convolution", "layer_norm",

@@ -24,6 +24,8 @@ import math
 import numpy as np
 
 from ..core import dtype as D
+from ..core.meta_array import MetaArray
+from ..core.tensor import tensor_method
 
 __all__ = ["format_tensor", "set_printoptions", "get_printoptions", "printoptions"]
 
@@ -224,7 +226,6 @@ def _host_array(t):
 
 def _has_no_data(t):
     """Tensors of a trace carry shapes only (a MetaArray), whatever their device."""
-    from ..backends.meta import MetaArray
     return isinstance(t._data, MetaArray)
 
 
@@ -289,3 +290,15 @@ def format_tensor(t, prefix="tensor(") -> str:
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+@tensor_method()
+def __repr__(self):
+    return format_tensor(self)
+
+
+@tensor_method()
+def __format__(self, spec):
+    if self.ndim == 0 and spec:
+        return self.item().__format__(spec)
+    return object.__format__(self, spec) if spec else repr(self)

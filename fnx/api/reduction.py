@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core.tensor import Tensor
 from ..ops import aten
-from ._method import tensor_method
+from ..core.tensor import tensor_method
 
 __all__ = ["return_types", "sum", "mean", "prod", "amax", "amin", "aminmax", "max", "min",
            "argmax", "argmin", "any", "all", "var", "std", "var_mean", "std_mean",

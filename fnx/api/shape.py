@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.tensor import Tensor
 from ..ir.aten import shape as S
-from ._method import tensor_method
+from ..core.tensor import tensor_method
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
            "unsqueeze", "flatten", "unflatten", "ravel", "cat", "concat", "concatenate",

@@ -8,7 +8,7 @@ does.  As in PyTorch, ``stable`` is keyword-only.
 from __future__ import annotations
 
 from ..ops import aten
-from ._method import tensor_method
+from ..core.tensor import tensor_method
 from .reduction import return_types
 
 __all__ = ["sort", "argsort", "msort", "topk"]

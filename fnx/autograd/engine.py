@@ -12,9 +12,11 @@ from __future__ import annotations
 import heapq
 
 from ..core.grad_mode import _GradModeGuard, enable_grad, no_grad
-from .graph import AccumulateGrad, edge_of, set_grad
+from ..core.tensor import set_grad
+from .graph import AccumulateGrad, accumulate_into
+from .history import edge_of
 
-__all__ = ["backward", "grad", "accumulate_into"]
+__all__ = ["backward", "grad"]
 
 
 def _mode(create_graph: bool) -> _GradModeGuard:
@@ -270,29 +272,3 @@ def _pre_hooks(node, grads):
             if r is not None:
                 grads = list(r)
     return grads
-
-
-def accumulate_into(t, g, create_graph, hooks=True):
-    """``t.grad += g`` for a leaf (after its tensor hooks), as AccumulateGrad does."""
-    if g is None:
-        return
-    if hooks and t._hooks:
-        for h in t._hooks:
-            r = h(g)
-            if r is not None:
-                g = r
-    if not create_graph:
-        g = g.detach()
-    old = t._grad
-    if old is None and (g._base is not None or not g.is_contiguous()):
-        # an expanded or strided view (sum's gradient): .grad owns contiguous memory
-        g = g.contiguous() if not g.is_contiguous() else g.clone()
-    if old is None:
-        set_grad(t, g)
-    else:
-        with _mode(create_graph):
-            set_grad(t, old + g)
-    if t._post_acc_hooks:
-        for h in t._post_acc_hooks:
-            h(t)
-

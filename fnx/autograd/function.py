@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.grad_mode import no_grad
-from .graph import FREED, Node, SavedTensor, ag_bit, edge_of
+from .graph import FREED, Node, SavedTensor, ag_bit
+from .history import edge_of
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 

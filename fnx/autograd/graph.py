@@ -13,9 +13,10 @@ import itertools
 import weakref
 
 from ..core.dispatch_key import AUTOGRAD_BITS, BACKEND_BITS
+from ..core.grad_mode import enable_grad, no_grad
+from ..core.tensor import _autograd_bit, set_grad
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "edge_of", "ag_bit", "set_grad",
-           "GradWriteLog"]
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "Handle", "ag_bit", "accumulate_into"]
 
 _seq = itertools.count()
 
@@ -30,37 +31,11 @@ def ag_bit(ks: int) -> int:
     """The Autograd key bit that goes with the backend key in ``ks``."""
     bit = _AG_FOR_BACKEND.get(ks & BACKEND_BITS)
     if bit is None:
-        from ..core.tensor import _autograd_bit
         bit = _AG_FOR_BACKEND[ks & BACKEND_BITS] = _autograd_bit(ks)
     return bit
 
 
 _AG_FOR_BACKEND: dict = {}      # backend bits -> their Autograd key's bit
-
-
-class GradWriteLog:
-    """Records every ``.grad`` written while active, with the value it had before: a
-    compiled training step's trace turns those writes into program outputs."""
-    active = None
-
-    def __init__(self):
-        self.writes = {}        # id(tensor) -> (tensor, grad before the first write)
-
-    def __enter__(self):
-        self._outer = GradWriteLog.active
-        GradWriteLog.active = self
-        return self
-
-    def __exit__(self, *exc):
-        GradWriteLog.active = self._outer
-
-
-def set_grad(t, value) -> None:
-    """``t.grad = value`` without checks (the engine's and the setter's one write path)."""
-    log = GradWriteLog.active
-    if log is not None and id(t) not in log.writes:
-        log.writes[id(t)] = (t, t._grad)
-    t._grad = value
 
 
 class Node:
@@ -97,21 +72,21 @@ class Node:
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(fn)
-        return _Handle(self._hooks, fn)
+        return Handle(self._hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
-        return _Handle(self._pre_hooks, fn)
+        return Handle(self._pre_hooks, fn)
 
     def _add_tensor_hook(self, output_nr, fn):
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
         hooks = self._tensor_pre_hooks.setdefault(output_nr, [])
         hooks.append(fn)
-        return _Handle(hooks, fn)
+        return Handle(hooks, fn)
 
     def __call__(self, *grads):
         return self.apply(list(grads), False)
@@ -129,7 +104,7 @@ class Node:
         return f"<{self.name()} object at {id(self):#x}>"
 
 
-class _Handle:
+class Handle:
     __slots__ = ("_list", "_fn")
 
     def __init__(self, lst, fn):
@@ -157,26 +132,8 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grads, create_graph):
-        from .engine import accumulate_into
         accumulate_into(self.variable, grads[0], create_graph)
         return ()
-
-
-def edge_of(t):
-    """The edge a gradient for ``t`` flows along: (grad_fn, output_nr), or None."""
-    if not t._ks & AUTOGRAD_BITS:
-        return None
-    if t._base is not None and t._gfv != t._vc[0]:
-        from .views import refresh_view_grad_fn
-        refresh_view_grad_fn(t)
-    fn = t.grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    acc = t._grad_acc() if t._grad_acc is not None else None
-    if acc is None:
-        acc = AccumulateGrad(t)
-        t._grad_acc = weakref.ref(acc)
-    return (acc, 0)
 
 
 class SavedTensor:
@@ -192,7 +149,7 @@ class SavedTensor:
     def unpack(self, owner):
         t = self.tensor
         if t._version != self.version:
-            desc = f"[{_type_name(t)} [{', '.join(map(str, t.shape))}]]"
+            desc = f"[{t._dtype.tensor_type(t._device.type)} [{', '.join(map(str, t.shape))}]]"
             src = self.node or t.grad_fn
             which = f", which is output {self.output_nr if self.node else t._output_nr} of " \
                     f"{src.name()}," if src is not None else ""
@@ -212,6 +169,27 @@ class SavedTensor:
         return t
 
 
-def _type_name(t) -> str:
-    from ..api.conversion import _type_string
-    return _type_string(t)
+def accumulate_into(t, g, create_graph, hooks=True):
+    """``t.grad += g`` for a leaf (after its tensor hooks), as AccumulateGrad does."""
+    if g is None:
+        return
+    if hooks and t._hooks:
+        for h in t._hooks:
+            r = h(g)
+            if r is not None:
+                g = r
+    if not create_graph:
+        g = g.detach()
+    old = t._grad
+    if old is None and (g._base is not None or not g.is_contiguous()):
+        # an expanded or strided view (sum's gradient): .grad owns contiguous memory
+        g = g.contiguous() if not g.is_contiguous() else g.clone()
+    if old is None:
+        set_grad(t, g)
+    else:
+        with (enable_grad() if create_graph else no_grad()):
+            set_grad(t, old + g)
+    if t._post_acc_hooks:
+        for h in t._post_acc_hooks:
+            h(t)
+

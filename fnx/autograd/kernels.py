@@ -19,7 +19,9 @@ from ..core import tls
 from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
 from ..core.dispatch_key import AUTOGRAD_BITS, AUTOGRAD_KEYS, AliasKey, DispatchKey, below
 from ..ir.registry import NONDIFFERENTIABLE
-from .graph import FREED, Node, SavedTensor, ag_bit, edge_of
+from ..ir.variants import functional_variant
+from .graph import FREED, Node, SavedTensor, ag_bit
+from .history import edge_of, rebase_history
 
 __all__ = ["install", "OpNode"]
 
@@ -367,7 +369,6 @@ def _inplace_kernel(op, spec):
         out = _below(redispatch, ks, args, kwargs)
         node = _record(spec, vals, out, self_edge, self_clone)
         if node is not None:
-            from .views import rebase_history
             rebase_history(self, node)
         return out
     return kernel
@@ -462,7 +463,6 @@ def register_op(op) -> None:
         op.register(AliasKey.Autograd, _out_kernel(op))
         return
     if f is None and written == ["self"]:
-        from ..graph.passes.functionalize import functional_variant
         fv = functional_variant(op)
         fv_formula = getattr(fv, "derivative", None)
         if fv_formula is NONDIFFERENTIABLE:

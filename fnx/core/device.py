@@ -80,10 +80,7 @@ def canonical(dev) -> device:
     if d.type == "cuda":
         # one object per cuda device ("cuda:0" and ("cuda", 0) intern separately), so
         # tensors' devices compare with ``is``
-        if d.index is None:
-            from ..backends.cuda import devices as cuda
-            return device("cuda", cuda.current_device())
-        return device("cuda", d.index)
+        return device("cuda", current_index("cuda") if d.index is None else d.index)
     if d.type == "cpu" and d.index is not None:
         return CPU
     if d.index is None and d.type == _privateuse1_name:
@@ -91,6 +88,19 @@ def canonical(dev) -> device:
         # ``x.to("npu")`` lands on the same interned device as tensors made on "npu:0".
         return device(d.type, 0)
     return d
+
+
+# The index a device type without one means ("cuda" is cuda:current_index("cuda")).
+# The backend owning the type changes it (``fnx.cuda.set_device``); it is 0 until then.
+_current: dict = {}
+
+
+def current_index(device_type: str) -> int:
+    return _current.get(device_type, 0)
+
+
+def set_current_index(device_type: str, index: int) -> None:
+    _current[device_type] = index
 
 
 def rename_privateuse1_backend(name: str) -> None:

@@ -85,6 +85,10 @@ BACKEND_BITS = _bits(BACKEND_KEYS)
 AUTOGRAD_BITS = _bits(AUTOGRAD_KEYS)
 AUTOCAST_BITS = _bits(AUTOCAST_KEYS)
 FULL = (1 << NUM_KEYS) - 1
+# The keysets of a new tensor of the built-in data-owning backends (CUDA, a functional
+# backend, adds Functionalize: fnx.backends.cuda).
+CPU_KS = (1 << DispatchKey.CPU) | (1 << DispatchKey.ADInplaceOrView)
+META_KS = (1 << DispatchKey.Meta) | (1 << DispatchKey.ADInplaceOrView)
 
 
 def below(key: DispatchKey) -> int:

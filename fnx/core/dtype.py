@@ -31,10 +31,11 @@ class dtype:
     """
 
     __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed",
-                 "category", "numpy", "_index")
+                 "category", "numpy", "scalar_type", "_index")
 
-    def __init__(self, name, np_dtype, category, signed, index):
+    def __init__(self, name, np_dtype, category, signed, scalar_type, index):
         self.name = name
+        self.scalar_type = scalar_type      # PyTorch's C++ name, in messages ("Float")
         self.numpy = np.dtype(np_dtype)
         self.itemsize = self.numpy.itemsize
         self.category = category
@@ -50,6 +51,16 @@ class dtype:
     def to_real(self):
         return {complex64: float32, complex128: float64}.get(self, self)
 
+    def tensor_type(self, device_type: str = "cpu") -> str:
+        """PyTorch's legacy tensor type name: ``fnx.FloatTensor``, ``fnx.cuda.LongTensor``.
+
+        >>> import fnx
+        >>> fnx.float32.tensor_type(), fnx.int64.tensor_type("cuda")
+        ('fnx.FloatTensor', 'fnx.cuda.LongTensor')
+        """
+        dev = "" if device_type == "cpu" else f"{device_type}."
+        return f"fnx.{dev}{self.scalar_type}Tensor"
+
     def __repr__(self):
         return f"fnx.{self.name}"
 
@@ -61,21 +72,21 @@ def _by_name(name):
     return _NAMES[name]
 
 
-_ORDER = [  # name, numpy dtype, category, signed
-    ("bool", np.bool_, _BOOL, False),
-    ("uint8", np.uint8, _INT, False),
-    ("int8", np.int8, _INT, True),
-    ("int16", np.int16, _INT, True),
-    ("int32", np.int32, _INT, True),
-    ("int64", np.int64, _INT, True),
-    ("float16", np.float16, _FLOAT, True),
-    ("bfloat16", ml_dtypes.bfloat16, _FLOAT, True),
-    ("float32", np.float32, _FLOAT, True),
-    ("float64", np.float64, _FLOAT, True),
-    ("complex64", np.complex64, _COMPLEX, True),
-    ("complex128", np.complex128, _COMPLEX, True),
+_ORDER = [  # name, numpy dtype, category, signed, PyTorch's C++ name
+    ("bool", np.bool_, _BOOL, False, "Bool"),
+    ("uint8", np.uint8, _INT, False, "Byte"),
+    ("int8", np.int8, _INT, True, "Char"),
+    ("int16", np.int16, _INT, True, "Short"),
+    ("int32", np.int32, _INT, True, "Int"),
+    ("int64", np.int64, _INT, True, "Long"),
+    ("float16", np.float16, _FLOAT, True, "Half"),
+    ("bfloat16", ml_dtypes.bfloat16, _FLOAT, True, "BFloat16"),
+    ("float32", np.float32, _FLOAT, True, "Float"),
+    ("float64", np.float64, _FLOAT, True, "Double"),
+    ("complex64", np.complex64, _COMPLEX, True, "ComplexFloat"),
+    ("complex128", np.complex128, _COMPLEX, True, "ComplexDouble"),
 ]
-_ALL = [dtype(n, d, c, s, i) for i, (n, d, c, s) in enumerate(_ORDER)]
+_ALL = [dtype(n, d, c, s, t, i) for i, (n, d, c, s, t) in enumerate(_ORDER)]
 (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
  complex64, complex128) = _ALL
 _NAMES = {d.name: d for d in _ALL}
@@ -83,6 +94,11 @@ _FROM_NUMPY = {d.numpy: d for d in _ALL}
 # PyTorch's aliases.
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
            "int": int32, "long": int64, "cfloat": complex64, "cdouble": complex128}
+
+
+def all_dtypes() -> tuple:
+    """Every dtype, bool first, in PyTorch's promotion order."""
+    return tuple(_ALL)
 
 
 def from_numpy_dtype(np_dtype) -> dtype:

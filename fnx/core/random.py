@@ -19,10 +19,14 @@ import struct
 
 import numpy as np
 
+from . import dtype as D
 from .device import CPU, device as _device
+from .dispatch_key import CPU_KS
+from .tensor import Tensor
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "fork_rng", "register_seed_hook", "next_key"]
+           "get_rng_state", "set_rng_state", "fork_rng", "register_seed_hook",
+           "register_default_generator", "default_generator_for"]
 
 DEFAULT_SEED = 67280421310721       # PyTorch's default CPU seed
 _U64 = (1 << 64) - 1
@@ -83,18 +87,15 @@ class Generator:
 
     def get_state(self):
         """The state as a uint8 tensor (pass it to ``set_state``)."""
-        from ..backends.cpu._core import wrap
-        from . import dtype as D
         st = self._bitgen.state
         raw = _STATE.pack(self._seed, st["state"]["state"].to_bytes(16, "little"),
                           st["state"]["inc"].to_bytes(16, "little"), st["has_uint32"],
                           st["uinteger"])
-        return wrap(np.frombuffer(raw, np.uint8).copy(), D.uint8)
+        return Tensor._make(np.frombuffer(raw, np.uint8).copy(), D.uint8, CPU, CPU_KS)
 
     def set_state(self, new_state) -> "Generator":
         """Restore a state from ``get_state`` (a uint8 tensor, or its bytes)."""
         if hasattr(new_state, "_ks"):
-            from . import dtype as D
             if new_state.dtype is not D.uint8:
                 raise TypeError(f"expected a torch.ByteTensor (uint8) state, but got "
                                 f"{new_state.dtype}")
@@ -134,48 +135,28 @@ def rng(generator, op_name="random op") -> np.random.Generator:
     return r
 
 
-def next_key(device=None, generator=None):
-    """A fresh key for the key-based random prims (``prims.uniform``, ``prims.normal``, ...).
-
-    Draws two 32-bit words from ``generator``'s state (the default generator when None),
-    advancing it, and returns them as an int64 tensor of shape [2] on ``device`` (cpu when
-    None or meta): the raw data of a threefry2x32 key.  Decomposed random ops take their keys
-    from here, so they are reproducible under ``fnx.manual_seed`` and advance the same
-    state as the eager kernels.
-
-    >>> import fnx
-    >>> _ = fnx.manual_seed(0); a = fnx.random.next_key()
-    >>> _ = fnx.manual_seed(0); b = fnx.random.next_key()
-    >>> a.dtype, a.shape, bool((a == b).all())
-    (fnx.int64, fnx.Size([2]), True)
-    """
-    from . import dtype as D
-    from .device import canonical
-    from ..backends.cpu._core import wrap
-    from ..dispatch.modes import current_mode
-    mode = current_mode()
-    if mode is not None and hasattr(mode, "rng_key"):
-        # Tracing for fnx.compile: the key becomes a graph input, fresh on every call.
-        key = mode.rng_key(device, generator)
-        if key is not None:
-            return key
-    words = rng(generator, "next_key").integers(0, 1 << 32, size=2, dtype=np.uint64)
-    key = wrap(words.astype(np.int64), D.int64)   # a plain CPU tensor: no op is called
-    dev = CPU if device is None else canonical(device)
-    # A meta device has no data (and traced tensors live there): the key stays a CPU
-    # constant, which a trace records by value.
-    if dev is not CPU and dev.type != "meta":
-        key = key.to(dev)
-    return key
-
-
 default_generator = Generator()
 _seed_hooks: list = []
+_default_generators: dict = {"cpu": lambda index: default_generator}
 
 
 def register_seed_hook(fn) -> None:
     """``fn(seed)`` runs on every ``manual_seed``/``seed``: other backends' generators."""
-    _seed_hooks.append(fn)
+    if fn not in _seed_hooks:
+        _seed_hooks.append(fn)
+
+
+def register_default_generator(device_type: str, generator_for) -> None:
+    """``generator_for(index)`` is the default generator of device ``device_type:index``
+    (a backend with its own random state registers it: ``fnx.cuda`` keeps one per device)."""
+    _default_generators[device_type] = generator_for
+
+
+def default_generator_for(dev):
+    """The generator a random op on device ``dev`` draws from when given none; the CPU
+    default generator for a device type without its own (meta, out-of-tree backends)."""
+    fn = _default_generators.get(dev.type)
+    return default_generator if fn is None else fn(dev.index or 0)
 
 
 def manual_seed(seed) -> Generator:

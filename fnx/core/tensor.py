@@ -4,16 +4,19 @@ A tensor holds ``_data`` (a NumPy array on CPU, a ``jax.Array`` on CUDA, a
 ``MetaArray`` on meta, anything with ``.shape`` for an out-of-tree backend),
 its ``_dtype``, ``_device`` and ``_ks`` (the keyset its calls dispatch on).
 Views share a version counter with their base; every in-place op bumps it.
-Methods and Python operators call the public functions in ``fnx.api``,
-which call operators: nothing here computes.
+This module holds the state and what follows from it alone. The layer that implements
+a method binds it (``tensor_method``): autograd binds ``backward`` and the hooks, the
+public API the math, conversions, printing and pickling; ``fnx/core/tensor.pyi`` lists the
+whole class for IDEs and type checkers.
 """
 from __future__ import annotations
 
 from . import dtype as D
 from .device import device as _device_cls
-from .dispatch_key import AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, DispatchKey, DispatchKeySet
+from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, BACKEND_BITS, DispatchKey,
+                           DispatchKeySet)
 
-__all__ = ["Tensor", "Size"]
+__all__ = ["Tensor", "Size", "tensor_method", "set_grad", "GradWriteLog"]
 
 
 class Size(tuple):
@@ -60,6 +63,7 @@ class Tensor:
     _views = None       # weak set of views of a base that does not require grad (autograd)
     _is_param = False
     _is_wrapped_number = False  # a Python scalar made a 0-dim tensor: promotes like a scalar
+    _strides = None     # strides a functional backend reports for data without any
     __array_ufunc__ = None      # NumPy defers to Tensor's reflected operators (np.float32(2) * t)
 
     def __init__(self, *args, **kwargs):
@@ -115,13 +119,17 @@ class Tensor:
         return self._dtype.itemsize
 
     def stride(self, dim=None):
-        """Strides in elements, where the backend has them (CPU: NumPy's strides)."""
-        strides = getattr(self._data, "strides", None)
+        """Strides in elements: those the backend keeps for a tensor whose data has none
+        (``_strides``, set by a functional backend on views and layout-keeping copies),
+        else its data's (NumPy's), else the contiguous ones."""
+        strides = self._strides
         if strides is None:
-            strides = _contiguous_strides(self._data.shape)
-        else:
-            isz = self._dtype.itemsize
-            strides = tuple(s // isz for s in strides)
+            strides = getattr(self._data, "strides", None)
+            if strides is None:
+                strides = _contiguous_strides(self._data.shape)
+            else:
+                isz = self._dtype.itemsize
+                strides = tuple(s // isz for s in strides)
         if dim is None:
             return strides
         return strides[_wrap_dim(dim, len(strides), "stride")]
@@ -170,8 +178,6 @@ class Tensor:
         if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can "
                                "require gradients")
-        if value and self.grad_fn is not None and not self.requires_grad:
-            pass
         if not value and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
@@ -206,12 +212,10 @@ class Tensor:
             if tuple(value.shape) != tuple(self.shape):
                 raise RuntimeError(f"assigned grad has data of a different size: expected "
                                    f"{list(self.shape)}, got {list(value.shape)}")
-        from ..autograd.graph import set_grad
         set_grad(self, value)
 
     @grad.deleter
     def grad(self):
-        from ..autograd.graph import set_grad
         set_grad(self, None)
 
     @property
@@ -232,65 +236,6 @@ class Tensor:
         self._ks = value._ks & ~AUTOGRAD_BITS
         if grad_bit:
             self._ks |= _autograd_bit(self._ks)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate this tensor's gradient into the leaves' ``.grad``.
-
-        >>> import fnx
-        >>> w = fnx.tensor([1., 2.], requires_grad=True)
-        >>> (w * w).sum().backward()
-        >>> w.grad
-        tensor([2., 4.])
-        """
-        from ..autograd.engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs)
-
-    def register_hook(self, hook):
-        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a
-        replacement. Returns a handle with ``.remove()``.
-
-        >>> import fnx
-        >>> x = fnx.tensor([1., 2.], requires_grad=True)
-        >>> h = x.register_hook(lambda g: g * 10)
-        >>> x.sum().backward(); x.grad
-        tensor([10., 10.])
-        """
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
-        from ..autograd.graph import _Handle, edge_of
-        if self.grad_fn is None:
-            if self._hooks is None:
-                self._hooks = []
-            self._hooks.append(hook)
-            return _Handle(self._hooks, hook)
-        fn, nr = edge_of(self)
-        return fn._add_tensor_hook(nr, hook)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """Call ``hook(tensor)`` after a leaf's ``.grad`` was accumulated."""
-        if self.grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
-                               "tensors")
-        from ..autograd.graph import _Handle
-        if self._post_acc_hooks is None:
-            self._post_acc_hooks = []
-        self._post_acc_hooks.append(hook)
-        return _Handle(self._post_acc_hooks, hook)
-
-    def retain_grad(self) -> None:
-        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
-        if not self.requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None or self._retains_grad:
-            return
-        import weakref
-        from ..autograd.graph import edge_of
-        fn, nr = edge_of(self)
-        if fn._retains is None:
-            fn._retains = {}
-        fn._retains[nr] = weakref.ref(self)
-        self._retains_grad = True
 
     # ------------------------------------------------------------------ versions and views
     @property
@@ -327,13 +272,6 @@ class Tensor:
                                 f"first.")
             return self.cpu().numpy(force=True)
         return self._data
-
-    def item(self):
-        if self.numel() != 1:
-            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
-                               f"to Scalar")
-        from ..ops import aten
-        return aten._local_scalar_dense.default(self)
 
     def tolist(self):
         if not self.ndim:
@@ -380,27 +318,51 @@ class Tensor:
     def __hash__(self):
         return id(self)
 
-    def __repr__(self):
-        from ..api.printing import format_tensor
-        return format_tensor(self)
 
-    def __format__(self, spec):
-        if self.ndim == 0 and spec:
-            return self.item().__format__(spec)
-        return object.__format__(self, spec) if spec else repr(self)
 
-    def __reduce_ex__(self, proto):
-        from ..serialization import _rebuild_tensor
-        return (_rebuild_tensor, (self.cpu().detach().numpy().copy(), self._dtype.name,
-                                  str(self._device), self.requires_grad))
+def tensor_method(*names):
+    """Decorator: make ``fn(self, ...)`` the Tensor method(s) ``names`` (default: its name).
 
-    def __deepcopy__(self, memo):
-        from ..serialization import _deepcopy_tensor
-        return _deepcopy_tensor(self, memo)
+    >>> from fnx.core.tensor import Tensor, tensor_method
+    >>> @tensor_method("doc_example_twice")
+    ... def twice(self):
+    ...     return self * 2
+    >>> Tensor.doc_example_twice is twice
+    True
+    """
+    def deco(fn):
+        for n in names or (fn.__name__,):
+            setattr(Tensor, n, fn)
+        return fn
+    return deco
+
+
+class GradWriteLog:
+    """Records every ``.grad`` written while active, with the value it had before: a
+    compiled training step's trace turns those writes into program outputs."""
+    active = None
+
+    def __init__(self):
+        self.writes = {}        # id(tensor) -> (tensor, grad before the first write)
+
+    def __enter__(self):
+        self._outer = GradWriteLog.active
+        GradWriteLog.active = self
+        return self
+
+    def __exit__(self, *exc):
+        GradWriteLog.active = self._outer
+
+
+def set_grad(t, value) -> None:
+    """``t.grad = value`` without checks (the engine's and the setter's one write path)."""
+    log = GradWriteLog.active
+    if log is not None and id(t) not in log.writes:
+        log.writes[id(t)] = (t, t._grad)
+    t._grad = value
 
 
 def _autograd_bit(ks: int) -> int:
-    from .dispatch_key import BACKEND_BITS
     backend = (ks & BACKEND_BITS).bit_length() - 1
     key = AUTOGRAD_FOR_BACKEND.get(DispatchKey(backend)) if backend >= 0 else None
     return 1 << (key if key is not None else DispatchKey.AutogradOther)

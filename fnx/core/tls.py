@@ -11,7 +11,7 @@ import threading
 from .dispatch_key import FULL, DispatchKey, DispatchKeySet
 
 __all__ = ["IncludeDispatchKeyGuard", "ExcludeDispatchKeyGuard", "local_include_set",
-           "local_exclude_set"]
+           "local_exclude_set", "current_mode"]
 
 # BackendSelect is in every call's keyset; ops without a BackendSelect kernel fall through it.
 ALWAYS_INCLUDED = 1 << DispatchKey.BackendSelect
@@ -26,6 +26,13 @@ class State(threading.local):
 
 
 state = State()
+
+
+def current_mode():
+    """The innermost active interpreter mode on this thread (``fnx.dispatch.modes``), or
+    None."""
+    modes = state.modes
+    return modes[-1] if modes else None
 
 
 def local_include_set() -> DispatchKeySet:

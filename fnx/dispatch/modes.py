@@ -25,17 +25,11 @@ from __future__ import annotations
 
 from .dispatcher import register_fallback
 from ..core.dispatch_key import DispatchKey, below
-from ..core.tls import ExcludeDispatchKeyGuard, IncludeDispatchKeyGuard, state
+from ..core.tls import ExcludeDispatchKeyGuard, IncludeDispatchKeyGuard, current_mode, state
 
 __all__ = ["DispatchMode", "current_mode"]
 
 _TRACER_BELOW = below(DispatchKey.Tracer)
-
-
-def current_mode():
-    """The innermost active mode on this thread, or None."""
-    modes = state.modes
-    return modes[-1] if modes else None
 
 
 class DispatchMode:

@@ -1,10 +1,6 @@
 """Decomposition: rewriting ops into lower levels (aten -> core -> prims).
 
-Every op belongs to one level: ``prim`` (tag "prim"), ``core`` (tag "core", the Core
-ATen opset) or ``aten`` (everything else).  An op's decomposition, registered on its
-one definition site, is readable Python written with fnx ops; it may call ops of any
-level, and decomposing *to* a level repeats until only ops of that level (or lower)
-remain.
+Levels and the decomposing mode are in ``fnx.graph.levels``.
 
 ``run_decomposed`` does this eagerly on real tensors and reports which ops ran;
 ``fnx.decompose`` (see ``decompose``) does it on a traced Graph.
@@ -23,50 +19,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..dispatch.modes import DispatchMode
+from .graph import Graph
+from .levels import LEVELS, DecomposingMode, in_target, level
+from .tracer import trace
 
 __all__ = ["LEVELS", "level", "in_target", "DecomposeInterpreter", "run_decomposed",
            "decompose"]
-
-LEVELS = ("aten", "core", "prims")
-
-
-def level(op) -> str:
-    """``"prims"``, ``"core"`` or ``"aten"``."""
-    tags = op.tags
-    if "prim" in tags:
-        return "prims"
-    if "core" in tags:
-        return "core"
-    return "aten"
-
-
-def in_target(op, to: str) -> bool:
-    """True when ``op`` may stay in a program decomposed to level ``to``."""
-    if to not in LEVELS:
-        raise ValueError(f"decompose: `to` must be one of {LEVELS}, got {to!r}")
-    return LEVELS.index(level(op)) >= LEVELS.index(to)
-
-
-class DecomposingMode(DispatchMode):
-    """Base of modes that replace ops outside the target level by their decompositions.
-
-    ``handle`` calls the decomposition (whose own op calls come back here) when the op
-    is outside the target and has one; otherwise ``emit`` runs or records the op.
-    """
-
-    def __init__(self, to: str = "prims"):
-        in_target(_ANY_OP, to)      # validates ``to``
-        self.to = to
-
-    def handle(self, op, ks, args, kwargs):
-        if op.decomposition is not None and not in_target(op, self.to):
-            return op.decomposition(*args, **kwargs)
-        return self.emit(op, ks, args, kwargs)
-
-    def emit(self, op, ks, args, kwargs):
-        raise NotImplementedError
-
 
 class DecomposeInterpreter(DecomposingMode):
     """Runs ops eagerly by their decompositions and counts the ops that actually ran."""
@@ -102,16 +60,7 @@ def decompose(graph_or_fn, *example_args, to: str = "prims", **example_kwargs):
     >>> sorted({n.target.name for n in g.calls()})
     ['_softmax']
     """
-    from .graph import Graph
-    from .tracer import trace
     if isinstance(graph_or_fn, Graph):
         return trace(graph_or_fn.run, *graph_or_fn.example_inputs(), decompose_to=to,
                      input_names=[p.name for p in graph_or_fn.placeholders()])
     return trace(graph_or_fn, *example_args, decompose_to=to, **example_kwargs)
-
-
-class _Any:
-    tags = frozenset()
-
-
-_ANY_OP = _Any()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..core.meta_array import meta_tensor
+
 __all__ = ["NodeMeta", "Node", "Graph", "map_nodes"]
 
 
@@ -123,8 +125,7 @@ class Graph:
 
     def example_inputs(self):
         """Meta tensors shaped like the placeholders (what re-tracing the graph needs)."""
-        from .tracer import trace_tensor
-        return [trace_tensor(p.meta.shape, p.meta.dtype, p.meta.device)
+        return [meta_tensor(p.meta.shape, p.meta.dtype, p.meta.device)
                 for p in self.placeholders()]
 
     def to_networkx(self):

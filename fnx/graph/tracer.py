@@ -18,14 +18,18 @@ import inspect
 import os
 import traceback
 
-from ..core.device import CPU, META
-from ..core.tensor import Tensor
-from ..backends.meta import META_KS, MetaArray
-from ..core.dispatch_key import DispatchKey
-from .decompose import DecomposingMode
+from ..core import dtype as D
+from ..core.device import CPU, META, canonical
+from ..core.dispatch_key import META_KS, DispatchKey
+from ..core.meta_array import MetaArray, meta_tensor
+from ..core.tensor import GradWriteLog, Tensor
+from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
+                          written_args)
+from ..ops import aten
 from .graph import Graph, NodeMeta
+from .levels import DecomposingMode, in_target
 
-__all__ = ["trace", "TracingMode", "DataDependentError", "user_frame", "trace_tensor"]
+__all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame"]
 
 
 class DataDependentError(RuntimeError):
@@ -59,10 +63,8 @@ class TracingMode(DecomposingMode):
         feeds a fresh key per call); None otherwise, so the key is a recorded constant."""
         if not self.lift_captured:
             return None
-        from ..core import dtype as D
-        from ..core.device import canonical
         dev = CPU if device is None else canonical(device)
-        t = trace_tensor((2,), D.int64, dev)
+        t = meta_tensor((2,), D.int64, dev)
         n = sum(1 for kind, _ in self.sources if kind == "rng")
         self.add_input(t, f"rng_{n}", NodeMeta((2,), D.int64, dev), ("rng", (device, generator)))
         return t
@@ -101,7 +103,7 @@ class TracingMode(DecomposingMode):
     def _meta_arg(self, value):
         if isinstance(value, Tensor):
             if not isinstance(value._data, MetaArray):
-                return trace_tensor(tuple(value.shape), value.dtype, value._device)
+                return meta_tensor(tuple(value.shape), value.dtype, value._device)
             return value
         if isinstance(value, (list, tuple)):
             return type(value)(self._meta_arg(v) for v in value)
@@ -151,6 +153,119 @@ class TracingMode(DecomposingMode):
             f"trace cannot know")
 
 
+class FunctionalTracingMode(TracingMode):
+    """A tracer that records a functional program: writes rebind, views are tracked.
+
+    Every tensor object of the trace maps to the node of its current value.  A view
+    remembers its root and the chain of view ops from it; a write through a view
+    rebuilds the root with ``*_scatter`` ops and bumps the root's version, and a view
+    whose root changed since it was computed is recomputed from the root when read.
+    Writes inside decompositions are caught too, since every nested call comes here.
+    """
+
+    def __init__(self, graph, to="aten", lift_captured=False):
+        super().__init__(graph, to, lift_captured)
+        self._alias = {}        # id(view) -> (root tensor, chain of (op, args, kwargs, index))
+        self._version = {}      # id(root) -> number of writes
+        self._seen = {}         # id(view) -> root version its node was computed at
+        self.written = []       # roots written, in first-write order
+
+    # -- reading: a stale view is recomputed from its root
+    def node_of(self, value):
+        if isinstance(value, Tensor):
+            alias = self._alias.get(id(value))
+            if alias is not None:
+                root, chain = alias
+                if self._seen[id(value)] != self._version.get(id(root), 0):
+                    fresh = self._replay(root, chain)
+                    self.bind(value, super().node_of(fresh))
+                    self._seen[id(value)] = self._version.get(id(root), 0)
+        return super().node_of(value)
+
+    def _replay(self, root, chain):
+        v = root
+        for op, args, kwargs, index in chain:
+            v = op(v, *args, **kwargs)
+            v = v[index] if index is not None else v
+        return v
+
+    # -- dispatching
+    def handle(self, op, ks, args, kwargs):
+        if op.schema.is_mutable:
+            functional = functional_variant(op)
+            if op.decomposition is not None and (functional is None or
+                                                 not in_target(op, self.to)):
+                return op.decomposition(*args, **kwargs)
+            return self._mutate(op, functional, args, kwargs)
+        out = super().handle(op, ks, args, kwargs)
+        if is_view_op(op) and args and isinstance(args[0], Tensor):
+            base = args[0]
+            root, chain = self._alias.get(id(base), (base, ()))
+            rest = tuple(args[1:])
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            for i, o in enumerate(outs):
+                index = i if isinstance(out, (tuple, list)) else None
+                self._alias[id(o)] = (root, chain + ((op, rest, dict(kwargs), index),))
+                self._seen[id(o)] = self._version.get(id(root), 0)
+        return out
+
+    def _mutate(self, op, functional, args, kwargs):
+        if functional is None:
+            raise NotImplementedError(f"functionalize: {op.qualname} writes its arguments and "
+                                      f"has neither a functional variant nor a decomposition")
+        bound = bind_names(op, args, kwargs)
+        written = written_args(op)
+        fargs = {k: v for k, v in bound.items() if k not in written or k == "self"}
+        if isinstance(functional, Special):
+            self_arg = fargs.pop("self")
+            new = functional(self_arg, **{("from_" if k == "from" else k): v
+                                          for k, v in fargs.items()})
+        else:
+            params = functional.schema.arguments
+            new = functional(*[fargs[a.name] for a in params if not a.kwarg_only],
+                             **{a.name: fargs[a.name] for a in params if a.kwarg_only})
+        if "out" in written:
+            # out= resizes `out` to the result (PyTorch), then casts into its dtype.
+            dst = bound["out"]
+            if tuple(new.shape) != tuple(dst.shape) and isinstance(dst._data, MetaArray):
+                dst._data = MetaArray(tuple(new.shape), dst._data.dtype)
+        else:
+            dst = bound[written[0]]
+        self._write(dst, _like(new, dst, op))
+        return dst
+
+    def _write(self, dst, new):
+        root, chain = self._alias.get(id(dst), (dst, ()))
+        if chain:
+            # Every intermediate view from the root, then scatter back outwards.
+            parents = [root]
+            for step in chain[:-1]:
+                parents.append(self._replay(parents[-1], (step,)))
+            value = new
+            for (op, args, kwargs, index), parent in zip(reversed(chain), reversed(parents)):
+                value = inverse_view(op, parent, value, args, kwargs, index)
+            self.bind(root, super().node_of(value))
+            self.bind(dst, super().node_of(new))
+        else:
+            self.bind(root, super().node_of(new))
+        self._version[id(root)] = self._version.get(id(root), 0) + 1
+        if chain:
+            self._seen[id(dst)] = self._version[id(root)]
+        if not any(r is root for r in self.written):
+            self.written.append(root)
+
+
+def _like(new, old, op):
+    """The written value as the destination holds it: same dtype and shape."""
+    if isinstance(new, (tuple, list)):
+        raise NotImplementedError(f"functionalize: {op.qualname} writes several outputs")
+    if new.dtype is not old.dtype:
+        new = aten._to_copy.default(new, dtype=old.dtype)
+    if tuple(new.shape) != tuple(old.shape):
+        new = aten.expand.default(new, list(old.shape))
+    return new
+
+
 def user_frame() -> str:
     """``file:line: code`` of the innermost caller frame outside the fnx package."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -159,11 +274,6 @@ def user_frame() -> str:
                 not os.path.abspath(frame.filename).startswith(root + os.sep):
             return f"{frame.filename}:{frame.lineno}: {frame.line}"
     return "<unknown line>"
-
-
-def trace_tensor(shape, dtype, device) -> Tensor:
-    """A tensor of a trace: shape and dtype without data (Meta keys), on a real device."""
-    return Tensor._make(MetaArray(shape, dtype.numpy), dtype, device, META_KS)
 
 
 def _meta(t: Tensor, device) -> NodeMeta:
@@ -207,7 +317,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     Tensors ``fn`` reads from outside are constants, or with ``lift_captured`` extra
     placeholders after the arguments (``graph.lifted`` holds those tensors).
     With ``functional`` the recorded program has no writes or aliasing (see
-    ``fnx.graph.passes.functionalize``); inputs it wrote are extra outputs listed in
+    ``FunctionalTracingMode``); inputs it wrote are extra outputs listed in
     ``graph.mutated_inputs`` as (input index, output index).
     Arguments that require grad become trace tensors that require grad, so autograd (above
     the Tracer key) records and a ``backward()`` inside ``fn`` is traced too. With
@@ -216,7 +326,6 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     """
     graph = Graph()
     if functional:
-        from .passes.functionalize import FunctionalTracingMode
         mode = FunctionalTracingMode(graph, decompose_to, lift_captured)
     else:
         mode = TracingMode(graph, decompose_to, lift_captured)
@@ -225,7 +334,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
 
     def placeholder(value, name):
         if isinstance(value, Tensor):
-            t = trace_tensor(tuple(value.shape), value.dtype, value._device)
+            t = meta_tensor(tuple(value.shape), value.dtype, value._device)
             if value.requires_grad:
                 t.requires_grad_(True)
             mode.add_input(t, name, NodeMeta(tuple(t.shape), t.dtype, value._device),
@@ -238,7 +347,6 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
 
     targs = [placeholder(a, n) for a, n in zip(args, names)]
     tkwargs = {k: placeholder(v, k) for k, v in kwargs.items()}
-    from ..autograd.graph import GradWriteLog
     log = GradWriteLog() if capture_grads else None
     with mode:
         if log is not None:

@@ -5,7 +5,7 @@ carries the Functionalize key.  Its kernels, below ADInplaceOrView (which bumps 
 and does autograd's view bookkeeping) and above the backend:
 
 - an in-place or ``out=`` op validates through the op's meta function, computes its
-  functional variant (``add_.Tensor -> add.Tensor``, from ``fnx.graph.passes.functionalize``)
+  functional variant (``add_.Tensor -> add.Tensor``, from ``fnx.ir.variants``)
   on the backend and *writes* the result: the tensor's ``_data`` is rebound.  Ops that
   write other arguments (batch norm's running stats) run their decomposition, whose own
   writes come back here; ops with neither run on the CPU backend and are written back;
@@ -34,8 +34,8 @@ from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
 from ..core.dispatch_key import (AUTOCAST_BITS, AUTOGRAD_BITS, BACKEND_KEYS, AliasKey,
                             DispatchKey, below)
 from ..core.tls import ExcludeDispatchKeyGuard
-from ..graph.passes.functionalize import (_Special, bind_names, functional_variant,
-                                      inverse_view, is_view_op, written_args)
+from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
+                          written_args)
 
 __all__ = ["register_all", "register_op", "mutate", "write", "views_of", "make_alias"]
 
@@ -396,7 +396,7 @@ class _Plan:
     def __init__(self, op):
         self.written = written_args(op)
         self.functional = f = functional_variant(op)
-        self.special = isinstance(f, _Special)
+        self.special = isinstance(f, Special)
         self.is_copy = op.name == "copy_"
         self.out = [name == "out" for name in self.written]
         if f is not None and not self.special:
@@ -471,13 +471,12 @@ def _check_writable(op, new, dst, resize):
     """PyTorch's refusals for writing a result: an in-place result must keep self's shape,
     and every result must cast to the written tensor's dtype."""
     from ..core.dtype import can_cast
-    from ..ir.aten._common import _torch_name
     if not resize and tuple(new.shape) != tuple(dst.shape):
         raise RuntimeError(f"{op.name}: output with shape {list(dst.shape)} doesn't match "
                            f"the broadcast shape {list(new.shape)}")
     if op.name != "copy_" and not can_cast(new._dtype, dst._dtype):
-        raise RuntimeError(f"{op.name}: result type {_torch_name(new._dtype)} can't be cast "
-                           f"to the desired output type {_torch_name(dst._dtype)}")
+        raise RuntimeError(f"{op.name}: result type {new._dtype.scalar_type} can't be cast "
+                           f"to the desired output type {dst._dtype.scalar_type}")
 
 
 def _returns(op, dsts):

@@ -12,6 +12,7 @@ import weakref
 
 from ..dispatch.dispatcher import all_ops
 from ..core.dispatch_key import AUTOGRAD_BITS, BACKEND_KEYS, AliasKey, DispatchKey, below
+from ..ir.variants import is_view_op
 
 _BELOW = below(DispatchKey.ADInplaceOrView)
 
@@ -29,12 +30,6 @@ def _written_positions(op):
                 pos.append(i)
             i += 1
     return tuple(pos), tuple(kw)
-
-
-def _is_view_op(op) -> bool:
-    rets = op.schema.returns
-    return bool(rets) and any(r.type.alias is not None and not r.type.alias.is_write
-                              for r in rets) and not op.schema.is_mutable
 
 
 def mark_view(out, base):
@@ -95,7 +90,7 @@ def register_op(op) -> None:
     pos, kw = _written_positions(op)
     if pos or kw:
         op.register(DispatchKey.ADInplaceOrView, _inplace_kernel(op, pos, kw))
-    elif _is_view_op(op):
+    elif is_view_op(op):
         op.register(DispatchKey.ADInplaceOrView, _view_kernel(op))
 
 

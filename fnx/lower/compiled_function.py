@@ -27,10 +27,10 @@ from ..graph.passes.partition import Partition, Region, partition
 from .. import compiler as _compiler
 from ..autograd import engine as _engine
 from ..core.grad_mode import no_grad
-from ..autograd.graph import set_grad
+from ..core.tensor import set_grad
 from ..dispatch.modes import current_mode
 from ..graph.tracer import DataDependentError, TracingMode, trace
-from ..core.random import next_key
+from ..ir.aten.random import next_key
 from . import get_target
 
 __all__ = ["compile", "CompiledFunction", "CompileReport"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import jax
 
-from ..autograd.graph import FREED, Node, ag_bit, edge_of
+from ..autograd.graph import FREED, Node, ag_bit
+from ..autograd.history import edge_of
 from ..graph.graph import _collect
 from .jax_compile import _to_tensor
 

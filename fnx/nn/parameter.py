@@ -4,6 +4,9 @@ from __future__ import annotations
 import fnx
 from ..core.tensor import Tensor, _autograd_bit
 from ..core.dispatch_key import AUTOGRAD_BITS
+import numpy as np
+from ..core.grad_mode import no_grad
+from ..serialization import _rebuild_tensor, register_parameter_class
 
 __all__ = ["Parameter", "Buffer"]
 
@@ -53,8 +56,6 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, proto):
-        import numpy as np
-        from ..core.grad_mode import no_grad
         with no_grad():
             data = np.array(self.cpu()._data, copy=True)
         return (_rebuild_parameter, (data, self._dtype.name, str(self._device),
@@ -85,5 +86,7 @@ class Buffer(Tensor):
 
 
 def _rebuild_parameter(array, dtype_name, device_str, requires_grad):
-    from ..serialization import _rebuild_tensor
     return Parameter(_rebuild_tensor(array, dtype_name, device_str, False), requires_grad)
+
+
+register_parameter_class(Parameter)

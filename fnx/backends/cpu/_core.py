@@ -7,11 +7,10 @@ import numpy as np
 from ...core import dtype as D
 from ...core.device import CPU
 from ...core.tensor import Tensor
-from ...core.dispatch_key import DispatchKey
+from ...core.dispatch_key import CPU_KS, DispatchKey
 
 __all__ = ["CPU_KS", "wrap", "data", "register", "kernel", "same_device_error"]
 
-CPU_KS = (1 << DispatchKey.CPU) | (1 << DispatchKey.ADInplaceOrView)
 _new = Tensor.__new__
 _ndarray = np.ndarray
 _asarray = np.asarray

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as D
+from ...core.meta_array import meta_tensor
 from ...core.device import CPU, canonical
 from ...ir.aten import conversion as C
 from ._core import kernel, wrap
@@ -26,8 +27,7 @@ def _to_copy(ks, self, *, dtype=None, layout=None, device=None, pin_memory=None,
     if self._device is not CPU:
         raise RuntimeError(f"_to_copy: expected a cpu tensor, got {self._device}")
     if dev.type == "meta":
-        from ..meta import empty_meta
-        return empty_meta(self._data.shape, dtype)
+        return meta_tensor(self._data.shape, dtype)
     if dev is not CPU and dev.type in _transfers:
         return _transfers[dev.type](self._data.astype(dtype.numpy, copy=False), dtype, dev)
     out = wrap(self._data.astype(dtype.numpy, copy=True), dtype)

@@ -16,7 +16,6 @@ from ...core import dtype as D
 from ...core.device import CPU
 from ...core.tensor import Tensor
 from ...ir.aten import elementwise as E
-from ...ir.aten._common import _torch_name
 from ...ir.promotion import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, elementwise_dtypes
 from ...ir.shapes import broadcast_shapes
 from ._core import data, register, same_device_error, wrap
@@ -37,7 +36,7 @@ def _cast(x, np_dtype):
 
 def _check_dtypes(name, compute, operands):
     if name.startswith("bitwise") and (compute.is_floating_point or compute.is_complex):
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_torch_name(compute)}'")
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{compute.scalar_type}'")
     if name in ("neg", "sub", "rsub"):
         E.check_operands(name, *operands)     # -bool and bool subtraction: PyTorch refuses
 
@@ -131,7 +130,7 @@ def _abs(a):
 def _frac(a):
     if a.dtype.kind in "iub":
         raise RuntimeError(f"\"frac_cpu\" not implemented for "
-                           f"'{_torch_name(D.from_numpy_dtype(a.dtype))}'")
+                           f"'{D.from_numpy_dtype(a.dtype).scalar_type}'")
     return a - np.trunc(a)
 
 
@@ -203,7 +202,7 @@ def _apply(name, fn, kind, operands, extra=()):
         broadcast_shapes(*(np.shape(a) for a in arrays))  # raises PyTorch's message
         raise
     except TypeError:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_torch_name(compute)}'") \
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{compute.scalar_type}'") \
             from None
     r = np.asarray(r)
     if r.dtype != result.numpy:
@@ -329,8 +328,8 @@ def inplace_from(functional_kernel, name):
             raise RuntimeError(f"{name}: output with shape {list(self._data.shape)} doesn't "
                                f"match the broadcast shape {list(r._data.shape)}")
         if not D.can_cast(r._dtype, self._dtype):
-            raise RuntimeError(f"{name}: result type {_torch_name(r._dtype)} can't be cast to "
-                               f"the desired output type {_torch_name(self._dtype)}")
+            raise RuntimeError(f"{name}: result type {r._dtype.scalar_type} can't be cast to "
+                               f"the desired output type {self._dtype.scalar_type}")
         np.copyto(self._data, r._data, casting="unsafe")
         return self
 
@@ -371,8 +370,8 @@ def write_out(name, out, r):
     if out._device is not CPU:
         raise same_device_error(name, out._device, "cpu")
     if not D.can_cast(r._dtype, out._dtype):
-        raise RuntimeError(f"{name}: result type {_torch_name(r._dtype)} can't be cast to "
-                           f"the desired output type {_torch_name(out._dtype)}")
+        raise RuntimeError(f"{name}: result type {r._dtype.scalar_type} can't be cast to "
+                           f"the desired output type {out._dtype.scalar_type}")
     if r._data.shape != out._data.shape:
         if out._base is not None:
             raise RuntimeError(f"{name}: cannot resize the out= view of shape "

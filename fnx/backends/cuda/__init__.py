@@ -28,6 +28,7 @@ import jax.numpy as jnp
 
 from ...keys import functionalize as _functionalize
 from ...core.device import CPU, canonical
+from ...core.meta_array import meta_tensor
 from ...dispatch.dispatcher import all_ops, register_fallback
 from ...core.dispatch_key import AliasKey, DispatchKey
 from ...ir.aten import conversion as C
@@ -87,8 +88,7 @@ def _to_copy(ks, self, *, dtype=None, layout=None, device=None, pin_memory=None,
         return host if dtype is self._dtype else \
             C._to_copy.redispatch(1 << DispatchKey.CPU, host, dtype=dtype)
     if dev.type == "meta":
-        from ..meta import empty_meta
-        return empty_meta(tuple(self.shape), dtype)
+        return meta_tensor(tuple(self.shape), dtype)
     if dev.type != "cuda":
         host = _to_copy(ks, self, dtype=dtype, device=CPU)
         return C._to_copy.redispatch(1 << DispatchKey.CPU, host, device=dev)

@@ -17,6 +17,16 @@ from __future__ import annotations
 
 import os
 
+import jax
+
+from ...core.device import current_index, device as _device, set_current_index
+from ...core.random import Generator, register_default_generator, register_seed_hook
+
+try:
+    from jax._src import xla_bridge     # private: asked only whether JAX's backends are up
+except ImportError:                     # a JAX without it: one fake device then
+    xla_bridge = None
+
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device",
            "synchronize", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "initial_seed", "get_rng_state", "set_rng_state", "get_device_name",
@@ -35,11 +45,9 @@ def on_cpu() -> bool:
 
 def _configure_fake_devices() -> None:
     """Ask JAX for several CPU devices (so cuda:1 exists) if its backends are not up yet."""
-    if not on_cpu():
+    if not on_cpu() or xla_bridge is None:
         return
     try:
-        import jax
-        from jax._src import xla_bridge
         if not xla_bridge.backends_are_initialized():
             jax.config.update("jax_num_cpu_devices", ON_CPU_DEVICES)
     except Exception:       # an older/newer JAX without these hooks: one device then
@@ -49,7 +57,6 @@ def _configure_fake_devices() -> None:
 _configure_fake_devices()
 
 _devices = None         # the JAX devices standing for cuda:0, cuda:1, ...
-_current = 0
 _generators = None
 
 
@@ -57,7 +64,6 @@ def _jax_devices():
     global _devices
     if _devices is None:
         try:
-            import jax
             if on_cpu():
                 _devices = list(jax.devices("cpu"))
             else:
@@ -108,27 +114,25 @@ def init() -> None:
 
 def current_device() -> int:
     """The index ``"cuda"`` without an index means (0 unless ``set_device`` changed it)."""
-    return _current
+    return current_index("cuda")
 
 
 def _index(dev) -> int:
-    from ...core.device import device as _dev
     if isinstance(dev, int) and not isinstance(dev, bool):
         return dev
-    d = _dev(dev)
+    d = _device(dev)
     if d.type != "cuda":
         raise ValueError(f"Expected a cuda device, but got: {d}")
-    return _current if d.index is None else d.index
+    return current_index("cuda") if d.index is None else d.index
 
 
 def set_device(dev) -> None:
     """Make ``dev`` (an index, "cuda:N" or a ``fnx.device``) the current cuda device."""
-    global _current
     i = _index(dev)
     if i < 0:
         return          # PyTorch ignores negative indices here
     jax_device(i)       # validates
-    _current = i
+    set_current_index("cuda", i)
 
 
 class device:
@@ -138,21 +142,19 @@ class device:
         self.idx = -1 if dev is None else _index(dev)
 
     def __enter__(self):
-        self.prev = _current
+        self.prev = current_index("cuda")
         if self.idx >= 0:
             set_device(self.idx)
         return self
 
     def __exit__(self, *exc):
-        global _current
-        _current = self.prev
+        set_current_index("cuda", self.prev)
         return False
 
 
 def synchronize(dev=None) -> None:
     """Wait until every computation queued on the device has finished (JAX dispatches
     asynchronously, like CUDA streams)."""
-    import jax
     jd = jax_device(current_device() if dev is None else _index(dev))
     for a in jax.live_arrays():
         try:
@@ -174,7 +176,6 @@ def default_generators() -> tuple:
     cuda random ops draw their JAX keys from it unless given ``generator=``."""
     global _generators
     if _generators is None:
-        from ...core.random import Generator
         _generators = tuple(Generator() for _ in range(max(device_count(), 1)))
     return _generators
 
@@ -221,10 +222,5 @@ def _seed_hook(s) -> None:
         manual_seed_all(s)
 
 
-def _install_seed_hook() -> None:
-    from ...core.random import register_seed_hook, _seed_hooks
-    if _seed_hook not in _seed_hooks:
-        register_seed_hook(_seed_hook)
-
-
-_install_seed_hook()
+register_seed_hook(_seed_hook)
+register_default_generator("cuda", generator_for)

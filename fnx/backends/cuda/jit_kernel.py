@@ -26,6 +26,7 @@ import jax
 import numpy as np
 
 from ...core.device import CPU
+from ...core.meta_array import meta_tensor
 from ...core.tensor import Tensor
 from ...core import tls
 from ...core.dispatch_key import FULL, AliasKey, DispatchKey
@@ -204,8 +205,7 @@ def _wrap_out(arr, dtype, dev):
             arr = to_device(arr, dev)
         return wrap_array(arr, dtype, dev)
     if dev.type == "meta":
-        from ..meta import empty_meta
-        return empty_meta(arr.shape, dtype)
+        return meta_tensor(arr.shape, dtype)
     return cpu_wrap(to_host(arr, dtype), dtype)
 
 

@@ -5,48 +5,22 @@ code that reads ``tensor.shape`` works the same on every backend.
 """
 from __future__ import annotations
 
-from ...core.device import META
+from ...core.dispatch_key import DispatchKey
+from ...core.meta_array import MetaArray, meta_tensor
 from ...core.tensor import Tensor
 from ...dispatch.dispatcher import all_ops
-from ...core.dispatch_key import DispatchKey
 from ...ir.registry import TensorMeta
 
-__all__ = ["MetaArray", "META_KS", "empty_meta", "register_all"]
-
-META_KS = (1 << DispatchKey.Meta) | (1 << DispatchKey.ADInplaceOrView)
-
-
-class MetaArray:
-    """Shape and dtype of a tensor with no storage."""
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape, dtype):
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = dtype
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
-
-
-def empty_meta(shape, dtype) -> Tensor:
-    return Tensor._make(MetaArray(shape, dtype.numpy), dtype, META, META_KS)
+__all__ = ["to_meta", "register_all"]
 
 
 def to_meta(result):
     """Turn what a meta function returned into meta tensors (tensors pass through)."""
     if isinstance(result, TensorMeta):
-        return empty_meta(result.shape, result.dtype)
+        return meta_tensor(result.shape, result.dtype)
     if isinstance(result, (tuple, list)):
         return type(result)(to_meta(r) for r in result) if not isinstance(result, TensorMeta) \
-            else empty_meta(result.shape, result.dtype)
+            else meta_tensor(result.shape, result.dtype)
     return result
 
 

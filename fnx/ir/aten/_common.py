@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..promotion import elementwise_dtypes
 from ..registry import TensorMeta
 from ..shapes import broadcast_shapes
+from ...core.meta_array import MetaArray
 
 __all__ = ["pointwise_meta", "inplace_meta", "out_meta", "shape_of"]
 
@@ -30,8 +31,8 @@ def inplace_meta(functional_meta, name: str):
             raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match "
                                f"the broadcast shape {list(r.shape)}")
         if not D.can_cast(r.dtype, self.dtype):
-            raise RuntimeError(f"{name}: result type {_torch_name(r.dtype)} can't be cast to "
-                               f"the desired output type {_torch_name(self.dtype)}")
+            raise RuntimeError(f"{name}: result type {r.dtype.scalar_type} can't be cast to "
+                               f"the desired output type {self.dtype.scalar_type}")
         return self
     return meta
 
@@ -42,21 +43,10 @@ def out_meta(functional_meta, name: str):
         from ...core import dtype as D
         r = functional_meta(*args, **kwargs)
         if not D.can_cast(r.dtype, out.dtype):
-            raise RuntimeError(f"{name}: result type {_torch_name(r.dtype)} can't be cast to "
-                               f"the desired output type {_torch_name(out.dtype)}")
-        from ...backends.meta import MetaArray
+            raise RuntimeError(f"{name}: result type {r.dtype.scalar_type} can't be cast to "
+                               f"the desired output type {out.dtype.scalar_type}")
         if isinstance(out._data, MetaArray) and tuple(out.shape) != tuple(r.shape):
             out._data = MetaArray(r.shape, out._data.dtype)     # out= resizes, as on CPU
         return out
     return meta
 
-
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-                "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble"}
-
-
-def _torch_name(d) -> str:
-    """PyTorch's ScalarType name in messages (``Float``, ``Long``)."""
-    return _TORCH_NAMES.get(d.name, d.name)

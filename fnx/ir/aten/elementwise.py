@@ -247,12 +247,11 @@ from ...ops import aten, prims  # noqa: E402
 from .. import refs  # noqa: E402
 from ..promotion import NO_OPMATH, elementwise_dtypes  # noqa: E402
 from ..registry import decomposition  # noqa: E402
-from ._common import _torch_name  # noqa: E402
 
 
 def not_implemented(kernel_name: str, dtype) -> RuntimeError:
     """PyTorch's error for a kernel that has no loop for ``dtype``."""
-    return RuntimeError(f"\"{kernel_name}\" not implemented for '{_torch_name(dtype)}'")
+    return RuntimeError(f"\"{kernel_name}\" not implemented for '{dtype.scalar_type}'")
 
 
 def _python_value(value):

@@ -315,7 +315,7 @@ def arange_params(start, end, step, dtype):
         if isinstance(v, complex):
             raise RuntimeError("arange: complex start, end and step are not supported")
     if dtype is D.bool or dtype.is_complex:
-        raise RuntimeError(f"\"arange_cpu\" not implemented for '{_short_name(dtype)}'")
+        raise RuntimeError(f"\"arange_cpu\" not implemented for '{dtype.scalar_type}'")
     integral = not dtype.is_floating_point
     if not all(math.isfinite(v) for v in (start, end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
@@ -337,10 +337,6 @@ def arange_params(start, end, step, dtype):
             raise RuntimeError(f"arange: the last value {last} does not fit in {dtype}")
     return xstart, xstep, n
 
-
-def _short_name(dtype):
-    from ._common import _torch_name
-    return _torch_name(dtype)
 
 
 def arange_dtype(start, end, step, dtype):

@@ -17,7 +17,6 @@ from .. import refs
 from ..grad_utils import conj, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, wrap_dim
-from ._common import _torch_name
 from .shape import (_composite, _copy, _reshape_to, _slice_dim, _transpose_to, _zero,
                     checked_scalar, expand_geometry, numel, shape_str)
 
@@ -232,8 +231,8 @@ def check_index_put(self, indices, values, accumulate, result_shape):
                            f"broadcast to indexing result of shape {shape_str(result_shape)}")
     if values.dtype is not self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{_torch_name(self.dtype)} for the destination and "
-                           f"{_torch_name(values.dtype)} for the source.")
+                           f"{self.dtype.scalar_type} for the destination and "
+                           f"{values.dtype.scalar_type} for the source.")
 
 
 def _index_put_meta(self, indices, values, accumulate=False):
@@ -670,10 +669,10 @@ def _masked_select_backward(grad, self, mask):
 def check_masked_scatter(self, mask, source, inplace):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {_torch_name(mask.dtype)}")
+                           f"dtype {mask.dtype.scalar_type}")
     if source.dtype is not self.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got {_torch_name(self.dtype)} and {_torch_name(source.dtype)}")
+                           f"got {self.dtype.scalar_type} and {source.dtype.scalar_type}")
     if inplace:
         expand_geometry(_shape(mask), mask.stride(), _shape(self), mask.dtype)
         return self
@@ -731,7 +730,7 @@ def _take_along_dim(self, indices, dim=None):
     from .shape import expand, reshape
     if indices.dtype is not D.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_torch_name(indices.dtype)}")
+                           f"{indices.dtype.scalar_type}")
     if dim is None:
         return gather(reshape(self, [-1]), 0, reshape(indices, [-1]))
     if self.ndim != indices.ndim:

@@ -23,7 +23,6 @@ from .. import refs
 from ..grad_utils import conj
 from ..registry import TensorMeta, decomposition, defop, derivative
 from ..shapes import broadcast_shapes, wrap_dim
-from ._common import _torch_name
 
 CORE = ("core",)
 ATEN = ()
@@ -147,7 +146,7 @@ def check_bias(name, self, shape, mat):
     """``self`` of addmm/baddbmm must have the products' dtype and expand to ``shape``."""
     if self.dtype is not mat.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{_torch_name(self.dtype)} and {_torch_name(mat.dtype)}")
+                           f"{self.dtype.scalar_type} and {mat.dtype.scalar_type}")
     s = tuple(self.shape)
     ok = len(s) <= len(shape) and all(a in (1, b) for a, b in zip(s[::-1], shape[::-1]))
     if not ok:
@@ -211,7 +210,7 @@ def _dot_meta(self, tensor):
                            f"respectively")
     if self.dtype is not tensor.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{_torch_name(self.dtype)} and {_torch_name(tensor.dtype)}")
+                           f"{self.dtype.scalar_type} and {tensor.dtype.scalar_type}")
     return TensorMeta((), self.dtype)
 
 
@@ -547,8 +546,8 @@ def _einsum_meta(equation, tensors, *, path=None):
     for t in tensors[1:]:
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError(f"einsum(): expected all operands to have the same dtype, but "
-                               f"got {_torch_name(tensors[0].dtype)} and "
-                               f"{_torch_name(t.dtype)}")
+                               f"got {tensors[0].dtype.scalar_type} and "
+                               f"{t.dtype.scalar_type}")
     _, shape = parse_einsum(equation, [tuple(t.shape) for t in tensors])
     return TensorMeta(shape, tensors[0].dtype)
 

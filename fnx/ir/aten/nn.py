@@ -25,7 +25,6 @@ from ...core import dtype as D
 from ...ops import aten, prims
 from ..registry import TensorMeta, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, wrap_dim
-from ._common import _torch_name
 
 CORE = ("core",)
 CORE_PW = ("core", "pointwise")
@@ -38,7 +37,7 @@ _HALF = (D.float16, D.bfloat16)
 # ----------------------------------------------------------------------------- helpers
 
 def _not_implemented(kernel, dtype):
-    return RuntimeError(f"\"{kernel}\" not implemented for '{_torch_name(dtype)}'")
+    return RuntimeError(f"\"{kernel}\" not implemented for '{dtype.scalar_type}'")
 
 
 def _check_float(x, kernel):
@@ -500,7 +499,7 @@ def _check_indices(name, indices, arg="indices", pos=1):
     if indices.dtype not in (D.int64, D.int32):
         raise RuntimeError(f"Expected tensor for argument #{pos} '{arg}' to have one of the "
                            f"following scalar types: Long, Int; but got "
-                           f"{indices.device.type.upper()}{_torch_name(indices.dtype)}Type "
+                           f"{indices.device.type.upper()}{indices.dtype.scalar_type}Type "
                            f"instead (while checking arguments for {name})")
 
 
@@ -1288,11 +1287,11 @@ def _conv_meta(input, weight, bias, stride, padding, dilation, transposed, outpu
         raise RuntimeError(f"{what} of size {w}, expected bias to be 1-dimensional with {nb} "
                            f"elements, but got bias of size {list(bias.shape)} instead")
     if input.dtype is not weight.dtype:
-        raise RuntimeError(f"Input type ({_torch_name(input.dtype)}) and weight type "
-                           f"({_torch_name(weight.dtype)}) should be the same")
+        raise RuntimeError(f"Input type ({input.dtype.scalar_type}) and weight type "
+                           f"({weight.dtype.scalar_type}) should be the same")
     if bias is not None and bias.dtype is not input.dtype:
-        raise RuntimeError(f"Input type ({_torch_name(input.dtype)}) and bias type "
-                           f"({_torch_name(bias.dtype)}) should be the same")
+        raise RuntimeError(f"Input type ({input.dtype.scalar_type}) and bias type "
+                           f"({bias.dtype.scalar_type}) should be the same")
     _check_float(input, f"slow_conv{'_transpose' if transposed else ''}{nd}d_cpu")
     spatial, kern = x[2:], w[2:]
     if not transposed:
@@ -2339,8 +2338,8 @@ def _grid_sampler_meta(input, grid, interpolation_mode, padding_mode, align_corn
                            f"{list(grid.shape)}")
     if input.dtype is not grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
-                           f"input has {_torch_name(input.dtype)} and grid has "
-                           f"{_torch_name(grid.dtype)}")
+                           f"input has {input.dtype.scalar_type} and grid has "
+                           f"{grid.dtype.scalar_type}")
     if interpolation_mode not in (0, 1, 2) or padding_mode not in (0, 1, 2):
         raise RuntimeError(f"grid_sampler(): invalid interpolation_mode {interpolation_mode} or "
                            f"padding_mode {padding_mode}")
@@ -2716,7 +2715,7 @@ def _nll_check(self, target, weight):
         raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
     if target.dtype not in (D.int64, D.uint8):
-        raise RuntimeError(f"expected scalar type Long but found {_torch_name(target.dtype)}")
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.scalar_type}")
     _check_float(self, "nll_loss_forward_reduce_cuda_kernel_2d_index")
 
 
@@ -3018,7 +3017,7 @@ def _cdist_meta(x1, x2, p, compute_mode=None):
     for name, x in (("X1", x1), ("X2", x2)):
         if not x.dtype.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_torch_name(x.dtype)}")
+                               f"{x.dtype.scalar_type}")
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
@@ -3032,7 +3031,7 @@ def _cdist_meta(x1, x2, p, compute_mode=None):
         raise RuntimeError(f"{compute_mode} is not a valid value for compute_mode")
     if x1.dtype is not x2.dtype:
         raise RuntimeError(f"cdist: expected X1 and X2 to have the same dtype, but got: "
-                           f"{_torch_name(x1.dtype)} != {_torch_name(x2.dtype)}")
+                           f"{x1.dtype.scalar_type} != {x2.dtype.scalar_type}")
     batch = broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
     return TensorMeta(batch + (x1.shape[-2], x2.shape[-2]), x1.dtype)
 
@@ -3107,9 +3106,9 @@ def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, 
                            "when is_causal=True")
     if query.dtype is not key.dtype or query.dtype is not value.dtype:
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
-                           f"query.dtype: {_torch_name(query.dtype)} key.dtype: "
-                           f"{_torch_name(key.dtype)} and value.dtype: "
-                           f"{_torch_name(value.dtype)} instead.")
+                           f"query.dtype: {query.dtype.scalar_type} key.dtype: "
+                           f"{key.dtype.scalar_type} and value.dtype: "
+                           f"{value.dtype.scalar_type} instead.")
     e = query.shape[-1]
     if key.shape[-1] != e:
         raise RuntimeError(f"scaled_dot_product_attention: expected key's last dimension "
@@ -3181,7 +3180,7 @@ def _fft_dims(name, self, dim):
 def _fft_r2c_meta(self, dim, normalization, onesided):
     if self.dtype not in (D.float32, D.float64, D.float16):
         raise RuntimeError(f"_fft_r2c: expected a real floating input, got "
-                           f"{_torch_name(self.dtype)}")
+                           f"{self.dtype.scalar_type}")
     dims = _fft_dims("_fft_r2c", self, dim)
     shape = list(self.shape)
     if onesided and dims:
@@ -3199,7 +3198,7 @@ def _fft_r2c(self, dim, normalization, onesided):
 
 def _fft_c2r_meta(self, dim, normalization, last_dim_size):
     if not self.dtype.is_complex:
-        raise RuntimeError(f"_fft_c2r: expected a complex input, got {_torch_name(self.dtype)}")
+        raise RuntimeError(f"_fft_c2r: expected a complex input, got {self.dtype.scalar_type}")
     dims = _fft_dims("_fft_c2r", self, dim)
     if not dims:
         raise RuntimeError("_fft_c2r: expected at least one dim")

@@ -13,9 +13,14 @@ import operator
 import numpy as np
 
 from ...core import dtype as D
+from ...core.device import CPU, canonical
+from ...core.dispatch_key import CPU_KS
+from ...core.random import default_generator_for, rng
+from ...core.tensor import Tensor
+from ...core.tls import current_mode
+from ...ops import aten, prims
 from ..registry import TensorMeta, defop
 from ..shapes import broadcast_shapes
-from ._common import _torch_name
 from .factory import OPTS, backend_select, dtype_arg, size_arg
 
 # ---------------------------------------------------------------------------- samplers
@@ -26,14 +31,40 @@ from .factory import OPTS, backend_select, dtype_arg, size_arg
 # half types and rounded once, as the eager kernels do.
 
 
-def _prims():
-    from ...ops import prims
-    return prims
+def next_key(device=None, generator=None):
+    """A fresh key for the key-based random prims (``prims.uniform``, ``prims.normal``, ...).
+
+    Draws two 32-bit words from ``generator``'s state (when None, the default generator of
+    ``device``: the CPU one, or the cuda device's own), advancing it, and returns them as an
+    int64 tensor of shape [2] on ``device`` (cpu when None or meta): the raw data of a
+    threefry2x32 key.  Decomposed random ops take their keys from here, so they are
+    reproducible under ``fnx.manual_seed`` and advance the same state as the eager kernels.
+
+    >>> import fnx
+    >>> _ = fnx.manual_seed(0); a = fnx.random.next_key()
+    >>> _ = fnx.manual_seed(0); b = fnx.random.next_key()
+    >>> a.dtype, a.shape, bool((a == b).all())
+    (fnx.int64, fnx.Size([2]), True)
+    """
+    mode = current_mode()
+    if mode is not None and hasattr(mode, "rng_key"):
+        # Tracing for fnx.compile: the key becomes a graph input, fresh on every call.
+        key = mode.rng_key(device, generator)
+        if key is not None:
+            return key
+    dev = CPU if device is None else canonical(device)
+    if generator is None:
+        generator = default_generator_for(dev)
+    words = rng(generator, "next_key").integers(0, 1 << 32, size=2, dtype=np.uint64)
+    key = Tensor._make(words.astype(np.int64), D.int64, CPU, CPU_KS)   # no op is called
+    # A meta device has no data (and traced tensors live there): the key stays a CPU
+    # constant, which a trace records by value.
+    if dev is not CPU and dev.type != "meta":
+        key = aten._to_copy.default(key, device=dev)
+    return key
 
 
-def _key(device, generator):
-    from ...core.random import next_key
-    return next_key(device, generator)
+_key = next_key
 
 
 def _opmath(dtype):
@@ -43,7 +74,6 @@ def _opmath(dtype):
 def _uniform(shape, dtype, device, generator, low=0.0, high=1.0):
     """Uniform samples in [low, high) of a floating or complex ``dtype`` (complex: the real
     and imaginary parts are independent, as PyTorch's)."""
-    prims = _prims()
     if dtype.is_complex:
         real = dtype.to_real()
         return prims.complex(_uniform(shape, real, device, generator, low, high),
@@ -53,7 +83,6 @@ def _uniform(shape, dtype, device, generator, low=0.0, high=1.0):
 
 def _standard_normal(shape, dtype, device, generator):
     """N(0, 1) samples; a complex sample has variance 1 split evenly over its two parts."""
-    prims = _prims()
     if dtype.is_complex:
         real = dtype.to_real()
         half = 0.5 ** 0.5
@@ -65,7 +94,7 @@ def _standard_normal(shape, dtype, device, generator):
 
 
 def _convert(x, dtype):
-    return x if x.dtype is dtype else _prims().convert_element_type(x, dtype)
+    return x if x.dtype is dtype else prims.convert_element_type(x, dtype)
 
 
 def _device(device):
@@ -82,7 +111,7 @@ _GEN = "Generator? generator"
 
 def _float_only(name, kernel_name, dtype):
     if not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError(f"\"{kernel_name}\" not implemented for '{_torch_name(dtype)}'")
+        raise RuntimeError(f"\"{kernel_name}\" not implemented for '{dtype.scalar_type}'")
     return dtype
 
 
@@ -122,7 +151,7 @@ def int_bounds(name, low, high, dtype):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
     if dtype.is_complex:
-        raise RuntimeError(f"\"random_from_to\" not implemented for '{_torch_name(dtype)}'")
+        raise RuntimeError(f"\"random_from_to\" not implemented for '{dtype.scalar_type}'")
     if dtype is D.bool:
         lo, hi = 0, 1
     elif dtype.is_floating_point:
@@ -131,9 +160,9 @@ def int_bounds(name, low, high, dtype):
         info = np.iinfo(dtype.numpy)
         lo, hi = int(info.min), int(info.max)
     if low < lo or low > hi:
-        raise RuntimeError(f"{name}: from is out of bounds for {_torch_name(dtype)}")
+        raise RuntimeError(f"{name}: from is out of bounds for {dtype.scalar_type}")
     if high - 1 > hi:
-        raise RuntimeError(f"{name}: to - 1 is out of bounds for {_torch_name(dtype)}")
+        raise RuntimeError(f"{name}: to - 1 is out of bounds for {dtype.scalar_type}")
 
 
 # Integers a float type holds exactly: random_() without bounds samples [0, 2**digits].
@@ -166,7 +195,6 @@ def _randint_decomp(low, high, size, *, generator=None, dtype=None, layout=None,
     and clamped into [low, high - 1] (the product may round up to the range), then
     converted to the dtype."""
     from .elementwise import full
-    prims = _prims()
     m = _randint_meta(low, high, size, dtype=dtype)
     dev = _device(device)
     shape = list(m.shape)
@@ -203,10 +231,10 @@ def _randperm_meta(n, *, generator=None, dtype=None, layout=None, device=None,
         raise RuntimeError(f"randperm(): n must be non-negative, got {n}")
     dtype = dtype_arg("randperm", dtype, D.int64)
     if dtype.is_complex or dtype is D.bool:
-        raise RuntimeError(f"\"randperm_cpu\" not implemented for '{_torch_name(dtype)}'")
+        raise RuntimeError(f"\"randperm_cpu\" not implemented for '{dtype.scalar_type}'")
     if not dtype.is_floating_point and n - 1 > np.iinfo(dtype.numpy).max:
         raise RuntimeError(f"randperm(): n is too large for result tensor type: "
-                           f"'{_torch_name(dtype)}'")
+                           f"'{dtype.scalar_type}'")
     return TensorMeta((n,), dtype)
 
 
@@ -268,7 +296,7 @@ randint_like_low = defop(f"randint_like.low_dtype(Tensor self, SymInt low, SymIn
 
 def _check_float(name, self):
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
-        raise RuntimeError(f"\"{name}\" not implemented for '{_torch_name(self.dtype)}'")
+        raise RuntimeError(f"\"{name}\" not implemented for '{self.dtype.scalar_type}'")
 
 
 def _uniform_meta(self, from_=0.0, to=1.0, *, generator=None):
@@ -323,7 +351,7 @@ def random_bounds(self, from_=None, to=None):
     elif dtype.is_floating_point:
         top = (1 << _MANTISSA[dtype]) + 1
     elif dtype.is_complex:
-        raise RuntimeError(f"\"random_\" not implemented for '{_torch_name(dtype)}'")
+        raise RuntimeError(f"\"random_\" not implemented for '{dtype.scalar_type}'")
     else:
         top = int(np.iinfo(dtype.numpy).max) + 1
     low = 0 if from_ is None else from_
@@ -376,7 +404,6 @@ def _bernoulli_decomp(meta_fn):
     checks them; a decomposition must not read data)."""
     def decomp(self, p=None, *, generator=None):
         from .elementwise import full
-        prims = _prims()
         m = meta_fn(self, p, generator=generator) if p is not None else meta_fn(self)
         p = self if p is None else p
         shape = list(m.shape)
@@ -412,7 +439,7 @@ def _normal_tensor_meta(mean, std, *, generator=None):
     for t in tensors:
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
             raise RuntimeError(f"normal expects floating point mean and std, but got "
-                               f"{_torch_name(t.dtype)}")
+                               f"{t.dtype.scalar_type}")
     if not hasattr(std, "_ks"):
         _check_std(std)
     dtype = tensors[0].dtype
@@ -434,7 +461,6 @@ def _normal_decomp(mean, std, size=None, *, generator=None, dtype=None, layout=N
     broadcast together (their shape is the output's), computed in float32 for half types.
     A negative std in a tensor is not checked (that would read data)."""
     from .. import refs
-    prims = _prims()
     if size is None:
         m = _normal_tensor_meta(mean, std)
         dev = next(t.device for t in (mean, std) if hasattr(t, "_ks"))
@@ -468,7 +494,7 @@ def _multinomial_meta(self, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not self.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_torch_name(self.dtype)}")
+                           f"{self.dtype.scalar_type}")
     num_samples = _int("multinomial", "num_samples", num_samples)
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
@@ -518,7 +544,6 @@ def _randperm_decomp(n, *, generator=None, dtype=None, layout=None, device=None,
     permutation up to the (negligible) chance of equal keys, which the stable sort breaks
     by position."""
     from .elementwise import full
-    prims = _prims()
     m = _randperm_meta(n, dtype=dtype)
     dev = _device(device)
     shape = list(m.shape)
@@ -542,7 +567,6 @@ def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None)
     checks on the probabilities (negative, inf, NaN, all zero) read data and are not made."""
     from .. import refs
     from .elementwise import full
-    prims = _prims()
     m = _multinomial_meta(self, num_samples, replacement)
     dev = self.device
     ct = _opmath(self.dtype)

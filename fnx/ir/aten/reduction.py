@@ -26,7 +26,6 @@ from .. import refs
 from ..grad_utils import conj, reduced_dims, reverse_cumsum, sgn, unreduce, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import reduction_shape, wrap_dim, wrap_dims
-from ._common import _torch_name
 
 CORE = ("core",)
 ATEN = ()
@@ -75,12 +74,12 @@ def mean_dtype(name, self, dtype=None):
         if not _is_float(self.dtype):
             raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: "
-                               f"{_torch_name(self.dtype)}")
+                               f"{self.dtype.scalar_type}")
         return self.dtype
     if not _is_float(dtype):
         raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
                            f"either a floating point or complex dtype. Got: "
-                           f"{_torch_name(dtype)}")
+                           f"{dtype.scalar_type}")
     return dtype
 
 
@@ -813,10 +812,10 @@ def _vector_norm_meta(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     name = "linalg.vector_norm"
     if not _is_float(self.dtype):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {_torch_name(self.dtype)}")
+                           f"Got {self.dtype.scalar_type}")
     if dtype is not None and not _is_float(dtype):
         raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
-                           f"{_torch_name(dtype)}")
+                           f"{dtype.scalar_type}")
     if isinstance(ord, complex) or (hasattr(ord, "_ks")):
         raise TypeError(f"{name}: ord must be a real number, got {type(ord).__name__}")
     dims = norm_dims(dim, self.ndim)

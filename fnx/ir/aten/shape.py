@@ -26,7 +26,6 @@ from .. import refs
 from ..grad_utils import zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, infer_size, wrap_dim, wrap_dims
-from ._common import _torch_name
 
 CORE = ("core",)
 CORE_VIEW = ("core", "view")
@@ -55,11 +54,6 @@ def ints(values, op="op", arg="size") -> tuple:
 
 def shape_str(shape) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
-
-
-def type_str(dtype) -> str:
-    """PyTorch's legacy tensor type name in messages (``torch.FloatTensor``)."""
-    return f"fnx.{_torch_name(dtype)}Tensor"
 
 
 def contiguous_strides(shape) -> tuple:
@@ -139,7 +133,7 @@ def expand_geometry(shape, stride, sizes, dtype=None):
     sizes = ints(sizes, "expand")
     n, ndim = len(shape), len(sizes)
     if ndim < n:
-        name = type_str(dtype) if dtype else "Tensor"
+        name = dtype.tensor_type() if dtype else "Tensor"
         raise RuntimeError(f"expand({name}{{{shape_str(shape)}}}, size={shape_str(sizes)}): "
                            f"the number of sizes provided ({ndim}) "
                            f"must be greater or equal to the number of dimensions in the tensor "
@@ -817,7 +811,7 @@ def _view_as_real_meta(self):
 def _view_as_complex_meta(self):
     if self.dtype not in (D.float32, D.float64):
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
-                           f"but got a tensor of scalar type: {_torch_name(self.dtype)}")
+                           f"but got a tensor of scalar type: {self.dtype.scalar_type}")
     shape = _shape(self)
     if not shape or shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
@@ -1619,7 +1613,7 @@ zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", tags=INPLACE, meta=lambda 
 def masked_fill_check(self, mask, value, inplace):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_torch_name(mask.dtype)}")
+                           f"{mask.dtype.scalar_type}")
     if hasattr(value, "_ks") and value.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")

@@ -17,7 +17,6 @@ from ...core import dtype as D
 from ...ops import aten, prims
 from ..registry import TensorMeta, decomposition, defop, derivative
 from ..shapes import wrap_dim
-from ._common import _torch_name
 
 CORE = ("core",)
 ATEN = ()
@@ -25,7 +24,7 @@ ATEN = ()
 
 def _check_orderable(name, self):
     if self.dtype.is_complex:
-        raise RuntimeError(f"\"{name}\" not implemented for '{_torch_name(self.dtype)}'")
+        raise RuntimeError(f"\"{name}\" not implemented for '{self.dtype.scalar_type}'")
 
 
 def _sort_meta(self, dim=-1, descending=False):

@@ -1,4 +1,5 @@
-"""Autograd through views written in place.
+"""A tensor's place in the backward graph (``edge_of``), and autograd through views written
+in place.
 
 A view remembers how to rebuild it from its base (``_view_chain``, recorded by the
 ADInplaceOrView key for every view op, with or without grad). When an op writes a view
@@ -10,10 +11,29 @@ used (its version no longer matches ``_gfv``, the version its ``grad_fn`` was ma
 """
 from __future__ import annotations
 
-from ..core.dispatch_key import AUTOGRAD_BITS
-from .graph import FREED, Node, ag_bit, edge_of
+import weakref
 
-__all__ = ["rebase_history", "refresh_view_grad_fn", "replay", "CopySlices"]
+from ..core.dispatch_key import AUTOGRAD_BITS
+from ..core.grad_mode import enable_grad
+from .graph import FREED, AccumulateGrad, Node, ag_bit
+
+__all__ = ["edge_of", "rebase_history", "refresh_view_grad_fn", "replay", "CopySlices"]
+
+
+def edge_of(t):
+    """The edge a gradient for ``t`` flows along: (grad_fn, output_nr), or None."""
+    if not t._ks & AUTOGRAD_BITS:
+        return None
+    if t._base is not None and t._gfv != t._vc[0]:
+        refresh_view_grad_fn(t)
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    acc = t._grad_acc() if t._grad_acc is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._grad_acc = weakref.ref(acc)
+    return (acc, 0)
 
 
 def replay(chain, base):
@@ -100,7 +120,6 @@ def _self_index(node) -> int:
 
 
 def _regenerate(view, base) -> None:
-    from ..core.grad_mode import enable_grad
     with enable_grad():
         tmp = replay(view._view_chain, base)
     view._ks |= ag_bit(view._ks)

@@ -1,0 +1,178 @@
+"""What an op's schema says about its variants: whether it writes or aliases its arguments,
+its functional twin (``add_.Tensor -> add.Tensor``), and how to write a value back
+through a view it made (``select -> select_scatter``).
+
+The ADInplaceOrView and Functionalize keys, autograd and the functional tracer all read
+these; they depend on nothing but the op set.
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from ..dispatch.dispatcher import ops
+from ..ops import aten
+
+__all__ = ["is_view_op", "written_args", "functional_variant", "inverse_view", "bind_names",
+           "Special"]
+
+
+def is_view_op(op) -> bool:
+    """The op returns an alias of its first argument (schema ``-> Tensor(a)``)."""
+    rets = op.schema.returns
+    return bool(rets) and not op.schema.is_mutable and any(
+        r.type.alias is not None and not r.type.alias.is_write for r in rets)
+
+
+def written_args(op):
+    """Names of the arguments ``op`` writes (schema ``Tensor(a!)``)."""
+    return [a.name for a in op.schema.arguments if a.is_write]
+
+
+_FUNCTIONAL = {}
+
+
+def _special_variants():
+    """In-place ops whose functional form is not an overload of the same name."""
+
+    def uniform(self, from_=0.0, to=1.0, *, generator=None):
+        return aten.rand_like.default(self) * (to - from_) + from_
+
+    def normal(self, mean=0.0, std=1.0, *, generator=None):
+        return aten.randn_like.default(self) * std + mean
+
+    def exponential(self, lambd=1.0, *, generator=None):
+        return aten.log1p.default(-aten.rand_like.default(self)) * (-1.0 / lambd)
+
+    def random_from(self, from_, to=None, *, generator=None):
+        return aten.randint_like.low_dtype(self, from_, _full_range(self) if to is None else to)
+
+    def random_to(self, to, *, generator=None):
+        return aten.randint_like.low_dtype(self, 0, to)
+
+    def random_full(self, *, generator=None):
+        return aten.randint_like.low_dtype(self, 0, _full_range(self))
+
+    return {"zero_": lambda self: aten.zeros_like.default(self),
+            "detach_": lambda self: aten.detach.default(self),
+            "uniform_": uniform, "normal_": normal, "exponential_": exponential,
+            "random_.from": random_from, "random_.to": random_to, "random_": random_full}
+
+
+def _full_range(t) -> int:
+    """The exclusive upper bound of ``random_()``: 2**mantissa + 1 for floats, the dtype's
+    maximum for integers (PyTorch samples [0, 2**mantissa] and [0, max])."""
+    d = t.dtype
+    if d.is_floating_point:     # ml_dtypes: np.finfo does not know bfloat16
+        return 2 ** (ml_dtypes.finfo(d.numpy).nmant + 1) + 1
+    if d.name == "bool":
+        return 2
+    return int(np.iinfo(d.numpy).max)
+
+
+def functional_variant(op):
+    """The op computing what in-place/out= ``op`` writes: ``add_.Tensor -> add.Tensor``,
+    ``add.out -> add.Tensor`` (the overload whose arguments match, minus ``out``)."""
+    if op in _FUNCTIONAL:
+        return _FUNCTIONAL[op]
+    written = set(written_args(op))
+    if not written <= {"self", "out"}:
+        # writes other arguments (batch norm's running stats): no functional twin by
+        # name; such an op is functionalized through its decomposition
+        _FUNCTIONAL[op] = None
+        return None
+    name = op.name[:-1] if op.name.endswith("_") else op.name
+    want = [(a.name, str(a.type).replace("(a!)", "").replace("(b!)", ""))
+            for a in op.schema.arguments if a.name not in written or a.name == "self"]
+    found = None
+    packet = getattr(ops.namespace(op.namespace), name, None)
+    for cand in (packet.overloads() if packet is not None else []):
+        c = getattr(packet, cand)
+        if c is op or c.schema.is_mutable:
+            continue
+        if [(a.name, str(a.type)) for a in c.schema.arguments] == want:
+            found = c
+            break
+    if found is None:
+        special = _special_variants().get(op.qualname.split("::")[1])
+        if special is not None:
+            found = Special(special)
+    _FUNCTIONAL[op] = found
+    return found
+
+
+class Special:
+    """A Python function standing in for the functional op (called with all arguments)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+
+def inverse_view(op, parent, new, args, kwargs, index=None):
+    """``parent`` with the region that view ``op(parent, *args)`` covers replaced by ``new``."""
+    name = op.name
+    a = bind_names(op, (parent,) + tuple(args), kwargs)
+    if name in ("alias", "detach", "contiguous"):
+        return new
+    if name in ("view", "_unsafe_view", "reshape", "reshape_as", "view_as", "flatten",
+                "unflatten", "squeeze", "unsqueeze"):
+        return aten.reshape.default(new, list(parent.shape))
+    if name == "permute":
+        perm = [d % parent.ndim for d in a["dims"]]
+        return aten.permute.default(new, sorted(range(len(perm)), key=perm.__getitem__))
+    if name in ("transpose", "swapaxes", "swapdims"):
+        d0, d1 = [v for k, v in a.items() if k != "self"][:2]
+        return aten.transpose.int(new, d0, d1)
+    if name == "t":
+        return aten.t.default(new)
+    if name == "movedim":
+        return aten.movedim.intlist(new, _as_list(a["destination"]), _as_list(a["source"]))
+    if name == "select":
+        return aten.select_scatter.default(parent, new, a["dim"], a["index"])
+    if name == "slice":
+        return aten.slice_scatter.default(parent, new, a["dim"], a["start"], a["end"],
+                                          a["step"])
+    if name == "narrow":
+        start = a["start"] if a["start"] >= 0 else a["start"] + parent.shape[a["dim"]]
+        return aten.slice_scatter.default(parent, new, a["dim"], start, start + a["length"])
+    if name == "diagonal":
+        return aten.diagonal_scatter.default(parent, new, a["offset"], a["dim1"], a["dim2"])
+    if name in ("split", "split_with_sizes", "chunk", "unbind"):
+        return _inverse_split(op, parent, new, a, index)
+    raise NotImplementedError(
+        f"functionalize: writing through a view made by {op.qualname} is not supported "
+        f"(PyTorch forbids it for expand; as_strided/unfold/view_as_* are not handled)")
+
+
+def _inverse_split(op, parent, new, a, index):
+    dim = a["dim"] % max(parent.ndim, 1)
+    if op.name == "unbind":
+        return aten.select_scatter.default(parent, new, dim, index)
+    size = parent.shape[dim]
+    if op.name == "split_with_sizes":
+        sizes = list(a["split_sizes"])
+    else:
+        step = a["split_size"] if op.name == "split" else -(-size // a["chunks"])
+        sizes = [min(step, size - s) for s in range(0, size, step)] if step else [0]
+    start = sum(sizes[:index])
+    return aten.slice_scatter.default(parent, new, dim, start, start + sizes[index])
+
+
+def bind_names(op, args, kwargs) -> dict:
+    """``{argument name: value}`` for a call of ``op``, defaults filled in (no type checks,
+    so graph nodes may stand in for tensors)."""
+    params = op.schema.arguments
+    positional = [a for a in params if not a.kwarg_only]
+    out = {a.name: v for a, v in zip(positional, args)}
+    out.update(kwargs)
+    for a in params:
+        if a.name not in out and a.has_default:
+            out[a.name] = a.default
+    return out
+
+
+def _as_list(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v]
