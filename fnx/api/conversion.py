@@ -13,6 +13,7 @@ from ..core.tensor import Tensor
 from ..ir.aten import factory as F
 from ..ops import aten
 from ..core.tensor import tensor_method
+from ..ir.backend_select import backend_key, device_arg
 
 __all__ = ["is_tensor", "is_floating_point", "numel", "set_printoptions"]
 
@@ -21,7 +22,7 @@ _to_copy = aten._to_copy.default
 
 def _check_backend(dev, what):
     """A clear error when no backend is registered for the target device yet."""
-    key = F.backend_key(dev)
+    key = backend_key(dev)
     if not F.empty.has_kernel_for(key):
         raise RuntimeError(f"{what}: cannot move a tensor to '{dev}': no {key.name} backend is "
                            f"registered in fnx (no kernel for the {key.name} dispatch key)")
@@ -32,7 +33,7 @@ def _convert(self, dtype=None, device=None, non_blocking=False, copy=False,
     if dtype is not None and not isinstance(dtype, D.dtype):
         raise TypeError(f"to() received an invalid combination of arguments - argument "
                         f"'dtype' must be fnx.dtype, not {type(dtype).__name__}")
-    dev = self._device if device is None else F.device_arg(device)
+    dev = self._device if device is None else device_arg(device)
     if dtype is None:
         dtype = self._dtype
     if dev is self._device and dtype is self._dtype and not copy:
@@ -104,7 +105,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
         device = "cuda"
     elif isinstance(device, int) and not isinstance(device, bool):
         device = f"cuda:{device}"
-    dev = F.device_arg(device)
+    dev = device_arg(device)
     if dev.type != "cuda":
         raise RuntimeError(f"Invalid device, must be cuda device, got {dev}")
     return _convert(self, device=dev, non_blocking=non_blocking, memory_format=memory_format,

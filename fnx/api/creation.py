@@ -14,7 +14,7 @@ from ..core import dtype as D
 from ..core.device import CPU
 from ..core.tensor import Tensor
 from ..backends.cpu._core import wrap
-from ..ir.aten.factory import device_arg
+from ..ir.backend_select import device_arg
 from ..ops import aten
 from ..core.tensor import tensor_method
 

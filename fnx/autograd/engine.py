@@ -15,6 +15,8 @@ from ..core.grad_mode import _GradModeGuard, enable_grad, no_grad
 from ..core.tensor import set_grad
 from .graph import AccumulateGrad, accumulate_into
 from .history import edge_of
+from ..core.tensor import Tensor
+from ..ops import aten
 
 __all__ = ["backward", "grad"]
 
@@ -24,7 +26,6 @@ def _mode(create_graph: bool) -> _GradModeGuard:
 
 
 def _check_roots(tensors, grad_tensors, what):
-    from .. import ones_like
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not t.requires_grad:
@@ -37,7 +38,7 @@ def _check_roots(tensors, grad_tensors, what):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {t._dtype}")
             with no_grad():
-                g = ones_like(t)
+                g = aten.ones_like.default(t)
         else:
             if tuple(g.shape) != tuple(t.shape):
                 raise RuntimeError(f"{what}: Mismatch in shape: grad_output[{i}] has a shape of "
@@ -52,7 +53,6 @@ def _check_roots(tensors, grad_tensors, what):
 def _as_tuple(x):
     if x is None:
         return ()
-    from ..core.tensor import Tensor
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
@@ -121,8 +121,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = captured.get(i)
         if g is None:
             if materialize_grads:
-                from .. import zeros_like
-                g = zeros_like(t)
+                g = aten.zeros_like.default(t)
             elif not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the "

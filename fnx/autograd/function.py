@@ -21,6 +21,10 @@ from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.grad_mode import no_grad
 from .graph import FREED, Node, SavedTensor, ag_bit
 from .history import edge_of
+from ..core.tensor import Tensor
+from ..core.grad_mode import is_grad_enabled
+import functools
+from ..ops import aten
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -74,9 +78,8 @@ class BackwardCFunction(Node):
     def apply(self, grads, create_graph):
         ctx = self.ctx
         if ctx.materialize_grads:
-            from .. import zeros
             grads = [g if g is not None or m is None else
-                     zeros(m[0], dtype=m[1], device=m[2]) for g, m in zip(grads, self.out_meta)]
+                     aten.zeros.default(list(m[0]), dtype=m[1], device=m[2]) for g, m in zip(grads, self.out_meta)]
         res = self.cls.backward(ctx, *grads)
         if not isinstance(res, tuple):
             res = (res,)
@@ -108,11 +111,9 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..core.tensor import Tensor
         ctx = FunctionCtx()
         tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        from ..core.grad_mode import is_grad_enabled
         record = is_grad_enabled() and any(a._ks & AUTOGRAD_BITS for _, a in tensors)
         with no_grad():
             if cls.setup_context is not None:
@@ -157,7 +158,6 @@ class Function:
 
 
 def _alias(t):
-    from ..core.tensor import Tensor
     a = Tensor._make(t._data, t._dtype, t._device, t._ks & ~AUTOGRAD_BITS)
     a._vc = t._shared_version_counter()
     return a
@@ -165,7 +165,6 @@ def _alias(t):
 
 def once_differentiable(fn):
     """Decorator for ``backward``: run it with grad mode off (no double backward)."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):

@@ -11,6 +11,10 @@ import numpy as np
 
 from .engine import grad as _grad
 from ..core.grad_mode import no_grad
+from ..core.tensor import Tensor
+from ..backends.cpu._core import wrap_np
+from ..ops import aten
+import warnings
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -20,7 +24,6 @@ class GradcheckError(RuntimeError):
 
 
 def _tensors(x):
-    from ..core.tensor import Tensor
     if isinstance(x, Tensor):
         return [x]
     if isinstance(x, (tuple, list)):
@@ -45,6 +48,11 @@ def _perturb(t, idx, delta):
     with no_grad():
         flat = t.detach().reshape(-1)
         flat[idx] = flat[idx] + delta
+
+
+def _like(arr, t):
+    """The NumPy array ``arr`` as a tensor of ``t``'s dtype and device."""
+    return aten._to_copy.default(wrap_np(arr), dtype=t.dtype, device=t.device)
 
 
 def _numerical(fn, inputs, wrt, eps, u=None):
@@ -79,18 +87,15 @@ def _numerical(fn, inputs, wrt, eps, u=None):
 
 
 def _add_vec(t, vec):
-    from .. import tensor
     with no_grad():
-        t.add_(tensor(vec.reshape(tuple(t.shape)), dtype=t.dtype, device=t.device))
+        t.add_(_like(vec.reshape(tuple(t.shape)), t))
 
 
 def _analytical_rows(fn, inputs, wrt, v=None):
     outs = _outputs(fn, inputs)
-    from .. import tensor, zeros_like
     rows = []
     if v is not None:
-        gos = [tensor(vi.reshape(tuple(o.shape)), dtype=o.dtype, device=o.device)
-               for vi, o in zip(v, outs)]
+        gos = [_like(vi.reshape(tuple(o.shape)), o) for vi, o in zip(v, outs)]
         used = [(o, g) for o, g in zip(outs, gos) if o.requires_grad]
         if not used:
             return [np.zeros(t.numel()) for t in wrt]
@@ -102,7 +107,7 @@ def _analytical_rows(fn, inputs, wrt, v=None):
             if not o.requires_grad:
                 rows.append([np.zeros(t.numel()) for t in wrt])
                 continue
-            go = zeros_like(o).detach()
+            go = aten.zeros_like.default(o).detach()
             go.reshape(-1)[j] = 1.0
             gs = _grad([o], wrt, [go], retain_graph=True, allow_unused=True)
             rows.append([_flat(g) if g is not None else np.zeros(t.numel()) for g, t
@@ -119,14 +124,12 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     >>> fnx.autograd.gradcheck(lambda t: (t.sin() * t).sum(), (x,))
     True
     """
-    from ..core.tensor import Tensor
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     wrt = [t for t in _tensors(inputs) if t.requires_grad]
     if not wrt:
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
     for t in wrt:
         if t._dtype.name not in ("float64", "complex128"):
-            import warnings
             warnings.warn(f"gradcheck: input of dtype {t._dtype} is not double precision; the "
                           f"finite differences will be inaccurate", stacklevel=2)
     outs = _outputs(func, inputs)
@@ -178,15 +181,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     >>> fnx.autograd.gradgradcheck(lambda t: t ** 3, (x,))
     True
     """
-    from ..core.tensor import Tensor
-    from .. import tensor
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     wrt_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     outs = _outputs(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
-        grad_outputs = [tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype,
-                               device=o.device, requires_grad=True) for o in outs]
+        grad_outputs = [_like(rng.standard_normal(tuple(o.shape)), o).requires_grad_()
+                        for o in outs]
     n = len(inputs)
 
     def vjp(*args):

@@ -22,6 +22,8 @@ from ..ir.registry import NONDIFFERENTIABLE
 from ..ir.variants import functional_variant
 from .graph import FREED, Node, SavedTensor, ag_bit
 from .history import edge_of, rebase_history
+from ..ops import prims
+from ..ops import aten
 
 __all__ = ["install", "OpNode"]
 
@@ -230,9 +232,8 @@ class OpNode(Node):
 
 
 def _zeros(meta):
-    from .. import zeros
     shape, dtype, device = meta
-    return zeros(shape, dtype=dtype, device=device)
+    return aten.zeros.default(list(shape), dtype=dtype, device=device)
 
 
 def _match(g, meta, node):
@@ -243,14 +244,12 @@ def _match(g, meta, node):
         g = _sum_to(g, tuple(shape), node)
     if g._dtype is not dtype:
         if g._dtype.is_complex and not dtype.is_complex:
-            from ..ops import prims
             g = prims.real(g)
         g = g.to(dtype)
     return g
 
 
 def _sum_to(g, shape, node):
-    from ..ops import aten
     gs = tuple(g.shape)
     lead = len(gs) - len(shape)
     if lead < 0:

@@ -10,11 +10,11 @@
 """
 from .dispatcher import FALLTHROUGH, register_fallback
 from ..core.dispatch_key import AUTOCAST_KEYS, AUTOGRAD_KEYS, DispatchKey
+from . import modes
 
 
 def install() -> None:
     for key in (DispatchKey.BackendSelect, DispatchKey.ADInplaceOrView, *AUTOCAST_KEYS,
                 *AUTOGRAD_KEYS):
         register_fallback(key, FALLTHROUGH)
-    from . import modes
     modes.install()

@@ -35,6 +35,8 @@ _TRACER_BELOW = below(DispatchKey.Tracer)
 class DispatchMode:
     """Base class: subclasses implement ``handle(op, ks, args, kwargs)``."""
 
+    records_graph = False   # True for the tracer: the Functionalize key then steps aside
+
     def handle(self, op, ks, args, kwargs):
         raise NotImplementedError
 

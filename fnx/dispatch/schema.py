@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+import numpy as np
+from ..core.dtype import dtype
+from ..core.device import device
+from ..core import dtype as _dtype
 
 __all__ = ["FunctionSchema", "Argument", "Type", "AliasInfo", "parse_schema"]
 
@@ -176,7 +180,6 @@ _NUMBER = (bool, int, float, complex)
 
 
 def _type_ok(base: str, v) -> bool:
-    import numpy as np
     if base == "Tensor":
         return _is_tensor(v)
     if base in ("int", "SymInt"):
@@ -191,10 +194,8 @@ def _type_ok(base: str, v) -> bool:
     if base == "str":
         return isinstance(v, str)
     if base == "ScalarType":
-        from ..core.dtype import dtype
         return isinstance(v, dtype)
     if base == "Device":
-        from ..core.device import device
         return isinstance(v, (str, device, int))
     return True   # Layout, MemoryFormat, Generator, Any: not checked
 
@@ -407,7 +408,6 @@ _SCALAR_TYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "
 
 
 def _scalar_type(code: int):
-    from ..core import dtype as _dtype
     if code not in _SCALAR_TYPES:
         raise RuntimeError(f"schema parse error: unsupported ScalarType default {code}")
     return getattr(_dtype, _SCALAR_TYPES[code])

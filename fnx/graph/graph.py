@@ -11,6 +11,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..core.meta_array import meta_tensor
+import networkx as nx
+import types
+
+from .. import ops
+from ..core.dtype import all_dtypes
+from ..core.dtype import dtype as _dtype_cls
+from ..core.device import device as _device_cls
 
 __all__ = ["NodeMeta", "Node", "Graph", "map_nodes"]
 
@@ -130,7 +137,6 @@ class Graph:
 
     def to_networkx(self):
         """A ``networkx.DiGraph`` over the nodes, with an edge from each input to its user."""
-        import networkx as nx
         g = nx.DiGraph()
         g.add_nodes_from(self.nodes)
         for n in self.nodes:
@@ -219,9 +225,9 @@ class Graph:
         return [n for n in self.nodes if n.kind == "constant"]
 
     def python_globals(self) -> dict:
-        """The names ``to_python()``'s source needs: ``fnx`` and the constants."""
-        import fnx
-        env = {"fnx": fnx}
+        """The names ``to_python()``'s source needs: ``fnx`` (its ``ops``, dtypes and
+        ``device``) and the constants."""
+        env = {"fnx": _PROGRAM_NAMESPACE}
         env.update({f"_c{i}": n.target for i, n in enumerate(self._constants())})
         return env
 
@@ -249,6 +255,11 @@ _RESERVED = {"sum", "max", "min", "abs", "pow", "round", "slice", "all", "any", 
              "type", "range", "iter", "fnx", "id", "hash", "print", "list"}
 
 
+# What printed programs call: fnx.ops.<ns>.<op>.<overload>, fnx.<dtype>, fnx.device(...).
+_PROGRAM_NAMESPACE = types.SimpleNamespace(ops=ops, device=_device_cls,
+                                           **{d.name: d for d in all_dtypes()})
+
+
 def map_nodes(value, fn):
     """``value`` (a node, or lists/tuples/dicts holding nodes) with each node replaced by
     ``fn(node)``; everything else is kept as it is."""
@@ -274,10 +285,8 @@ def _fmt(value) -> str:
         return "[" + ", ".join(_fmt(v) for v in value) + "]"
     if isinstance(value, tuple):
         return "(" + ", ".join(_fmt(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    from ..core.dtype import dtype as _dtype_cls
     if isinstance(value, _dtype_cls):
         return f"fnx.{value.name}"
-    from ..core.device import device as _device_cls
     if isinstance(value, _device_cls):
         return f"fnx.device({str(value)!r})"
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):

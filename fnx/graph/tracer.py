@@ -28,8 +28,11 @@ from ..ir.variants import (Special, bind_names, functional_variant, inverse_view
 from ..ops import aten
 from .graph import Graph, NodeMeta
 from .levels import DecomposingMode, in_target
+import contextlib
+from ..core import tls
 
-__all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame"]
+__all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
+           "is_compiling", "suspend_tracing"]
 
 
 class DataDependentError(RuntimeError):
@@ -38,6 +41,8 @@ class DataDependentError(RuntimeError):
 
 class TracingMode(DecomposingMode):
     """Records op calls into ``graph``; tensors map to the nodes that produced them."""
+
+    records_graph = True
 
     def __init__(self, graph: Graph, to: str = "aten", lift_captured: bool = False):
         super().__init__(to)
@@ -424,3 +429,44 @@ def _param_names(fn, n):
     if len(params) < n:
         params = params + [f"arg{i}" for i in range(len(params), n)]
     return [p if p not in ("self",) else "self_" for p in params[:n]]
+
+
+# ----------------------------------------------------------------------------- fnx.compiler
+
+suspensions = [0]      # blocks run outside a trace so far (fnx.compile asks, see below)
+
+
+def is_compiling() -> bool:
+    """True while ``fnx.compile`` (or ``trace``) is tracing this thread."""
+    return any(isinstance(m, TracingMode) for m in tls.state.modes)
+
+
+@contextlib.contextmanager
+def suspend_tracing():
+    """Run a block on real tensors in the middle of a trace, e.g. to create state that
+    outlives the trace (an optimizer's momentum buffers on its first step). Tensors made
+    here are real; the traced program reads them as inputs and writes them back.
+
+    >>> import fnx
+    >>> state = {}
+    >>> def step(x):
+    ...     if "buf" not in state:
+    ...         with fnx.compiler.suspend_tracing():
+    ...             state["buf"] = fnx.zeros(2)
+    ...     state["buf"].add_(x)
+    ...     return state["buf"] * 1
+    >>> f = fnx.compile(step)
+    >>> f(fnx.ones(2)), f(fnx.ones(2))
+    (tensor([1., 1.]), tensor([2., 2.]))
+    """
+    state = tls.state
+    modes, include = state.modes, state.include
+    if modes:
+        suspensions[0] += 1
+    state.modes = []
+    state.include = include & ~(1 << DispatchKey.Tracer)
+    try:
+        yield
+    finally:
+        state.modes = modes
+        state.include = include

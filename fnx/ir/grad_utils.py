@@ -1,5 +1,9 @@
 """Small helpers shared by derivative formulas (written with fnx ops, so differentiable)."""
 from __future__ import annotations
+from ..ops import prims
+from ..ops import aten
+from .shapes import wrap_dims
+import math
 
 __all__ = ["conj", "is_tensor", "zeros_like", "expand_reduced"]
 
@@ -13,19 +17,16 @@ def conj(x):
     if is_tensor(x):
         if not x._dtype.is_complex:
             return x
-        from ..ops import prims
         return prims.conj(x)
     return x.conjugate() if isinstance(x, complex) else x
 
 
 def zeros_like(x):
-    from ..ops import aten
     return aten.zeros_like.default(x)
 
 
 def expand_reduced(g, shape, dims, keepdim):
     """Broadcast a reduction's gradient ``g`` back over the input ``shape``."""
-    from ..ops import aten
     if not keepdim and dims is not None:
         for d in sorted(x % max(len(shape), 1) for x in dims):
             g = aten.unsqueeze.default(g, d)
@@ -39,13 +40,11 @@ def expand_reduced(g, shape, dims, keepdim):
 
 def zeros(shape, like):
     """Zeros of ``shape`` with ``like``'s dtype and device."""
-    from ..ops import aten
     return aten.zeros.default(list(shape), dtype=like.dtype, device=like.device)
 
 
 def sgn(x):
     """``x / |x|`` (0 where x is 0): sign for real tensors, the unit phase for complex."""
-    from ..ops import aten
     if not x._dtype.is_complex:
         return aten.sign.default(x)
     a = aten.abs.default(x)
@@ -56,7 +55,6 @@ def sgn(x):
 def reduced_dims(dim, ndim):
     """A reduction's ``dim`` argument as sorted non-negative dims (None/[]: every dim;
     a 0-dim input has none)."""
-    from .shapes import wrap_dims
     if ndim == 0:
         return ()
     if dim is None:
@@ -71,7 +69,6 @@ def reduced_dims(dim, ndim):
 def unreduce(g, shape, dims, keepdim):
     """``g``, the gradient of a reduction over ``dims`` (sorted, non-negative; see
     ``reduced_dims``), with the reduced dims put back as size 1 (not expanded)."""
-    from ..ops import aten
     if keepdim or not dims or len(shape) == 0:
         return g
     if len(dims) == len(shape):
@@ -83,7 +80,6 @@ def unreduce(g, shape, dims, keepdim):
 
 def reverse_cumsum(x, dim):
     """``sum(x[..., i:, ...])`` at each ``i`` along ``dim`` (cumsum's backward)."""
-    from ..ops import aten
     if x.ndim == 0:
         return x
     return aten.flip.default(aten.cumsum.default(aten.flip.default(x, [dim]), dim), [dim])
@@ -92,8 +88,6 @@ def reverse_cumsum(x, dim):
 def trigamma(x):
     """polygamma(1, x) for a float tensor, from differentiable ops: the reflection formula
     below 1/2, six recurrence steps, then the asymptotic series (relative error < 1e-12)."""
-    import math
-    from ..ops import aten
     small = aten.lt.Scalar(x, 0.5)
     y = aten.where.self(small, aten.rsub.Scalar(x, 1.0), x)
     acc = None

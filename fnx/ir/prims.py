@@ -22,6 +22,9 @@ import operator
 from ..core import dtype as D
 from ..ops import prims as _p
 from .registry import TensorMeta, defop, derivative, nondifferentiable
+import numpy as np
+from .grad_utils import trigamma
+from .backend_select import backend_select
 
 __all__ = ["UNARY", "BINARY", "PRIM", "POINTWISE", "check_tensor", "check_dims",
            "category_name"]
@@ -152,7 +155,6 @@ def scalar_for(name, value, dtype):
     if dtype is D.bool:
         return bool(value)
     if dtype.category == I:
-        import numpy as np
         info = np.iinfo(dtype.numpy)
         if not int(info.min) <= value <= int(info.max):
             raise _fail(name, f"value {value} out of range for {dtype.name}")
@@ -333,7 +335,6 @@ def _sign_backward(grad, self):
 
 
 def _digamma_backward(grad, self):
-    from .grad_utils import trigamma
     return _p.mul(grad, trigamma(self))
 
 
@@ -898,7 +899,6 @@ def _full_meta(shape, fill_value, *, dtype, device):
 
 
 def _factory(op):
-    from .aten.factory import backend_select
     backend_select(op)
     return op
 

@@ -36,10 +36,30 @@ from ..core.dispatch_key import (AUTOCAST_BITS, AUTOGRAD_BITS, BACKEND_KEYS, Ali
 from ..core.tls import ExcludeDispatchKeyGuard
 from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
                           written_args)
+from ..dispatch.modes import current_mode
+from ..ir.aten.shape import contiguous_strides
+from ..ir.aten.shape import view_geometry
+from ..ir.aten.shape import check_permutation
+from ..ir.aten.shape import expand_geometry
+from ..ir.aten.shape import squeeze_dims
+from ..ir.aten.shape import unsqueeze_geometry
+from ..ir.aten.shape import check_select
+from ..ir.aten.shape import check_slice
+from ..ir.aten.shape import diagonal_geometry
+from ..ir.aten.shape import check_split_sizes
+from ..ir.aten.shape import unfold_geometry
+from ..ops import aten
+import numpy as np
+from ..core import dtype as D
+from ..backends.cpu._core import wrap
+from ..backends.cpu._core import same_device_error
+from ..core.dtype import can_cast
+from ..core.device import CPU
 
 __all__ = ["register_all", "register_op", "mutate", "write", "views_of", "make_alias"]
 
 _BELOW = below(DispatchKey.Functionalize)
+_CPU_BIT = 1 << DispatchKey.CPU
 _TRACER_BIT = 1 << DispatchKey.Tracer
 _FUNC_BIT = 1 << DispatchKey.Functionalize
 _VIEW_BIT = 1 << DispatchKey.ADInplaceOrView
@@ -56,9 +76,8 @@ _OVERLAP = ("unsupported operation: more than one element of the written-to tens
 
 def _recording():
     """True while a mode records a graph (the functional tracer handles writes there)."""
-    from ..dispatch.modes import current_mode
-    from ..graph.tracer import TracingMode
-    return isinstance(current_mode(), TracingMode)
+    mode = current_mode()
+    return mode is not None and mode.records_graph
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -155,45 +174,37 @@ def register_all() -> None:
 # ``_to_copy``, as PyTorch's preserve_format).
 
 def _contiguous(shape):
-    from ..ir.aten.shape import contiguous_strides
     return contiguous_strides(tuple(shape))
 
 
 def _g_view(self, a):
-    from ..ir.aten.shape import view_geometry
     return view_geometry(self, a["size"])[1]
 
 
 def _g_permute(self, a):
-    from ..ir.aten.shape import check_permutation
     st = self.stride()
     return tuple(st[d] for d in check_permutation(self.ndim, a["dims"]))
 
 
 def _g_expand(self, a):
-    from ..ir.aten.shape import expand_geometry
     return expand_geometry(tuple(self.shape), self.stride(), a["size"], self._dtype)[1]
 
 
 def _g_squeeze(self, a):
-    from ..ir.aten.shape import squeeze_dims
     dims = squeeze_dims(tuple(self.shape), a["dim"])
     return tuple(s for i, s in enumerate(self.stride()) if i not in dims)
 
 
 def _g_unsqueeze(self, a):
-    from ..ir.aten.shape import unsqueeze_geometry
     return unsqueeze_geometry(tuple(self.shape), self.stride(), a["dim"])[1]
 
 
 def _g_select(self, a):
-    from ..ir.aten.shape import check_select
     d, _ = check_select(tuple(self.shape), a["dim"], a["index"])
     return tuple(s for i, s in enumerate(self.stride()) if i != d)
 
 
 def _g_slice(self, a):
-    from ..ir.aten.shape import check_slice
     d = check_slice(tuple(self.shape), a["dim"])
     st = list(self.stride())
     st[d] *= a["step"]
@@ -201,7 +212,6 @@ def _g_slice(self, a):
 
 
 def _g_diagonal(self, a):
-    from ..ir.aten.shape import diagonal_geometry
     return diagonal_geometry(tuple(self.shape), self.stride(), a["offset"], a["dim1"],
                              a["dim2"])[1]
 
@@ -215,13 +225,11 @@ def _g_same(self, a):
 
 
 def _g_split(self, a):
-    from ..ir.aten.shape import check_split_sizes
     _, sizes = check_split_sizes(tuple(self.shape), a["split_sizes"], a["dim"])
     return [tuple(self.stride())] * len(sizes)
 
 
 def _g_unfold(self, a):
-    from ..ir.aten.shape import unfold_geometry
     return unfold_geometry(tuple(self.shape), self.stride(), a["dimension"], a["size"],
                            a["step"])[1]
 
@@ -289,7 +297,6 @@ def views_of(t):
 def make_alias(src: Tensor, new: Tensor) -> Tensor:
     """Make ``new`` (sharing ``src``'s data) an alias of ``src``: writes through either
     reach the other.  For ``Tensor.data``-style handles on functional backends."""
-    from ..ops import aten
     if not src._ks & _FUNC_BIT:
         return new
     root, chain = _root_chain(src)
@@ -347,7 +354,6 @@ def write(dst: Tensor, new: Tensor) -> None:
 
 def _inverse(op, parent, new, args, kwargs, index):
     """``parent`` with the region view ``op`` covers replaced by ``new``."""
-    from ..ops import aten
     name = op.name
     if name == "expand":
         if tuple(new.shape) != tuple(parent.shape):
@@ -368,15 +374,11 @@ def _scatter_by_position(op, parent, new, args, kwargs):
     """Scatter ``new`` into ``parent`` where view ``op`` of ``parent`` reads: the same view
     of the positions 0..n-1 (on the host) says where each element goes.  A view reading
     one element twice cannot be written (PyTorch refuses it too)."""
-    import numpy as np
-    from ..core import dtype as D
-    from ..ops import aten
     n = parent.numel()
     pos = aten.view.default(aten.arange.start_step(0, n, 1, dtype=D.int64), list(parent.shape))
     idx = op(pos, *args, **kwargs).contiguous().numpy().reshape(-1)
     if np.unique(idx).size != idx.size:
         raise RuntimeError(_OVERLAP)
-    from ..backends.cpu._core import wrap
     index = _transfer(wrap(idx.copy(), D.int64), parent._device)
     flat = aten.scatter.src(aten.reshape.default(parent, [n]), 0, index,
                             aten.reshape.default(new, [-1]))
@@ -424,7 +426,6 @@ def mutate(op, ks, args, kwargs):
                 return op.redispatch(d._ks & _BELOW & ~_FUNC_BIT, d, src,
                                      bound.get("non_blocking", False))
             dev = next(x._device for x in _tensors(args, kwargs) if _is_functional(x))
-            from ..backends.cpu._core import same_device_error
             raise same_device_error(op.name, dev, d._device)
     if plan.is_copy:
         src = bound["src"]
@@ -470,7 +471,6 @@ def mutate(op, ks, args, kwargs):
 def _check_writable(op, new, dst, resize):
     """PyTorch's refusals for writing a result: an in-place result must keep self's shape,
     and every result must cast to the written tensor's dtype."""
-    from ..core.dtype import can_cast
     if not resize and tuple(new.shape) != tuple(dst.shape):
         raise RuntimeError(f"{op.name}: output with shape {list(dst.shape)} doesn't match "
                            f"the broadcast shape {list(new.shape)}")
@@ -489,7 +489,6 @@ def _returns(op, dsts):
 def _like(new, dst, resize):
     """The written value as ``dst`` holds it: ``dst``'s dtype, and its shape unless ``out=``
     (which is resized to the result, as PyTorch does)."""
-    from ..ops import aten
     if new._dtype is not dst._dtype:
         new = aten._to_copy.default(new, dtype=dst._dtype)
     if tuple(new.shape) != tuple(dst.shape) and not resize:
@@ -507,19 +506,25 @@ def _tensors(args, kwargs):
 
 def _transfer(t, dev):
     """``t`` copied to device ``dev`` by its own backend's ``_to_copy``."""
-    from ..ops import aten
     with ExcludeDispatchKeyGuard(_INTERNAL):
         return aten._to_copy.default(t, device=dev)
 
 
 def _mutate_on_cpu(op, args, kwargs, dsts):
-    """No functional form: run the op on host copies, then write the copies back."""
-    from ..backends.cuda.jit_kernel import run_on_cpu
-    dev = next(x._device for x in _tensors(args, kwargs) if _is_functional(x))
-    _, copies = run_on_cpu(op, args, kwargs, dev)
-    originals = {id(orig): copy for copy, orig in copies.values()}
+    """No functional form: run the op on the CPU backend with host copies of the functional
+    tensors, then write the copies of the written ones back."""
+    copies = {}     # id(original) -> host copy
+
+    def down(v):
+        if _is_functional(v):
+            c = copies[id(v)] = _transfer(v, CPU)
+            c._is_wrapped_number = v._is_wrapped_number
+            return c
+        if isinstance(v, (list, tuple)):
+            return type(v)(down(x) for x in v)
+        return v
+
+    op.redispatch(_CPU_BIT, *[down(a) for a in args], **{k: down(v) for k, v in kwargs.items()})
     for d in dsts:
-        copy = originals.get(id(d))
-        if copy is not None:
-            write(d, _transfer(copy, d._device))
+        write(d, _transfer(copies[id(d)], d._device))
     return _returns(op, dsts)

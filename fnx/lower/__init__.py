@@ -1,9 +1,8 @@
 """Lowering targets: turning a traced Graph into something that runs.
 
-A target is an object with a ``name``, ``has_rule(op) -> bool`` and
-``compile(graph) -> callable``; the callable takes and returns fnx tensors like
-``graph.run``.  Targets are pluggable: ``register_target(target)`` makes one
-available to ``fnx.compile(backend=name)`` and to the coverage table's lowering column.
+Targets are pluggable (``fnx.lower.target``); fnx registers two: ``jax`` (a ``jax.lax``
+rule per prim, one ``jax.jit`` per graph) and ``interpreter`` (the eager kernels, op by
+op), the yardstick the JAX target is checked against.
 
 >>> import fnx
 >>> from fnx.lower import get_target
@@ -14,54 +13,11 @@ True
 """
 from __future__ import annotations
 
+from .interpreter import InterpreterTarget
+from .jax import JAX_TARGET
+from .target import Target, get_target, register_target, targets
+
 __all__ = ["register_target", "get_target", "targets", "Target"]
 
-_targets: dict = {}
-
-
-class Target:
-    """Base class of lowering targets: a table of rules keyed by op."""
-
-    name = "target"
-
-    def __init__(self):
-        self.rules = {}
-
-    def has_rule(self, op) -> bool:
-        return op in self.rules
-
-    def rule(self, *ops):
-        """Decorator: register ``fn`` as the rule of ``ops``."""
-        def deco(fn):
-            for op in ops:
-                self.rules[op] = fn
-            return fn
-        return deco
-
-    def compile(self, graph):
-        raise NotImplementedError
-
-
-def register_target(target) -> None:
-    """Make ``target`` available by ``target.name`` (replacing one of the same name)."""
-    _targets[target.name] = target
-
-
-def get_target(name: str):
-    try:
-        return _targets[name]
-    except KeyError:
-        raise ValueError(f"unknown lowering target {name!r}; registered: "
-                         f"{sorted(_targets)}") from None
-
-
-def targets() -> dict:
-    """Every registered target by name."""
-    return dict(_targets)
-
-
-from . import interpreter as _interpreter  # noqa: E402
-from . import jax as _jax  # noqa: E402
-
-register_target(_interpreter.InterpreterTarget())
-register_target(_jax.JAX_TARGET)
+register_target(InterpreterTarget())
+register_target(JAX_TARGET)

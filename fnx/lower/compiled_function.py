@@ -18,20 +18,22 @@ from __future__ import annotations
 import functools
 import warnings
 
-import fnx as _fnx     # the package (initializing when this is imported): grad mode lives there
 
 from ..core.tensor import Tensor
 from ..graph.graph import Graph, Node, map_nodes
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
-from .. import compiler as _compiler
+from ..graph import tracer as _tracer
 from ..autograd import engine as _engine
 from ..core.grad_mode import no_grad
 from ..core.tensor import set_grad
 from ..dispatch.modes import current_mode
 from ..graph.tracer import DataDependentError, TracingMode, trace
 from ..ir.aten.random import next_key
-from . import get_target
+from .target import get_target
+from ..backends.cpu import wrap
+import numpy as np
+from ..core.grad_mode import is_grad_enabled
 
 __all__ = ["compile", "CompiledFunction", "CompileReport"]
 
@@ -57,7 +59,7 @@ class CompiledFunction:
         key = [_describe(a) for a in args]
         key += [(k, _describe(v)) for k, v in sorted(kwargs.items())]
         key.append(("training", _training_flags(self.fn)))
-        key.append(("grad", _grad_enabled()))
+        key.append(("grad", is_grad_enabled()))
         return tuple(key)
 
     def __call__(self, *args, **kwargs):
@@ -112,13 +114,13 @@ class CompiledFunction:
                 stages["traced"] = trace(call, *flat, input_names=names, lift_captured=True)
         # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
         # function is recorded too, and the .grad it writes become outputs.
-        runs, suspended = _engine.runs[0], _compiler.suspensions[0]
+        runs, suspended = _engine.runs[0], _tracer.suspensions[0]
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
                       decompose_to=self.decompose, capture_grads=True)
         differentiable = graph.output_requires_grad and _engine.runs[0] == runs
         # State made outside the trace (an optimizer's first step): Python took a branch
         # the guards cannot see, so this program is for this call only.
-        one_shot = _compiler.suspensions[0] != suspended
+        one_shot = _tracer.suspensions[0] != suspended
         if differentiable:
             # Outputs that carry a gradient and no backward inside: the caller differentiates
             # the result. Trace the forward alone; its backward is JAX's vjp of it.
@@ -354,11 +356,6 @@ def _training_flags(fn):
     return getattr(fn, "training", None)
 
 
-def _grad_enabled():
-    is_enabled = getattr(_fnx, "is_grad_enabled", None)
-    return is_enabled() if is_enabled is not None else True
-
-
 def _name(fn):
     return getattr(fn, "__qualname__", None) or type(fn).__name__
 
@@ -403,8 +400,6 @@ class CompileReport:
 
 
 def _example(node):
-    from ..backends.cpu import wrap
-    import numpy as np
     return wrap(np.zeros(node.meta.shape, node.meta.dtype.numpy), node.meta.dtype)
 
 

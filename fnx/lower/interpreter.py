@@ -5,7 +5,7 @@ the JAX target is checked against and the fallback for regions nothing else hand
 """
 from __future__ import annotations
 
-from . import Target
+from .target import Target
 
 __all__ = ["InterpreterTarget"]
 

@@ -13,11 +13,13 @@ import numpy as np
 from jax import lax
 
 from ..core import dtype as D
-from . import Target
+from .target import Target
+from .jax_compile import compile_graph
+from .jax_autograd import compile_vjp
+from ..ops import prims
 
 __all__ = ["JAX_TARGET", "JaxTarget", "np_dtype", "random_key"]
 
-prims = None  # fnx.ops.prims, bound at the end of the module (after fnx.ir is imported)
 
 
 def np_dtype(dtype):
@@ -30,12 +32,10 @@ class JaxTarget(Target):
 
     def compile(self, graph):
         """A function of fnx tensors running ``graph`` as one jitted JAX program."""
-        from .jax_compile import compile_graph
         return compile_graph(self, graph)
 
     def vjp(self, compiled, graph):
         """The compiled forward of ``graph`` with a ``jax.vjp`` backward (compiled autograd)."""
-        from .jax_autograd import compile_vjp
         return compile_vjp(compiled, graph)
 
 
@@ -329,12 +329,5 @@ def _sort(x, dim, descending, stable):
     return values, indices
 
 
-def _bind():
-    global prims
-    from ..ops import prims as _prims
-    prims = _prims
-    _bind_tables()
-    _rules()
-
-
-_bind()
+_bind_tables()
+_rules()

@@ -14,6 +14,7 @@ from ..autograd.graph import FREED, Node, ag_bit
 from ..autograd.history import edge_of
 from ..graph.graph import _collect
 from .jax_compile import _to_tensor
+import jax.numpy as jnp
 
 __all__ = ["compile_vjp", "CompiledBackward"]
 
@@ -39,7 +40,6 @@ class CompiledBackward(Node):
                                "uncompiled for higher-order gradients")
         if self.vjp_fn is None:
             raise RuntimeError(FREED)
-        import jax.numpy as jnp
         cts = [g._data if g is not None else jnp.zeros(m.shape, m.dtype.numpy)
                for g, m in zip(grads, self.out_meta)]
         with jax.enable_x64(True):

@@ -11,8 +11,20 @@ import numpy as np
 
 from ..core.tensor import Tensor
 from ..graph.graph import _collect, map_nodes
+from ..backends.cpu import wrap
+from ..core.device import canonical
 
-__all__ = ["compile_graph", "graph_program"]
+__all__ = ["compile_graph", "graph_program", "register_device_arrays"]
+
+# device type -> fn(jax.Array, dtype, device) -> Tensor, for devices whose tensors hold
+# jax.Arrays (the cuda backend registers it); other results are copied to the host.
+_device_arrays: dict = {}
+
+
+def register_device_arrays(device_type: str, wrap_array) -> None:
+    """Results of a program on a ``device_type`` device stay there: ``wrap_array(array,
+    dtype, device)`` makes the tensor holding the ``jax.Array``."""
+    _device_arrays[device_type] = wrap_array
 
 
 def graph_program(target, graph):
@@ -102,12 +114,10 @@ def _entry_kernels(hlo: str) -> dict:
 
 def _to_tensor(array, meta):
     dev = meta.device
-    if dev is not None and str(dev).startswith("cuda"):
+    wrap_array = _device_arrays.get(getattr(dev, "type", None))
+    if wrap_array is not None:
         # The program ran on that device (its inputs live there): keep the jax.Array.
-        from ..core.device import canonical
-        from ..backends.cuda import wrap_array
         return wrap_array(array, meta.dtype, canonical(dev))
-    from ..backends.cpu import wrap
     # a copy: JAX's buffer is read-only and fnx tensors are mutable
     return wrap(np.array(array, dtype=meta.dtype.numpy), meta.dtype)
 

@@ -8,6 +8,7 @@ from ...core.meta_array import meta_tensor
 from ...core.device import CPU, canonical
 from ...ir.aten import conversion as C
 from ._core import kernel, wrap
+from ...ops import aten
 
 # device type -> fn(ndarray, dtype, device) making a tensor there from host data (a
 # backend's direct upload; without one, the target backend's empty + copy_ do it)
@@ -34,7 +35,6 @@ def _to_copy(ks, self, *, dtype=None, layout=None, device=None, pin_memory=None,
     if dev is not CPU:
         # Another device's backend owns the transfer: an empty tensor there, then copy_,
         # which dispatches to that backend's key (higher than CPU).
-        from ...ops import aten
         dst = aten.empty.memory_format(list(self._data.shape), dtype=dtype, device=dev)
         return aten.copy_.default(dst, out, non_blocking)
     return out

@@ -19,6 +19,7 @@ from ...ir.aten import elementwise as E
 from ...ir.promotion import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, elementwise_dtypes
 from ...ir.shapes import broadcast_shapes
 from ._core import data, register, same_device_error, wrap
+import warnings
 
 _HALF = (D.float16, D.bfloat16)
 
@@ -377,7 +378,6 @@ def write_out(name, out, r):
             raise RuntimeError(f"{name}: cannot resize the out= view of shape "
                                f"{list(out._data.shape)} to {list(r._data.shape)}")
         if out._data.size:
-            import warnings
             warnings.warn(f"An output with one or more elements was resized since it had "
                           f"shape {list(out._data.shape)}, which does not match the required "
                           f"output shape {list(r._data.shape)}.", UserWarning, stacklevel=4)

@@ -12,6 +12,7 @@ from ...core import dtype as D
 from ...ir.aten import indexing as I
 from ...ir.aten.shape import checked_scalar
 from ._core import data, kernel, wrap
+from ...ir.shapes import broadcast_shapes
 
 _ALL = slice(None)
 
@@ -210,7 +211,6 @@ kernel(I.scatter_reduce__two)(_scatter_reduce_kernel(True))
 @kernel(I.masked_select)
 def _masked_select(ks, self, mask):
     I.check_mask("masked_select", mask)
-    from ...ir.shapes import broadcast_shapes
     a, m = data(self, "masked_select"), data(mask, "masked_select")
     shape = broadcast_shapes(a.shape, m.shape)
     return wrap(np.broadcast_to(a, shape)[np.broadcast_to(m, shape)], self._dtype)

@@ -18,6 +18,7 @@ from ...core import dtype as D
 from ...core.device import device as _device
 from ...ir import prims as P
 from ._core import data, kernel, register, wrap
+import jax
 
 _HALF = (D.float16.numpy, D.bfloat16.numpy)
 _F32 = np.dtype(np.float32)
@@ -584,7 +585,6 @@ def _fft_c2r(ks, self, dim, last_dim_size):
 # ----------------------------------------------------------------------------- random
 
 def _jax():
-    import jax
     return jax
 
 

@@ -39,6 +39,8 @@ from ..cpu._core import wrap as cpu_wrap
 from .storage import (CUDA_KS, canonical_cuda, host_strides, jax_device, preserved_strides,
                     to_device, to_host, with_strides, wrap_array, x64)
 from .jit_kernel import cache_info, clear_cache, generic_kernel, run_on_cpu
+from ...ir.aten.shape import memory_format_name
+from ...lower.jax_compile import register_device_arrays
 
 __all__ = ["CUDA_KS", "wrap_array", "jax_device", "from_host", "cache_info", "clear_cache",
            "run_on_cpu", "register"]
@@ -68,7 +70,6 @@ def from_host(arr, dtype, dev):
 
 
 def _kept_strides(t, memory_format):
-    from ...ir.aten.shape import memory_format_name
     if memory_format_name(memory_format) != "preserve_format":
         return None
     st = t.__dict__.get("_strides")
@@ -168,4 +169,5 @@ def register() -> None:
                 and not op.schema.is_mutable:
             op.register(_CUDA, lambda ks, *a, _op=op, **k: generic_kernel(_op, ks, a, k))
     cpu_conversion.register_transfer("cuda", lambda arr, dtype, dev: from_host(arr, dtype, dev))
+    register_device_arrays("cuda", wrap_array)
     _functionalize.register_all()

@@ -33,6 +33,13 @@ from ...core.dispatch_key import FULL, AliasKey, DispatchKey
 from ...core.random import rng as _rng
 from ..cpu._core import same_device_error, wrap as cpu_wrap
 from .storage import CUDA_KS, canonical_cuda, jax_device, to_device, to_host, wrap_array, x64
+from ...keys import functionalize as _functionalize
+from . import devices as cuda
+from ...graph.graph import Node
+from ...graph.tracer import DataDependentError, trace
+from ...lower.jax import JAX_TARGET
+from ...lower.jax_compile import graph_program
+from ...core.device import canonical
 
 __all__ = ["generic_kernel", "run_on_cpu", "cache_info", "clear_cache"]
 
@@ -111,7 +118,6 @@ def generic_kernel(op, ks, args, kwargs):
         mutable = _mutable[op] = op.schema.is_mutable
     if mutable:
         # Reached only with the Functionalize key excluded: functionalize here.
-        from ...keys import functionalize as _functionalize
         return _functionalize.mutate(op, ks, args, kwargs)
     w = _Walk(op)
     key = [op]
@@ -192,7 +198,6 @@ def _feed(f, tensors, dev):
 
 def _next_key(device, generator, dev):
     if generator is None:
-        from . import devices as cuda
         d = device if device is not None and getattr(device, "type", None) == "cuda" else dev
         generator = cuda.generator_for(canonical_cuda(d).index)
     words = _rng(generator, "cuda random op").integers(0, 1 << 32, size=2, dtype=np.uint64)
@@ -210,7 +215,6 @@ def _wrap_out(arr, dtype, dev):
 
 
 def _unflatten(spec, it):
-    from ...graph.graph import Node
     if isinstance(spec, Node):
         return next(it)
     if isinstance(spec, (list, tuple)):
@@ -283,9 +287,6 @@ def run_on_cpu(op, args, kwargs, dev):
 # ----------------------------------------------------------------------------- building
 
 def _build(op, args, kwargs, tensors, dev):
-    from ...graph.tracer import DataDependentError, trace
-    from ...lower.jax import JAX_TARGET
-    from ...lower.jax_compile import graph_program
 
     wrapped = [i for i, t in enumerate(tensors) if t._is_wrapped_number]
 
@@ -338,7 +339,6 @@ def _build(op, args, kwargs, tensors, dev):
 def _out_device(meta_dev, dev):
     if meta_dev is None:
         return dev
-    from ...core.device import canonical
     d = canonical(meta_dev)         # a node's device may be a string ("cpu")
     return canonical_cuda(d) if d.type == "cuda" else d
 

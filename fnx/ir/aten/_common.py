@@ -5,6 +5,7 @@ from ..promotion import elementwise_dtypes
 from ..registry import TensorMeta
 from ..shapes import broadcast_shapes
 from ...core.meta_array import MetaArray
+from ...core import dtype as D
 
 __all__ = ["pointwise_meta", "inplace_meta", "out_meta", "shape_of"]
 
@@ -25,7 +26,6 @@ def pointwise_meta(kind: str, n_tensor_args: int):
 def inplace_meta(functional_meta, name: str):
     """Meta of ``op_``: the functional result must broadcast to and cast to ``self``."""
     def meta(self, *args, **kwargs):
-        from ...core import dtype as D
         r = functional_meta(self, *args, **kwargs)
         if tuple(r.shape) != tuple(self.shape):
             raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match "
@@ -40,7 +40,6 @@ def inplace_meta(functional_meta, name: str):
 def out_meta(functional_meta, name: str):
     """Meta of ``op.out``: the result must cast to ``out``'s dtype; out is resized."""
     def meta(*args, out, **kwargs):
-        from ...core import dtype as D
         r = functional_meta(*args, **kwargs)
         if not D.can_cast(r.dtype, out.dtype):
             raise RuntimeError(f"{name}: result type {r.dtype.scalar_type} can't be cast to "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...core import dtype as D
 from ..registry import TensorMeta, defop
+from ..shapes import broadcast_shapes
 
 _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
                  "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
@@ -14,7 +15,6 @@ _local_scalar_dense = defop("_local_scalar_dense(Tensor self) -> Scalar", tags=(
 
 
 def _copy_meta(self, src, non_blocking=False):
-    from ..shapes import broadcast_shapes
     if broadcast_shapes(tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
         raise RuntimeError(f"copy_: the src shape {list(src.shape)} cannot be broadcast to "
                            f"the destination shape {list(self.shape)}")

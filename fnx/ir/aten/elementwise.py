@@ -14,6 +14,10 @@ from ...dispatch.dispatcher import get_op
 from ..grad_utils import conj, is_tensor, sgn
 from ..registry import defop, derivative, nondifferentiable
 from ._common import inplace_meta, out_meta, pointwise_meta
+from ..promotion import elementwise_dtypes
+from ..registry import TensorMeta
+from ..shapes import broadcast_shapes
+from ._common import shape_of
 
 CORE = ("core", "pointwise")
 ATEN = ("pointwise",)
@@ -116,7 +120,6 @@ _OPERAND_CHECKS = {"neg", "sub", "rsub"}
 
 
 def _is_bool(x) -> bool:
-    from ...core import dtype as D
     return x.dtype is D.bool if hasattr(x, "_ks") else isinstance(x, bool)
 
 
@@ -182,11 +185,6 @@ clamp_Tensor = defop("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=No
 
 
 def _where_meta(condition, self, other):
-    from ...core import dtype as D
-    from ..promotion import elementwise_dtypes
-    from ..registry import TensorMeta
-    from ..shapes import broadcast_shapes
-    from ._common import shape_of
     if hasattr(condition, "_ks") and condition.dtype is not D.bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                            f"tensor with dtype {condition.dtype.name}")
@@ -195,10 +193,6 @@ def _where_meta(condition, self, other):
 
 
 def _clamp_tensor_meta(self, min=None, max=None):
-    from ..promotion import elementwise_dtypes
-    from ..registry import TensorMeta
-    from ..shapes import broadcast_shapes
-    from ._common import shape_of
     present = [x for x in (self, min, max) if x is not None]
     if len(present) == 1:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -217,8 +211,6 @@ VARIANTS[clamp] = {"functional": clamp, "inplace": clamp_}
 
 def _square_meta(self):
     # PyTorch's square is pow(x, 2): a bool tensor squares to int64.
-    from ..promotion import elementwise_dtypes
-    from ..registry import TensorMeta
     return TensorMeta(tuple(self.shape), elementwise_dtypes(DEFAULT, self, 2)[1])
 
 

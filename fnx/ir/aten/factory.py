@@ -23,9 +23,13 @@ from ...core import dtype as D
 from ...core.device import CPU, canonical, device as _device, privateuse1_name
 from ...core.dispatch_key import DispatchKey, below
 from ..registry import TensorMeta, defop
+import ml_dtypes
+from ...ops import aten
+from ...ops import prims
+from .elementwise import full as typed_full
+from ..backend_select import backend_select, device_arg
 
-__all__ = ["size_arg", "dtype_arg", "cast_fill", "device_arg", "backend_key",
-           "backend_select", "arange_params"]
+__all__ = ["size_arg", "dtype_arg", "cast_fill", "arange_params"]
 
 # ---------------------------------------------------------------------------- argument checks
 
@@ -96,7 +100,6 @@ def scalar_dtype(x):
 def _float_max(dtype) -> float:
     """The largest finite value of a floating dtype (bfloat16 through ml_dtypes)."""
     if dtype is D.bfloat16:
-        import ml_dtypes
         return float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
     return float(np.finfo(dtype.numpy).max)
 
@@ -133,44 +136,7 @@ def cast_fill(value, dtype):
     return iv & hi if lo == 0 else iv
 
 
-_BACKEND_KEYS = {"cpu": DispatchKey.CPU, "cuda": DispatchKey.CUDA, "meta": DispatchKey.Meta}
-
-
-def device_arg(dev):
-    """``device=`` as an interned ``fnx.device`` (None means cpu)."""
-    if dev is None:
-        return CPU
-    try:
-        return canonical(dev)
-    except ImportError:     # no fnx.cuda module yet: "cuda" means cuda:0
-        return _device("cuda", 0)
-
-
-def backend_key(dev) -> DispatchKey:
-    key = _BACKEND_KEYS.get(dev.type)
-    if key is None:
-        if dev.type == privateuse1_name():
-            return DispatchKey.PrivateUse1
-        raise RuntimeError(f"no backend handles device type '{dev.type}'")
-    return key
-
-
-_BELOW_BACKEND_SELECT = below(DispatchKey.BackendSelect)
-
-
-def backend_select(op):
-    """Give a factory its BackendSelect kernel: ``device=`` picks the backend key."""
-    def kernel(ks, *args, **kwargs):
-        dev = device_arg(kwargs.get("device"))
-        kwargs["device"] = dev
-        return op.redispatch((ks & _BELOW_BACKEND_SELECT) | (1 << backend_key(dev)),
-                             *args, **kwargs)
-    op.register(DispatchKey.BackendSelect, kernel)
-    return op
-
-
 def _op(name):
-    from ...ops import aten
     packet, _, overload = name.partition(".")
     return getattr(getattr(aten, packet), overload or "default")
 
@@ -406,7 +372,6 @@ def _space_decomp(start, end, steps, ct, device):
     first half is ``start + step * i``, the second ``end - step * (steps - 1 - i)``.  The
     step is computed in ``ct`` too (a constant, on the host).  Integer dtypes truncate
     start and end first."""
-    from ...ops import prims
     start, end = scalar_value(start), scalar_value(end)
     if not (ct.is_floating_point or ct.is_complex):
         start, end = (int(v.real if isinstance(v, complex) else v) for v in (start, end))
@@ -429,12 +394,10 @@ def _space_decomp(start, end, steps, ct, device):
 
 
 def _typed_full(shape, value, dtype, device):
-    from .elementwise import full as typed_full
     return typed_full(shape, value, dtype, device)
 
 
 def _convert(t, dtype):
-    from ...ops import prims
     return t if t.dtype is dtype else prims.convert_element_type(t, dtype)
 
 
@@ -449,7 +412,6 @@ def _linspace_decomp(start, end, steps, *, dtype=None, layout=None, device=None,
 
 def _logspace_decomp(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
                      pin_memory=None):
-    from ...ops import prims
     m = logspace.meta(start, end, steps, base, dtype=dtype)
     # Exponents and powers in double precision (complex128 for complex), whatever the dtype
     wide = D.complex128 if m.dtype.is_complex else D.float64
@@ -478,7 +440,6 @@ def _eye_meta(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=Non
 
 def _eye_decomp(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None):
     """The identity as row index == column index, converted to the dtype."""
-    from ...ops import prims
     meta = _eye_meta(n, m, dtype=dtype)
     dev = device_arg(device)
     rows = prims.iota(list(meta.shape), 0, dtype=D.int64, device=dev)
@@ -504,7 +465,6 @@ from ..registry import decomposition  # noqa: E402
 
 
 def _prims():
-    from ...ops import prims
     return prims
 
 

@@ -727,12 +727,11 @@ nondifferentiable(nonzero)
 
 
 def _take_along_dim(self, indices, dim=None):
-    from .shape import expand, reshape
     if indices.dtype is not D.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{indices.dtype.scalar_type}")
     if dim is None:
-        return gather(reshape(self, [-1]), 0, reshape(indices, [-1]))
+        return gather(aten.reshape.default(self, [-1]), 0, aten.reshape.default(indices, [-1]))
     if self.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {self.ndim} dimensions for input, "
@@ -745,7 +744,7 @@ def _take_along_dim(self, indices, dim=None):
     bs, bi = list(b), list(b)
     if b:
         bs[d], bi[d] = self.shape[d], indices.shape[d]
-    return gather(expand(self, bs), d, expand(indices, bi))
+    return gather(aten.expand.default(self, bs), d, aten.expand.default(indices, bi))
 
 
 take_along_dim = _composite("take_along_dim(Tensor self, Tensor indices, int? dim=None) "

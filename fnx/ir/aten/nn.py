@@ -25,6 +25,8 @@ from ...core import dtype as D
 from ...ops import aten, prims
 from ..registry import TensorMeta, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, wrap_dim
+from ...core.grad_mode import no_grad
+import numpy as np
 
 CORE = ("core",)
 CORE_PW = ("core", "pointwise")
@@ -1021,7 +1023,6 @@ def _bn_meta(input, weight, bias, running_mean, running_var, training):
 def _update_running_stats(input, c, mean, var, running_mean, running_var, momentum):
     # The buffers are state, never part of the autograd graph (even when this runs with
     # grad recording on inside an autograd kernel).
-    from ...core.grad_mode import no_grad
     with no_grad():
         n = input.numel() // c if c else 0
         unbiased = var * (n / (n - 1)) if n > 1 else var / 0.0
@@ -1216,7 +1217,6 @@ def _instance_norm(input, weight, bias, running_mean, running_var, use_input_sta
     if running_mean is not None and running_var is not None:
         rm, rv = aten.repeat(running_mean, [n]), aten.repeat(running_var, [n])
         out = aten._native_batch_norm_legit(x, w, b, rm, rv, True, momentum, eps)[0]
-        from ...core.grad_mode import no_grad
         with no_grad():         # buffers: updated, never part of the graph
             aten.copy_(running_mean, aten.mean.dim(aten.view(rm, [n, c]), [0], False))
             aten.copy_(running_var, aten.mean.dim(aten.view(rv, [n, c]), [0], False))
@@ -1605,7 +1605,6 @@ def _max_pool_meta(nd):
 def _lowest(dtype):
     if dtype.is_floating_point:
         return -math.inf
-    import numpy as np
     return int(np.iinfo(dtype.numpy).min)
 
 
@@ -2207,7 +2206,6 @@ def _upsample_sizes(name, input, output_size, scale_factors):
 
 
 def _f32(v):
-    import numpy as np
     return float(np.float32(v))
 
 

@@ -22,6 +22,10 @@ from ...ops import aten, prims
 from ..registry import TensorMeta, defop
 from ..shapes import broadcast_shapes
 from .factory import OPTS, backend_select, dtype_arg, size_arg
+from ..backend_select import device_arg
+from .elementwise import full
+from ...dispatch.dispatcher import get_op
+from .. import refs
 
 # ---------------------------------------------------------------------------- samplers
 # Decompositions draw with the key-based prims: each call takes a fresh key from the
@@ -98,7 +102,6 @@ def _convert(x, dtype):
 
 
 def _device(device):
-    from .factory import device_arg
     return device_arg(device)
 
 
@@ -194,7 +197,6 @@ def _randint_decomp(low, high, size, *, generator=None, dtype=None, layout=None,
     Exactly uniform for ranges up to 2**32 and close to it up to 2**53; computed in float64
     and clamped into [low, high - 1] (the product may round up to the range), then
     converted to the dtype."""
-    from .elementwise import full
     m = _randint_meta(low, high, size, dtype=dtype)
     dev = _device(device)
     shape = list(m.shape)
@@ -253,7 +255,6 @@ _LIKE = f"(Tensor self, *, {OPTS}, MemoryFormat? memory_format=None) -> Tensor"
 
 
 def _op(qualname):
-    from ...dispatch.dispatcher import get_op
     return get_op(qualname)
 
 
@@ -403,13 +404,11 @@ def _bernoulli_decomp(meta_fn):
     broadcasts to self.  Probabilities outside [0, 1] are not checked (the eager kernel
     checks them; a decomposition must not read data)."""
     def decomp(self, p=None, *, generator=None):
-        from .elementwise import full
         m = meta_fn(self, p, generator=generator) if p is not None else meta_fn(self)
         p = self if p is None else p
         shape = list(m.shape)
         if hasattr(p, "_ks"):
             ct = _opmath(p.dtype)
-            from .. import refs
             prob = refs.broadcast_to(_convert(p, ct), tuple(shape))
         else:
             ct = D.float64 if self.dtype is D.float64 else D.float32
@@ -460,7 +459,6 @@ def _normal_decomp(mean, std, size=None, *, generator=None, dtype=None, layout=N
     """``z * std + mean`` with z ~ N(0, 1); mean and std are floats or tensors that
     broadcast together (their shape is the output's), computed in float32 for half types.
     A negative std in a tensor is not checked (that would read data)."""
-    from .. import refs
     if size is None:
         m = _normal_tensor_meta(mean, std)
         dev = next(t.device for t in (mean, std) if hasattr(t, "_ks"))
@@ -543,7 +541,6 @@ def _randperm_decomp(n, *, generator=None, dtype=None, layout=None, device=None,
     """The order that sorts n random 63-bit keys (two 32-bit draws each): a uniformly random
     permutation up to the (negligible) chance of equal keys, which the stable sort breaks
     by position."""
-    from .elementwise import full
     m = _randperm_meta(n, dtype=dtype)
     dev = _device(device)
     shape = list(m.shape)
@@ -565,8 +562,6 @@ def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None)
     Without replacement: the Gumbel top-k trick, the k largest log(p) + Gumbel noise, which
     has the distribution of drawing k times without putting back.  The eager kernel's
     checks on the probabilities (negative, inf, NaN, all zero) read data and are not made."""
-    from .. import refs
-    from .elementwise import full
     m = _multinomial_meta(self, num_samples, replacement)
     dev = self.device
     ct = _opmath(self.dtype)

@@ -26,6 +26,7 @@ from .. import refs
 from ..grad_utils import conj, reduced_dims, reverse_cumsum, sgn, unreduce, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import reduction_shape, wrap_dim, wrap_dims
+from ...core.grad_mode import is_grad_enabled
 
 CORE = ("core",)
 ATEN = ()
@@ -749,7 +750,6 @@ def _cumsum_backward(grad, dim):
 
 
 def fnx_grad_enabled():
-    from ...core.grad_mode import is_grad_enabled
     return is_grad_enabled()
 
 

@@ -26,6 +26,7 @@ from .. import refs
 from ..grad_utils import zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, infer_size, wrap_dim, wrap_dims
+from ...core.dispatch_key import AUTOGRAD_BITS
 
 CORE = ("core",)
 CORE_VIEW = ("core", "view")
@@ -875,7 +876,6 @@ detach.register(DispatchKey.ADInplaceOrView, _detach_inplace_or_view)
 
 
 def _detach_(self):
-    from ...core.dispatch_key import AUTOGRAD_BITS
     if self._base is not None and self._base.requires_grad:
         raise RuntimeError("Can't detach views in-place. Use detach() instead.")
     self._ks &= ~AUTOGRAD_BITS

@@ -1,0 +1,45 @@
+"""The BackendSelect key's kernels: a factory (no tensor argument) picks its backend key
+from ``device=``.
+
+>>> import fnx
+>>> fnx.ones(2, device="meta").device
+device(type='meta')
+"""
+from __future__ import annotations
+
+from ..core.device import CPU, canonical, privateuse1_name
+from ..core.dispatch_key import DispatchKey, below
+
+__all__ = ["device_arg", "backend_key", "backend_select"]
+
+_BACKEND_KEYS = {"cpu": DispatchKey.CPU, "cuda": DispatchKey.CUDA, "meta": DispatchKey.Meta}
+
+
+def device_arg(dev):
+    """``device=`` as an interned ``fnx.device`` (None means cpu)."""
+    if dev is None:
+        return CPU
+    return canonical(dev)
+
+
+def backend_key(dev) -> DispatchKey:
+    key = _BACKEND_KEYS.get(dev.type)
+    if key is None:
+        if dev.type == privateuse1_name():
+            return DispatchKey.PrivateUse1
+        raise RuntimeError(f"no backend handles device type '{dev.type}'")
+    return key
+
+
+_BELOW_BACKEND_SELECT = below(DispatchKey.BackendSelect)
+
+
+def backend_select(op):
+    """Give a factory its BackendSelect kernel: ``device=`` picks the backend key."""
+    def kernel(ks, *args, **kwargs):
+        dev = device_arg(kwargs.get("device"))
+        kwargs["device"] = dev
+        return op.redispatch((ks & _BELOW_BACKEND_SELECT) | (1 << backend_key(dev)),
+                             *args, **kwargs)
+    op.register(DispatchKey.BackendSelect, kernel)
+    return op
