@@ -14,6 +14,7 @@ from __future__ import annotations
 from .dispatch import dispatcher as _d
 from .dispatch.dispatcher import FALLTHROUGH, OpOverload, get_op
 from .core.dispatch_key import AliasKey, DispatchKey, DispatchKeySet
+from .keys import inplace_or_view as _inplace_or_view
 
 __all__ = ["Library", "fallthrough_kernel", "impl", "define"]
 
@@ -64,7 +65,6 @@ class Library:
         if self.kind == "IMPL":
             raise RuntimeError("define() needs a DEF or FRAGMENT library")
         op = _d.define(schema, tags, self.ns)
-        from .keys import inplace_or_view as _inplace_or_view
         _inplace_or_view.register_op(op)
         self._defs.append(op)
         return op.qualname

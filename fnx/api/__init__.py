@@ -1,18 +1,45 @@
-"""The public functions (``fnx.add``, ``fnx.sum``, ``fnx.zeros``, ...) and Tensor methods.
+"""The public namespace: what ``import fnx`` offers at its top level, as ``torch.*``.
 
-Each module maps PyTorch's Python signatures onto operator overloads and attaches
-the matching ``Tensor`` methods; none of them computes anything itself.
+The functions (``fnx.add``, ``fnx.sum``, ``fnx.zeros``, ...) live in this package, one
+module per family; each maps PyTorch's Python signatures onto operator overloads and
+binds the matching ``Tensor`` methods, and none computes anything itself. The names of
+lower layers that PyTorch also exports at its top (``Tensor``, dtypes, ``no_grad``,
+``manual_seed``, ``compile``, ``save``, ...) are gathered here too, so the packages above
+(``fnx.nn``, ``fnx.optim``) reach the whole namespace without importing ``fnx`` itself.
 """
+from .. import ops
+from ..core.device import device
+from ..core.dtype import (bfloat16, bool, can_cast, complex64, complex128, dtype, float16,
+                          float32, float64, get_default_dtype, int8, int16, int32, int64,
+                          promote_types, result_type, set_default_dtype, uint8)
+from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                              is_inference_mode_enabled, no_grad, set_grad_enabled)
+from ..core.random import Generator, default_generator, initial_seed, manual_seed, seed
+from ..core.tensor import Size, Tensor
+from ..graph.decompose import decompose
+from ..lower.compiled_function import compile
+from ..serialization import load, save
 from . import conversion, creation, indexing, linalg, math, nn, reduction, shape, sorting
-from .conversion import *  # noqa: F401,F403
-from .creation import *  # noqa: F401,F403
-from .indexing import *  # noqa: F401,F403
-from .linalg import *  # noqa: F401,F403
-from .math import *  # noqa: F401,F403
-from .nn import *  # noqa: F401,F403
-from .reduction import *  # noqa: F401,F403
-from .shape import *  # noqa: F401,F403
-from .sorting import *  # noqa: F401,F403
+from .conversion import *  # noqa: F403
+from .creation import *  # noqa: F403
+from .indexing import *  # noqa: F403
+from .linalg import *  # noqa: F403
+from .math import *  # noqa: F403
+from .nn import *  # noqa: F403
+from .reduction import *  # noqa: F403
+from .shape import *  # noqa: F403
+from .sorting import *  # noqa: F403
 
-__all__ = (conversion.__all__ + creation.__all__ + indexing.__all__ + linalg.__all__ +
-           math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__)
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
+
+__all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", "save", "load",
+            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+            "is_inference_mode_enabled", "Generator", "default_generator", "initial_seed",
+            "manual_seed", "seed", "can_cast", "promote_types", "result_type",
+            "get_default_dtype", "set_default_dtype", "bool", "uint8", "int8", "int16", "int32",
+            "int64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+            "half", "float", "double", "short", "int", "long", "cfloat", "cdouble"]
+           + conversion.__all__ + creation.__all__ + indexing.__all__ + linalg.__all__
+           + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__)

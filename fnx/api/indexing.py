@@ -21,6 +21,8 @@ from ..ir.aten import conversion as C
 from ..ir.aten import indexing as I
 from ..ir.aten import shape as S
 from ..core.tensor import tensor_method
+from .creation import tensor
+from ..ops import aten
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_put",
            "masked_fill", "masked_select", "masked_scatter", "nonzero", "argwhere",
@@ -34,7 +36,6 @@ _ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or 
 
 def _index_tensor(seq):
     """A list (or NumPy array) used as an index: an int64 or bool tensor."""
-    from .creation import tensor
     t = tensor(seq)
     if t.numel() == 0 and t.dtype is not D.bool:
         return tensor(seq, dtype=D.int64)
@@ -97,7 +98,6 @@ def _slice(x, dim, s):
 
 
 def _bool_index(value):
-    from .creation import tensor
     return tensor([0]) if value else tensor([], dtype=D.int64)
 
 
@@ -188,7 +188,6 @@ def _value_tensor(self, value):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, complex, np.bool_, np.number)):
-        from ..ops import aten
         v = S.checked_scalar(value.item() if isinstance(value, np.generic) else value,
                              self._dtype)
         return aten.scalar_tensor.default(v, dtype=self._dtype, device=self._device)
@@ -261,7 +260,6 @@ def _scatter_dispatch(input, dim, index, src, value, reduce, inplace):
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
         if not isinstance(source, Tensor):
-            from ..ops import aten
             v = aten.scalar_tensor.default(S.checked_scalar(source, input.dtype),
                                            dtype=input.dtype, device=input.device)
             source = S.expand(v, list(index.shape))

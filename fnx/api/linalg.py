@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..core.tensor import Tensor
 from ..ops import aten
 from ..core.tensor import tensor_method
+from .creation import as_tensor
 
 __all__ = ["matmul", "mm", "bmm", "addmm", "baddbmm", "dot", "mv", "outer", "ger", "einsum",
            "tensordot"]
@@ -150,7 +151,6 @@ def tensordot(a, b, dims=2):
 
 def _rmatmul(self, other):
     if not isinstance(other, Tensor):
-        from .creation import as_tensor
         other = as_tensor(other)
     return aten.matmul.default(other, self)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..core.tensor import Tensor
 from ..ir.aten import shape as S
 from ..core.tensor import tensor_method
+from ..backends.cpu.shape import storage_offset as _offset
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
            "unsqueeze", "flatten", "unflatten", "ravel", "cat", "concat", "concatenate",
@@ -367,7 +368,6 @@ def storage_offset(self) -> int:
     arr = self._data
     if arr.__class__.__name__ != "ndarray":
         return 0
-    from ..backends.cpu.shape import storage_offset as _offset
     return _offset(arr, self._dtype.itemsize)
 
 

@@ -23,6 +23,16 @@ import sys
 
 from ..graph.decompose import level as _op_level
 from ._core_ops import CORE_ATEN_SCHEMAS
+from ..dispatch.dispatcher import _ops
+from ..core.dispatch_key import AliasKey, DispatchKey
+from ..core.dispatch_key import AUTOGRAD_KEYS, AliasKey
+from ..ir.registry import NONDIFFERENTIABLE
+from ..testing.checks import lowering_targets
+from ..testing.checks import check_decomposition
+from ..graph.decompose import run_decomposed
+from .. import testing
+from ..dispatch.dispatcher import all_ops
+import warnings
 
 __all__ = ["NOT_APPLICABLE", "coverage_rows", "summarize", "core_overloads", "missing_core",
            "render", "main", "level_of"]
@@ -67,14 +77,12 @@ def core_overloads() -> dict:
 
 def missing_core() -> list:
     """Core ATen overloads fnx does not define (the not-applicable ones excluded)."""
-    from ..dispatch.dispatcher import _ops
     return sorted(n for n in core_overloads() if n not in _ops and n not in NOT_APPLICABLE)
 
 
 # --------------------------------------------------------------------------- columns
 
 def _meta(op) -> str:
-    from ..core.dispatch_key import AliasKey, DispatchKey
     if op.meta is not None or DispatchKey.Meta in op.kernels:
         return "yes"
     if AliasKey.CompositeImplicitAutograd in op.kernels:
@@ -83,7 +91,6 @@ def _meta(op) -> str:
 
 
 def _cpu(op) -> str:
-    from ..core.dispatch_key import AliasKey, DispatchKey
     if DispatchKey.CPU in op.kernels:
         return "kernel"
     if AliasKey.CompositeExplicitAutograd in op.kernels:
@@ -96,8 +103,6 @@ def _cpu(op) -> str:
 def _autograd(op) -> str:
     """How autograd handles the op: its formula, its functional twin's formula (in-place),
     not differentiable, through its decomposition, or (blank) a backward-time error."""
-    from ..core.dispatch_key import AUTOGRAD_KEYS, AliasKey
-    from ..ir.registry import NONDIFFERENTIABLE
     d = getattr(op, "derivative", None)
     if d is NONDIFFERENTIABLE:
         return "n/a"
@@ -111,14 +116,11 @@ def _autograd(op) -> str:
 
 
 def _targets():
-    from ..testing.checks import lowering_targets
     return lowering_targets()
 
 
 def _decomposes(info, to):
     """``("ok", ops that ran)`` or ``("FAIL: ...", None)`` for the first sample, first dtype."""
-    from ..testing.checks import check_decomposition
-    from ..graph.decompose import run_decomposed
     samples = info.sample_inputs("cpu", info.dtypes[0]) if info.dtypes else []
     if not samples:
         return "no samples", None
@@ -180,8 +182,6 @@ def _row(op, infos, targets, run):
 def coverage_rows(run=True, level=None) -> list:
     """One dict per op overload (see ``COLUMNS``), prims first, then core, then aten.
     ``run=False`` skips running samples through the decomposer."""
-    from .. import testing
-    from ..dispatch.dispatcher import all_ops
     if level == "prims":
         level = "prim"
     by_op = {}
@@ -278,7 +278,6 @@ def render(rows, fmt="table") -> str:
 
 
 def main(argv=None) -> int:
-    import warnings
     p = argparse.ArgumentParser(prog="python -m fnx.coverage",
                                 description="Op coverage by level, read from the registry.")
     p.add_argument("--format", choices=("table", "markdown", "json"), default="table")

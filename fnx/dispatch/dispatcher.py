@@ -60,6 +60,11 @@ def get_op(qualified_name: str) -> "OpOverload":
         raise RuntimeError(f"operator {qualified_name} does not exist") from None
 
 
+def find_op(qualified_name: str):
+    """The overload named exactly ``ns::name[.overload]``, or None."""
+    return _ops.get(qualified_name)
+
+
 def register_fallback(key: DispatchKey, fn) -> None:
     """Set ``key``'s boxed fallback, ``fn(op, keyset, args, kwargs)``, or FALLTHROUGH."""
     if fn is None:

@@ -10,11 +10,16 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from ..dispatch.dispatcher import ops
+from ..dispatch.dispatcher import find_op, ops
 from ..ops import aten
 
-__all__ = ["is_view_op", "written_args", "functional_variant", "inverse_view", "bind_names",
-           "Special"]
+__all__ = ["is_view_op", "written_args", "functional_variant", "variants_of", "inverse_view",
+           "bind_names", "Special", "VARIANTS"]
+
+# ``VARIANTS[functional op] = {"functional": op, "inplace": op_, "out": op.out}`` for op
+# families defined together (the pointwise ones, ``fnx.ir.aten.elementwise``); other ops'
+# variants are found by PyTorch's naming convention (``variants_of``).
+VARIANTS: dict = {}
 
 
 def is_view_op(op) -> bool:
@@ -176,3 +181,30 @@ def bind_names(op, args, kwargs) -> dict:
 
 def _as_list(v):
     return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def variants_of(op) -> dict:
+    """``{"inplace": op_, "out": op.out}`` for a functional op (those that exist).
+
+    Pointwise ops list theirs in ``VARIANTS``; for other ops the
+    PyTorch naming convention is followed: ``name_.overload`` and ``name.out`` (for the
+    ``default``/``Tensor`` overload) or ``name.<overload>_out``, each with the functional
+    op's arguments (plus ``out``)."""
+    fam = VARIANTS.get(op)
+    if fam is not None:
+        return {k: v for k, v in fam.items() if k != "functional"}
+    if "inplace" in op.tags or "out" in op.tags or op.name.endswith("_"):
+        return {}
+    out = {}
+    ov = op.overload_name
+    suffix = "" if ov == "default" else f".{ov}"
+    names = [a.name for a in op.schema.arguments]
+    inp = find_op(f"{op.namespace}::{op.name}_{suffix}")
+    if inp is not None and [a.name for a in inp.schema.arguments] == names:
+        out["inplace"] = inp
+    for cand in ([f"{ov}_out"] + (["out"] if ov in ("default", "Tensor") else [])):
+        o = find_op(f"{op.namespace}::{op.name}.{cand}")
+        if o is not None and [a.name for a in o.schema.arguments] == names + ["out"]:
+            out["out"] = o
+            break
+    return out

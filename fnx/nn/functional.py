@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import warnings
 
-import fnx
+from .. import api as fnx
 from ..ops import aten
 from ..core.grad_mode import no_grad
 

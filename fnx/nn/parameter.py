@@ -1,7 +1,7 @@
 """``nn.Parameter``: a tensor that a ``Module`` registers as one of its parameters."""
 from __future__ import annotations
 
-import fnx
+from .. import api as fnx
 from ..core.tensor import Tensor, _autograd_bit
 from ..core.dispatch_key import AUTOGRAD_BITS
 import numpy as np

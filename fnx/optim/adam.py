@@ -1,9 +1,10 @@
 """``Adam``, as ``torch.optim.Adam`` (with ``amsgrad``, ``maximize``, L2 weight decay)."""
 from __future__ import annotations
 
-import fnx
+from .. import api as fnx
 from ._functional import addcmul_, check, check_lr, lerp_
 from .optimizer import Optimizer, _use_grad
+from .. import compiler
 
 __all__ = ["Adam"]
 
@@ -66,7 +67,7 @@ class Adam(Optimizer):
         state = self.state[p]
         if "exp_avg" not in state:
             # state outlives a compiled step's trace: made outside it, on real tensors
-            with fnx.compiler.suspend_tracing():
+            with compiler.suspend_tracing():
                 state["step"] = fnx.zeros((), dtype=fnx.float32, device=p.device)
                 state["exp_avg"] = fnx.zeros_like(p)
                 state["exp_avg_sq"] = fnx.zeros_like(p)

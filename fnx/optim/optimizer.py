@@ -12,9 +12,11 @@ import functools
 from collections import OrderedDict, defaultdict
 from itertools import chain
 
-import fnx
+from .. import api as fnx
 from ..core.tensor import Tensor
 from ..core.grad_mode import enable_grad, no_grad
+from .. import compiler
+from ..nn.modules.module import RemovableHandle
 
 __all__ = ["Optimizer", "required"]
 
@@ -153,7 +155,6 @@ class Optimizer:
 
     def register_step_post_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` runs after every ``step``."""
-        from ..nn.modules.module import RemovableHandle
         handle = RemovableHandle(self._step_hooks)
         self._step_hooks[handle.id] = hook
         return handle
@@ -168,7 +169,7 @@ class Optimizer:
         incremented in place so compiled steps read it instead of baking it in."""
         step = state.get("step")
         if step is None:
-            with fnx.compiler.suspend_tracing():    # state outlives a compiled step's trace
+            with compiler.suspend_tracing():    # state outlives a compiled step's trace
                 step = state["step"] = fnx.zeros((), dtype=fnx.float32, device=param.device)
         step.add_(1)
         return step

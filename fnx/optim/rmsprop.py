@@ -1,9 +1,10 @@
 """``RMSprop``, as ``torch.optim.RMSprop`` (momentum, centered, weight decay)."""
 from __future__ import annotations
 
-import fnx
+from .. import api as fnx
 from ._functional import add_scaled_, addcmul_, check, check_lr, lerp_
 from .optimizer import Optimizer, _use_grad
+from .. import compiler
 
 __all__ = ["RMSprop"]
 
@@ -46,7 +47,7 @@ class RMSprop(Optimizer):
                 grad = -p.grad if group["maximize"] else p.grad
                 state = self.state[p]
                 if "square_avg" not in state:
-                    with fnx.compiler.suspend_tracing():    # state outlives a trace
+                    with compiler.suspend_tracing():    # state outlives a trace
                         state["step"] = fnx.zeros((), dtype=fnx.float32, device=p.device)
                         state["square_avg"] = fnx.zeros_like(p)
                         if momentum > 0:

@@ -18,9 +18,10 @@ register their entries; in-place and ``out=`` variants are derived from function
 >>> ft.entry_for("add_.Tensor").variant
 'inplace'
 """
-from ._opinfo import (ALL_DTYPES, CHECKS, DEFAULT_TOLS, FLOATS, INTS, ErrorInput, Known,
-                      OpInfo, SampleInput, entries, entry_for, make_tensor, op_db, op_name,
-                      register, variants_of)
+from ..ir.variants import variants_of
+from .database import (ALL_DTYPES, CHECKS, DEFAULT_TOLS, FLOATS, INTS, ErrorInput, Known,
+                       OpInfo, SampleInput, make_tensor, op_db, op_name, register)
+from .opinfo import entries, entry_for
 from .cases import Case, backend_params, cases, params, run_check
 from .checks import (check_decomposition, check_errors, check_lowering, check_meta,
                      check_reference, lowering_targets)

@@ -33,7 +33,8 @@ import os
 
 from ..core import dtype as D
 from . import checks as C
-from ._opinfo import CHECKS, entries
+from .database import CHECKS
+from .opinfo import entries
 
 __all__ = ["Case", "cases", "params", "backend_params", "run_check"]
 
@@ -70,11 +71,11 @@ class Case:
             run_check(self.info, self.dtype, self.check, self.device, self.target,
                       self.max_samples)
         except C.NotApplicable as e:
-            import pytest
+            import pytest  # noqa: PLC0415  (optional dependency)
             pytest.skip(str(e))
         except NotImplementedError as e:
             if self.skip_unsupported and "Could not run" in str(e):
-                import pytest
+                import pytest  # noqa: PLC0415  (optional dependency)
                 pytest.skip(f"unsupported on {self.device}: {e}")
             raise
 
@@ -204,7 +205,7 @@ def cases(checks=None, *, device="cpu", ops=None, dtypes=None, known=None, targe
 
 def params(checks=None, **kwargs) -> list:
     """``cases(...)`` as ``pytest.param``s: known failures become strict xfails."""
-    import pytest
+    import pytest  # noqa: PLC0415  (optional: fnx.testing works without pytest)
     out = []
     for c in cases(checks, **kwargs):
         marks = ()

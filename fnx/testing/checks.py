@@ -23,7 +23,19 @@ import re
 import numpy as np
 
 from .compare import assert_close, to_numpy
-from ._opinfo import _is_tensor
+from .database import _is_tensor
+from .variants import expected_meta
+import fnx
+from ..graph.decompose import in_target, run_decomposed
+from ..graph.decompose import in_target
+from ..graph.tracer import DataDependentError, trace
+from ..graph.tracer import trace
+from ..lower import get_target
+from ..graph.tracer import DataDependentError
+from .. import float64
+from ..autograd import GradcheckError, gradcheck
+from ..ir.registry import NONDIFFERENTIABLE
+from ..lower.target import targets
 
 __all__ = ["NotApplicable", "check_reference", "check_meta", "check_decomposition", "check_errors",
            "check_lowering", "check_gradient", "to_device", "clone_sample", "tolerance", "lowering_targets"]
@@ -64,7 +76,6 @@ def _result_dtype(r):
 def _compute_dtype(info, sample, result):
     """The dtype the op computed in: for ``out=`` the functional result's, not ``out``'s."""
     if info.variant == "out" and info.base is not None:
-        from .variants import expected_meta
         kw = {k: v for k, v in sample.kwargs.items() if k != "out"}
         r = expected_meta(info.base, type(sample)(sample.input, *sample.args, **kw))
         if r is not None:
@@ -117,7 +128,6 @@ def _meta_kwarg(name, value):
 
 def to_device(sample, device):
     """The sample with its tensors moved to ``device`` (``device=`` arguments too)."""
-    import fnx
     dev = fnx.device(device) if not hasattr(device, "type") else device
 
     def move(t):
@@ -167,7 +177,6 @@ def check_meta(info, sample):
 def check_decomposition(info, sample, to="prims"):
     """Run the op decomposed to ``to`` ("core" or "prims"): only ops of that level may
     run, and the result must match eager (on a clone of the sample)."""
-    from ..graph.decompose import in_target, run_decomposed
     if info.op.schema.is_mutable:
         return _check_functional_decomposition(info, sample, to)
     eager_sample = clone_sample(sample)
@@ -203,8 +212,6 @@ def _check_functional_decomposition(info, sample, to):
     """A writing op (in-place, out=) reaches ``to`` through functionalization: trace it
     functionally and decomposed, check that only ops of that level remain, and run the
     graph: its result and the final values of the written inputs must match eager."""
-    from ..graph.decompose import in_target
-    from ..graph.tracer import DataDependentError, trace
     eager_sample = clone_sample(sample)
     expected = _call(info, eager_sample)
     op = info.op
@@ -286,16 +293,13 @@ def check_errors(info, error_input):
 def check_lowering(info, sample, target):
     """The op traced (decomposed to prims) and compiled by lowering ``target`` (a name in
     ``fnx.lower.targets()`` or a target object) matches eager on a clone of the sample."""
-    from ..graph.tracer import trace
     if isinstance(target, str):
-        from ..lower import get_target
         target = get_target(target)
     expected = _call(info, clone_sample(sample))
     tensors = _tensors_of(sample)
 
     def fn(*ts):
         return _call(info, _relabel(sample, ts))
-    from ..graph.tracer import DataDependentError
     try:
         graph = trace(fn, *tensors, decompose_to="prims", functional=True)
     except DataDependentError as e:
@@ -312,9 +316,7 @@ def check_lowering_batch(info, samples, target):
     every sample in turn into a single graph, so a target that compiles (JAX) pays its
     compile cost once per entry and dtype.  Samples that cannot be traced (data-dependent
     shapes) are left out; returns how many were checked."""
-    from ..graph.tracer import DataDependentError, trace
     if isinstance(target, str):
-        from ..lower import get_target
         target = get_target(target)
     traceable, tensors, counts = [], [], []
     for s in samples:
@@ -374,16 +376,9 @@ def _relabel(sample, tensors):
 
 
 def lowering_targets() -> dict:
-    """``{name: target}`` of the registered lowering targets; each target answers
-    ``has_rule(op)``.  Read from ``fnx.lower`` (``targets()`` or a ``TARGETS`` mapping);
-    empty until a lowering package exists."""
-    try:
-        import fnx.lower as L
-    except ImportError:
-        return {}
-    get = getattr(L, "targets", None)
-    found = get() if callable(get) else getattr(L, "TARGETS", None)
-    return dict(found or {})
+    """``{name: target}`` of the registered lowering targets (``fnx.lower.targets()``);
+    each target answers ``has_rule(op)``."""
+    return targets()
 
 
 def _written_tensors(op, sample) -> set:
@@ -402,9 +397,6 @@ def _written_tensors(op, sample) -> set:
 
 def check_gradient(info, sample):
     """Gradients of ``info.op`` on ``sample`` vs finite differences (float64)."""
-    from .. import float64
-    from ..autograd import GradcheckError, gradcheck
-    from ..ir.registry import NONDIFFERENTIABLE
     if info.op.derivative is NONDIFFERENTIABLE:
         raise NotApplicable(f"{info.name}: not differentiable")
     tensors = _tensors_of(sample)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtype as D
+from .database import DEFAULT_TOLS
 
 __all__ = ["assert_close", "to_numpy"]
 
@@ -74,7 +75,6 @@ def assert_close(actual, expected, rtol=None, atol=None, *, what="result", check
     a = to_numpy(actual)
     if edtype.is_floating_point or edtype.is_complex:
         if rtol is None or atol is None:
-            from ._opinfo import DEFAULT_TOLS
             rtol, atol = DEFAULT_TOLS.get(edtype, (0.0, 0.0))
         af, ef = _as_float(a), _as_float(expected)
         if np.array_equal(af, ef, equal_nan=True):

@@ -25,6 +25,13 @@ import numpy as np
 
 from ..core import dtype as D
 from .compare import assert_close
+from .database import DEFAULT_TOLS
+from ..graph.decompose import in_target
+from ..graph.decompose import run_decomposed
+import pytest
+from ..graph.decompose import decompose
+from ..dispatch.dispatcher import OpOverload
+import fnx
 
 __all__ = ["REDUCTION_TOLS", "assert_same", "outside_target", "assert_ran_only",
            "assert_decomposes", "assert_same_error", "assert_graph_decomposes",
@@ -52,7 +59,6 @@ def _tol(tols, dtype):
     """``(rtol, atol)`` for ``dtype`` from ``tols``: None (the OpInfo database's
     DEFAULT_TOLS), a number or pair for every dtype, or a mapping dtype -> number/pair."""
     if tols is None:
-        from ._opinfo import DEFAULT_TOLS
         tols = DEFAULT_TOLS
     if isinstance(tols, dict):
         tols = tols[dtype]
@@ -91,7 +97,6 @@ def assert_same(out, expected, tols=None, *, values=True):
 def outside_target(ran, to="prims"):
     """The sorted names of the ops in ``ran`` (as ``run_decomposed`` reports them) that
     are outside level ``to``: ``[]`` when the decomposition reached it."""
-    from ..graph.decompose import in_target
     return sorted(str(op) for op in ran if not in_target(op, to))
 
 
@@ -120,7 +125,6 @@ def assert_decomposes(op, *args, to="prims", tols=None, values=True, allow_error
     >>> type(e).__name__
     'RuntimeError'
     """
-    from ..graph.decompose import run_decomposed
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -137,7 +141,6 @@ def assert_decomposes(op, *args, to="prims", tols=None, values=True, allow_error
 
 
 def _same_error(eager, op, args, kwargs, exc, to, same_message=True):
-    from ..graph.decompose import run_decomposed
     try:
         run_decomposed(op, *args, to=to, **kwargs)
     except exc as e:
@@ -157,7 +160,6 @@ def assert_same_error(op, *args, exc=RuntimeError, match=None, to="prims", **kwa
     >>> e = assert_same_error(fnx.ops.aten.sum.dim_IntList, fnx.ones(2), [3], exc=IndexError,
     ...                       match="Dimension out of range")
     """
-    import pytest
     with pytest.raises(exc, match=match) as eager:
         op(*args, **kwargs)
     return _same_error(eager.value, op, args, kwargs, exc, to)
@@ -173,7 +175,6 @@ def assert_graph_decomposes(fn, *args, to="prims", tols=None, values=True):
     >>> {n.target.namespace for n in g.calls()}
     {'prims'}
     """
-    from ..graph.decompose import decompose
     graph = decompose(fn, *args, to=to)
     ran = [n.target for n in graph.calls()]
     assert_ran_only(ran, to, what="traced graph")
@@ -198,7 +199,6 @@ def functional_aten_ops(module):
     >>> [str(op) for op in functional_aten_ops(shape)][:2]
     ['aten::view', 'aten::_unsafe_view']
     """
-    from ..dispatch.dispatcher import OpOverload
     seen = {}
     for v in vars(module).values():
         if isinstance(v, OpOverload) and v.namespace == "aten" and "inplace" not in v.tags:
@@ -216,7 +216,6 @@ def sample_params(samples_for, dtypes):
     >>> [p.id for p in ps]
     ['neg-float32-0', 'neg-int64-0']
     """
-    import pytest
     return [pytest.param(op, args, kwargs,
                          id=f"{str(op).replace('aten::', '')}-{d.name}-{i}")
             for d in dtypes for i, (op, args, kwargs) in enumerate(samples_for(d))]
@@ -232,7 +231,6 @@ def seeded_tensor(shape, dtype=D.float32, seed=0, low=-5, high=5):
     ...                                                                  seed=3).tolist()
     True
     """
-    import fnx
     rng = np.random.default_rng(seed)
     if dtype is D.bool:
         return fnx.tensor(rng.random(shape) < 0.5)

@@ -15,6 +15,8 @@ import math
 import numpy as np
 
 import fnx
+import jax
+import jax.numpy as jnp
 
 aten = fnx.ops.aten
 
@@ -51,8 +53,6 @@ def gpt_block(p: dict, n_head: int):
 
 def jax_gpt_block(n_head: int):
     """The same block in jax.numpy: ``block(p, x)`` over JAX arrays."""
-    import jax
-    import jax.numpy as jnp
 
     def layer_norm(x, w, b):
         mu = x.mean(-1, keepdims=True)

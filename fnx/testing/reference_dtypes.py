@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+import fnx
 
 __all__ = ["result_dtype", "promote", "category", "is_float", "pointwise", "np_dtype",
            "DEFAULT", "INT_TO_FLOAT", "ALWAYS_BOOL", "COMPLEX_TO_FLOAT", "BOOL_TO_LONG"]
@@ -80,7 +81,6 @@ def promote(a, b) -> np.dtype:
 
 
 def _default_float():
-    import fnx
     return fnx.get_default_dtype().numpy
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtype as D
-from ._opinfo import ErrorInput, Known, OpInfo, SampleInput, _is_tensor
+from .database import ErrorInput, Known, OpInfo, SampleInput, _is_tensor
+from ..ir.registry import TensorMeta
+import fnx
 
 __all__ = ["inplace_entry", "out_entry", "result_meta", "OUT_KNOWN"]
 
@@ -30,7 +32,6 @@ def result_meta(op, sample):
             r = op(*sample.all_args(), **sample.kwargs)
     except Exception:
         return None
-    from ..ir.registry import TensorMeta
     if isinstance(r, (tuple, list)) and not isinstance(r, TensorMeta):
         r = r[0]
     return tuple(r.shape), r.dtype
@@ -107,7 +108,6 @@ def _with_out(s, out):
 
 
 def _empty(shape, dtype, device):
-    import fnx
     return fnx.empty(shape, dtype=dtype, device=device)
 
 

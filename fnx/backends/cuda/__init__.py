@@ -170,4 +170,3 @@ def register() -> None:
             op.register(_CUDA, lambda ks, *a, _op=op, **k: generic_kernel(_op, ks, a, k))
     cpu_conversion.register_transfer("cuda", lambda arr, dtype, dev: from_host(arr, dtype, dev))
     register_device_arrays("cuda", wrap_array)
-    _functionalize.register_all()

@@ -18,6 +18,7 @@ from ..promotion import elementwise_dtypes
 from ..registry import TensorMeta
 from ..shapes import broadcast_shapes
 from ._common import shape_of
+from ..variants import VARIANTS
 
 CORE = ("core", "pointwise")
 ATEN = ("pointwise",)
@@ -162,9 +163,8 @@ def _div_mode_meta(n_tensors):
     return meta
 
 
-# ``VARIANTS[functional op] = {"functional", "inplace", "out"}``: backends use this to
+# ``VARIANTS[functional op] = {"functional", "inplace", "out"}`` (fnx.ir.variants): backends
 # derive in-place and out= kernels from the functional one.
-VARIANTS = {}
 for _name, _kind, _core in UNARY:
     _fam = _define_family(_name, "default", "", _kind, _core, 1)
     VARIANTS[_fam["functional"]] = _fam

@@ -1,7 +1,7 @@
 """Activation layers and ``MultiheadAttention`` (where PyTorch keeps it too)."""
 from __future__ import annotations
 
-import fnx
+from ... import api as fnx
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -8,6 +8,7 @@ from itertools import islice
 
 from ..parameter import Parameter
 from .module import Module
+from ...core.tensor import Tensor
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -351,7 +352,6 @@ class ParameterDict(Module):
 
 
 def _as_param(value):
-    from ...core.tensor import Tensor
     if isinstance(value, Tensor) and not isinstance(value, Parameter):
         return Parameter(value)
     return value

@@ -15,7 +15,7 @@ import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-import fnx
+from ... import api as fnx
 from ...core import dtype as D
 from ...core.device import device as _device_cls
 from ...core.tensor import Tensor, _autograd_bit

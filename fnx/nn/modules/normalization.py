@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-import fnx
+from ... import api as fnx
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

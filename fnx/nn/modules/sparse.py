@@ -1,7 +1,7 @@
 """``Embedding`` and ``EmbeddingBag``."""
 from __future__ import annotations
 
-import fnx
+from ... import api as fnx
 from .. import functional as F
 from .. import init
 from ...core.grad_mode import no_grad

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 
-import fnx
+from ... import api as fnx
 from .. import functional as F
 from .activation import MultiheadAttention
 from .container import ModuleList

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-import fnx
+from ... import api as fnx
 from ...core.tensor import Tensor
 from ...core.grad_mode import no_grad
 

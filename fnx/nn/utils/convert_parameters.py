@@ -1,7 +1,7 @@
 """A model's parameters as one flat vector, and back."""
 from __future__ import annotations
 
-import fnx
+from ... import api as fnx
 from ...core.grad_mode import no_grad
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

@@ -1,4 +1,4 @@
-"""OpInfo entries, one module per op family; ``fnx.testing.entries()`` imports them all.
+"""OpInfo entries, one module per op family; importing this package registers them all.
 
 A family module builds ``OpInfo``s and passes them to ``fnx.testing.register``::
 
@@ -10,4 +10,54 @@ A family module builds ``OpInfo``s and passes them to ``fnx.testing.register``::
 
     register(OpInfo(fnx.ops.aten.exp.default, pointwise(np.exp, "int_to_float", n=1),
                     sample_inputs=_samples))
+
+``entries()`` lists every registered entry followed by the in-place (``op_``) and
+``out=`` entries derived from each functional one (``fnx.testing.variants``).
 """
+from __future__ import annotations
+
+from ...ir.variants import variants_of
+from ..database import by_name, op_db, op_name
+from ..variants import inplace_entry, out_entry
+from . import (conversion, elementwise, factory, indexing, linalg, nn, prims,  # noqa: F401
+               random, reduction, shape, sorting)
+
+__all__ = ["entries", "entry_for"]
+
+_derived: dict = {}      # id(functional entry) -> its derived entries
+
+
+def _derive(info) -> list:
+    if not info.variants or info.variant != "functional":
+        return []
+    derived = []
+    for kind, vop in variants_of(info.op).items():
+        if op_name(vop) in by_name:      # written by hand: that entry wins
+            continue
+        make = inplace_entry if kind == "inplace" else out_entry
+        derived.append(make(info, vop, info.variant_known.get(kind, ())))
+    return derived
+
+
+def entries(variants=True) -> list:
+    """Every entry: the registered ones and (``variants=True``) their derived variants.
+    Entries registered later (an out-of-tree backend's) are included as they come."""
+    if not variants:
+        return list(op_db)
+    out = []
+    for info in list(op_db):
+        out.append(info)
+        derived = _derived.get(id(info))
+        if derived is None:
+            derived = _derived[id(info)] = _derive(info)
+        out.extend(derived)
+    return out
+
+
+def entry_for(op):
+    """The entry of ``op`` (an OpOverload or an entry name), or None."""
+    name = op if isinstance(op, str) else op_name(op)
+    for info in entries():
+        if info.name == name:
+            return info
+    return None

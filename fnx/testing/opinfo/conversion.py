@@ -10,7 +10,8 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ops import aten
-from .._opinfo import ALL_DTYPES, ErrorInput, OpInfo, SampleInput, make_tensor, register
+from ..database import ALL_DTYPES, ErrorInput, OpInfo, SampleInput, make_tensor, register
+import fnx
 
 TARGETS = (D.float32, D.float64, D.float16, D.bfloat16, D.int64, D.int32, D.int8, D.uint8,
            D.bool)
@@ -27,7 +28,6 @@ def _src(shape, dtype, device, target, **kw):
 
 
 def _special(dtype, device):
-    import fnx
     vals = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.5, 1e30], np.float64)
     with np.errstate(over="ignore"):        # 1e30 is inf in float16
         t = fnx.from_numpy(vals.astype(dtype.numpy))

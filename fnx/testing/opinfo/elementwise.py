@@ -13,9 +13,10 @@ import scipy.special as sp
 
 from ...core import dtype as D
 from ...ir.aten import elementwise as E
-from .._opinfo import (ALL_DTYPES, FLOATS, INTS, ErrorInput, Known, OpInfo, SampleInput,
+from ..database import (ALL_DTYPES, FLOATS, INTS, ErrorInput, Known, OpInfo, SampleInput,
                        make_tensor, register)
 from ..reference_dtypes import DEFAULT, INT_TO_FLOAT, category, pointwise, result_dtype
+import fnx
 
 NUMERIC = FLOATS + INTS
 INTEGRAL = INTS + (D.bool,)
@@ -24,7 +25,6 @@ SPECIAL_OTHER = [1.0, 0.0, -0.0, np.nan, 2.0, np.inf, -np.inf, 0.0, -1.5, 3.0]
 
 
 def _special(dtype, device, values=SPECIAL):
-    import fnx
     t = fnx.from_numpy(np.array(values, np.float64).astype(dtype.numpy))
     return t if str(device) == "cpu" else t.to(device)
 

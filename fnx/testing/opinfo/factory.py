@@ -17,7 +17,7 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ops import aten
-from .._opinfo import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, \
+from ..database import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, \
     make_tensor, register
 
 SIZES = ([2, 3], [], [0, 4], [5])

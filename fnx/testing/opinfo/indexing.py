@@ -22,8 +22,9 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ir.aten import indexing as I
-from .._opinfo import ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, register
-from .._opinfo import make_tensor as mk, make_transposed as _t
+from ..database import ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, register
+from ..database import make_tensor as mk, make_transposed as _t
+import fnx
 
 DATA_DEPENDENT = {"meta": "the output shape depends on the data: the meta function raises"}
 # scatter_reduce's sums: the reference rounds a float64 sum, the decomposition a float32 one
@@ -31,7 +32,6 @@ TOLS = {D.float16: (2e-3, 2e-3), D.bfloat16: (1.6e-2, 2e-2)}
 
 
 def ix(values, device, dtype=D.int64):
-    import fnx
     return fnx.tensor(values, dtype=dtype, device=device)
 
 
@@ -41,7 +41,6 @@ def rand_index(shape, high, device, low=0):
 
 def _distinct(shape, size, device, dim):
     """An index whose entries along ``dim`` are distinct positions < ``size``."""
-    import fnx
     rng = np.random.default_rng(sum(shape) + size)
     moved = list(shape)
     moved.append(moved.pop(dim))
@@ -324,7 +323,6 @@ def _scatter_reduce_samples(info, device, dtype):
                                   mk((2, 4), dtype, device, **small), reduce,
                                   include_self=include_self)
     if dtype.is_floating_point:
-        import fnx
         nan = fnx.tensor([np.nan, 5.0, -1.0, 7.0], dtype=dtype, device=device)
         base = fnx.tensor([0.0, 1.0, 2.0], dtype=dtype, device=device)
         for reduce in ("amax", "amin"):
@@ -346,7 +344,6 @@ def _masked_scatter_samples(info, device, dtype):
                       mk((2, 4), dtype, device))
     yield SampleInput(_t((3, 4), dtype, device), mk((3, 4), D.bool, device),
                       _t((4, 3), dtype, device))
-    import fnx
     yield SampleInput(mk((3,), dtype, device), fnx.zeros(3, dtype=D.bool, device=device),
                       mk((0,), dtype, device))
 

@@ -17,9 +17,10 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ir.aten import linalg as L
-from .._opinfo import (FLOATS, INTS, ErrorInput, Known, OpInfo, SampleInput, make_tensor,
+from ..database import (FLOATS, INTS, ErrorInput, Known, OpInfo, SampleInput, make_tensor,
                        register)
 from ..reference_dtypes import category, pointwise
+import fnx
 
 NUMERIC = FLOATS + INTS
 # a product of k terms in half precision: the reference rounds a float64 result, the
@@ -81,7 +82,6 @@ def _t(shape, dtype, device, **kw):
 
 
 def _full(shape, value, dtype, device):
-    import fnx
     return fnx.full(shape, float(value), dtype=dtype, device=device)
 
 

@@ -34,8 +34,10 @@ import scipy.special as sp
 
 from ...core import dtype as D
 from ...ops import aten
-from .._opinfo import ErrorInput, Known, OpInfo, SampleInput, make_tensor, register
+from ..database import ErrorInput, Known, OpInfo, SampleInput, make_tensor, register
 from ..reference_dtypes import category
+import fnx
+from ..reference_dtypes import promote
 
 F = (D.float32, D.float64)
 FI = (D.float32, D.float64, D.int64)
@@ -55,7 +57,6 @@ def _t(shape, dtype, device, low=None, high=None, **kw):
 
 def _arr(values, dtype, device="cpu"):
     """A tensor holding exactly ``values`` (NumPy data, cast to ``dtype``)."""
-    import fnx
     t = fnx.from_numpy(np.array(np.asarray(values).astype(dtype.numpy), order="C"))
     return t if str(device) == "cpu" else t.to(device)
 
@@ -2303,7 +2304,6 @@ def _cosine_ref(x1, x2, dim=1, eps=1e-8):
 
 
 def _cosine_out(x1, x2, *args, **kwargs):
-    from ..reference_dtypes import promote
     d = promote(x1.dtype, x2.dtype)
     return d if category(d) == 2 else np.dtype(np.float32)
 

@@ -16,9 +16,11 @@ import scipy.special as sp
 from ...core import dtype as D
 from ...ir import prims as P
 from ...ops import prims
-from .._opinfo import (FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor,
+from ..database import (FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor,
                        register)
 from .elementwise import _int_trunc_div
+import fnx
+from ..database import _gen
 
 COMPLEX = (D.complex64, D.complex128)
 _BY_CATEGORY = {P.B: (D.bool,), P.I: INTS, P.F: FLOATS, P.C: COMPLEX}
@@ -33,7 +35,6 @@ def _dtypes(cats):
 
 
 def _tensor(values, dtype, device="cpu"):
-    import fnx
     with np.errstate(all="ignore"):
         t = fnx.from_numpy(np.array(values).astype(dtype.numpy))
     return t if str(device) == "cpu" else t.to(device)
@@ -333,7 +334,6 @@ def _convert_ref(a, dtype):
 
 
 def _device_put_samples(info, device, dtype):
-    import fnx
     yield SampleInput(make_tensor((3, 4), dtype, device), fnx.device("cpu"))
     yield SampleInput(make_tensor((), dtype, device), "cpu")
     yield SampleInput(make_tensor((4, 3), dtype, device).t(), "cpu")
@@ -714,8 +714,6 @@ def _conv_errors(info, device):
 # --------------------------------------------------------------------------- gather/scatter
 
 def _index(shape, size, device, unique_dim=None):
-    import fnx
-    from .._opinfo import _gen
     g = _gen()
     if unique_dim is None:
         a = g.integers(0, max(size, 1), shape) if size else np.zeros(shape, np.int64)
@@ -793,8 +791,6 @@ def _scatter_errors(info, device):
 
 def _distinct(shape, dtype, device):
     """Values without ties (non-stable sorts may order ties either way)."""
-    from .._opinfo import _gen
-    import fnx
     n = int(np.prod(shape)) if shape else 1
     vals = _gen().permutation(n).reshape(shape)
     if dtype is D.bool:

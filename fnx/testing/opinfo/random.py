@@ -16,15 +16,15 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ops import aten
-from .._opinfo import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, \
+from ..database import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, \
     make_tensor, register
+import fnx
 
 SIZES = ([2, 3], [0])
 NUMERIC = FLOATS + INTS
 
 
 def _gen(seed=0):
-    import fnx
     return fnx.Generator().manual_seed(seed)
 
 

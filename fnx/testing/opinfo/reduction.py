@@ -18,9 +18,10 @@ import scipy.special as sp
 
 from ...core import dtype as D
 from ...ir.aten import reduction as R
-from .._opinfo import (ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, register)
-from .._opinfo import make_tensor as _make_tensor
+from ..database import (ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, register)
+from ..database import make_tensor as _make_tensor
 from ..reference_dtypes import category, np_dtype
+import fnx
 
 NUMERIC = FLOATS + INTS
 COMPLEX = (D.complex64, D.complex128)
@@ -43,7 +44,6 @@ def _is_float(dtype) -> bool:
 
 
 def _special(dtype, device, shape=(3, 4)):
-    import fnx
     a = np.array(SPECIAL, np.float64).reshape(shape).astype(dtype.numpy)
     t = fnx.from_numpy(a)
     return t if str(device) == "cpu" else t.to(device)

@@ -15,15 +15,15 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ir.aten import sorting as S
-from .._opinfo import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, register
-from .._opinfo import make_tensor
+from ..database import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, register
+from ..database import make_tensor
+import fnx
 
 NUMERIC = FLOATS + INTS
 SPECIAL = [3.0, np.nan, -np.inf, 1.0, np.nan, 3.0, np.inf, 1.0, -0.0, 0.0, -2.5, 3.0]
 
 
 def _special(dtype, device):
-    import fnx
     t = fnx.from_numpy(np.array(SPECIAL, np.float64).reshape(3, 4).astype(dtype.numpy))
     return t if str(device) == "cpu" else t.to(device)
 

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-import fnx
+from ... import api as fnx
 from ...core.tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler

@@ -6,7 +6,7 @@ import bisect
 import math
 import warnings
 
-import fnx
+from ... import api as fnx
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split"]

@@ -1,7 +1,7 @@
 """Samplers: which indices a ``DataLoader`` reads, and in which batches."""
 from __future__ import annotations
 
-import fnx
+from ... import api as fnx
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "BatchSampler"]

@@ -2,13 +2,11 @@
 per-dtype tolerances and known failures as data.
 
 Family modules (``fnx/testing/opinfo/<family>.py``) build ``OpInfo`` entries and pass them
-to ``register``; ``entries()`` imports every family module once and adds the entries
-derived from them (the in-place ``op_`` and ``op.out`` variants of a functional entry).
+to ``register``; ``fnx.testing.opinfo.entries()`` lists them with the entries derived from
+them (the in-place ``op_`` and ``op.out`` variants of a functional entry).
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import threading
 import zlib
 
@@ -16,10 +14,10 @@ import numpy as np
 
 from ..core import dtype as D
 from ..graph.decompose import level as _level
+import fnx
 
 __all__ = ["SampleInput", "ErrorInput", "Known", "OpInfo", "make_tensor", "register",
-           "entries", "entry_for", "CHECKS", "DEFAULT_TOLS", "FLOATS", "INTS", "ALL_DTYPES",
-           "op_name", "variants_of"]
+           "CHECKS", "DEFAULT_TOLS", "FLOATS", "INTS", "ALL_DTYPES", "op_name", "op_db"]
 
 #: Every check an entry can be run through (and a ``Known`` failure can name).
 CHECKS = ("reference", "meta", "decomp_core", "decomp_prims", "errors", "lowering", "grad")
@@ -188,7 +186,6 @@ def make_tensor(shape, dtype, device="cpu", low=None, high=None, exclude_zero=Fa
     >>> make_tensor((2, 3), fnx.float32, noncontiguous=True).is_contiguous()
     False
     """
-    import fnx
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     g = _gen()
     alloc = shape[:-1] + (shape[-1] * 2,) if noncontiguous and shape else shape
@@ -332,94 +329,14 @@ class OpInfo:
 # --------------------------------------------------------------------------- registry
 
 op_db: list = []            # the hand-written entries, in registration order
-_by_name: dict = {}
-_loaded = False
-_all = None                 # op_db plus derived variants, computed once after loading
+by_name: dict = {}
 
 
 def register(*infos):
     """Add entries to the database (family modules call this at import time)."""
-    global _all
     for info in infos:
-        if info.name in _by_name:
+        if info.name in by_name:
             raise ValueError(f"OpInfo for {info.name} registered twice")
-        _by_name[info.name] = info
+        by_name[info.name] = info
         op_db.append(info)
-    _all = None
     return infos[0] if len(infos) == 1 else infos
-
-
-def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    from . import opinfo
-    for m in sorted(pkgutil.iter_modules(opinfo.__path__), key=lambda m: m.name):
-        if not m.name.startswith("_"):
-            importlib.import_module(f"{opinfo.__name__}.{m.name}")
-
-
-def variants_of(op) -> dict:
-    """``{"inplace": op_, "out": op.out}`` for a functional op (those that exist).
-
-    Pointwise ops list theirs in ``fnx.ir.aten.elementwise.VARIANTS``; for other ops the
-    PyTorch naming convention is followed: ``name_.overload`` and ``name.out`` (for the
-    ``default``/``Tensor`` overload) or ``name.<overload>_out``, each with the functional
-    op's arguments (plus ``out``)."""
-    from ..dispatch.dispatcher import _ops
-    from ..ir.aten import elementwise as E
-    fam = E.VARIANTS.get(op)
-    if fam is not None:
-        return {k: v for k, v in fam.items() if k != "functional"}
-    if "inplace" in op.tags or "out" in op.tags or op.name.endswith("_"):
-        return {}
-    out = {}
-    ov = op.overload_name
-    suffix = "" if ov == "default" else f".{ov}"
-    names = [a.name for a in op.schema.arguments]
-    inp = _ops.get(f"{op.namespace}::{op.name}_{suffix}")
-    if inp is not None and [a.name for a in inp.schema.arguments] == names:
-        out["inplace"] = inp
-    for cand in ([f"{ov}_out"] + (["out"] if ov in ("default", "Tensor") else [])):
-        o = _ops.get(f"{op.namespace}::{op.name}.{cand}")
-        if o is not None and [a.name for a in o.schema.arguments] == names + ["out"]:
-            out["out"] = o
-            break
-    return out
-
-
-def _derive(info) -> list:
-    from .variants import inplace_entry, out_entry
-    derived = []
-    if not info.variants or info.variant != "functional":
-        return derived
-    for kind, vop in variants_of(info.op).items():
-        if op_name(vop) in _by_name:      # written by hand: that entry wins
-            continue
-        make = inplace_entry if kind == "inplace" else out_entry
-        derived.append(make(info, vop, info.variant_known.get(kind, ())))
-    return derived
-
-
-def entries(variants=True) -> list:
-    """Every entry: the registered ones and (``variants=True``) their derived variants."""
-    global _all
-    _load()
-    if not variants:
-        return list(op_db)
-    if _all is None:
-        _all = []
-        for info in list(op_db):
-            _all.append(info)
-            _all.extend(_derive(info))
-    return list(_all)
-
-
-def entry_for(op):
-    """The entry of ``op`` (an OpOverload or an entry name), or None."""
-    name = op if isinstance(op, str) else op_name(op)
-    for info in entries():
-        if info.name == name:
-            return info
-    return None
