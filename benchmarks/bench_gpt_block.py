@@ -13,22 +13,15 @@ Goals: compiled steady state <= 1.10x jax.jit; compiled first call <= 3x jax.jit
 from __future__ import annotations
 
 import argparse
-import pathlib
 import statistics
-import sys
 import time
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-try:
-    import fnx
-except ModuleNotFoundError:     # run from a source checkout without ``pip install -e .``
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    import fnx
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-
-from fnx.testing.models import gpt_block, gpt_params, jax_gpt_block  # noqa: E402
+import fnx
+from fnx.testing.models import gpt_block, gpt_params, jax_gpt_block
 
 STEADY_GOAL, FIRST_GOAL = 1.10, 3.0
 

@@ -23,25 +23,19 @@ fnx eager.  Under FNX_CUDA_ON_CPU the numbers only show the code runs.
 from __future__ import annotations
 
 import argparse
-import pathlib
 import statistics
 import sys
 import time
 import warnings
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-try:
-    import fnx
-except ModuleNotFoundError:     # run from a source checkout without ``pip install -e .``
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    import fnx
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-
-from fnx.backends import cuda as backend  # noqa: E402
-from fnx.testing.models import (gpt_block, gpt_params, jax_gpt_block, mlp,  # noqa: E402
-                                mlp_params)
+import fnx
+import fnx.nn.functional as F
+from fnx.backends import cuda as backend
+from fnx.testing.models import gpt_block, gpt_params, jax_gpt_block, mlp, mlp_params
 
 COMPILE_VS_JIT_GOAL, EAGER_VS_COMPILE_GOAL = 1.05, 3.0
 
@@ -150,12 +144,6 @@ def gpt(dev, jdev, B, T, C, H, repeats):
 # ----------------------------------------------------------------------------- 3. MLP step
 
 def train(dev, jdev, sizes, batch, repeats, lr=0.01):
-    try:
-        import fnx.autograd  # noqa: F401
-        import fnx.nn.functional as F
-    except ImportError as e:
-        print(f"\n3. MLP training step: skipped, fnx.autograd/fnx.nn not available ({e})")
-        return
     rng = np.random.default_rng(2)
     params = mlp_params(sizes)
     x_np = rng.standard_normal((batch, sizes[0])).astype(np.float32)

@@ -23,21 +23,16 @@ from __future__ import annotations
 
 import argparse
 import gc
-import pathlib
+import os
 import statistics
-import sys
 import time
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-try:
-    import fnx
-except ModuleNotFoundError:     # run from a source checkout without ``pip install -e .``
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    import fnx
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-from fnx import nn, optim  # noqa: E402
+import fnx
+from fnx import nn, optim
 
 GOAL = 1.15
 SIZES = (784, 1024, 1024, 10)
@@ -105,7 +100,6 @@ def _sync(v):
 def _rss_mb() -> float:
     with open("/proc/self/statm") as f:
         pages = int(f.read().split()[1])
-    import os
     return pages * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
 
 

@@ -15,17 +15,12 @@ each repeat so that machine noise hits both; the figure is the fastest repeat pe
 from __future__ import annotations
 
 import argparse
-import pathlib
 import sys
 import timeit
 
 import numpy as np
 
-try:
-    import fnx
-except ModuleNotFoundError:     # run from a source checkout without ``pip install -e .``
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    import fnx
+import fnx
 
 GOAL = 4.0          # fnx a + b must cost at most this many np.add calls
 

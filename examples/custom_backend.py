@@ -20,18 +20,11 @@ Run it: ``python examples/custom_backend.py``.
 """
 from __future__ import annotations
 
-import pathlib
-import sys
-
 import numpy as np
 
-try:
-    import fnx
-except ModuleNotFoundError:     # run from a source checkout without ``pip install -e .``
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-    import fnx
-from fnx.dispatch import DispatchKey  # noqa: E402
-from fnx.library import Library  # noqa: E402
+import fnx
+from fnx.dispatch import DispatchKey
+from fnx.library import Library
 
 NAME = "mydev"
 KEYSET = (1 << DispatchKey.PrivateUse1) | (1 << DispatchKey.ADInplaceOrView)

@@ -1,6 +1,6 @@
 """fnx: PyTorch-style eager tensors through a key-based dispatcher, compiled with JAX/XLA.
 
-``import fnx`` boots the layers in order (``fnx._boot``), then offers the public
+``import fnx`` boots the layers in order (``fnx._boot``, first), then offers the public
 namespace (``fnx.api``) and the subpackages, as ``import torch`` does.
 
 >>> import fnx
@@ -9,8 +9,7 @@ namespace (``fnx.api``) and the subpackages, as ``import torch`` does.
 tensor(18.)
 """
 from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
-from . import (autograd, compiler, cuda, library, nn, ops, optim, random,  # noqa: F401
-               serialization, utils)
+from . import autograd, compiler, cuda, library, nn, ops, optim, random, serialization, utils
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
 

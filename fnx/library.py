@@ -11,9 +11,9 @@ tensor([2, 4])
 """
 from __future__ import annotations
 
+from .core.dispatch_key import AliasKey, DispatchKey, DispatchKeySet
 from .dispatch import dispatcher as _d
 from .dispatch.dispatcher import FALLTHROUGH, OpOverload, get_op
-from .core.dispatch_key import AliasKey, DispatchKey, DispatchKeySet
 from .keys import inplace_or_view as _inplace_or_view
 
 __all__ = ["Library", "fallthrough_kernel", "impl", "define"]

@@ -30,11 +30,11 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .backends.cpu._core import wrap
 from .core import dtype as D
 from .core.device import device as _device_cls
-from .core.tensor import Tensor, _autograd_bit, tensor_method
 from .core.grad_mode import no_grad
-from .backends.cpu._core import wrap
+from .core.tensor import Tensor, _autograd_bit, tensor_method
 
 __all__ = ["save", "load"]
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import fnx
+from fnx import nn, optim
 from fnx.autograd import gradcheck
 from fnx.testing import models
 
@@ -132,7 +133,6 @@ def test_compiled_step_leaves_grads_like_eager():
 
 @pytest.mark.parametrize("opt", ["SGD", "Adam"])
 def test_compiled_step_with_optimizer_state_matches_eager(opt):
-    from fnx import nn, optim
 
     def run(compile_it):
         fnx.manual_seed(0)

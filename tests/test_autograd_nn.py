@@ -11,9 +11,11 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import erf
 
 import fnx
 from fnx.autograd import gradcheck, gradgradcheck
+from fnx.ir.registry import NONDIFFERENTIABLE
 from fnx.ops import aten
 
 RNG = np.random.default_rng(1234)
@@ -260,7 +262,6 @@ def test_gelu_float32_hand_gradient():
     a = RNG.standard_normal(6).astype(np.float32)
     x = fnx.tensor(a, requires_grad=True)
     aten.gelu(x).sum().backward()
-    from scipy.special import erf
     ref = 0.5 * (1 + erf(a / np.sqrt(2))) + a * np.exp(-a * a / 2) / np.sqrt(2 * np.pi)
     assert x.grad.dtype is fnx.float32
     np.testing.assert_allclose(x.grad.numpy(), ref, rtol=1e-5, atol=1e-6)
@@ -484,7 +485,6 @@ def test_running_stats_that_require_grad_are_updated_outside_the_graph():
 
 
 def test_one_hot_is_nondifferentiable():
-    from fnx.ir.registry import NONDIFFERENTIABLE
     assert aten.one_hot.default.derivative is NONDIFFERENTIABLE
 
 

@@ -1,4 +1,5 @@
 """fnx.compile on whole models (fnx.testing.models) agrees with eager execution."""
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -29,7 +30,6 @@ def test_gpt_block(shape):
 
 
 def test_gpt_block_matches_hand_written_jax():
-    import jax.numpy as jnp
     params = models.gpt_params(32)
     x = rng.standard_normal((2, 8, 32)).astype(np.float32)
     want = models.jax_gpt_block(4)({k: jnp.asarray(v) for k, v in params.items()},

@@ -15,12 +15,13 @@ must leave the list when it gets fixed.
 import json
 import subprocess
 import sys
+import warnings
 
 import pytest
 
 import fnx
 import fnx.testing as ft
-from fnx.coverage import NOT_APPLICABLE, core_overloads, coverage_rows, render, summarize
+from fnx.coverage import NOT_APPLICABLE, _autograd, core_overloads, coverage_rows, render, summarize
 from fnx.dispatch.dispatcher import _ops, all_ops
 from fnx.dispatch.schema import parse_schema
 from fnx.ir.variants import functional_variant
@@ -55,7 +56,6 @@ def _entry_names():
 
 @pytest.fixture(scope="module")
 def rows():
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {r["op"]: r for r in coverage_rows()}
@@ -195,7 +195,6 @@ def test_cli_json_by_level():
 def test_every_op_has_a_way_through_autograd():
     """A formula (its own or its functional twin's), a decomposition to differentiate
     through, or a mark that it is not differentiable: never a silent gap."""
-    from fnx.coverage import _autograd
     missing = [op.qualname for op in all_ops()
                if op.namespace in ("aten", "prims") and _autograd(op) == ""]
     assert not missing, missing

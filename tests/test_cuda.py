@@ -3,14 +3,15 @@
 Everything but the first test needs a cuda device: a JAX GPU, or the FNX_CUDA_ON_CPU=1
 switch that maps cuda devices onto JAX's CPU devices (two of them).
 """
+import jax
 import numpy as np
 import pytest
 
 import fnx
 import fnx.testing as ft
 from fnx.backends import cuda as backend
-from fnx.backends.cuda import jit_kernel as _generic
 from fnx.backends.cuda import devices as cuda_devices
+from fnx.backends.cuda import jit_kernel as _generic
 from fnx.ir.variants import is_view_op
 
 pytestmark = pytest.mark.skipif(not fnx.cuda.is_available(),
@@ -309,7 +310,6 @@ def test_random_ops_follow_the_seed():
 
 
 def test_compile_keeps_arrays_on_the_device():
-    import jax
     w = fnx.randn(4, 3).cuda()
     f = fnx.compile(lambda x: (x @ w).relu().sum(-1))
     x = fnx.randn(2, 4).cuda()

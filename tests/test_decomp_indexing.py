@@ -13,6 +13,7 @@ import pytest
 
 import fnx
 from fnx.graph.decompose import run_decomposed
+from fnx.graph.tracer import DataDependentError
 from fnx.ir.aten import indexing as I
 from fnx.testing.decomp import (assert_decomposes, assert_graph_decomposes, assert_same_error,
                                 functional_aten_ops, sample_params, seeded_tensor)
@@ -288,7 +289,6 @@ def test_traced_graph_has_only_prims(fn, args):
 
 
 def test_data_dependent_ops_do_not_trace():
-    from fnx.graph.tracer import DataDependentError
     with pytest.raises(DataDependentError):
         fnx.decompose(lambda a: aten.nonzero.default(a), make((3,)), to="prims")
     with pytest.raises(DataDependentError):

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.dispatch import (DispatchKey as K, DispatchKeySet, ExcludeDispatchKeyGuard,
-                          IncludeDispatchKeyGuard, below, dispatcher, local_exclude_set,
-                          local_include_set)
+from fnx.dispatch import DispatchKey as K
+from fnx.dispatch import (DispatchKeySet, ExcludeDispatchKeyGuard, IncludeDispatchKeyGuard, below,
+                          dispatcher, local_exclude_set, local_include_set)
 from fnx.library import Library, fallthrough_kernel
 
 ADIOV = 1 << K.ADInplaceOrView

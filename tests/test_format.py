@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 
 import fnx
-from fnx.core.tensor import Tensor
+from fnx.api.printing import printoptions
 from fnx.backends.cpu import CPU_KS
+from fnx.core.tensor import Tensor
 
 
 @pytest.fixture(autouse=True)
@@ -173,7 +174,6 @@ def test_set_printoptions():
 
 
 def test_printoptions_context_manager():
-    from fnx.api.printing import printoptions
     with printoptions(precision=1):
         assert repr(T([0.25, 1.5])) == "tensor([0.2, 1.5])"
     assert repr(T([0.25, 1.5])) == "tensor([0.2500, 1.5000])"

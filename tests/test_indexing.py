@@ -297,7 +297,7 @@ def test_gather_and_take_along_dim():
                                            r"from dimension 1"):
         x.gather(1, T(np.zeros((4, 1), np.int64)))
     check(fnx.take_along_dim(x, T(idx), 1), np.take_along_axis(a, idx, 1))
-    check(x.take_along_dim(T([[1], [0], [2]]), dim=1), 
+    check(x.take_along_dim(T([[1], [0], [2]]), dim=1),
           np.take_along_axis(a, np.array([[1], [0], [2]]), 1))
     check(fnx.take_along_dim(x, T([11, 0])), a.reshape(-1)[[11, 0]])
     b = T([[0, 1]])                                   # broadcasts against x's other dims

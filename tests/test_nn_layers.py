@@ -11,6 +11,7 @@ from scipy.special import erf
 import fnx
 import fnx.nn as nn
 import fnx.nn.functional as F
+from fnx.testing import models
 
 
 def _numeric_grad(f, env, key, eps=1e-6):
@@ -654,7 +655,6 @@ def test_functional_extras(rng):
 def test_modules_match_fnx_testing_models():
     """nn modules loaded with the weights of fnx.testing.models' functional MLP, CNN and
     GPT block compute the same outputs (and the CNN's batch-norm buffers move the same)."""
-    from fnx.testing import models
     p = models.mlp_params((6, 8, 3))
     mlp = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
     mlp.load_state_dict({"0.weight": fnx.tensor(p["w0"]), "0.bias": fnx.tensor(p["b0"]),

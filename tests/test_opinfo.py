@@ -4,11 +4,17 @@ Ids read ``<op>.<overload>-<dtype>-<check>`` (``add.Tensor-float32-reference``);
 failures (``fnx.testing.Known``, stored with the entries) run as strict xfails.
 ``FNX_OPINFO_DTYPES=float32,int64,bool`` limits the dtypes for a quicker run.
 """
+import importlib.util
+import pathlib
+
 import numpy as np
 import pytest
 
 import fnx
 import fnx.testing as ft
+from fnx.core import device as _device
+from fnx.ir.aten import elementwise as E
+from fnx.library import Library
 from fnx.testing import reference_dtypes as refs
 
 
@@ -45,7 +51,6 @@ def test_ids_and_checks():
 
 
 def test_every_elementwise_op_has_an_entry():
-    from fnx.ir.aten import elementwise as E
     names = {i.name for i in ft.entries()}
     for op, family in E.VARIANTS.items():
         for v in family.values():
@@ -188,8 +193,6 @@ def test_register_rejects_duplicates():
 # ----------------------------------------------------------------------- a backend's view
 
 def _example_backend():
-    import importlib.util
-    import pathlib
     path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "custom_backend.py"
     spec = importlib.util.spec_from_file_location("fnx_example_custom_backend_opinfo", path)
     mod = importlib.util.module_from_spec(spec)
@@ -199,7 +202,6 @@ def _example_backend():
 
 @pytest.fixture(scope="module")
 def mydev():
-    from fnx.core import device as _device
     old = _device.privateuse1_name()
     lib = _example_backend().register()
     yield
@@ -230,7 +232,6 @@ def test_backend_checks_skip_ops_the_backend_lacks(mydev):
 
 
 def test_backend_checks_catch_a_wrong_kernel(mydev):
-    from fnx.library import Library
     lib = Library("aten", "IMPL")
     # a sub kernel that forgets to subtract (mydev has no sub of its own)
     lib.impl("sub.Tensor", lambda self, other, *, alpha=1: self, "PrivateUse1")

@@ -231,7 +231,8 @@ def _rnd(fn):
 UNARY_REF = {
     # PyTorch's sign is (0 < a) - (a < 0): nan gives 0, where np.sign gives nan
     "abs": np.abs, "neg": np.negative, "sign": lambda a: a.copy() if a.dtype == bool
-    else np.sign(np.where(np.isnan(a), 0, a)).astype(a.dtype), "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
+    else np.sign(np.where(np.isnan(a), 0, a)).astype(a.dtype), "acos": np.arccos,
+    "acosh": np.arccosh, "asin": np.arcsin,
     "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh, "cos": np.cos,
     "cosh": np.cosh, "sin": np.sin, "sinh": np.sinh, "tan": np.tan, "tanh": np.tanh,
     "erf": sp.erf, "exp": np.exp, "expm1": np.expm1, "log": np.log, "log10": np.log10,

@@ -1,6 +1,7 @@
 """Reductions against NumPy: values, result dtypes, dims/keepdim, empty and 0-dim inputs,
 NaN rules and PyTorch's errors; meta shapes and decompositions against the kernels."""
 import math
+import pickle
 import warnings
 
 import ml_dtypes
@@ -290,7 +291,6 @@ def test_aminmax():
 
 
 def test_return_types_repr_and_pickle():
-    import pickle
     r = fnx.max(fnx.tensor([1, 3]), 0)
     assert repr(r).startswith("fnx.return_types.max(\nvalues=")
     r2 = pickle.loads(pickle.dumps(fnx.return_types.max((1, 2))))

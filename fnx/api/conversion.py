@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from ..core import dtype as D
 from ..core.device import device as _device
-from .printing import set_printoptions
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..ir.aten import factory as F
-from ..ops import aten
-from ..core.tensor import tensor_method
 from ..ir.backend_select import backend_key, device_arg
+from ..ops import aten
+from .printing import set_printoptions
 
 __all__ = ["is_tensor", "is_floating_point", "numel", "set_printoptions"]
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends.cpu._core import wrap
 from ..core import dtype as D
 from ..core.device import CPU
-from ..core.tensor import Tensor
-from ..backends.cpu._core import wrap
+from ..core.tensor import Tensor, tensor_method
 from ..ir.backend_select import device_arg
 from ..ops import aten
-from ..core.tensor import tensor_method
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "scalar_tensor", "empty", "empty_strided",
            "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",

@@ -16,13 +16,12 @@ import operator
 import numpy as np
 
 from ..core import dtype as D
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..ir.aten import conversion as C
 from ..ir.aten import indexing as I
 from ..ir.aten import shape as S
-from ..core.tensor import tensor_method
-from .creation import tensor
 from ..ops import aten
+from .creation import tensor
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_put",
            "masked_fill", "masked_select", "masked_scatter", "nonzero", "argwhere",

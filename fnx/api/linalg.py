@@ -5,9 +5,8 @@ Products do not promote dtypes (PyTorch's rule): ``float32 @ float64`` is an err
 """
 from __future__ import annotations
 
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..ops import aten
-from ..core.tensor import tensor_method
 from .creation import as_tensor
 
 __all__ = ["matmul", "mm", "bmm", "addmm", "baddbmm", "dot", "mv", "outer", "ger", "einsum",

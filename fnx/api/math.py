@@ -1,10 +1,9 @@
 """Pointwise math: ``fnx.add``, ``fnx.exp``, ``x + y``, ``x.add_(y)``, comparisons, logic."""
 from __future__ import annotations
 
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..ir.aten import elementwise as E
 from ..ops import aten
-from ..core.tensor import tensor_method
 
 __all__ = []
 

@@ -6,8 +6,8 @@ arguments through.  ``Tensor.softmax`` and ``Tensor.log_softmax`` are attached h
 """
 from __future__ import annotations
 
-from ..ops import aten
 from ..core.tensor import tensor_method
+from ..ops import aten
 
 __all__ = ["softmax", "log_softmax", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "convolution", "layer_norm",

@@ -7,9 +7,8 @@ named in PyTorch (``max.dim``) come back as ``return_types`` named tuples.
 """
 from __future__ import annotations
 
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..ops import aten
-from ..core.tensor import tensor_method
 
 __all__ = ["return_types", "sum", "mean", "prod", "amax", "amin", "aminmax", "max", "min",
            "argmax", "argmin", "any", "all", "var", "std", "var_mean", "std_mean",

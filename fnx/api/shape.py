@@ -5,10 +5,9 @@ no dim, one dim or several; ``split`` with a size or a list of sizes) and calls 
 """
 from __future__ import annotations
 
-from ..core.tensor import Tensor
-from ..ir.aten import shape as S
-from ..core.tensor import tensor_method
 from ..backends.cpu.shape import storage_offset as _offset
+from ..core.tensor import Tensor, tensor_method
+from ..ir.aten import shape as S
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
            "unsqueeze", "flatten", "unflatten", "ravel", "cat", "concat", "concatenate",

@@ -7,8 +7,8 @@ does.  As in PyTorch, ``stable`` is keyword-only.
 """
 from __future__ import annotations
 
-from ..ops import aten
 from ..core.tensor import tensor_method
+from ..ops import aten
 from .reduction import return_types
 
 __all__ = ["sort", "argsort", "msort", "topk"]

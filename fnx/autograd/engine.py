@@ -12,11 +12,10 @@ from __future__ import annotations
 import heapq
 
 from ..core.grad_mode import _GradModeGuard, enable_grad, no_grad
-from ..core.tensor import set_grad
+from ..core.tensor import Tensor, set_grad
+from ..ops import aten
 from .graph import AccumulateGrad, accumulate_into
 from .history import edge_of
-from ..core.tensor import Tensor
-from ..ops import aten
 
 __all__ = ["backward", "grad"]
 

@@ -17,14 +17,14 @@ tensor([ 3., 12.])
 """
 from __future__ import annotations
 
+import functools
+
 from ..core.dispatch_key import AUTOGRAD_BITS
-from ..core.grad_mode import no_grad
+from ..core.grad_mode import is_grad_enabled, no_grad
+from ..core.tensor import Tensor
+from ..ops import aten
 from .graph import FREED, Node, SavedTensor, ag_bit
 from .history import edge_of
-from ..core.tensor import Tensor
-from ..core.grad_mode import is_grad_enabled
-import functools
-from ..ops import aten
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -79,7 +79,8 @@ class BackwardCFunction(Node):
         ctx = self.ctx
         if ctx.materialize_grads:
             grads = [g if g is not None or m is None else
-                     aten.zeros.default(list(m[0]), dtype=m[1], device=m[2]) for g, m in zip(grads, self.out_meta)]
+                     aten.zeros.default(list(m[0]), dtype=m[1], device=m[2])
+                     for g, m in zip(grads, self.out_meta)]
         res = self.cls.backward(ctx, *grads)
         if not isinstance(res, tuple):
             res = (res,)

@@ -7,14 +7,15 @@ checks use. Inputs should be float64 (or complex128) for the differences to be a
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from .engine import grad as _grad
+from ..backends.cpu._core import wrap_np
 from ..core.grad_mode import no_grad
 from ..core.tensor import Tensor
-from ..backends.cpu._core import wrap_np
 from ..ops import aten
-import warnings
+from .engine import grad as _grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 

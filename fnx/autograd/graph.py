@@ -10,9 +10,8 @@ remember the version they were saved at) and free it after a backward pass unles
 from __future__ import annotations
 
 import itertools
-import weakref
 
-from ..core.dispatch_key import AUTOGRAD_BITS, BACKEND_BITS
+from ..core.dispatch_key import BACKEND_BITS
 from ..core.grad_mode import enable_grad, no_grad
 from ..core.tensor import _autograd_bit, set_grad
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 import inspect
 
 from ..core import tls
-from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
 from ..core.dispatch_key import AUTOGRAD_BITS, AUTOGRAD_KEYS, AliasKey, DispatchKey, below
+from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
 from ..ir.registry import NONDIFFERENTIABLE
 from ..ir.variants import functional_variant
+from ..ops import aten, prims
 from .graph import FREED, Node, SavedTensor, ag_bit
 from .history import edge_of, rebase_history
-from ..ops import prims
-from ..ops import aten
 
 __all__ = ["install", "OpNode"]
 

@@ -20,7 +20,8 @@ import struct
 import numpy as np
 
 from . import dtype as D
-from .device import CPU, device as _device
+from .device import CPU
+from .device import device as _device
 from .dispatch_key import CPU_KS
 from .tensor import Tensor
 

@@ -285,7 +285,7 @@ class Tensor:
 
     def __bool__(self):
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                                if self.numel() else "Boolean value of Tensor with no values "
                                "is ambiguous")
         return bool(self.item())

@@ -20,19 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
-from ..graph.decompose import level as _op_level
-from ._core_ops import CORE_ATEN_SCHEMAS
-from ..dispatch.dispatcher import _ops
-from ..core.dispatch_key import AliasKey, DispatchKey
-from ..core.dispatch_key import AUTOGRAD_KEYS, AliasKey
-from ..ir.registry import NONDIFFERENTIABLE
-from ..testing.checks import lowering_targets
-from ..testing.checks import check_decomposition
-from ..graph.decompose import run_decomposed
-from .. import testing
-from ..dispatch.dispatcher import all_ops
 import warnings
+
+from .. import testing
+from ..core.dispatch_key import AUTOGRAD_KEYS, AliasKey, DispatchKey
+from ..dispatch.dispatcher import _ops, all_ops
+from ..graph.decompose import level as _op_level
+from ..graph.decompose import run_decomposed
+from ..ir.registry import NONDIFFERENTIABLE
+from ..testing.checks import check_decomposition, lowering_targets
+from ._core_ops import CORE_ATEN_SCHEMAS
 
 __all__ = ["NOT_APPLICABLE", "coverage_rows", "summarize", "core_overloads", "missing_core",
            "render", "main", "level_of"]

@@ -8,9 +8,9 @@
 - Tracer: one boxed fallback hands every call to the active interpreter mode
   (fnx.dispatch.modes: the tracer, the decomposer).
 """
-from .dispatcher import FALLTHROUGH, register_fallback
 from ..core.dispatch_key import AUTOCAST_KEYS, AUTOGRAD_KEYS, DispatchKey
 from . import modes
+from .dispatcher import FALLTHROUGH, register_fallback
 
 
 def install() -> None:

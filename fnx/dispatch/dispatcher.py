@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import keyword
 
-from .schema import FunctionSchema, check_argument_type, parse_schema
 from ..core import tls
-from ..core.dispatch_key import (AUTOCAST_KEYS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_KEYS, BACKEND_KEYS, FULL, KEYS,
-                   NUM_KEYS, AliasKey, DispatchKey, DispatchKeySet)
+from ..core.dispatch_key import (AUTOCAST_KEYS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_KEYS, BACKEND_KEYS,
+                                 FULL, KEYS, NUM_KEYS, AliasKey, DispatchKey, DispatchKeySet)
+from .schema import FunctionSchema, check_argument_type, parse_schema
 
 __all__ = ["OpOverload", "OpOverloadPacket", "FALLTHROUGH", "register_fallback",
            "get_op", "all_ops"]

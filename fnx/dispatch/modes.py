@@ -23,9 +23,9 @@ runs an op on the keys under the Tracer with the mode suspended.
 """
 from __future__ import annotations
 
-from .dispatcher import register_fallback
 from ..core.dispatch_key import DispatchKey, below
 from ..core.tls import ExcludeDispatchKeyGuard, IncludeDispatchKeyGuard, current_mode, state
+from .dispatcher import register_fallback
 
 __all__ = ["DispatchMode", "current_mode"]
 

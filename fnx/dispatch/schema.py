@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
 import numpy as np
-from ..core.dtype import dtype
-from ..core.device import device
+
 from ..core import dtype as _dtype
+from ..core.device import device
+from ..core.dtype import dtype
 
 __all__ = ["FunctionSchema", "Argument", "Type", "AliasInfo", "parse_schema"]
 

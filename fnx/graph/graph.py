@@ -8,16 +8,16 @@ Printing a graph gives Python that calls ``fnx.ops`` with shapes in comments.
 """
 from __future__ import annotations
 
+import types
 from typing import NamedTuple
 
-from ..core.meta_array import meta_tensor
 import networkx as nx
-import types
 
 from .. import ops
+from ..core.device import device as _device_cls
 from ..core.dtype import all_dtypes
 from ..core.dtype import dtype as _dtype_cls
-from ..core.device import device as _device_cls
+from ..core.meta_array import meta_tensor
 
 __all__ = ["NodeMeta", "Node", "Graph", "map_nodes"]
 

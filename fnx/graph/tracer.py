@@ -14,22 +14,22 @@ decomposition of every op outside that level instead of the op itself.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import traceback
 
 from ..core import dtype as D
+from ..core import tls
 from ..core.device import CPU, META, canonical
 from ..core.dispatch_key import META_KS, DispatchKey
 from ..core.meta_array import MetaArray, meta_tensor
 from ..core.tensor import GradWriteLog, Tensor
 from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
-                          written_args)
+                           written_args)
 from ..ops import aten
 from .graph import Graph, NodeMeta
 from .levels import DecomposingMode, in_target
-import contextlib
-from ..core import tls
 
 __all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
            "is_compiling", "suspend_tracing"]

@@ -1,9 +1,10 @@
 """Small helpers shared by derivative formulas (written with fnx ops, so differentiable)."""
 from __future__ import annotations
-from ..ops import prims
-from ..ops import aten
-from .shapes import wrap_dims
+
 import math
+
+from ..ops import aten, prims
+from .shapes import wrap_dims
 
 __all__ = ["conj", "is_tensor", "zeros_like", "expand_reduced"]
 

@@ -19,12 +19,13 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
 from ..core import dtype as D
 from ..ops import prims as _p
-from .registry import TensorMeta, defop, derivative, nondifferentiable
-import numpy as np
-from .grad_utils import trigamma
 from .backend_select import backend_select
+from .grad_utils import trigamma
+from .registry import TensorMeta, defop, derivative, nondifferentiable
 
 __all__ = ["UNARY", "BINARY", "PRIM", "POINTWISE", "check_tensor", "check_dims",
            "category_name"]
@@ -33,7 +34,7 @@ PRIM = ("prim",)
 POINTWISE = ("prim", "pointwise")
 
 # dtype categories (``fnx.dtype.category``)
-B, I, F, C = 0, 1, 2, 3
+B, I, F, C = 0, 1, 2, 3  # noqa: E741  (I: integer, as the other category letters)
 ANY = frozenset((B, I, F, C))
 BI = frozenset((B, I))
 BIF = frozenset((B, I, F))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..dispatch.dispatcher import OpOverload, define
 from ..core.dispatch_key import AliasKey
+from ..dispatch.dispatcher import OpOverload, define
 
 __all__ = ["defop", "TensorMeta", "derivative", "nondifferentiable", "NONDIFFERENTIABLE"]
 

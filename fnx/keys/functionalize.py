@@ -29,32 +29,24 @@ from __future__ import annotations
 
 import weakref
 
-from ..core.tensor import Tensor
-from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
-from ..core.dispatch_key import (AUTOCAST_BITS, AUTOGRAD_BITS, BACKEND_KEYS, AliasKey,
-                            DispatchKey, below)
-from ..core.tls import ExcludeDispatchKeyGuard
-from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
-                          written_args)
-from ..dispatch.modes import current_mode
-from ..ir.aten.shape import contiguous_strides
-from ..ir.aten.shape import view_geometry
-from ..ir.aten.shape import check_permutation
-from ..ir.aten.shape import expand_geometry
-from ..ir.aten.shape import squeeze_dims
-from ..ir.aten.shape import unsqueeze_geometry
-from ..ir.aten.shape import check_select
-from ..ir.aten.shape import check_slice
-from ..ir.aten.shape import diagonal_geometry
-from ..ir.aten.shape import check_split_sizes
-from ..ir.aten.shape import unfold_geometry
-from ..ops import aten
 import numpy as np
+
+from ..backends.cpu._core import same_device_error, wrap
 from ..core import dtype as D
-from ..backends.cpu._core import wrap
-from ..backends.cpu._core import same_device_error
-from ..core.dtype import can_cast
 from ..core.device import CPU
+from ..core.dispatch_key import (AUTOCAST_BITS, AUTOGRAD_BITS, BACKEND_KEYS, AliasKey, DispatchKey,
+                                 below)
+from ..core.dtype import can_cast
+from ..core.tensor import Tensor
+from ..core.tls import ExcludeDispatchKeyGuard
+from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
+from ..dispatch.modes import current_mode
+from ..ir.aten.shape import (check_permutation, check_select, check_slice, check_split_sizes,
+                             contiguous_strides, diagonal_geometry, expand_geometry, squeeze_dims,
+                             unfold_geometry, unsqueeze_geometry, view_geometry)
+from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
+                           written_args)
+from ..ops import aten
 
 __all__ = ["register_all", "register_op", "mutate", "write", "views_of", "make_alias"]
 

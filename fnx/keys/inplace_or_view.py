@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import weakref
 
-from ..dispatch.dispatcher import all_ops
 from ..core.dispatch_key import AUTOGRAD_BITS, BACKEND_KEYS, AliasKey, DispatchKey, below
+from ..dispatch.dispatcher import all_ops
 from ..ir.variants import is_view_op
 
 _BELOW = below(DispatchKey.ADInplaceOrView)

@@ -18,22 +18,20 @@ from __future__ import annotations
 import functools
 import warnings
 
+import numpy as np
 
-from ..core.tensor import Tensor
-from ..graph.graph import Graph, Node, map_nodes
+from ..autograd import engine as _engine
+from ..backends.cpu import wrap
+from ..core.grad_mode import is_grad_enabled, no_grad
+from ..core.tensor import Tensor, set_grad
+from ..dispatch.modes import current_mode
+from ..graph import tracer as _tracer
+from ..graph.graph import Graph, map_nodes
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
-from ..graph import tracer as _tracer
-from ..autograd import engine as _engine
-from ..core.grad_mode import no_grad
-from ..core.tensor import set_grad
-from ..dispatch.modes import current_mode
 from ..graph.tracer import DataDependentError, TracingMode, trace
 from ..ir.aten.random import next_key
 from .target import get_target
-from ..backends.cpu import wrap
-import numpy as np
-from ..core.grad_mode import is_grad_enabled
 
 __all__ = ["compile", "CompiledFunction", "CompileReport"]
 
@@ -373,7 +371,6 @@ class CompileReport:
         self.eager_ops = len(entry.stages["traced"].calls())
         self.prim_calls = len(entry.graph.calls())
         self.fusions = []
-        env = dict(zip(entry.places, inputs))
         for step, fn in entry.steps:
             if fn is not None and hasattr(fn, "hlo_fusions"):
                 self.fusions.append(fn.hlo_fusions(*[_example(i) for i in step.inputs]))

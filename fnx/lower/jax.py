@@ -12,11 +12,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..core import dtype as D
-from .target import Target
-from .jax_compile import compile_graph
-from .jax_autograd import compile_vjp
 from ..ops import prims
+from .jax_autograd import compile_vjp
+from .jax_compile import compile_graph
+from .target import Target
 
 __all__ = ["JAX_TARGET", "JaxTarget", "np_dtype", "random_key"]
 

@@ -9,12 +9,12 @@ backward pass releases the node.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from ..autograd.graph import FREED, Node, ag_bit
 from ..autograd.history import edge_of
 from ..graph.graph import _collect
 from .jax_compile import _to_tensor
-import jax.numpy as jnp
 
 __all__ = ["compile_vjp", "CompiledBackward"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from ..core.tensor import Tensor
-from ..graph.graph import _collect, map_nodes
 from ..backends.cpu import wrap
 from ..core.device import canonical
+from ..core.tensor import Tensor
+from ..graph.graph import _collect, map_nodes
 
 __all__ = ["compile_graph", "graph_program", "register_device_arrays"]
 

@@ -18,8 +18,10 @@ import math
 import warnings
 
 from .. import api as fnx
-from ..ops import aten
+from ..api.nn import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                      pdist)
 from ..core.grad_mode import no_grad
+from ..ops import aten
 
 __all__ = [
     # activations
@@ -294,8 +296,6 @@ def bilinear(input1, input2, weight, bias=None):
 
 # the top-level functions, imported from their module (so that importing fnx.nn early in
 # fnx/__init__ works too)
-from ..api.nn import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: E402
-                      conv_transpose3d, pdist)
 
 
 def _pair(x, n=2):

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import api as fnx
 from ..core.grad_mode import no_grad
-import numpy as np
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",

@@ -1,11 +1,12 @@
 """``nn.Parameter``: a tensor that a ``Module`` registers as one of its parameters."""
 from __future__ import annotations
 
-from .. import api as fnx
-from ..core.tensor import Tensor, _autograd_bit
-from ..core.dispatch_key import AUTOGRAD_BITS
 import numpy as np
+
+from .. import api as fnx
+from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.grad_mode import no_grad
+from ..core.tensor import Tensor, _autograd_bit
 from ..serialization import _rebuild_tensor, register_parameter_class
 
 __all__ = ["Parameter", "Buffer"]

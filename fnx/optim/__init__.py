@@ -10,11 +10,11 @@
 >>> len(opt.state)
 2
 """
-from . import lr_scheduler  # noqa: F401
-from .adam import Adam  # noqa: F401
-from .adamw import AdamW  # noqa: F401
-from .optimizer import Optimizer  # noqa: F401
-from .rmsprop import RMSprop  # noqa: F401
-from .sgd import SGD  # noqa: F401
+from . import lr_scheduler
+from .adam import Adam
+from .adamw import AdamW
+from .optimizer import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]

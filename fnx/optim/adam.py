@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from .. import api as fnx
+from .. import compiler
 from ._functional import addcmul_, check, check_lr, lerp_
 from .optimizer import Optimizer, _use_grad
-from .. import compiler
 
 __all__ = ["Adam"]
 

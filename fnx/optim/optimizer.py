@@ -13,9 +13,9 @@ from collections import OrderedDict, defaultdict
 from itertools import chain
 
 from .. import api as fnx
-from ..core.tensor import Tensor
-from ..core.grad_mode import enable_grad, no_grad
 from .. import compiler
+from ..core.grad_mode import enable_grad, no_grad
+from ..core.tensor import Tensor
 from ..nn.modules.module import RemovableHandle
 
 __all__ = ["Optimizer", "required"]

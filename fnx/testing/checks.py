@@ -22,23 +22,22 @@ import re
 
 import numpy as np
 
+import fnx
+
+from .. import float64
+from ..autograd import GradcheckError, gradcheck
+from ..graph.decompose import in_target, run_decomposed
+from ..graph.tracer import DataDependentError, trace
+from ..ir.registry import NONDIFFERENTIABLE
+from ..lower import get_target
+from ..lower.target import targets
 from .compare import assert_close, to_numpy
 from .database import _is_tensor
 from .variants import expected_meta
-import fnx
-from ..graph.decompose import in_target, run_decomposed
-from ..graph.decompose import in_target
-from ..graph.tracer import DataDependentError, trace
-from ..graph.tracer import trace
-from ..lower import get_target
-from ..graph.tracer import DataDependentError
-from .. import float64
-from ..autograd import GradcheckError, gradcheck
-from ..ir.registry import NONDIFFERENTIABLE
-from ..lower.target import targets
 
-__all__ = ["NotApplicable", "check_reference", "check_meta", "check_decomposition", "check_errors",
-           "check_lowering", "check_gradient", "to_device", "clone_sample", "tolerance", "lowering_targets"]
+__all__ = ["NotApplicable", "check_reference", "check_meta", "check_decomposition",
+           "check_errors", "check_lowering", "check_gradient", "to_device", "clone_sample",
+           "tolerance", "lowering_targets"]
 
 
 class NotApplicable(Exception):

@@ -12,9 +12,10 @@ import zlib
 
 import numpy as np
 
+import fnx
+
 from ..core import dtype as D
 from ..graph.decompose import level as _level
-import fnx
 
 __all__ = ["SampleInput", "ErrorInput", "Known", "OpInfo", "make_tensor", "register",
            "CHECKS", "DEFAULT_TOLS", "FLOATS", "INTS", "ALL_DTYPES", "op_name", "op_db"]
@@ -247,7 +248,8 @@ class OpInfo:
     - ``op``: the ``OpOverload`` (``fnx.ops.aten.add.Tensor``).
     - ``ref``: an independent NumPy/SciPy reference taking NumPy arrays (and the same
       non-tensor arguments) and returning arrays with PyTorch's result dtype and shape
-      (see ``fnx.testing.reference_dtypes``); None when no reference exists (only the other checks run).
+      (see ``fnx.testing.reference_dtypes``); None when no reference exists (only the
+      other checks run).
     - ``dtypes``: the input dtypes the samples are made in.
     - ``sample_inputs(info, device, dtype)``: yields ``SampleInput``s.
     - ``error_inputs(info, device)``: yields ``ErrorInput``s (optional).

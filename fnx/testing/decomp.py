@@ -22,16 +22,15 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
+
+import fnx
 
 from ..core import dtype as D
+from ..dispatch.dispatcher import OpOverload
+from ..graph.decompose import decompose, in_target, run_decomposed
 from .compare import assert_close
 from .database import DEFAULT_TOLS
-from ..graph.decompose import in_target
-from ..graph.decompose import run_decomposed
-import pytest
-from ..graph.decompose import decompose
-from ..dispatch.dispatcher import OpOverload
-import fnx
 
 __all__ = ["REDUCTION_TOLS", "assert_same", "outside_target", "assert_ran_only",
            "assert_decomposes", "assert_same_error", "assert_graph_decomposes",

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 import fnx
-import jax
-import jax.numpy as jnp
 
 aten = fnx.ops.aten
 

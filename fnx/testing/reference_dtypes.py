@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+
 import fnx
 
 __all__ = ["result_dtype", "promote", "category", "is_float", "pointwise", "np_dtype",

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dtype as D
-from .database import ErrorInput, Known, OpInfo, SampleInput, _is_tensor
-from ..ir.registry import TensorMeta
 import fnx
+
+from ..core import dtype as D
+from ..ir.registry import TensorMeta
+from .database import ErrorInput, OpInfo, SampleInput, _is_tensor
 
 __all__ = ["inplace_entry", "out_entry", "result_meta", "OUT_KNOWN"]
 

@@ -6,8 +6,8 @@ import numpy as np
 
 from ...core import dtype as D
 from ...core.device import CPU
-from ...core.tensor import Tensor
 from ...core.dispatch_key import CPU_KS, DispatchKey
+from ...core.tensor import Tensor
 
 __all__ = ["CPU_KS", "wrap", "data", "register", "kernel", "same_device_error"]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as D
-from ...core.meta_array import meta_tensor
 from ...core.device import CPU, canonical
+from ...core.meta_array import meta_tensor
 from ...ir.aten import conversion as C
-from ._core import kernel, wrap
 from ...ops import aten
+from ._core import kernel, wrap
 
 # device type -> fn(ndarray, dtype, device) making a tensor there from host data (a
 # backend's direct upload; without one, the target backend's empty + copy_ do it)

@@ -9,6 +9,8 @@ passed before anything is written.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.special as sp
 
@@ -19,7 +21,6 @@ from ...ir.aten import elementwise as E
 from ...ir.promotion import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, elementwise_dtypes
 from ...ir.shapes import broadcast_shapes
 from ._core import data, register, same_device_error, wrap
-import warnings
 
 _HALF = (D.float16, D.bfloat16)
 

@@ -11,8 +11,8 @@ import numpy as np
 from ...core import dtype as D
 from ...ir.aten import indexing as I
 from ...ir.aten.shape import checked_scalar
-from ._core import data, kernel, wrap
 from ...ir.shapes import broadcast_shapes
+from ._core import data, kernel, wrap
 
 _ALL = slice(None)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 
+import jax
 import numpy as np
 import scipy.special as sp
 
@@ -18,7 +19,6 @@ from ...core import dtype as D
 from ...core.device import device as _device
 from ...ir import prims as P
 from ._core import data, kernel, register, wrap
-import jax
 
 _HALF = (D.float16.numpy, D.bfloat16.numpy)
 _F32 = np.dtype(np.float32)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as D
-from ...ir.aten import random as R
 from ...core.random import rng
+from ...ir.aten import random as R
 from ._core import data, kernel, wrap
 
 _SQRT_HALF = np.sqrt(0.5)

@@ -11,9 +11,9 @@ import numpy as np
 
 from ...ir.aten import shape as S
 from ...ir.aten.shape import (VIEW_ERROR, check_as_strided, check_permutation, check_select,
-                             check_slice, check_split_sizes, checked_scalar, diagonal_geometry,
-                             expand_geometry, ints, memory_format_name, shape_str,
-                             slice_bounds, unfold_geometry, unsqueeze_geometry, view_strides)
+                              check_slice, check_split_sizes, checked_scalar, diagonal_geometry,
+                              expand_geometry, ints, memory_format_name, shape_str, slice_bounds,
+                              unfold_geometry, unsqueeze_geometry, view_strides)
 from ...ir.shapes import infer_size, wrap_dims
 from ._core import data, kernel, wrap
 

@@ -26,21 +26,20 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ...keys import functionalize as _functionalize
 from ...core.device import CPU, canonical
+from ...core.dispatch_key import AliasKey, DispatchKey
 from ...core.meta_array import meta_tensor
 from ...dispatch.dispatcher import all_ops, register_fallback
-from ...core.dispatch_key import AliasKey, DispatchKey
 from ...ir.aten import conversion as C
 from ...ir.aten import factory as F
 from ...ir.aten import shape as S
-from ..cpu import conversion as cpu_conversion
-from ..cpu._core import wrap as cpu_wrap
-from .storage import (CUDA_KS, canonical_cuda, host_strides, jax_device, preserved_strides,
-                    to_device, to_host, with_strides, wrap_array, x64)
-from .jit_kernel import cache_info, clear_cache, generic_kernel, run_on_cpu
 from ...ir.aten.shape import memory_format_name
 from ...lower.jax_compile import register_device_arrays
+from ..cpu import conversion as cpu_conversion
+from ..cpu._core import wrap as cpu_wrap
+from .jit_kernel import cache_info, clear_cache, generic_kernel, run_on_cpu
+from .storage import (CUDA_KS, canonical_cuda, host_strides, jax_device, preserved_strides,
+                      to_device, to_host, with_strides, wrap_array, x64)
 
 __all__ = ["CUDA_KS", "wrap_array", "jax_device", "from_host", "cache_info", "clear_cache",
            "run_on_cpu", "register"]

@@ -19,11 +19,12 @@ import os
 
 import jax
 
-from ...core.device import current_index, device as _device, set_current_index
+from ...core.device import current_index, set_current_index
+from ...core.device import device as _device
 from ...core.random import Generator, register_default_generator, register_seed_hook
 
 try:
-    from jax._src import xla_bridge     # private: asked only whether JAX's backends are up
+    from jax._src import xla_bridge  # private: asked only whether JAX's backends are up
 except ImportError:                     # a JAX without it: one fake device then
     xla_bridge = None
 

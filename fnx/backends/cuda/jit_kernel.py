@@ -25,21 +25,21 @@ import os
 import jax
 import numpy as np
 
-from ...core.device import CPU
-from ...core.meta_array import meta_tensor
-from ...core.tensor import Tensor
 from ...core import tls
+from ...core.device import CPU, canonical
 from ...core.dispatch_key import FULL, AliasKey, DispatchKey
+from ...core.meta_array import meta_tensor
 from ...core.random import rng as _rng
-from ..cpu._core import same_device_error, wrap as cpu_wrap
-from .storage import CUDA_KS, canonical_cuda, jax_device, to_device, to_host, wrap_array, x64
-from ...keys import functionalize as _functionalize
-from . import devices as cuda
+from ...core.tensor import Tensor
 from ...graph.graph import Node
 from ...graph.tracer import DataDependentError, trace
+from ...keys import functionalize as _functionalize
 from ...lower.jax import JAX_TARGET
 from ...lower.jax_compile import graph_program
-from ...core.device import canonical
+from ..cpu._core import same_device_error
+from ..cpu._core import wrap as cpu_wrap
+from . import devices as cuda
+from .storage import CUDA_KS, canonical_cuda, jax_device, to_device, to_host, wrap_array, x64
 
 __all__ = ["generic_kernel", "run_on_cpu", "cache_info", "clear_cache"]
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from . import devices as _cuda
-from ...core.device import CPU, device as _device
-from ...core.tensor import Tensor
+from ...core.device import CPU
+from ...core.device import device as _device
 from ...core.dispatch_key import DispatchKey
+from ...core.tensor import Tensor
+from . import devices as _cuda
 
 __all__ = ["CUDA_KS", "wrap_array", "jax_device", "to_device", "x64", "is_functional"]
 

@@ -1,11 +1,11 @@
 """Helpers shared by op families: meta functions for common shapes of op."""
 from __future__ import annotations
 
+from ...core import dtype as D
+from ...core.meta_array import MetaArray
 from ..promotion import elementwise_dtypes
 from ..registry import TensorMeta
 from ..shapes import broadcast_shapes
-from ...core.meta_array import MetaArray
-from ...core import dtype as D
 
 __all__ = ["pointwise_meta", "inplace_meta", "out_meta", "shape_of"]
 

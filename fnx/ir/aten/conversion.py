@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 from ...core import dtype as D
-from ..registry import TensorMeta, defop
+from ...core.device import canonical
+from ...ops import aten, prims
+from .. import refs
+from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes
+from .elementwise import copy_of, full
+from .factory import backend_select, device_arg
 
 _to_copy = defop("_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
                  "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
@@ -33,18 +38,11 @@ scalar_tensor = defop("scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout
                           (), dtype if dtype is not None else D.scalar_dtype(s)))
 
 # A factory: without a tensor argument, ``device=`` picks the backend.
-from .factory import backend_select  # noqa: E402
 
 backend_select(scalar_tensor)
 
 # ---------------------------------------------------------------------------- decompositions
 
-from ...core.device import canonical  # noqa: E402
-from ...ops import prims  # noqa: E402
-from .. import refs  # noqa: E402
-from ..registry import decomposition  # noqa: E402
-from .elementwise import copy_of, full  # noqa: E402
-from .factory import device_arg  # noqa: E402
 
 
 @decomposition(_to_copy)
@@ -78,8 +76,6 @@ def _scalar_tensor_decomp(s, *, dtype=None, layout=None, device=None, pin_memory
 
 # ---------------------------------------------------------------------------- derivatives
 
-from ...ops import aten  # noqa: E402
-from ..registry import derivative, nondifferentiable  # noqa: E402
 
 
 @derivative(_to_copy)

@@ -9,16 +9,22 @@ promotion applied by declaration); in-place and ``out=`` variants are not decomp
 """
 from __future__ import annotations
 
-from ..promotion import (ALWAYS_BOOL, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT)
+import cmath
+import math
+
+import numpy as np
+
+from ...core import dtype as D
 from ...dispatch.dispatcher import get_op
+from ...ops import aten, prims
+from .. import refs
 from ..grad_utils import conj, is_tensor, sgn
-from ..registry import defop, derivative, nondifferentiable
-from ._common import inplace_meta, out_meta, pointwise_meta
-from ..promotion import elementwise_dtypes
-from ..registry import TensorMeta
+from ..promotion import (ALWAYS_BOOL, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT, NO_OPMATH,
+                         elementwise_dtypes)
+from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes
-from ._common import shape_of
 from ..variants import VARIANTS
+from ._common import inplace_meta, out_meta, pointwise_meta, shape_of
 
 CORE = ("core", "pointwise")
 ATEN = ("pointwise",)
@@ -229,16 +235,8 @@ get_op("aten::square_").meta = inplace_meta(_square_meta, "square_")
 # rounding to integers, bit operations) declare NO_OPMATH: half types stay half, with no
 # round trip through float32.
 
-import cmath  # noqa: E402
-import math  # noqa: E402
 
-import numpy as np  # noqa: E402
 
-from ...core import dtype as D  # noqa: E402
-from ...ops import aten, prims  # noqa: E402
-from .. import refs  # noqa: E402
-from ..promotion import NO_OPMATH, elementwise_dtypes  # noqa: E402
-from ..registry import decomposition  # noqa: E402
 
 
 def not_implemented(kernel_name: str, dtype) -> RuntimeError:

@@ -17,17 +17,14 @@ from __future__ import annotations
 import math
 import operator
 
+import ml_dtypes
 import numpy as np
 
 from ...core import dtype as D
-from ...core.device import CPU, canonical, device as _device, privateuse1_name
-from ...core.dispatch_key import DispatchKey, below
-from ..registry import TensorMeta, defop
-import ml_dtypes
-from ...ops import aten
-from ...ops import prims
-from .elementwise import full as typed_full
+from ...ops import aten, prims
 from ..backend_select import backend_select, device_arg
+from ..registry import TensorMeta, decomposition, defop, nondifferentiable
+from .elementwise import full as typed_full
 
 __all__ = ["size_arg", "dtype_arg", "cast_fill", "arange_params"]
 
@@ -461,7 +458,6 @@ for _f in (empty, empty_strided, full, zeros, ones, arange_start_step, arange, a
 # The core factories decompose to prims.full / prims.iota; the others already decompose
 # to the core ones (above).
 
-from ..registry import decomposition  # noqa: E402
 
 
 def _prims():
@@ -529,7 +525,6 @@ def _arange_decomp(start, end, step=1, *, dtype=None, layout=None, device=None,
 # ---------------------------------------------------------------------------- autograd
 # A factory's values do not depend on any tensor's values: no gradient flows through it.
 
-from ..registry import nondifferentiable  # noqa: E402
 
 nondifferentiable(empty, empty_strided, full, zeros, ones, full_like, empty_like, zeros_like,
                   ones_like, new_empty, new_zeros, new_ones, new_full, new_empty_strided,

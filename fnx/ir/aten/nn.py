@@ -21,12 +21,13 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
+
 from ...core import dtype as D
+from ...core.grad_mode import no_grad
 from ...ops import aten, prims
 from ..registry import TensorMeta, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, wrap_dim
-from ...core.grad_mode import no_grad
-import numpy as np
 
 CORE = ("core",)
 CORE_PW = ("core", "pointwise")

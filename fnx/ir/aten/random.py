@@ -18,14 +18,14 @@ from ...core.dispatch_key import CPU_KS
 from ...core.random import default_generator_for, rng
 from ...core.tensor import Tensor
 from ...core.tls import current_mode
-from ...ops import aten, prims
-from ..registry import TensorMeta, defop
-from ..shapes import broadcast_shapes
-from .factory import OPTS, backend_select, dtype_arg, size_arg
-from ..backend_select import device_arg
-from .elementwise import full
 from ...dispatch.dispatcher import get_op
+from ...ops import aten, prims
 from .. import refs
+from ..backend_select import device_arg
+from ..registry import TensorMeta, decomposition, defop, nondifferentiable
+from ..shapes import broadcast_shapes
+from .elementwise import full
+from .factory import OPTS, backend_select, dtype_arg, size_arg
 
 # ---------------------------------------------------------------------------- samplers
 # Decompositions draw with the key-based prims: each call takes a fresh key from the
@@ -513,7 +513,6 @@ multinomial = defop(f"multinomial(Tensor self, int num_samples, bool replacement
 # decompose to their factories.  In-place samplers are not decomposed: functionalization
 # turns ``x.uniform_()`` into a functional sample plus a write-back.)
 
-from ..registry import decomposition  # noqa: E402
 
 
 @decomposition(rand)
@@ -594,7 +593,6 @@ def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None)
 # ---------------------------------------------------------------------------- autograd
 # Samples get no gradient (PyTorch's rule for these ops: no reparameterization).
 
-from ..registry import nondifferentiable  # noqa: E402
 
 nondifferentiable(rand, rand_generator, randn, randn_generator, randint, randint_generator,
                   randint_low, randint_low_generator, randperm, randperm_generator, rand_like,

@@ -21,12 +21,12 @@ import math
 import warnings
 
 from ...core import dtype as D
+from ...core.grad_mode import is_grad_enabled
 from ...ops import aten, prims
 from .. import refs
 from ..grad_utils import conj, reduced_dims, reverse_cumsum, sgn, unreduce, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import reduction_shape, wrap_dim, wrap_dims
-from ...core.grad_mode import is_grad_enabled
 
 CORE = ("core",)
 ATEN = ()

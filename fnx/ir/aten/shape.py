@@ -19,14 +19,13 @@ import ml_dtypes
 import numpy as np
 
 from ...core import dtype as D
+from ...core.dispatch_key import AUTOGRAD_BITS, AliasKey, DispatchKey, below
 from ...dispatch.dispatcher import FALLTHROUGH
-from ...core.dispatch_key import AliasKey, DispatchKey, below
 from ...ops import aten, prims
 from .. import refs
 from ..grad_utils import zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, infer_size, wrap_dim, wrap_dims
-from ...core.dispatch_key import AUTOGRAD_BITS
 
 CORE = ("core",)
 CORE_VIEW = ("core", "view")

@@ -6,9 +6,9 @@ import operator
 from collections import OrderedDict
 from itertools import islice
 
+from ...core.tensor import Tensor
 from ..parameter import Parameter
 from .module import Module
-from ...core.tensor import Tensor
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 

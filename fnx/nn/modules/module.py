@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from ... import api as fnx
 from ...core import dtype as D
 from ...core.device import device as _device_cls
-from ...core.tensor import Tensor, _autograd_bit
 from ...core.dispatch_key import AUTOGRAD_BITS
 from ...core.grad_mode import no_grad
+from ...core.tensor import Tensor, _autograd_bit
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from ... import api as fnx
+from ...core.grad_mode import no_grad
 from .. import functional as F
 from .. import init
-from ...core.grad_mode import no_grad
 from ..parameter import Parameter
 from .module import Module
 

@@ -12,7 +12,8 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
-__all__ = ["TransformerEncoderLayer", "TransformerEncoder", "generate_square_subsequent_mask"]
+__all__ = ["Transformer", "TransformerEncoderLayer", "TransformerEncoder",
+           "generate_square_subsequent_mask"]
 
 
 def generate_square_subsequent_mask(sz, device=None, dtype=None):

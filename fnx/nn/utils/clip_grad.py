@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from ... import api as fnx
-from ...core.tensor import Tensor
 from ...core.grad_mode import no_grad
+from ...core.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+import fnx
+
 from ...core import dtype as D
 from ...ops import aten
 from ..database import ALL_DTYPES, ErrorInput, OpInfo, SampleInput, make_tensor, register
-import fnx
 
 TARGETS = (D.float32, D.float64, D.float16, D.bfloat16, D.int64, D.int32, D.int8, D.uint8,
            D.bool)

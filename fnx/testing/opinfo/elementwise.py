@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sp
 
+import fnx
+
 from ...core import dtype as D
 from ...ir.aten import elementwise as E
-from ..database import (ALL_DTYPES, FLOATS, INTS, ErrorInput, Known, OpInfo, SampleInput,
-                       make_tensor, register)
+from ..database import (ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor,
+                        register)
 from ..reference_dtypes import DEFAULT, INT_TO_FLOAT, category, pointwise, result_dtype
-import fnx
 
 NUMERIC = FLOATS + INTS
 INTEGRAL = INTS + (D.bool,)

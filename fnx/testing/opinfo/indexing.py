@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import fnx
+
 from ...core import dtype as D
 from ...ir.aten import indexing as I
 from ..database import ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, register
-from ..database import make_tensor as mk, make_transposed as _t
-import fnx
+from ..database import make_tensor as mk
+from ..database import make_transposed as _t
 
 DATA_DEPENDENT = {"meta": "the output shape depends on the data: the meta function raises"}
 # scatter_reduce's sums: the reference rounds a float64 sum, the decomposition a float32 one

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import fnx
+
 from ...core import dtype as D
 from ...ir.aten import linalg as L
-from ..database import (FLOATS, INTS, ErrorInput, Known, OpInfo, SampleInput, make_tensor,
-                       register)
+from ..database import FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor, register
 from ..reference_dtypes import category, pointwise
-import fnx
 
 NUMERIC = FLOATS + INTS
 # a product of k terms in half precision: the reference rounds a float64 result, the

@@ -32,12 +32,12 @@ import math
 import numpy as np
 import scipy.special as sp
 
+import fnx
+
 from ...core import dtype as D
 from ...ops import aten
 from ..database import ErrorInput, Known, OpInfo, SampleInput, make_tensor, register
-from ..reference_dtypes import category
-import fnx
-from ..reference_dtypes import promote
+from ..reference_dtypes import category, promote
 
 F = (D.float32, D.float64)
 FI = (D.float32, D.float64, D.int64)

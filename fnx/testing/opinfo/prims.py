@@ -13,14 +13,13 @@ import itertools
 import numpy as np
 import scipy.special as sp
 
+import fnx
+
 from ...core import dtype as D
 from ...ir import prims as P
 from ...ops import prims
-from ..database import (FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor,
-                       register)
+from ..database import FLOATS, INTS, ErrorInput, OpInfo, SampleInput, _gen, make_tensor, register
 from .elementwise import _int_trunc_div
-import fnx
-from ..database import _gen
 
 COMPLEX = (D.complex64, D.complex128)
 _BY_CATEGORY = {P.B: (D.bool,), P.I: INTS, P.F: FLOATS, P.C: COMPLEX}

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import fnx
+
 from ...core import dtype as D
 from ...ops import aten
-from ..database import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, \
-    make_tensor, register
-import fnx
+from ..database import (ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor,
+                        register)
 
 SIZES = ([2, 3], [0])
 NUMERIC = FLOATS + INTS

@@ -16,12 +16,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sp
 
+import fnx
+
 from ...core import dtype as D
 from ...ir.aten import reduction as R
-from ..database import (ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, register)
+from ..database import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, register
 from ..database import make_tensor as _make_tensor
 from ..reference_dtypes import category, np_dtype
-import fnx
 
 NUMERIC = FLOATS + INTS
 COMPLEX = (D.complex64, D.complex128)

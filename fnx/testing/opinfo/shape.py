@@ -21,7 +21,8 @@ import numpy as np
 from ...core import dtype as D
 from ...ir.aten import shape as S
 from ..database import ALL_DTYPES, ErrorInput, Known, OpInfo, SampleInput, register
-from ..database import make_tensor as mk, make_transposed as _t
+from ..database import make_tensor as mk
+from ..database import make_transposed as _t
 from ..reference_dtypes import promote
 
 COMPLEX = (D.complex64, D.complex128)
