@@ -9,18 +9,12 @@ import pytest
 
 import fnx
 import fnx.testing as ft
-from fnx.backends import cuda as backend
 from fnx.backends.cuda import devices as cuda_devices
 from fnx.backends.cuda import jit_kernel as _generic
 from fnx.ir.variants import is_view_op
 
 pytestmark = pytest.mark.skipif(not fnx.cuda.is_available(),
                                 reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
-
-@pytest.fixture(scope="module", autouse=True)
-def _backend():
-    backend.register()      # what fnx/__init__ will do (issue 7); idempotent
-
 
 
 def cuda(x, i=0):
@@ -159,6 +153,19 @@ def test_inplace_rebinds_and_bumps_the_version():
     assert x.tolist() == [3.0, 6.0, 9.0] and x._version == v0 + 2
     with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
         fnx.ones(3, dtype=fnx.int64).cuda().add_(1.5)
+
+
+def test_data_is_an_alias_outside_autograd():
+    w = fnx.zeros(3, device="cuda", requires_grad=True)
+    d = w.data
+    assert not d.requires_grad and d.device == w.device
+    d.add_(2)                         # PyTorch: .data shares the storage...
+    w.data[0] = 7.0                   # ...also through a view of it
+    assert w.tolist() == [7.0, 2.0, 2.0] and d.tolist() == [7.0, 2.0, 2.0]
+    assert w._version == 0            # ...but not the version counter
+    assert w.requires_grad and w.is_leaf
+    t = fnx.arange(6.0, device="cuda").view(2, 3).t()
+    assert t.data.stride() == t.stride() == (1, 3)
 
 
 def test_no_partial_write_on_error():
@@ -304,9 +311,23 @@ def test_random_ops_follow_the_seed():
     fnx.cuda.manual_seed(3)
     c = fnx.empty(1000, device="cuda").uniform_(-1, 1)
     assert b.tolist() == c.tolist() and -1 <= host(b).min() and host(b).max() < 1
-    d = fnx.nn.functional.dropout(fnx.ones(1000, device="cuda"), 0.5) \
-        if hasattr(fnx, "nn") else fnx.ones(2, device="cuda")
+    d = fnx.nn.functional.dropout(fnx.ones(1000, device="cuda"), 0.5)
     assert d.device == fnx.device("cuda:0")
+
+
+def test_next_key_draws_from_the_devices_generator():
+    # generator=None means the device's own generator, as for cuda's eager random ops:
+    # reseeding the cuda generator replays the keys; the CPU generator is left alone.
+    fnx.manual_seed(11)
+    cpu_state = fnx.random.get_rng_state()
+    fnx.cuda.manual_seed(5)
+    a = fnx.random.next_key("cuda")
+    fnx.cuda.manual_seed(5)
+    b = fnx.random.next_key("cuda")
+    assert a.device == fnx.device("cuda:0") and a.tolist() == b.tolist()
+    assert fnx.random.get_rng_state().tolist() == cpu_state.tolist()
+    expected = np.random.Generator(np.random.PCG64(5)).integers(0, 1 << 32, 2, np.uint64)
+    assert a.tolist() == expected.astype(np.int64).tolist()
 
 
 def test_compile_keeps_arrays_on_the_device():

@@ -224,8 +224,19 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        """This tensor's data outside autograd (shares memory, not the version counter)."""
-        return Tensor._make(self._data, self._dtype, self._device, self._ks & ~AUTOGRAD_BITS)
+        """This tensor's data outside autograd (shares memory, not the version counter).
+
+        >>> import fnx
+        >>> w = fnx.zeros(2, requires_grad=True)
+        >>> _ = w.data.add_(1); w
+        tensor([1., 1.], requires_grad=True)
+        """
+        t = Tensor._make(self._data, self._dtype, self._device, self._ks & ~AUTOGRAD_BITS)
+        if self._strides is not None:
+            t._strides = self._strides
+        if self._ks & _FUNCTIONAL_BIT:
+            _functional_alias(self, t)
+        return t
 
     @data.setter
     def data(self, value: "Tensor"):
@@ -318,6 +329,26 @@ class Tensor:
     def __hash__(self):
         return id(self)
 
+
+
+_FUNCTIONAL_BIT = 1 << DispatchKey.Functionalize
+
+
+def _no_functional_backend(src, new):
+    raise RuntimeError("Tensor.data of a tensor with the Functionalize key before the "
+                       "Functionalize kernels are registered")
+
+
+# A functional backend's arrays are immutable: its tensors share data by bookkeeping, not
+# memory. The Functionalize key (fnx.keys.functionalize) registers how a handle made by
+# ``.data`` becomes an alias that writes reach.
+_functional_alias = _no_functional_backend
+
+
+def register_functional_alias(fn) -> None:
+    """``fn(src, new)``: make ``new`` (sharing ``src``'s data) an alias of ``src``."""
+    global _functional_alias
+    _functional_alias = fn
 
 
 def tensor_method(*names):

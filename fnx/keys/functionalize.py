@@ -47,6 +47,7 @@ from ..ir.aten.shape import (check_permutation, check_select, check_slice, check
 from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
                            written_args)
 from ..ops import aten
+from ..core.tensor import register_functional_alias
 
 __all__ = ["register_all", "register_op", "mutate", "write", "views_of", "make_alias"]
 
@@ -152,7 +153,7 @@ def register_op(op) -> None:
 
 
 def register_all() -> None:
-    _install_stride_reader()
+    register_functional_alias(make_alias)
     for op in all_ops():
         register_op(op)
     register_fallback(DispatchKey.Functionalize, _fallback)
@@ -245,30 +246,6 @@ _GEOMETRY = {
     "aten::split_with_sizes": _g_split, "aten::unfold": _g_unfold,
     "aten::view_as_real": _g_view_as_real, "aten::view_as_complex": _g_view_as_complex,
 }
-
-
-def _install_stride_reader() -> None:
-    """``Tensor.stride()`` reads ``_data.strides`` (NumPy); for data without strides it must
-    report a functional tensor's ``_strides``.  Until Tensor does that itself (a class
-    attribute ``_strides``), wrap its ``stride`` method once."""
-    if "_strides" in Tensor.__dict__ or getattr(Tensor.stride, "_fnx_functional", False):
-        return
-    base = Tensor.stride
-
-    def stride(self, dim=None):
-        st = self.__dict__.get("_strides")
-        if st is None:
-            return base(self, dim)
-        if dim is None:
-            return st
-        n = max(len(st), 1)
-        if not -n <= dim < n:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
-                             f"{n - 1}], but got {dim})")
-        return st[dim]
-    stride.__doc__ = base.__doc__
-    stride._fnx_functional = True
-    Tensor.stride = stride
 
 
 # ----------------------------------------------------------------------------- views
