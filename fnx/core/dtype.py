@@ -31,11 +31,15 @@ class dtype:
     """
 
     __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed",
-                 "category", "numpy", "scalar_type", "_index")
+                 "category", "numpy", "scalar_type", "c_type", "cpp_type", "_index")
 
-    def __init__(self, name, np_dtype, category, signed, scalar_type, index):
+    def __init__(self, name, np_dtype, category, signed, names, index):
         self.name = name
-        self.scalar_type = scalar_type      # PyTorch's C++ name, in messages ("Float")
+        # The names PyTorch's messages use: the ScalarType ("Float", "... not implemented
+        # for 'Float'"), the C type of a checked conversion ("value cannot be converted to
+        # type int64_t without overflow") and the demangled C++ type ("expected m1 and m2
+        # to have the same dtype, but got: long int != float").
+        self.scalar_type, self.c_type, self.cpp_type = names
         self.numpy = np.dtype(np_dtype)
         self.itemsize = self.numpy.itemsize
         self.category = category
@@ -72,21 +76,23 @@ def _by_name(name):
     return _NAMES[name]
 
 
-_ORDER = [  # name, numpy dtype, category, signed, PyTorch's C++ name
-    ("bool", np.bool_, _BOOL, False, "Bool"),
-    ("uint8", np.uint8, _INT, False, "Byte"),
-    ("int8", np.int8, _INT, True, "Char"),
-    ("int16", np.int16, _INT, True, "Short"),
-    ("int32", np.int32, _INT, True, "Int"),
-    ("int64", np.int64, _INT, True, "Long"),
-    ("float16", np.float16, _FLOAT, True, "Half"),
-    ("bfloat16", ml_dtypes.bfloat16, _FLOAT, True, "BFloat16"),
-    ("float32", np.float32, _FLOAT, True, "Float"),
-    ("float64", np.float64, _FLOAT, True, "Double"),
-    ("complex64", np.complex64, _COMPLEX, True, "ComplexFloat"),
-    ("complex128", np.complex128, _COMPLEX, True, "ComplexDouble"),
+_C10_HALF, _C10_BF16 = "c10::Half", "c10::BFloat16"
+_C10_CF, _C10_CD = "c10::complex<float>", "c10::complex<double>"
+_ORDER = [  # name, numpy dtype, category, signed, (ScalarType, C type, C++ type)
+    ("bool", np.bool_, _BOOL, False, ("Bool", "bool", "bool")),
+    ("uint8", np.uint8, _INT, False, ("Byte", "uint8_t", "unsigned char")),
+    ("int8", np.int8, _INT, True, ("Char", "int8_t", "signed char")),
+    ("int16", np.int16, _INT, True, ("Short", "int16_t", "short int")),
+    ("int32", np.int32, _INT, True, ("Int", "int", "int")),
+    ("int64", np.int64, _INT, True, ("Long", "int64_t", "long int")),
+    ("float16", np.float16, _FLOAT, True, ("Half", _C10_HALF, _C10_HALF)),
+    ("bfloat16", ml_dtypes.bfloat16, _FLOAT, True, ("BFloat16", _C10_BF16, _C10_BF16)),
+    ("float32", np.float32, _FLOAT, True, ("Float", "float", "float")),
+    ("float64", np.float64, _FLOAT, True, ("Double", "double", "double")),
+    ("complex64", np.complex64, _COMPLEX, True, ("ComplexFloat", _C10_CF, _C10_CF)),
+    ("complex128", np.complex128, _COMPLEX, True, ("ComplexDouble", _C10_CD, _C10_CD)),
 ]
-_ALL = [dtype(n, d, c, s, t, i) for i, (n, d, c, s, t) in enumerate(_ORDER)]
+_ALL = [dtype(n, d, c, s, names, i) for i, (n, d, c, s, names) in enumerate(_ORDER)]
 (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
  complex64, complex128) = _ALL
 _NAMES = {d.name: d for d in _ALL}

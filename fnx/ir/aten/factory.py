@@ -34,11 +34,7 @@ __all__ = ["size_arg", "dtype_arg", "cast_fill", "arange_params"]
 SCALAR_TYPES = {0: D.uint8, 1: D.int8, 2: D.int16, 3: D.int32, 4: D.int64, 5: D.float16,
                 6: D.float32, 7: D.float64, 9: D.complex64, 10: D.complex128, 11: D.bool,
                 15: D.bfloat16}
-# C++ type names PyTorch uses in overflow messages.
-_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-            "int64": "int64_t", "float16": "at::Half", "bfloat16": "at::BFloat16",
-            "float32": "float", "float64": "double", "bool": "bool",
-            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
 
 
 def dtype_arg(name: str, dtype, default):
@@ -105,7 +101,7 @@ def cast_fill(value, dtype):
     """``value`` converted to ``dtype`` as c10's checked conversion does: integers wrap
     into unsigned types, anything out of the type's range is an overflow error."""
     v = scalar_value(value)
-    overflow = RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} "
+    overflow = RuntimeError(f"value cannot be converted to type {dtype.c_type} "
                             f"without overflow")
     if dtype.is_complex:
         return complex(v)

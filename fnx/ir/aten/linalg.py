@@ -27,22 +27,10 @@ from ..shapes import broadcast_shapes, wrap_dim
 CORE = ("core",)
 ATEN = ()
 
-# C++ element type names, as PyTorch prints them in matmul dtype errors.
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
-
-def _cpp(d) -> str:
-    return _CPP_NAMES.get(d.name, d.name)
-
-
 def same_dtype(a, b, what="m1 and m2"):
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected {what} to have the same dtype, but got: {_cpp(a.dtype)} "
-                           f"!= {_cpp(b.dtype)}")
+        raise RuntimeError(f"expected {what} to have the same dtype, but got: {a.dtype.cpp_type} "
+                           f"!= {b.dtype.cpp_type}")
 
 
 def _mm_shape(s1, s2) -> tuple:
