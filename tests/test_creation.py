@@ -102,22 +102,34 @@ def test_full_infers_dtype_from_value():
     assert fnx.full(3, 1.0).shape == (3,)
 
 
-def test_full_casts_like_pytorch():
-    np.testing.assert_array_equal(vals(fnx.full((2,), 2.7, dtype=fnx.int32)), [2, 2])
-    np.testing.assert_array_equal(vals(fnx.full((2,), -2.7, dtype=fnx.int32)), [-2, -2])
-    np.testing.assert_array_equal(vals(fnx.full((1,), -1, dtype=fnx.uint8)), [255])
-    assert fnx.full((1,), 1, dtype=fnx.bool).dtype is fnx.bool
-    assert vals(fnx.full((1,), float("inf"), dtype=fnx.float16))[0] == np.inf
+# What PyTorch 2.13 gives for torch.full((1,), value, dtype=dtype), value by value.
+@pytest.mark.parametrize("value,dtype,expected", [
+    (2.7, fnx.int32, 2), (-2.7, fnx.int32, -2), (-1, fnx.uint8, 255), (True, fnx.uint8, 1),
+    (2, fnx.bool, True), (0.5, fnx.bool, True), (1j, fnx.bool, True), (1.5 + 0j, fnx.int32, 1),
+    (float("inf"), fnx.float16, np.inf), (1e10, fnx.float16, np.inf),     # no check: rounds
+    (70000.0, fnx.bfloat16, 70144.0), (3e38, fnx.float32, float(np.float32(3e38))),
+    (float("-inf"), fnx.float32, -np.inf), (2 ** 63 - 1, fnx.int64, 2 ** 63 - 1)])
+def test_full_casts_like_pytorch(value, dtype, expected):
+    t = fnx.full((1,), value, dtype=dtype)
+    assert t.dtype is dtype and vals(t).tolist() == [expected]
 
 
 @pytest.mark.parametrize("value,dtype,cname", [
-    (300, fnx.uint8, "uint8_t"), (128, fnx.int8, "int8_t"), (1e10, fnx.float16, "at::Half"),
-    (float("nan"), fnx.int64, "int64_t"), (2, fnx.bool, "bool"), (1j, fnx.float32, "float"),
-    (-300, fnx.uint8, "uint8_t")])
+    (300, fnx.uint8, "uint8_t"), (128, fnx.int8, "int8_t"), (-300, fnx.uint8, "uint8_t"),
+    (float("nan"), fnx.int64, "int64_t"), (1j, fnx.float32, "float"), (-0.5, fnx.uint8,
+    "uint8_t"), (255.9, fnx.uint8, "uint8_t"), (3.5e38, fnx.float32, "float"),
+    (2 ** 63, fnx.int64, "int64_t"), (1e40, fnx.complex64, "c10::complex<float>")])
 def test_full_overflow(value, dtype, cname):
     with pytest.raises(RuntimeError, match=f"value cannot be converted to type {cname} "
                                            f"without overflow"):
         fnx.full((2,), value, dtype=dtype)
+
+
+def test_full_int_beyond_a_scalar():
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        fnx.full((1,), 2 ** 64, dtype=fnx.float32)
+    with pytest.raises(OverflowError, match="can't convert negative int to unsigned"):
+        fnx.full((1,), -2 ** 63 - 1, dtype=fnx.float32)
 
 
 def test_full_like_and_friends():

@@ -97,36 +97,49 @@ def _float_max(dtype) -> float:
     return float(np.finfo(dtype.numpy).max)
 
 
-def cast_fill(value, dtype):
-    """``value`` converted to ``dtype`` as c10's checked conversion does: integers wrap
-    into unsigned types, anything out of the type's range is an overflow error."""
+# A Python int PyTorch accepts as a Scalar: int64's range, or uint64's above it.
+_SCALAR_INT_MIN, _SCALAR_INT_MAX = -(1 << 63), (1 << 64) - 1
+
+
+def cast_fill(value, dtype, *, strict_unsigned=False):
+    """``value`` converted to ``dtype`` as c10's checked conversion does (``full``,
+    ``fill_``, ``masked_fill``, ...): a value out of the type's range is an overflow error,
+    except that negative integers wrap into unsigned types (not with ``strict_unsigned``,
+    as ``constant_pad_nd``), the 16-bit floats round unchecked (to inf), and any number
+    converts to bool.
+
+    >>> import fnx
+    >>> cast_fill(-1, fnx.uint8), cast_fill(-2.7, fnx.int32), cast_fill(2, fnx.bool)
+    (255, -2, True)
+    """
     v = scalar_value(value)
-    overflow = RuntimeError(f"value cannot be converted to type {dtype.c_type} "
-                            f"without overflow")
-    if dtype.is_complex:
-        return complex(v)
-    if isinstance(v, complex):
-        if v.imag != 0:
-            raise overflow
-        v = v.real
-    if dtype.is_floating_point:
-        v = float(v)
-        if math.isfinite(v) and abs(v) > _float_max(dtype):
-            raise overflow
-        return v
-    if isinstance(v, float) and math.isnan(v):
-        raise overflow
-    if dtype is D.bool:
-        lo, hi = 0, 1
-    else:
-        info = np.iinfo(dtype.numpy)
-        lo, hi = int(info.min), int(info.max)
-    if v > hi or (v < lo and not (lo == 0 and -v <= hi)):   # unsigned: negatives wrap
-        raise overflow
+    if isinstance(v, int) and not _SCALAR_INT_MIN <= v <= _SCALAR_INT_MAX:
+        raise OverflowError("int too big to convert" if v > 0 else
+                            "can't convert negative int to unsigned")
     if dtype is D.bool:
         return bool(v)
-    iv = int(v)                                             # truncates toward zero
-    return iv & hi if lo == 0 else iv
+    overflow = RuntimeError(f"value cannot be converted to type {dtype.c_type} "
+                            f"without overflow")
+    if isinstance(v, complex) and not dtype.is_complex:
+        if v.imag != 0 and not math.isnan(v.imag):
+            raise overflow
+        v = v.real
+    if dtype.is_floating_point or dtype.is_complex:
+        if dtype.itemsize > 2 or dtype.is_complex:
+            fmax = _float_max(dtype.to_real())
+            parts = (v.real, v.imag) if isinstance(v, complex) else (float(v),)
+            if any(math.isfinite(p) and abs(p) > fmax for p in parts):
+                raise overflow
+        return complex(v) if dtype.is_complex else float(v)
+    info = np.iinfo(dtype.numpy)
+    lo, hi = int(info.min), int(info.max)
+    if isinstance(v, float):
+        if math.isnan(v) or not lo <= v <= hi:
+            raise overflow
+        return int(v)                                       # truncates toward zero
+    if v > hi or (v < lo and (strict_unsigned or lo != 0 or -v > hi)):
+        raise overflow
+    return v & hi if lo == 0 else v                         # unsigned: negatives wrap
 
 
 def _op(name):
