@@ -1,4 +1,4 @@
-"""Derivative formulas of the prims (fnx/ir/prims.py).
+"""Derivative formulas of the prims (fnx/ir/prims/).
 
 Every differentiable prim goes through ``gradcheck`` (central finite differences in float64 /
 complex128); a selection through a second-derivative check; PyTorch's conventions at ties,

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..ops import prims
+from ..ir import prims as P
 from .jax_autograd import compile_vjp
 from .jax_compile import compile_graph
 from .target import Target
@@ -43,18 +43,18 @@ rule = JAX_TARGET.rule
 
 # ----------------------------------------------------------------------------- pointwise
 _UNARY = {
-    "abs": lambda x: x if np.issubdtype(x.dtype, np.unsignedinteger) else lax.abs(x),
-    "neg": lax.neg, "sign": lax.sign, "exp": lax.exp, "exp2": lax.exp2,
-    "expm1": lax.expm1, "log": lax.log, "log1p": lax.log1p, "log2": jnp.log2,
-    "log10": jnp.log10, "sin": lax.sin, "cos": lax.cos, "tan": lax.tan, "asin": lax.asin,
-    "acos": lax.acos, "atan": lax.atan, "sinh": lax.sinh, "cosh": lax.cosh, "tanh": lax.tanh,
-    "asinh": lax.asinh, "acosh": lax.acosh, "atanh": lax.atanh, "sqrt": lax.sqrt,
-    "rsqrt": lax.rsqrt, "erf": lax.erf, "erfc": lax.erfc, "erf_inv": lax.erf_inv,
-    "lgamma": lax.lgamma, "digamma": lax.digamma, "floor": lax.floor, "ceil": lax.ceil,
-    "round": lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), "trunc": jnp.trunc,
-    "bitwise_not": lax.bitwise_not, "conj": lambda x: lax.conj(x) if jnp.iscomplexobj(x) else x,
-    "reciprocal": lambda x: lax.div(jnp.ones((), x.dtype), x), "signbit": jnp.signbit,
-    "isfinite": lax.is_finite, "real": lax.real, "imag": lax.imag,
+    P.abs: lambda x: x if np.issubdtype(x.dtype, np.unsignedinteger) else lax.abs(x),
+    P.neg: lax.neg, P.sign: lax.sign, P.exp: lax.exp, P.exp2: lax.exp2,
+    P.expm1: lax.expm1, P.log: lax.log, P.log1p: lax.log1p, P.log2: jnp.log2,
+    P.log10: jnp.log10, P.sin: lax.sin, P.cos: lax.cos, P.tan: lax.tan, P.asin: lax.asin,
+    P.acos: lax.acos, P.atan: lax.atan, P.sinh: lax.sinh, P.cosh: lax.cosh, P.tanh: lax.tanh,
+    P.asinh: lax.asinh, P.acosh: lax.acosh, P.atanh: lax.atanh, P.sqrt: lax.sqrt,
+    P.rsqrt: lax.rsqrt, P.erf: lax.erf, P.erfc: lax.erfc, P.erf_inv: lax.erf_inv,
+    P.lgamma: lax.lgamma, P.digamma: lax.digamma, P.floor: lax.floor, P.ceil: lax.ceil,
+    P.round: lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), P.trunc: jnp.trunc,
+    P.bitwise_not: lax.bitwise_not, P.conj: lambda x: lax.conj(x) if jnp.iscomplexobj(x) else x,
+    P.reciprocal: lambda x: lax.div(jnp.ones((), x.dtype), x), P.signbit: jnp.signbit,
+    P.isfinite: lax.is_finite, P.real: lax.real, P.imag: lax.imag,
 }
 
 
@@ -64,34 +64,32 @@ def _bool_aware(arith, logical):
 
 
 _BINARY = {
-    "add": _bool_aware(lax.add, lax.bitwise_or), "sub": lax.sub,
-    "mul": _bool_aware(lax.mul, lax.bitwise_and), "div": lax.div, "rem": lax.rem,
-    "pow": jnp.power, "atan2": lax.atan2, "maximum": jnp.maximum, "minimum": jnp.minimum,
-    "bitwise_and": lax.bitwise_and, "bitwise_or": lax.bitwise_or,
-    "bitwise_xor": lax.bitwise_xor, "shift_left": lax.shift_left,
-    "shift_right_arithmetic": lax.shift_right_arithmetic, "nextafter": lax.nextafter,
-    "eq": lax.eq, "ne": lax.ne, "lt": lax.lt, "le": lax.le, "gt": lax.gt, "ge": lax.ge,
-    "complex": lax.complex,
+    P.add: _bool_aware(lax.add, lax.bitwise_or), P.sub: lax.sub,
+    P.mul: _bool_aware(lax.mul, lax.bitwise_and), P.div: lax.div, P.rem: lax.rem,
+    P.pow: jnp.power, P.atan2: lax.atan2, P.maximum: jnp.maximum, P.minimum: jnp.minimum,
+    P.bitwise_and: lax.bitwise_and, P.bitwise_or: lax.bitwise_or,
+    P.bitwise_xor: lax.bitwise_xor, P.shift_left: lax.shift_left,
+    P.shift_right_arithmetic: lax.shift_right_arithmetic, P.nextafter: lax.nextafter,
+    P.eq: lax.eq, P.ne: lax.ne, P.lt: lax.lt, P.le: lax.le, P.gt: lax.gt, P.ge: lax.ge,
+    P.complex: lax.complex,
 }
 
 
 def _bind_tables():
-    for name, fn in _UNARY.items():
-        rule(getattr(prims, name).default)(lambda x, _f=fn: _f(x))
-    for name, fn in _BINARY.items():
-        rule(getattr(prims, name).default)(lambda a, b, _f=fn: _f(a, b))
+    for op, fn in _UNARY.items():
+        rule(op)(lambda x, _f=fn: _f(x))
+    for op, fn in _BINARY.items():
+        rule(op)(lambda a, b, _f=fn: _f(a, b))
 
 # ----------------------------------------------------------------------------- the rest
 
 
 def _rules():
-    P = prims
-
-    @rule(P.where.default)
+    @rule(P.where)
     def _(pred, a, b):
         return lax.select(pred, a, b)
 
-    @rule(P.convert_element_type.default)
+    @rule(P.convert_element_type)
     def _(x, dtype):
         to = np_dtype(dtype)
         if jnp.iscomplexobj(x) and not np.issubdtype(to, np.complexfloating):
@@ -100,37 +98,37 @@ def _rules():
             return x != 0
         return lax.convert_element_type(x, to)
 
-    @rule(P.broadcast_in_dim.default)
+    @rule(P.broadcast_in_dim)
     def _(x, shape, broadcast_dimensions):
         return lax.broadcast_in_dim(x, tuple(shape), tuple(broadcast_dimensions))
 
-    @rule(P.reshape.default)
+    @rule(P.reshape)
     def _(x, shape):
         return lax.reshape(x, tuple(shape))
 
-    @rule(P.transpose.default)
+    @rule(P.transpose)
     def _(x, permutation):
         return lax.transpose(x, tuple(permutation))
 
-    @rule(P.squeeze.default)
+    @rule(P.squeeze)
     def _(x, dimensions):
         return lax.squeeze(x, tuple(dimensions))
 
-    @rule(P.slice.default)
+    @rule(P.slice)
     def _(x, start_indices, limit_indices, strides=None):
         return lax.slice(x, tuple(start_indices), tuple(limit_indices),
                          None if strides is None else tuple(strides))
 
-    @rule(P.pad.default)
+    @rule(P.pad)
     def _(x, padding_value, low, high, interior):
         return lax.pad(x, jnp.asarray(padding_value, x.dtype),
                        [(lo, hi, i) for lo, hi, i in zip(low, high, interior)])
 
-    @rule(P.concatenate.default)
+    @rule(P.concatenate)
     def _(tensors, dim):
         return lax.concatenate(list(tensors), dim)
 
-    @rule(P.rev.default)
+    @rule(P.rev)
     def _(x, dims):
         return lax.rev(x, tuple(dims))
 
@@ -142,44 +140,44 @@ def _rules():
             return (logical if x.dtype == np.bool_ else arith)(x, axis=dims)
         return fn
 
-    rule(P.reduce_sum.default)(_reduce(lambda x, axis: jnp.sum(x, axis, dtype=x.dtype),
+    rule(P.reduce_sum)(_reduce(lambda x, axis: jnp.sum(x, axis, dtype=x.dtype),
                                        jnp.any))
-    rule(P.reduce_prod.default)(_reduce(lambda x, axis: jnp.prod(x, axis, dtype=x.dtype),
+    rule(P.reduce_prod)(_reduce(lambda x, axis: jnp.prod(x, axis, dtype=x.dtype),
                                         jnp.all))
-    rule(P.reduce_max.default)(_reduce(_reduce_max, jnp.any))
-    rule(P.reduce_min.default)(_reduce(_reduce_min, jnp.all))
+    rule(P.reduce_max)(_reduce(_reduce_max, jnp.any))
+    rule(P.reduce_min)(_reduce(_reduce_min, jnp.all))
 
-    @rule(P.argmax.default)
+    @rule(P.argmax)
     def _(x, dim):
         return jnp.argmax(x, axis=dim).astype(np.int64)
 
-    @rule(P.argmin.default)
+    @rule(P.argmin)
     def _(x, dim):
         return jnp.argmin(x, axis=dim).astype(np.int64)
 
-    @rule(P.cumsum.default)
+    @rule(P.cumsum)
     def _(x, dim):
         return lax.cumsum(x, dim) if x.dtype != np.bool_ else \
             lax.cummax(x.astype(np.int8), dim).astype(np.bool_)
 
-    @rule(P.cumprod.default)
+    @rule(P.cumprod)
     def _(x, dim):
         return lax.cumprod(x, dim) if x.dtype != np.bool_ else \
             lax.cummin(x.astype(np.int8), dim).astype(np.bool_)
 
-    @rule(P.iota.default)
+    @rule(P.iota)
     def _(shape, dimension, *, dtype, device=None):
         return lax.broadcasted_iota(np_dtype(dtype), tuple(shape), dimension)
 
-    @rule(P.full.default)
+    @rule(P.full)
     def _(shape, fill_value, *, dtype, device=None):
         return jnp.full(tuple(shape), fill_value, np_dtype(dtype))
 
-    @rule(P.device_put.default)
+    @rule(P.device_put)
     def _(x, device):
         return x     # within one jitted region every array lives on the region's device
 
-    @rule(P.dot_general.default)
+    @rule(P.dot_general)
     def _(lhs, rhs, lhs_contracting_dims, rhs_contracting_dims, lhs_batch_dims,
           rhs_batch_dims):
         dims = ((tuple(lhs_contracting_dims), tuple(rhs_contracting_dims)),
@@ -190,7 +188,7 @@ def _rules():
         return lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype),
                                preferred_element_type=lhs.dtype)
 
-    @rule(P.conv_general.default)
+    @rule(P.conv_general)
     def _(lhs, rhs, window_strides, padding_low, padding_high, lhs_dilation, rhs_dilation,
           feature_group_count):
         n = lhs.ndim - 2
@@ -203,14 +201,14 @@ def _rules():
             dimension_numbers=dn, feature_group_count=feature_group_count,
             precision=_precision(lhs.dtype), preferred_element_type=lhs.dtype)
 
-    @rule(P.gather.default)
+    @rule(P.gather)
     def _(x, dim, index):
         # torch.gather allows an index smaller than the input off `dim`: trim the input.
         limits = [i if d != dim else s for d, (i, s) in enumerate(zip(index.shape, x.shape))]
         x = lax.slice(x, (0,) * x.ndim, tuple(limits))
         return jnp.take_along_axis(x, index, axis=dim, mode="promise_in_bounds")
 
-    @rule(P.scatter.default)
+    @rule(P.scatter)
     def _(x, dim, index, src, reduce="none"):
         idx = tuple(index if d == dim else lax.broadcasted_iota(np.int64, index.shape, d)
                     for d in range(x.ndim))
@@ -221,11 +219,11 @@ def _rules():
             return {"add": at.max, "mul": at.min, "max": at.max, "min": at.min}[reduce](src)
         return {"add": at.add, "mul": at.multiply, "max": at.max, "min": at.min}[reduce](src)
 
-    @rule(P.sort.default)
+    @rule(P.sort)
     def _(x, dim, descending, stable):
         return _sort(x, dim, descending, stable)
 
-    @rule(P.top_k.default)
+    @rule(P.top_k)
     def _(x, k, dim, largest):
         values, indices = _sort(x, dim, largest, True)
         limit = list(x.shape)
@@ -233,13 +231,13 @@ def _rules():
         return (lax.slice(values, (0,) * x.ndim, tuple(limit)),
                 lax.slice(indices, (0,) * x.ndim, tuple(limit)))
 
-    @rule(P.fft_c2c.default)
+    @rule(P.fft_c2c)
     def _(x, dim, forward):
         dim = tuple(dim)
         return jnp.fft.fftn(x, axes=dim) if forward else \
             jnp.fft.ifftn(x, axes=dim, norm="forward")
 
-    @rule(P.fft_r2c.default)
+    @rule(P.fft_r2c)
     def _(x, dim, onesided):
         dim = tuple(dim)
         out_dtype = np.complex128 if x.dtype == np.float64 else np.complex64
@@ -247,27 +245,27 @@ def _rules():
             return jnp.fft.rfftn(x, axes=dim).astype(out_dtype)
         return jnp.fft.fftn(x.astype(out_dtype), axes=dim)
 
-    @rule(P.fft_c2r.default)
+    @rule(P.fft_c2r)
     def _(x, dim, last_dim_size):
         dim = tuple(dim)
         sizes = [x.shape[d] for d in dim[:-1]] + [last_dim_size]
         out = jnp.fft.irfftn(x, s=sizes, axes=dim, norm="forward")
         return out.astype(np.float64 if x.dtype == np.complex128 else np.float32)
 
-    @rule(P.random_bits.default)
+    @rule(P.random_bits)
     def _(key, shape):
         return jax.random.bits(random_key(key), tuple(shape), np.uint32).astype(np.int64)
 
-    @rule(P.uniform.default)
+    @rule(P.uniform)
     def _(key, shape, low, high, *, dtype):
         return jax.random.uniform(random_key(key), tuple(shape), np_dtype(dtype), low, high)
 
-    @rule(P.normal.default)
+    @rule(P.normal)
     def _(key, shape, mean, std, *, dtype):
         z = jax.random.normal(random_key(key), tuple(shape), np_dtype(dtype))
         return z * jnp.asarray(std, z.dtype) + jnp.asarray(mean, z.dtype)
 
-    @rule(P.split_key.default)
+    @rule(P.split_key)
     def _(key, num):
         keys = jax.random.split(random_key(key), num)
         return jax.random.key_data(keys).astype(np.int64)

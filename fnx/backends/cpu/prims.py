@@ -18,6 +18,9 @@ import scipy.special as sp
 from ...core import dtype as D
 from ...core.device import device as _device
 from ...ir import prims as P
+from ...ir.prims.checks import I, fail, scalar_for
+from ...ir.prims.contraction import conv_shape, dot_general_dims
+from ...ir.prims.data_dependent import nonzero_check
 from ._core import data, kernel, register, wrap
 
 _HALF = (D.float16.numpy, D.bfloat16.numpy)
@@ -43,10 +46,6 @@ def _out(r, dtype, src=None):
     return wrap(r, dtype)
 
 
-def _fail(name, msg):
-    return RuntimeError(f"prims.{name}: {msg}")
-
-
 # ----------------------------------------------------------------------------- elementwise
 
 def _sign(a):
@@ -66,22 +65,22 @@ def _lgamma(a):
 
 
 UNARY_FNS = {
-    "abs": np.abs, "neg": np.negative, "sign": _sign, "exp": np.exp, "exp2": np.exp2,
-    "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
-    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "sqrt": np.sqrt,
-    "rsqrt": lambda a: 1 / np.sqrt(a), "reciprocal": lambda a: 1 / a, "erf": sp.erf,
-    "erfc": sp.erfc, "erf_inv": sp.erfinv, "lgamma": _lgamma, "digamma": _digamma,
-    "floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc,
-    "bitwise_not": np.invert, "conj": np.conj, "signbit": np.signbit,
-    "isfinite": np.isfinite, "real": np.real, "imag": np.imag,
+    P.abs: np.abs, P.neg: np.negative, P.sign: _sign, P.exp: np.exp, P.exp2: np.exp2,
+    P.expm1: np.expm1, P.log: np.log, P.log1p: np.log1p, P.log2: np.log2, P.log10: np.log10,
+    P.sin: np.sin, P.cos: np.cos, P.tan: np.tan, P.asin: np.arcsin, P.acos: np.arccos,
+    P.atan: np.arctan, P.sinh: np.sinh, P.cosh: np.cosh, P.tanh: np.tanh,
+    P.asinh: np.arcsinh, P.acosh: np.arccosh, P.atanh: np.arctanh, P.sqrt: np.sqrt,
+    P.rsqrt: lambda a: 1 / np.sqrt(a), P.reciprocal: lambda a: 1 / a, P.erf: sp.erf,
+    P.erfc: sp.erfc, P.erf_inv: sp.erfinv, P.lgamma: _lgamma, P.digamma: _digamma,
+    P.floor: np.floor, P.ceil: np.ceil, P.round: np.rint, P.trunc: np.trunc,
+    P.bitwise_not: np.invert, P.conj: np.conj, P.signbit: np.signbit,
+    P.isfinite: np.isfinite, P.real: np.real, P.imag: np.imag,
 }
 
 
 def _int_zero_check(name, a, b):
     if a.dtype.kind in "iu" and (b == 0).any():
-        raise _fail(name, f"ZeroDivisionError (integer {name} by zero)")
+        raise fail(name, f"ZeroDivisionError (integer {name} by zero)")
 
 
 def _div(a, b):
@@ -99,7 +98,7 @@ def _rem(a, b):
 
 def _pow(a, b):
     if a.dtype.kind in "iu" and (b < 0).any():
-        raise _fail("pow", "Integers to negative integer powers are not allowed.")
+        raise fail("pow", "Integers to negative integer powers are not allowed.")
     return np.power(a, b)
 
 
@@ -138,15 +137,15 @@ def _nextafter(a, b):
 
 
 BINARY_FNS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div, "rem": _rem,
-    "pow": _pow, "atan2": np.arctan2, "maximum": np.maximum, "minimum": np.minimum,
-    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-    "bitwise_xor": np.bitwise_xor, "shift_left": _shift_left,
-    "shift_right_arithmetic": _shift_right_arithmetic, "nextafter": _nextafter,
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-    "gt": np.greater, "ge": np.greater_equal,
+    P.add: np.add, P.sub: np.subtract, P.mul: np.multiply, P.div: _div, P.rem: _rem,
+    P.pow: _pow, P.atan2: np.arctan2, P.maximum: np.maximum, P.minimum: np.minimum,
+    P.bitwise_and: np.bitwise_and, P.bitwise_or: np.bitwise_or,
+    P.bitwise_xor: np.bitwise_xor, P.shift_left: _shift_left,
+    P.shift_right_arithmetic: _shift_right_arithmetic, P.nextafter: _nextafter,
+    P.eq: np.equal, P.ne: np.not_equal, P.lt: np.less, P.le: np.less_equal,
+    P.gt: np.greater, P.ge: np.greater_equal,
 }
-_NO_UPCAST = {"nextafter"}
+_NO_UPCAST = {P.nextafter}      # its half types step their own bits (no float32 detour)
 
 
 def _unary_kernel(op, fn):
@@ -163,7 +162,7 @@ def _unary_kernel(op, fn):
 
 def _binary_kernel(op, fn):
     name, meta = op.name, op.meta
-    up = (lambda a: a) if name in _NO_UPCAST else _up
+    up = (lambda a: a) if op in _NO_UPCAST else _up
 
     def k(ks, self, other):
         m = meta(self, other)
@@ -174,15 +173,15 @@ def _binary_kernel(op, fn):
     return k
 
 
-for _name, _fn in UNARY_FNS.items():
-    register(P.OPS[_name], _unary_kernel(P.OPS[_name], _fn))
-for _name, _fn in BINARY_FNS.items():
-    register(P.OPS[_name], _binary_kernel(P.OPS[_name], _fn))
+for _op, _fn in UNARY_FNS.items():
+    register(_op, _unary_kernel(_op, _fn))
+for _op, _fn in BINARY_FNS.items():
+    register(_op, _binary_kernel(_op, _fn))
 
 
-@kernel(P.complex_)
+@kernel(P.complex)
 def _complex(ks, real, imag):
-    m = P.complex_.meta(real, imag)
+    m = P.complex.meta(real, imag)
     r = np.empty(m.shape, m.dtype.numpy)
     r.real = _np(real, "complex")      # not re + 1j * im: 1j * inf would give a NaN real part
     r.imag = _np(imag, "complex")
@@ -205,7 +204,7 @@ def convert(a, dst):
         if dst is D.bool:
             return _up(a) != 0
         if a.dtype.kind == "f" or a.dtype in _HALF:
-            if dst.category == P.I:
+            if dst.category == I:
                 # Truncate toward zero and saturate; NaN -> 0 (XLA's conversion).
                 f = np.trunc(a.astype(np.float64))
                 info = np.iinfo(dst.numpy)
@@ -229,7 +228,7 @@ def _device_put(ks, self, device):
     m = P.device_put.meta(self, device)
     dev = _device(device)
     if dev.type != "cpu":
-        raise _fail("device_put", f"the CPU kernel copies to cpu only, not to {dev}; the "
+        raise fail("device_put", f"the CPU kernel copies to cpu only, not to {dev}; the "
                                   f"target backend registers its own kernel")
     return wrap(_np(self, "device_put").copy(), m.dtype)
 
@@ -264,9 +263,9 @@ def _squeeze(ks, self, dimensions):
     return wrap(_np(self, "squeeze").reshape(m.shape).copy(), m.dtype)
 
 
-@kernel(P.slice_)
+@kernel(P.slice)
 def _slice(ks, self, start_indices, limit_indices, strides=None):
-    m = P.slice_.meta(self, start_indices, limit_indices, strides)
+    m = P.slice.meta(self, start_indices, limit_indices, strides)
     st = strides if strides is not None else [1] * len(start_indices)
     idx = tuple(builtins.slice(int(s), int(e), int(k))
                 for s, e, k in zip(start_indices, limit_indices, st))
@@ -289,7 +288,7 @@ def pad_array(a, value, low, high, interior):
 def _pad(ks, self, padding_value, low, high, interior):
     m = P.pad.meta(self, padding_value, low, high, interior)
     a = _np(self, "pad")
-    value = P.scalar_for("pad", padding_value, m.dtype)
+    value = scalar_for("pad", padding_value, m.dtype)
     return _out(pad_array(a, value, low, high, interior), m.dtype, a)
 
 
@@ -392,7 +391,7 @@ def _iota(ks, shape, dimension, *, dtype, device):
 @kernel(P.full)
 def _full(ks, shape, fill_value, *, dtype, device):
     m = P.full.meta(shape, fill_value, dtype=dtype, device=device)
-    return wrap(np.full(m.shape, P.scalar_for("full", fill_value, m.dtype), m.dtype.numpy),
+    return wrap(np.full(m.shape, scalar_for("full", fill_value, m.dtype), m.dtype.numpy),
                 m.dtype)
 
 
@@ -411,7 +410,7 @@ def _dot_general(ks, lhs, rhs, lhs_contracting_dims, rhs_contracting_dims, lhs_b
     args = (lhs, rhs, lhs_contracting_dims, rhs_contracting_dims, lhs_batch_dims,
             rhs_batch_dims)
     m = P.dot_general.meta(*args)
-    lc, rc, lb, rb, lf, rf = P.dot_general_dims(*args)
+    lc, rc, lb, rb, lf, rf = dot_general_dims(*args)
     a, b = _up(_np(lhs, "dot_general")), _up(_np(rhs, "dot_general"))
     nb = _prod(a.shape[d] for d in lb)
     nk = _prod(a.shape[d] for d in lc)
@@ -426,7 +425,7 @@ def _dot_general(ks, lhs, rhs, lhs_contracting_dims, rhs_contracting_dims, lhs_b
 
 
 def conv_array(x, w, c):
-    """conv_general on NumPy arrays: ``c`` is ``fnx.ir.prims.conv_shape``'s dict."""
+    """conv_general on NumPy arrays: ``c`` is ``fnx.ir.prims.contraction.conv_shape``'s dict."""
     ns = x.ndim - 2
     out_shape = c["shape"]
     if 0 in out_shape:
@@ -457,7 +456,7 @@ def conv_array(x, w, c):
 @kernel(P.conv_general)
 def _conv_general(ks, lhs, rhs, window_strides, padding_low, padding_high, lhs_dilation,
                   rhs_dilation, feature_group_count):
-    c = P.conv_shape(lhs, rhs, window_strides, padding_low, padding_high, lhs_dilation,
+    c = conv_shape(lhs, rhs, window_strides, padding_low, padding_high, lhs_dilation,
                      rhs_dilation, feature_group_count)
     x, w = _up(_np(lhs, "conv_general")), _up(_np(rhs, "conv_general"))
     with np.errstate(all="ignore"):
@@ -470,7 +469,7 @@ def _conv_general(ks, lhs, rhs, window_strides, padding_low, padding_high, lhs_d
 def _check_bounds(name, idx, size):
     if idx.size and (idx.min() < 0 or idx.max() >= size):
         bad = idx[(idx < 0) | (idx >= size)].flat[0]
-        raise _fail(name, f"index out of bounds: index {bad} for a dim of size {size}")
+        raise fail(name, f"index out of bounds: index {bad} for a dim of size {size}")
 
 
 @kernel(P.gather)
@@ -544,7 +543,7 @@ def _top_k(ks, self, k, dim, largest):
 
 @kernel(P.nonzero)
 def _nonzero(ks, self):
-    P.nonzero_check(self)
+    nonzero_check(self)
     a = _np(self, "nonzero")
     return _out(np.argwhere(_up(a) != 0), D.int64)
 
@@ -591,7 +590,7 @@ def _jax():
 def _key(name, key):
     k = _np(key, name)
     if ((k < 0) | (k >= 1 << 32)).any():
-        raise _fail(name, f"key words must be in [0, 2**32), got {k.tolist()}")
+        raise fail(name, f"key words must be in [0, 2**32), got {k.tolist()}")
     jax = _jax()
     return jax.random.wrap_key_data(k.astype(np.uint32), impl="threefry2x32")
 
@@ -617,7 +616,7 @@ def _uniform(ks, key, shape, low, high, *, dtype):
     m = P.uniform.meta(key, shape, low, high, dtype=dtype)
     jax = _jax()
     k = _key("uniform", key)
-    lo, hi = (P.scalar_for("uniform", v, m.dtype) for v in (low, high))
+    lo, hi = (scalar_for("uniform", v, m.dtype) for v in (low, high))
     r = _on_cpu(lambda: jax.random.uniform(k, m.shape, m.dtype.numpy, minval=lo, maxval=hi),
                 m.dtype is D.float64)
     return _out(r, m.dtype)
@@ -628,7 +627,7 @@ def _normal(ks, key, shape, mean, std, *, dtype):
     m = P.normal.meta(key, shape, mean, std, dtype=dtype)
     jax = _jax()
     k = _key("normal", key)
-    mu, sigma = (P.scalar_for("normal", v, m.dtype) for v in (mean, std))
+    mu, sigma = (scalar_for("normal", v, m.dtype) for v in (mean, std))
     # The lowering must compute the same expression, in the same dtype, to match bits.
     r = _on_cpu(lambda: jax.random.normal(k, m.shape, m.dtype.numpy) * sigma + mu,
                 m.dtype is D.float64)

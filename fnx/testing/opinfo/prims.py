@@ -17,12 +17,13 @@ import fnx
 
 from ...core import dtype as D
 from ...ir import prims as P
+from ...ir.prims.checks import B, C, F, I
 from ...ops import prims
 from ..database import FLOATS, INTS, ErrorInput, OpInfo, SampleInput, _gen, make_tensor, register
 from .elementwise import _int_trunc_div
 
 COMPLEX = (D.complex64, D.complex128)
-_BY_CATEGORY = {P.B: (D.bool,), P.I: INTS, P.F: FLOATS, P.C: COMPLEX}
+_BY_CATEGORY = {B: (D.bool,), I: INTS, F: FLOATS, C: COMPLEX}
 SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 2.5]
 SPECIAL_OTHER = [1.0, 0.0, -0.0, np.nan, 2.0, np.inf, -np.inf, 0.0, -1.5, 3.0]
 ALL = FLOATS + INTS + (D.bool,)
@@ -30,7 +31,7 @@ RNG_DTYPES = (D.float32, D.bfloat16)
 
 
 def _dtypes(cats):
-    return tuple(d for c in (P.F, P.I, P.B, P.C) if c in cats for d in _BY_CATEGORY[c])
+    return tuple(d for c in (F, I, B, C) if c in cats for d in _BY_CATEGORY[c])
 
 
 def _tensor(values, dtype, device="cpu"):
@@ -318,13 +319,13 @@ def _convert_samples(info, device, dtype):
 def _convert_ref(a, dtype):
     dst = dtype.numpy
     with np.errstate(all="ignore"):
-        if a.dtype.kind == "c" and dtype.category != P.C:
+        if a.dtype.kind == "c" and dtype.category != C:
             if dtype is D.bool:
                 return a != 0
             a = a.real
         if dtype is D.bool:
             return a.astype(np.float64 if a.dtype.kind != "c" else a.dtype) != 0
-        if dtype.category == P.I and (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
+        if dtype.category == I and (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
             info = np.iinfo(dst)
             f = np.trunc(a.astype(np.float64))
             f = np.where(np.isnan(f), 0, np.clip(f, float(info.min), float(info.max)))
