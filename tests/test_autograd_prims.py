@@ -13,6 +13,7 @@ import scipy.special as sp
 
 import fnx
 from fnx.autograd import gradcheck
+from fnx.autograd.graph import SavedTensor
 from fnx.ir import prims as prims_module
 from fnx.ir.registry import NONDIFFERENTIABLE
 
@@ -758,6 +759,69 @@ def test_fft_c2r(shape, dim, n):
 def test_fft_second_derivative():
     check_second(lambda a: P.fft_c2r(a, [0], 5), rand((3,), cplx=True))
     check_second(lambda a: P.fft_r2c(a, [0], True), rand((4,)))
+
+
+# ---------------------------------------------------------------------------- saved state
+
+def _saved_tensors(node):
+    """The names of the saved arguments that are tensors (kept alive by the node)."""
+    def holds(v):
+        return isinstance(v, SavedTensor) or (
+            isinstance(v, list) and any(isinstance(x, SavedTensor) for x in v))
+    return {name for name, v in node.saved.items() if holds(v)}
+
+
+def _saved_outputs(node):
+    return [i for i, s in enumerate(node.outs or []) if s is not None]
+
+
+_IDX = T([[0, 2, 0], [3, 1, 2]], fnx.int64, False)
+_DISTINCT = T([[0, 2, 3], [3, 1, 2]], fnx.int64, False)
+
+# name, fn, input shapes, the tensor arguments its node keeps, the outputs it keeps
+SAVED = [
+    ("reshape", lambda a: P.reshape(a, [6]), [(2, 3)], set(), []),
+    ("slice", lambda a: P.slice(a, [0, 1], [2, 4], [1, 2]), [(2, 4)], set(), []),
+    ("concatenate", lambda a, b: P.concatenate([a, b], 1), [(2, 3), (2, 1)], set(), []),
+    ("reduce_sum", lambda a: P.reduce_sum(a, [1]), [(2, 3)], set(), []),
+    ("gather", lambda a: P.gather(a, 1, _IDX), [(2, 4)], {"index"}, []),
+    ("convert_element_type", lambda a: P.convert_element_type(a, C128), [(2, 3)], set(), []),
+    ("device_put", lambda a: P.device_put(a, "cpu"), [(2, 3)], set(), []),
+    ("fft_r2c", lambda a: P.fft_r2c(a, [1], True), [(3, 4)], set(), []),
+    ("sort", lambda a: P.sort(a, 1, False, True)[0], [(3, 4)], set(), [1]),
+    ("top_k", lambda a: P.top_k(a, 2, 1, True)[0], [(3, 4)], set(), [1]),
+    ("scatter none", lambda a, s: P.scatter(a, 1, _DISTINCT, s, "none"), [(2, 4), (2, 3)],
+     {"index"}, []),
+    ("scatter add", lambda a, s: P.scatter(a, 1, _IDX, s, "add"), [(2, 4), (2, 3)],
+     {"index"}, []),
+    # the formulas that read values keep them
+    ("scatter mul", lambda a, s: P.scatter(a, 1, _IDX, s, "mul"), [(2, 4), (2, 3)],
+     {"self", "index", "src"}, [0]),
+    ("scatter max", lambda a, s: P.scatter(a, 1, _IDX, s, "max"), [(2, 4), (2, 3)],
+     {"self", "index", "src"}, [0]),
+    ("reduce_prod", lambda a: P.reduce_prod(a, [1]), [(2, 3)], {"self"}, []),
+]
+
+
+@pytest.mark.parametrize("name,fn,shapes,kept,outs", SAVED, ids=[c[0] for c in SAVED])
+def test_formula_saves_only_what_it_reads(name, fn, shapes, kept, outs):
+    # formulas that read only a shape/dtype/device take <arg>_shape/<arg>_meta: the node
+    # keeps no tensor for that argument, and the gradient still matches finite differences
+    inputs = [rand(shape, 0.5, 2.0, seed=i) for i, shape in enumerate(shapes)]
+    node = fn(*inputs).grad_fn
+    assert _saved_tensors(node) == kept
+    assert _saved_outputs(node) == outs
+    check(fn, *inputs)
+
+
+def test_metadata_formulas_give_the_inputs_shape():
+    # the shapes the formulas read are their inputs' (reshape back to (2, 3), sum over the
+    # reduced dim broadcast back), through a float32 -> float64 conversion
+    x = T(np.arange(6.0).reshape(2, 3), F32)
+    y = P.reduce_sum(P.convert_element_type(P.reshape(x, [3, 2]), F64), [0])
+    (g,) = fnx.autograd.grad([y], [x], [T(np.array([1.0, 2.0]), F64, False)])
+    assert g.dtype is F32
+    np.testing.assert_array_equal(g.numpy(), [[1.0, 2.0, 1.0], [2.0, 1.0, 2.0]])
 
 
 # ---------------------------------------------------------------------------- compiled

@@ -3,7 +3,8 @@
 ``install()`` gives every op one entry at the ``Autograd`` alias key:
 
 - a formula (``op.derivative``): run the op below autograd, then record an ``OpNode`` that
-  saves what the formula names and calls it on backward;
+  saves what the formula names and calls it on backward (a ``ByArgument`` derivative: the
+  formula of the call's argument value);
 - an in-place op (``mul_``) uses its functional twin's formula, rebinds ``self``'s history
   (through the view's base when ``self`` is a view, see ``views.py``);
 - ``out=`` ops refuse inputs that require grad, as PyTorch does;
@@ -18,7 +19,7 @@ import inspect
 from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS, AUTOGRAD_KEYS, AliasKey, DispatchKey, below
 from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
-from ..ir.registry import NONDIFFERENTIABLE
+from ..ir.registry import NONDIFFERENTIABLE, ByArgument
 from ..ir.variants import functional_variant
 from ..ops import aten, prims
 from .graph import FREED, Node, SavedTensor, ag_bit
@@ -81,6 +82,35 @@ class _Spec:
         vals.update(zip(self.pos, args))
         vals.update(kwargs)
         return vals
+
+
+class _Choice:
+    """The specs of an op whose formula depends on an argument's value (``ByArgument``):
+    ``pick(vals)`` is the spec of one call (all share the schema, so binding is alike)."""
+
+    def __init__(self, op, by, inplace):
+        self.arg = by.arg
+        self.op = op
+        made, self.specs = {}, {}       # one spec per distinct formula
+        for value, f in by.formulas.items():
+            if id(f) not in made:
+                made[id(f)] = _Spec(op, f, inplace)
+            self.specs[value] = made[id(f)]
+        first = next(iter(self.specs.values()))
+        self.bind, self.tensor_args = first.bind, first.tensor_args
+
+    def pick(self, vals):
+        spec = self.specs.get(vals[self.arg])
+        if spec is None:
+            raise RuntimeError(f"{self.op.qualname}: no derivative formula for "
+                               f"{self.arg}={vals[self.arg]!r}")
+        return spec
+
+
+def _spec(op, formula, inplace):
+    if isinstance(formula, ByArgument):
+        return _Choice(op, formula, inplace)
+    return _Spec(op, formula, inplace)
 
 
 def _is_float(t) -> bool:
@@ -330,12 +360,13 @@ def _needs_grad(spec, vals):
 
 def _functional_kernel(op, spec):
     redispatch = op.redispatch
+    pick = getattr(spec, "pick", None)
 
     def kernel(ks, *args, **kwargs):
         out = _below(redispatch, ks, args, kwargs)
         vals = spec.bind(args, kwargs)
         if _needs_grad(spec, vals):
-            _record(spec, vals, out)
+            _record(spec if pick is None else pick(vals), vals, out)
         return out
     return kernel
 
@@ -354,18 +385,19 @@ def _below(redispatch, ks, args, kwargs):
 
 def _inplace_kernel(op, spec):
     redispatch = op.redispatch
-    clone_self = "self" in spec.wants
+    pick = getattr(spec, "pick", None)
 
     def kernel(ks, *args, **kwargs):
         vals = spec.bind(args, kwargs)
         if not _needs_grad(spec, vals):
             return redispatch(ks & BELOW, *args, **kwargs)
+        call_spec = spec if pick is None else pick(vals)
         self = vals["self"]
         check_inplace(self, op)
         self_edge = edge_of(self)
-        self_clone = self.clone() if clone_self else None
+        self_clone = self.clone() if "self" in call_spec.wants else None
         out = _below(redispatch, ks, args, kwargs)
-        node = _record(spec, vals, out, self_edge, self_clone)
+        node = _record(call_spec, vals, out, self_edge, self_clone)
         if node is not None:
             rebase_history(self, node)
         return out
@@ -469,16 +501,14 @@ def register_op(op) -> None:
         # Fills (zero_, uniform_, ...) have no functional overload: nothing flows to self.
         f = fv_formula if fv is None or hasattr(fv, "derivative") else _no_gradient(op)
         if f is not None:
-            spec = _Spec(op, f, inplace=True)
-            spec.node_name = _camel(op.name) + "Backward0"
-            op.register(AliasKey.Autograd, _inplace_kernel(op, spec))
+            op.register(AliasKey.Autograd, _inplace_kernel(op, _spec(op, f, inplace=True)))
         return
     if f is None:
         return
     if written == ["self"]:
-        op.register(AliasKey.Autograd, _inplace_kernel(op, _Spec(op, f, inplace=True)))
+        op.register(AliasKey.Autograd, _inplace_kernel(op, _spec(op, f, inplace=True)))
     else:
-        op.register(AliasKey.Autograd, _functional_kernel(op, _Spec(op, f, inplace=False)))
+        op.register(AliasKey.Autograd, _functional_kernel(op, _spec(op, f, inplace=False)))
 
 
 def install() -> None:

@@ -12,7 +12,8 @@ from typing import NamedTuple
 from ..core.dispatch_key import AliasKey
 from ..dispatch.dispatcher import OpOverload, define
 
-__all__ = ["defop", "TensorMeta", "derivative", "nondifferentiable", "NONDIFFERENTIABLE"]
+__all__ = ["defop", "TensorMeta", "derivative", "nondifferentiable", "NONDIFFERENTIABLE",
+           "ByArgument"]
 
 
 class TensorMeta(NamedTuple):
@@ -77,23 +78,58 @@ class _NonDifferentiable:
 NONDIFFERENTIABLE = _NonDifferentiable()
 
 
-def derivative(*ops: OpOverload):
+class ByArgument:
+    """``op.derivative`` of an op whose formula depends on one argument's value (scatter's
+    ``reduce``): each call runs, and saves what is named by, the formula of its value only.
+
+    >>> import fnx
+    >>> d = fnx.ops.prims.scatter.default.derivative
+    >>> d.arg, d.formulas["add"].__name__, d.formulas["mul"].__name__
+    ('reduce', '_scatter_backward', '_scatter_mul_backward')
+    """
+
+    __slots__ = ("arg", "formulas")
+
+    def __init__(self, arg: str):
+        self.arg = arg
+        self.formulas = {}
+
+    def __repr__(self):
+        return f"ByArgument({self.arg!r}, {sorted(self.formulas)})"
+
+
+def derivative(*ops: OpOverload, **when):
     """Decorator: the backward formula of ``ops`` (see ``fnx.autograd.formulas``).
 
     ``fn``'s parameters name what it needs: ``grad`` (the output's gradient), ``grads``
-    (all outputs' gradients, None where none flowed), ``result`` (the output), and any of
-    the op's schema arguments by name. It returns one gradient per tensor argument, in
-    schema order (None for no gradient, a list for ``Tensor[]``). Broadcast dimensions are
-    summed and the dtype matched by autograd, so a formula need not do it.
+    (all outputs' gradients, None where none flowed), ``result`` (the output), ``resultN``
+    (output N alone), any of the op's schema arguments by name, and ``<arg>_shape`` /
+    ``<arg>_meta`` (a tensor argument's shape / (shape, dtype, device), without keeping the
+    tensor). It returns one gradient per tensor argument, in schema order (None for no
+    gradient, a list for ``Tensor[]``). Broadcast dimensions are summed and the dtype
+    matched by autograd, so a formula need not do it.
+
+    ``when``, one argument and the values it covers (``reduce=("none", "add")``), makes
+    ``fn`` the formula of those calls only (``ByArgument``), so it saves only what they need.
 
     >>> import fnx
     >>> from fnx.ir.registry import derivative
     >>> fnx.ops.aten.mul.Tensor.derivative.__name__
     '_mul_backward'
     """
+    if len(when) > 1:
+        raise TypeError(f"derivative: one argument may choose the formula, got {list(when)}")
+
     def deco(fn):
         for op in ops:
-            op.derivative = fn
+            if not when:
+                op.derivative = fn
+                continue
+            ((arg, values),) = when.items()
+            if not isinstance(op.derivative, ByArgument) or op.derivative.arg != arg:
+                op.derivative = ByArgument(arg)
+            for v in values:
+                op.derivative.formulas[v] = fn
         return fn
     return deco
 

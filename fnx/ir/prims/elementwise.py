@@ -308,10 +308,11 @@ convert_element_type = prim(
 
 
 @derivative(convert_element_type)
-def _convert_element_type_backward(grad, self):
-    if grad.dtype.is_complex and not self.dtype.is_complex:
+def _convert_element_type_backward(grad, self_meta):
+    dtype = self_meta[1]
+    if grad.dtype.is_complex and not dtype.is_complex:
         grad = _p.real(grad)
-    return grad if grad.dtype is self.dtype else _p.convert_element_type(grad, self.dtype)
+    return grad if grad.dtype is dtype else _p.convert_element_type(grad, dtype)
 
 
 def _device_put_meta(self, device):
@@ -323,8 +324,8 @@ device_put = prim("device_put(Tensor self, Device device) -> Tensor", _device_pu
 
 
 @derivative(device_put)
-def _device_put_backward(grad, self):
-    return _p.device_put(grad, self.device)
+def _device_put_backward(grad, self_meta):
+    return _p.device_put(grad, self_meta[2])
 
 
 __all__ = ["UNARY", "BINARY", "unary", "binary", *(row[0] for row in UNARY + BINARY),

@@ -71,12 +71,12 @@ def _fft_c2c_backward(grad, dim, forward):
 
 
 @derivative(fft_r2c)
-def _fft_r2c_backward(grad, self, dim, onesided):
+def _fft_r2c_backward(grad, self_shape, dim, onesided):
     if onesided and dim:
         # the one-sided half is the full transform cropped: zero-pad it back
         last = dim[-1]
         high = [0] * grad.ndim
-        high[last] = self.shape[last] - grad.shape[last]
+        high[last] = self_shape[last] - grad.shape[last]
         if high[last]:
             grad = _p.pad(grad, 0, [0] * grad.ndim, high, [0] * grad.ndim)
     return _p.real(_p.fft_c2c(grad, dim, False))

@@ -37,8 +37,8 @@ gather = prim("gather(Tensor self, int dim, Tensor index) -> Tensor", _gather_me
 
 
 @derivative(gather)
-def _gather_backward(grad, self, dim, index):
-    return _p.scatter(zeros(self.shape, grad), dim, index, grad, "add"), None
+def _gather_backward(grad, self_shape, dim, index):
+    return _p.scatter(zeros(self_shape, grad), dim, index, grad, "add"), None
 
 
 SCATTER_REDUCES = ("none", "add", "mul", "max", "min")
@@ -78,30 +78,38 @@ def _scatter_mul_src_grad(grad, self, dim, index, src, result):
     return _p.where(single, from_others, from_result)
 
 
-@derivative(scatter)
-def _scatter_backward(grad, self, dim, index, src, reduce, result, needs_input_grad):
+# One formula per reduction, so that each call saves only what its own reduction reads.
+
+@derivative(scatter, reduce=("none", "add"))
+def _scatter_backward(grad, dim, index, reduce, needs_input_grad):
+    # the index alone: the values of self, src and the result are not needed
     gs = gsrc = None
-    if reduce in ("none", "add"):
-        if needs_input_grad[0]:
-            # "none": overwritten slots get nothing (a duplicate index: every writer gets
-            # the slot's gradient, as PyTorch's scatter)
-            gs = grad if reduce == "add" else \
-                _p.scatter(grad, dim, index, zeros(index.shape, grad), "none")
-        if needs_input_grad[2]:
-            gsrc = _p.gather(grad, dim, index)
-    elif reduce == "mul":
-        if needs_input_grad[0]:
-            gs = times(grad, _p.scatter(like(self, 1), dim, index, src, "mul"))
-        if needs_input_grad[2]:
-            gsrc = _scatter_mul_src_grad(grad, self, dim, index, src, result)
-    else:
-        # max/min: every value equal to the result shares the slot's gradient evenly
-        value = _p.gather(result, dim, index)
-        self_hit = _p.convert_element_type(_p.eq(self, result), grad.dtype)
-        src_hit = _p.convert_element_type(_p.eq(src, value), grad.dtype)
-        share = _p.div(grad, _p.scatter(self_hit, dim, index, src_hit, "add"))
-        if needs_input_grad[0]:
-            gs = _p.mul(share, self_hit)
-        if needs_input_grad[2]:
-            gsrc = _p.mul(_p.gather(share, dim, index), src_hit)
+    if needs_input_grad[0]:
+        # "none": overwritten slots get nothing (a duplicate index: every writer gets the
+        # slot's gradient, as PyTorch's scatter)
+        gs = grad if reduce == "add" else \
+            _p.scatter(grad, dim, index, zeros(index.shape, grad), "none")
+    if needs_input_grad[2]:
+        gsrc = _p.gather(grad, dim, index)
     return gs, None, gsrc
+
+
+@derivative(scatter, reduce=("mul",))
+def _scatter_mul_backward(grad, self, dim, index, src, result, needs_input_grad):
+    gs = gsrc = None
+    if needs_input_grad[0]:
+        gs = times(grad, _p.scatter(like(self, 1), dim, index, src, "mul"))
+    if needs_input_grad[2]:
+        gsrc = _scatter_mul_src_grad(grad, self, dim, index, src, result)
+    return gs, None, gsrc
+
+
+@derivative(scatter, reduce=("max", "min"))
+def _scatter_extremum_backward(grad, self, dim, index, src, result, needs_input_grad):
+    # every value equal to the result shares the slot's gradient evenly
+    value = _p.gather(result, dim, index)
+    self_hit = _p.convert_element_type(_p.eq(self, result), grad.dtype)
+    src_hit = _p.convert_element_type(_p.eq(src, value), grad.dtype)
+    share = _p.div(grad, _p.scatter(self_hit, dim, index, src_hit, "add"))
+    return (_p.mul(share, self_hit) if needs_input_grad[0] else None, None,
+            _p.mul(_p.gather(share, dim, index), src_hit) if needs_input_grad[2] else None)

@@ -58,8 +58,8 @@ reshape = prim("reshape(Tensor self, SymInt[] shape) -> Tensor", _reshape_meta)
 
 
 @derivative(reshape)
-def _reshape_backward(grad, self):
-    return _p.reshape(grad, list(self.shape))
+def _reshape_backward(grad, self_shape):
+    return _p.reshape(grad, list(self_shape))
 
 
 def _transpose_meta(self, permutation):
@@ -120,11 +120,11 @@ slice = prim("slice(Tensor self, SymInt[] start_indices, SymInt[] limit_indices,
 
 
 @derivative(slice)
-def _slice_backward(grad, self, start_indices, strides):
+def _slice_backward(grad, self_shape, start_indices, strides):
     # Scatter the slice back with pad: interior padding fills the strides' gaps.
-    strides = strides or [1] * self.ndim
+    strides = strides or [1] * len(self_shape)
     high = []
-    for start, stride, n, size in zip(start_indices, strides, grad.shape, self.shape):
+    for start, stride, n, size in zip(start_indices, strides, grad.shape, self_shape):
         last = start + (n - 1) * stride if n else start - 1
         high.append(size - last - 1)
     return _p.pad(grad, 0, list(start_indices), high, [st - 1 for st in strides])
@@ -194,12 +194,12 @@ concatenate = prim("concatenate(Tensor[] tensors, int dim) -> Tensor", _concaten
 
 
 @derivative(concatenate)
-def _concatenate_backward(grad, tensors, dim):
+def _concatenate_backward(grad, tensors_shape, dim):
     out, start = [], 0
     limit = list(grad.shape)
-    for t in tensors:
+    for shape in tensors_shape:
         lo = [0] * grad.ndim
-        lo[dim], limit[dim] = start, start + t.shape[dim]
+        lo[dim], limit[dim] = start, start + shape[dim]
         out.append(_p.slice(grad, lo, list(limit)))
         start = limit[dim]
     return out

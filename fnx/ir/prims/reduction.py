@@ -35,8 +35,8 @@ reduce_min = _reduce("reduce_min", BIF)
 
 
 @derivative(reduce_sum)
-def _reduce_sum_backward(grad, self, dims):
-    return unreduce(grad, self.shape, dims)
+def _reduce_sum_backward(grad, self_shape, dims):
+    return unreduce(grad, self_shape, dims)
 
 
 def _exclusive_products(x):

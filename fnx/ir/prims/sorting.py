@@ -23,9 +23,9 @@ sort = prim("sort(Tensor self, int dim, bool descending, bool stable) "
 
 
 @derivative(sort)
-def _sort_backward(grad, dim, result):
-    # the indices are a permutation along dim: each slot is written exactly once
-    return _p.scatter(like(grad, 0), dim, result[1], grad, "none")
+def _sort_backward(grad, dim, result1):
+    # the indices (output 1) are a permutation along dim: each slot is written exactly once
+    return _p.scatter(like(grad, 0), dim, result1, grad, "none")
 
 
 def _top_k_meta(self, k, dim, largest):
@@ -46,5 +46,5 @@ top_k = prim("top_k(Tensor self, int k, int dim, bool largest) "
 
 
 @derivative(top_k)
-def _top_k_backward(grad, self, dim, result):
-    return _p.scatter(zeros(self.shape, grad), dim, result[1], grad, "none")
+def _top_k_backward(grad, self_shape, dim, result1):
+    return _p.scatter(zeros(self_shape, grad), dim, result1, grad, "none")
