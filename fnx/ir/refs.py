@@ -24,7 +24,7 @@ from ..core import dtype as D
 from ..core.device import CPU
 from ..core.tensor import Tensor
 from ..ops import prims
-from .promotion import NO_OPMATH, elementwise_dtypes
+from .promotion import NO_OPMATH, elementwise_dtypes, opmath_dtype
 from .registry import decomposition
 from .shapes import broadcast_shapes
 
@@ -84,11 +84,6 @@ def wrap_int(value, dtype):
     info = np.iinfo(dtype.numpy)
     lo, hi = int(info.min), int(info.max)
     return value if lo <= value <= hi else (value - lo) % (hi - lo + 1) + lo
-
-
-def opmath_dtype(dtype):
-    """The dtype pointwise math runs in: half types compute in float32, as PyTorch's CPU."""
-    return D.float32 if dtype in (D.float16, D.bfloat16) else dtype
 
 
 def promote(kind: str, args=("self", "other")):

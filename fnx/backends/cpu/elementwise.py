@@ -1,11 +1,14 @@
 """NumPy kernels for the pointwise ops of ``fnx.ir.aten.elementwise``.
 
-One generic kernel per arity: it computes PyTorch's dtypes from the op's promotion
-kind, casts the operands to the compute dtype (float16/bfloat16 compute in float32,
-PyTorch's "opmath"), applies the NumPy function and casts to the result dtype.  The
-common case (two tensors of one dtype, default promotion) skips all of that.
-In-place and ``out=`` kernels run the functional kernel first, so every check has
-passed before anything is written.
+One generic kernel per arity, keyed by the op objects (``{aten.exp: np.exp}``). The
+result dtype is the op's declaration: the kernel calls the op's meta function (its
+promotion kind applied once, with PyTorch's operand checks), computes in that dtype (or,
+where the result is not the operands' common type, as for comparisons, in their promoted
+type: ``promotion.computation_dtype``), half types in float32 (PyTorch's "opmath"), and
+casts to the result dtype.  The common case (two tensors of one dtype, or a float32/64
+tensor and a Python number, of a DEFAULT or ALWAYS_BOOL op) skips all of that: there the
+declared dtype is the operand's (or bool).  In-place and ``out=`` kernels run the
+functional kernel first, so every check has passed before anything is written.
 """
 from __future__ import annotations
 
@@ -18,15 +21,14 @@ from ...core import dtype as D
 from ...core.device import CPU
 from ...core.tensor import Tensor
 from ...ir.aten import elementwise as E
-from ...ir.promotion import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, elementwise_dtypes
+from ...ir.aten._common import not_implemented
+from ...ir.promotion import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, computation_dtype, opmath_dtype
 from ...ir.shapes import broadcast_shapes
+from ...ops import aten
 from ._core import data, register, same_device_error, wrap
 
 _HALF = (D.float16, D.bfloat16)
-
-
-def _np_dtype(d):
-    return D.float32.numpy if d in _HALF else d.numpy
+_NO_KWARGS = {}
 
 
 def _cast(x, np_dtype):
@@ -36,17 +38,10 @@ def _cast(x, np_dtype):
     return np.asarray(x).astype(np_dtype)
 
 
-def _check_dtypes(name, compute, operands):
-    if name.startswith("bitwise") and (compute.is_floating_point or compute.is_complex):
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{compute.scalar_type}'")
-    if name in ("neg", "sub", "rsub"):
-        E.check_operands(name, *operands)     # -bool and bool subtraction: PyTorch refuses
-
-
 def _no_bool(a, kernel_name):
     """PyTorch's kernels for these ops are dispatched over numeric types only."""
     if a.dtype.kind == "b":
-        raise RuntimeError(f"\"{kernel_name}\" not implemented for 'Bool'")
+        raise not_implemented(kernel_name, D.bool)
 
 
 def _int_div_check(name, b):
@@ -55,21 +50,16 @@ def _int_div_check(name, b):
 
 
 def _div_mode(a, b, rounding_mode):
-    if rounding_mode is None:
-        return np.true_divide(a, b)
     _no_bool(a, f"div_{rounding_mode}_cpu")
     if rounding_mode == "floor":
         if a.dtype.kind in "iu":
             _int_div_check("div", b)
         return np.floor_divide(a, b)
-    if rounding_mode == "trunc":
-        if a.dtype.kind in "iu":
-            _int_div_check("div", b)
-            q = np.floor_divide(a, b)
-            return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
-        return np.trunc(np.true_divide(a, b))
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                       f"but found '{rounding_mode}'")
+    if a.dtype.kind in "iu":      # "trunc" (the meta refused any other mode)
+        _int_div_check("div", b)
+        q = np.floor_divide(a, b)
+        return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+    return np.trunc(np.true_divide(a, b))
 
 
 def _int_checked(fn, name):
@@ -94,7 +84,8 @@ def _pow(a, b):
 
 
 def _check_scalar_exponent(self, exponent):
-    """``int_tensor ** -1``: PyTorch refuses a negative integer *scalar* exponent."""
+    """``int_tensor ** -1``: PyTorch refuses a negative integer *scalar* exponent (also
+    one wrapped in a tensor, which the meta's check does not see)."""
     if isinstance(exponent, Tensor):
         if not exponent._is_wrapped_number:
             return
@@ -131,8 +122,7 @@ def _abs(a):
 
 def _frac(a):
     if a.dtype.kind in "iub":
-        raise RuntimeError(f"\"frac_cpu\" not implemented for "
-                           f"'{D.from_numpy_dtype(a.dtype).scalar_type}'")
+        raise not_implemented("frac_cpu", D.from_numpy_dtype(a.dtype))
     return a - np.trunc(a)
 
 
@@ -150,102 +140,123 @@ def _sign(a):
 
 
 def _relu(a):
-    if a.dtype.kind == "b":
-        raise RuntimeError("\"clamp_min_cpu\" not implemented for 'Bool'")
+    _no_bool(a, "clamp_min_cpu")
     return np.maximum(a, a.dtype.type(0))
 
 
+# The NumPy function of each op, for all its overloads (``aten.add``: add.Tensor and
+# add.Scalar).
 UNARY_FNS = {
-    "abs": _abs, "neg": np.negative, "sign": _sign, "acos": np.arccos, "acosh": np.arccosh,
-    "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh,
-    "cos": np.cos, "cosh": np.cosh, "sin": np.sin, "sinh": np.sinh, "tan": np.tan,
-    "tanh": np.tanh, "erf": sp.erf, "exp": np.exp, "expm1": np.expm1, "log": np.log,
-    "log10": np.log10, "log1p": np.log1p, "log2": np.log2, "reciprocal": np.reciprocal,
-    "rsqrt": lambda a: np.reciprocal(np.sqrt(a)), "sqrt": np.sqrt, "sigmoid": sp.expit,
-    "exp2": np.exp2, "erfinv": sp.erfinv, "ceil": _identity_for_int(np.ceil, "ceil"),
-    "floor": _identity_for_int(np.floor, "floor"),
-    "round": _identity_for_int(np.round, "round"),
-    "trunc": _identity_for_int(np.trunc, "trunc"), "frac": _frac, "relu": _relu,
-    "bitwise_not": np.invert, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
-    "logical_not": np.logical_not, "signbit": _signbit, "square": np.square,
+    aten.abs: _abs, aten.neg: np.negative, aten.sign: _sign, aten.acos: np.arccos,
+    aten.acosh: np.arccosh, aten.asin: np.arcsin, aten.asinh: np.arcsinh,
+    aten.atan: np.arctan, aten.atanh: np.arctanh, aten.cos: np.cos, aten.cosh: np.cosh,
+    aten.sin: np.sin, aten.sinh: np.sinh, aten.tan: np.tan, aten.tanh: np.tanh,
+    aten.erf: sp.erf, aten.exp: np.exp, aten.expm1: np.expm1, aten.log: np.log,
+    aten.log10: np.log10, aten.log1p: np.log1p, aten.log2: np.log2,
+    aten.reciprocal: np.reciprocal, aten.rsqrt: lambda a: np.reciprocal(np.sqrt(a)),
+    aten.sqrt: np.sqrt, aten.sigmoid: sp.expit, aten.exp2: np.exp2, aten.erfinv: sp.erfinv,
+    aten.ceil: _identity_for_int(np.ceil, "ceil"),
+    aten.floor: _identity_for_int(np.floor, "floor"),
+    aten.round: _identity_for_int(np.round, "round"),
+    aten.trunc: _identity_for_int(np.trunc, "trunc"), aten.frac: _frac, aten.relu: _relu,
+    aten.bitwise_not: np.invert, aten.isnan: np.isnan, aten.isinf: np.isinf,
+    aten.isfinite: np.isfinite, aten.logical_not: np.logical_not, aten.signbit: _signbit,
+    aten.square: np.square,
 }
 
 BINARY_FNS = {
-    "add": np.add, "sub": np.subtract, "rsub": lambda a, b: np.subtract(b, a),
-    "mul": np.multiply, "div": np.true_divide,
-    "floor_divide": _int_checked(np.floor_divide, "floor_divide"),
-    "remainder": _int_checked(np.remainder, "remainder"), "fmod": _int_checked(np.fmod, "fmod"),
-    "pow": _pow, "atan2": np.arctan2, "maximum": np.maximum, "minimum": np.minimum,
-    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-    "bitwise_xor": np.bitwise_xor, "logical_and": np.logical_and,
-    "logical_or": np.logical_or, "logical_xor": np.logical_xor, "eq": np.equal,
-    "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-    "ge": np.greater_equal,
+    aten.add: np.add, aten.sub: np.subtract, aten.rsub: lambda a, b: np.subtract(b, a),
+    aten.mul: np.multiply, aten.div: np.true_divide,
+    aten.floor_divide: _int_checked(np.floor_divide, "floor_divide"),
+    aten.remainder: _int_checked(np.remainder, "remainder"),
+    aten.fmod: _int_checked(np.fmod, "fmod"), aten.pow: _pow, aten.atan2: np.arctan2,
+    aten.maximum: np.maximum, aten.minimum: np.minimum, aten.bitwise_and: np.bitwise_and,
+    aten.bitwise_or: np.bitwise_or, aten.bitwise_xor: np.bitwise_xor,
+    aten.logical_and: np.logical_and, aten.logical_or: np.logical_or,
+    aten.logical_xor: np.logical_xor, aten.eq: np.equal, aten.ne: np.not_equal,
+    aten.lt: np.less, aten.le: np.less_equal, aten.gt: np.greater, aten.ge: np.greater_equal,
 }
-_WARNS = {"div", "floor_divide", "remainder", "fmod", "pow", "log", "log10", "log2", "log1p",
-          "sqrt", "rsqrt", "reciprocal", "acos", "asin", "acosh", "atanh", "erfinv", "exp",
-          "expm1", "exp2", "cosh", "sinh", "atan2", "sub", "add", "mul", "square",
-          "sin", "cos", "tan", "frac"}   # (sin/cos/tan/frac of inf warn "invalid value")
-# Ops whose float inputs need the slow path's dtype checks (bitwise_not of a float raises).
-_CHECKED = {"bitwise_not"}
 
 
-def _apply(name, fn, kind, operands, extra=()):
-    """The slow path: promotion, casting, the NumPy call, and errors PyTorch would raise."""
-    arrays = [data(x, name) for x in operands]
-    compute, result = elementwise_dtypes(kind, *operands)
-    _check_dtypes(name, compute, operands)
-    np_compute = _np_dtype(compute)
-    cast = [_cast(a, np_compute) for a in arrays]
+def _ops_of(*packets):
+    """Every overload of ``packets`` (``aten.add``: add.Tensor, add.Scalar, add.out, ...)."""
+    return frozenset(getattr(p, name) for p in packets for name in p.overloads())
+
+
+# Ops whose NumPy call can warn (overflow, invalid values: sin/cos/tan/frac of inf): never
+# the shortcut, which runs without np.errstate.
+_WARNS = _ops_of(aten.div, aten.floor_divide, aten.remainder, aten.fmod, aten.pow, aten.log,
+                 aten.log10, aten.log2, aten.log1p, aten.sqrt, aten.rsqrt, aten.reciprocal,
+                 aten.acos, aten.asin, aten.acosh, aten.atanh, aten.erfinv, aten.exp,
+                 aten.expm1, aten.exp2, aten.cosh, aten.sinh, aten.atan2, aten.sub, aten.add,
+                 aten.mul, aten.square, aten.sin, aten.cos, aten.tan, aten.frac)
+# PyTorch compiles these for integral types only: a float computation is an error.
+_INTEGRAL_ONLY = _ops_of(aten.bitwise_not, aten.bitwise_and, aten.bitwise_or,
+                         aten.bitwise_xor)
+# Binary ops that need the slow path's checks even on one dtype (zero divisors, bool pow).
+_CHECKED = _ops_of(aten.pow, aten.floor_divide, aten.remainder, aten.fmod) | _INTEGRAL_ONLY
+# sub of bools must raise, so bool never takes the shortcut for sub/rsub
+_NO_BOOL_SHORTCUT = _ops_of(aten.sub, aten.rsub)
+_RSUB = _ops_of(aten.rsub)
+
+
+def _dtypes(op, operands, meta_kwargs):
+    """(compute, result): the result dtype from the op's meta function (the promotion its
+    declaration names, and PyTorch's operand checks), the computation dtype from it."""
+    result = op.meta(*operands, **meta_kwargs).dtype
+    return computation_dtype(op.promotion, result, *operands), result
+
+
+def _run(op, fn, arrays, compute, result, extra=()):
+    """Cast to the compute dtype (half types: float32), call NumPy, cast to the result."""
+    if op in _INTEGRAL_ONLY and (compute.is_floating_point or compute.is_complex):
+        raise not_implemented(f"{op.name}_cpu", compute)
+    np_compute = opmath_dtype(compute).numpy
     try:
         with np.errstate(all="ignore"):
-            r = fn(*cast, *extra)
-    except ValueError:
-        broadcast_shapes(*(np.shape(a) for a in arrays))  # raises PyTorch's message
-        raise
+            r = fn(*[_cast(a, np_compute) for a in arrays], *extra)
     except TypeError:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{compute.scalar_type}'") \
-            from None
-    r = np.asarray(r)
+        raise not_implemented(f"{op.name}_cpu", compute) from None
+    if r.__class__ is not np.ndarray:
+        r = np.asarray(r)
     if r.dtype != result.numpy:
         r = r.astype(result.numpy)
     return wrap(r, result)
 
 
-def _unary_kernel(name, kind):
-    fn = UNARY_FNS[name]
-    fast = kind in (DEFAULT, INT_TO_FLOAT) and name not in _WARNS and name not in _CHECKED
+def _apply(op, fn, operands, extra=(), meta_kwargs=_NO_KWARGS):
+    """The slow path: the declared dtypes, casting, the NumPy call, PyTorch's errors."""
+    arrays = [data(x, op.name) for x in operands]
+    compute, result = _dtypes(op, operands, meta_kwargs)
+    return _run(op, fn, arrays, compute, result, extra)
+
+
+def _unary_kernel(op, fn):
+    fast = op.promotion in (DEFAULT, INT_TO_FLOAT) and op not in _WARNS | _INTEGRAL_ONLY
 
     def kernel(ks, self):
         d = self._dtype
         if fast and self._device is CPU and (d is D.float32 or d is D.float64):
             return wrap(fn(self._data), d)
-        return _apply(name, fn, kind, (self,))
+        return _apply(op, fn, (self,))
     return kernel
 
 
 _ONE = 1     # the schema default of ``alpha`` is this cached int: ``is`` tests for "no alpha"
 
 
-# Comparisons and logical ops return bool for any input dtype: they take the shortcuts too.
-_BOOL_FAST = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
-
-
-def _binary_kernel(name, kind, has_alpha):
-    """The functional kernel of a binary row.  Two shortcuts skip promotion, casting and
+def _binary_kernel(op, fn):
+    """The functional kernel of a binary op.  Two shortcuts skip the meta call, casting and
     the error checks where they cannot matter: two CPU tensors of one dtype, and a
     float32/float64 tensor with a Python int or float (NumPy 2's weak scalars then give
     exactly PyTorch's dtype).  Everything else takes ``_apply``."""
-    fn = BINARY_FNS[name]
-    fast = (kind == DEFAULT or name in _BOOL_FAST) and name not in (
-        "pow", "floor_divide", "remainder", "fmod") and not name.startswith("bitwise")
-    bool_out = kind == ALWAYS_BOOL
-    # sub of bools must raise, so bool never takes the shortcut for sub/rsub
-    slow_dtypes = _HALF + (D.bool,) if name in ("sub", "rsub") else _HALF
+    bool_out = op.promotion == ALWAYS_BOOL
+    fast = (op.promotion == DEFAULT or bool_out) and op not in _CHECKED
+    slow_dtypes = _HALF + (D.bool,) if op in _NO_BOOL_SHORTCUT else _HALF
 
     def kernel(ks, self, other, alpha=_ONE):
         if alpha is not _ONE:
-            return _apply_alpha(name, fn, kind, self, other, alpha)
+            return _apply_alpha(op, fn, self, other, alpha)
         if fast and self._device is CPU:
             d = self._dtype
             c = other.__class__
@@ -258,7 +269,7 @@ def _binary_kernel(name, kind, has_alpha):
                         raise
             elif (c is float or c is int) and (d is D.float32 or d is D.float64):
                 return wrap(fn(self._data, other), D.bool if bool_out else d)
-        return _apply(name, fn, kind, (self, other))
+        return _apply(op, fn, (self, other))
 
     # what ``inplace_from`` needs for its own shortcut
     kernel._ufunc = fn if fast and not bool_out and isinstance(fn, np.ufunc) else None
@@ -266,41 +277,45 @@ def _binary_kernel(name, kind, has_alpha):
     return kernel
 
 
-def _apply_alpha(name, fn, kind, self, other, alpha):
+def _apply_alpha(op, fn, self, other, alpha):
     """add/sub: ``self + alpha * other``; rsub: ``other - alpha * self``, computed in the
     compute dtype (alpha is cast to it, like PyTorch), after PyTorch's checks on alpha."""
     if isinstance(alpha, Tensor):
         alpha = alpha.item()
-    E.check_alpha(D.result_type(self, other), alpha)
-    if name == "rsub":
+    arrays = [data(self, op.name), data(other, op.name)]
+    compute, result = _dtypes(op, (self, other), _NO_KWARGS)
+    E.check_alpha(result, alpha)
+    if op in _RSUB:
         def scaled(a, b):
             return fn(a * _cast(alpha, a.dtype), b)
     else:
         def scaled(a, b):
             return fn(a, b * _cast(alpha, b.dtype))
-    return _apply(name, scaled, kind, (self, other))
+    return _run(op, scaled, arrays, compute, result)
 
 
-def _div_mode_kernel(ks, self, other, *, rounding_mode=None):
-    if rounding_mode is None:
-        return _apply("div", np.true_divide, INT_TO_FLOAT, (self, other))
-    if rounding_mode not in ("trunc", "floor"):
-        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
-                           f"'floor' but found '{rounding_mode}'")
-    return _apply("div", _div_mode, DEFAULT, (self, other), (rounding_mode,))
+def _div_mode_kernel(op):
+    def kernel(ks, self, other, *, rounding_mode=None):
+        # the meta refuses unknown modes; None is true division (its result a float)
+        arrays = [data(self, "div"), data(other, "div")]
+        compute, result = _dtypes(op, (self, other), {"rounding_mode": rounding_mode})
+        if rounding_mode is None:
+            return _run(op, np.true_divide, arrays, compute, result)
+        return _run(op, _div_mode, arrays, compute, result, (rounding_mode,))
+    return kernel
 
 
 def _round_decimals(ks, self, *, decimals):
     if not self._dtype.is_floating_point:
-        return _apply("round", np.round, DEFAULT, (self,))
-    return _apply("round", lambda a: np.round(a, decimals), DEFAULT, (self,))
+        return _apply(E.round_decimals, np.round, (self,), meta_kwargs={"decimals": decimals})
+    return _apply(E.round_decimals, lambda a: np.round(a, decimals), (self,),
+                  meta_kwargs={"decimals": decimals})
 
 
 def _clamp(ks, self, min=None, max=None):
-    E.clamp_Tensor.meta(self, min, max)   # the None/None error and the shape checks
-    operands = [x for x in (self, min, max) if x is not None]
-    compute, result = elementwise_dtypes(DEFAULT, *operands)
-    a = _cast(data(self, "clamp"), _np_dtype(compute))
+    # the meta: the None/None error, the shape checks and the result dtype
+    result = E.clamp.meta(self, min, max).dtype
+    a = _cast(data(self, "clamp"), opmath_dtype(result).numpy)
     if min is not None:
         a = np.maximum(a, _cast(data(min, "clamp"), a.dtype))
     if max is not None:
@@ -310,8 +325,7 @@ def _clamp(ks, self, min=None, max=None):
 
 
 def _where(ks, condition, self, other):
-    E.where_self.meta(condition, self, other)
-    compute, result = elementwise_dtypes(DEFAULT, self, other)
+    result = E.where_self.meta(condition, self, other).dtype
     c = data(condition, "where")
     r = np.where(c, _cast(data(self, "where"), result.numpy), _cast(data(other, "where"),
                                                                      result.numpy))
@@ -388,28 +402,26 @@ def write_out(name, out, r):
 
 def _register_all():
     functional = {}
-    for name, kind, _ in E.UNARY:
-        functional[name, "default"] = _unary_kernel(name, kind)
-    # PyTorch's square is pow(x, 2): a bool tensor squares to int64.
-    functional["square", "default"] = lambda ks, self: _apply("pow", _pow, DEFAULT, (self, 2))
-    for name, ov, args, kind, _ in E.BINARY:
-        functional[name, ov] = _binary_kernel(name, kind, "alpha" in args)
-    for ov in ("Tensor_Tensor", "Tensor_Scalar"):
-        functional["pow", ov] = _pow_kernel(functional["pow", ov])
-    functional["div", "Tensor_mode"] = functional["div", "Scalar_mode"] = _div_mode_kernel
-    for op, family in E.VARIANTS.items():
-        fk = functional.get((op.name, op.overload_name))
-        if fk is None:
-            continue
+    for table, make in ((UNARY_FNS, _unary_kernel), (BINARY_FNS, _binary_kernel)):
+        for packet, fn in table.items():
+            for op in _ops_of(packet):
+                if op in E.VARIANTS:        # the functional overloads (not out=)
+                    functional[op] = make(op, fn)
+    for op in (aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar):
+        functional[op] = _pow_kernel(functional[op])
+    for op in (aten.div.Tensor_mode, aten.div.Scalar_mode):
+        functional[op] = _div_mode_kernel(op)
+    for op, fk in functional.items():
+        family = E.VARIANTS[op]
         register(op, fk)
         if "inplace" in family:
             register(family["inplace"], inplace_from(fk, family["inplace"].name))
         if "out" in family:
             register(family["out"], out_from(fk, op.name))
     register(E.round_decimals, _round_decimals)
-    register(E.pow_Scalar, lambda ks, self, exponent: _apply("pow", _pow, DEFAULT,
-                                                             (self, exponent)))
     # (pow.Scalar: a Scalar base with a tensor exponent is PyTorch's Tensor_Tensor case)
+    register(E.pow_Scalar, lambda ks, self, exponent: _apply(E.pow_Scalar, _pow,
+                                                             (self, exponent)))
     register(E.clamp, _clamp)
     register(E.clamp_Tensor, _clamp)
     register(E.clamp_, inplace_from(_clamp, "clamp_"))

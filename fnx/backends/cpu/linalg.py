@@ -12,6 +12,7 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ir.aten import linalg as L
+from ...ir.aten._common import not_implemented
 from ._core import data, kernel, wrap
 
 _HALF = (D.float16, D.bfloat16)
@@ -21,7 +22,7 @@ _F32 = np.dtype(np.float32)
 def _operands(kernel_name, name, *xs):
     d = xs[0]._dtype
     if d is D.bool:
-        raise RuntimeError(f"\"{kernel_name}\" not implemented for 'Bool'")
+        raise not_implemented(kernel_name, D.bool)
     arrays = [data(x, name) for x in xs]
     if d in _HALF:
         arrays = [a.astype(_F32) for a in arrays]

@@ -229,7 +229,7 @@ def _device_put(ks, self, device):
     dev = _device(device)
     if dev.type != "cpu":
         raise fail("device_put", f"the CPU kernel copies to cpu only, not to {dev}; the "
-                                  f"target backend registers its own kernel")
+                                 f"target backend registers its own kernel")
     return wrap(_np(self, "device_put").copy(), m.dtype)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ir.aten import reduction as R
+from ...ir.aten._common import not_implemented
 from ...ir.shapes import wrap_dim
 from ._core import data, kernel, wrap
 
@@ -147,7 +148,7 @@ def _arg(name, argfn):
     def k(ks, self, dim=None, keepdim=False):
         op.meta(self, dim, keepdim)
         if self._dtype is D.bool:
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Bool'")
+            raise not_implemented(f"{name}_cpu", D.bool)
         a = _comparable(data(self, name))
         if dim is None or a.ndim == 0:
             r = np.asarray(argfn(a))
@@ -183,9 +184,9 @@ kernel(R.all_default, R.all_dim, R.all_dims)(_logical("all", np.all))
 # --------------------------------------------------------------------------- var
 
 def _var(name, self, dim, correction, keepdim):
-    R.var_check(name, self)
     a = data(self, name)
-    out = self._dtype.to_real()
+    # the declared dtype (a complex input's real type), after var's dtype check
+    out = R.var_correction.meta(self, dim, correction=correction, keepdim=keepdim).dtype
     axes = R.norm_dims(dim, a.ndim)
     corr = R.correction_of(correction)
     R.warn_dof(name, self, axes, corr)

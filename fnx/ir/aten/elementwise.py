@@ -24,7 +24,7 @@ from ..promotion import (ALWAYS_BOOL, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT, N
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes
 from ..variants import VARIANTS
-from ._common import inplace_meta, out_meta, pointwise_meta, shape_of
+from ._common import inplace_meta, not_implemented, out_meta, pointwise_meta, shape_of
 
 CORE = ("core", "pointwise")
 ATEN = ("pointwise",)
@@ -237,11 +237,6 @@ get_op("aten::square_").meta = inplace_meta(_square_meta, "square_")
 
 
 
-
-
-def not_implemented(kernel_name: str, dtype) -> RuntimeError:
-    """PyTorch's error for a kernel that has no loop for ``dtype``."""
-    return RuntimeError(f"\"{kernel_name}\" not implemented for '{dtype.scalar_type}'")
 
 
 def _python_value(value):

@@ -71,10 +71,6 @@ def next_key(device=None, generator=None):
 _key = next_key
 
 
-def _opmath(dtype):
-    return D.float32 if dtype in (D.float16, D.bfloat16) else dtype
-
-
 def _uniform(shape, dtype, device, generator, low=0.0, high=1.0):
     """Uniform samples in [low, high) of a floating or complex ``dtype`` (complex: the real
     and imaginary parts are independent, as PyTorch's)."""
@@ -408,7 +404,7 @@ def _bernoulli_decomp(meta_fn):
         p = self if p is None else p
         shape = list(m.shape)
         if hasattr(p, "_ks"):
-            ct = _opmath(p.dtype)
+            ct = refs.opmath_dtype(p.dtype)
             prob = refs.broadcast_to(_convert(p, ct), tuple(shape))
         else:
             ct = D.float64 if self.dtype is D.float64 else D.float32
@@ -465,7 +461,7 @@ def _normal_decomp(mean, std, size=None, *, generator=None, dtype=None, layout=N
     else:
         m = _normal_float_float_meta(mean, std, size, dtype=dtype)
         dev = _device(device)
-    ct = _opmath(m.dtype)
+    ct = refs.opmath_dtype(m.dtype)
     z = _standard_normal(m.shape, ct, dev, generator)
     scale = refs.broadcast_to(refs.as_tensor(std, ct, dev), tuple(m.shape))
     shift = refs.broadcast_to(refs.as_tensor(mean, ct, dev), tuple(m.shape))
@@ -529,7 +525,7 @@ def _rand_decomp(size, *, generator=None, dtype=None, layout=None, device=None,
 def _randn_decomp(size, *, generator=None, dtype=None, layout=None, device=None,
                   pin_memory=None):
     m = randn.meta(size, dtype=dtype)
-    z = _standard_normal(m.shape, _opmath(m.dtype), _device(device), generator)
+    z = _standard_normal(m.shape, refs.opmath_dtype(m.dtype), _device(device), generator)
     return _convert(z, m.dtype)
 
 
@@ -563,7 +559,7 @@ def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None)
     checks on the probabilities (negative, inf, NaN, all zero) read data and are not made."""
     m = _multinomial_meta(self, num_samples, replacement)
     dev = self.device
-    ct = _opmath(self.dtype)
+    ct = refs.opmath_dtype(self.dtype)
     p = _convert(self, ct)
     if p.ndim == 1:
         p = prims.broadcast_in_dim(p, [1, p.shape[0]], [1])
