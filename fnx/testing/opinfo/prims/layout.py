@@ -31,7 +31,6 @@ def _transpose_ref(a, perm):
     return _by_source(a, [a.shape[d] for d in perm], source)
 
 
-
 def _broadcast_in_dim_samples(info, device, dtype):
     def t(shape, **kw):
         return make_tensor(shape, dtype, device, **kw)
