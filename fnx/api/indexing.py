@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core import dtype as D
 from ..core.tensor import Tensor, tensor_method
+from ..ir.aten import arrange as A
 from ..ir.aten import conversion as C
 from ..ir.aten import indexing as I
 from ..ir.aten import shape as S
@@ -206,7 +207,7 @@ def _copy_to(dst, src):
     if dst.shape == src.shape:
         C.copy_(dst, src)
     elif src.ndim == 0:
-        S.fill__Tensor(dst, src)
+        A.fill__Tensor(dst, src)
     else:
         C.copy_(dst, S.expand(_strip_leading_ones(src), list(dst.shape)))
 
@@ -348,15 +349,15 @@ def masked_fill(input, mask, value):
     [0, 2, 0]
     """
     if isinstance(value, Tensor):
-        return S.masked_fill_Tensor(input, mask, value)
-    return S.masked_fill_Scalar(input, mask, value)
+        return A.masked_fill_Tensor(input, mask, value)
+    return A.masked_fill_Scalar(input, mask, value)
 
 
 @tensor_method()
 def masked_fill_(self, mask, value):
     if isinstance(value, Tensor):
-        return S.masked_fill__Tensor(self, mask, value)
-    return S.masked_fill__Scalar(self, mask, value)
+        return A.masked_fill__Tensor(self, mask, value)
+    return A.masked_fill__Scalar(self, mask, value)
 
 
 @tensor_method()
