@@ -23,6 +23,7 @@ from ..ir.aten import indexing as I
 from ..ir.aten import shape as S
 from ..ops import aten
 from .creation import tensor
+from ..ir.scalars import checked_convert
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_put",
            "masked_fill", "masked_select", "masked_scatter", "nonzero", "argwhere",
@@ -188,8 +189,8 @@ def _value_tensor(self, value):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, complex, np.bool_, np.number)):
-        v = S.checked_scalar(value.item() if isinstance(value, np.generic) else value,
-                             self._dtype)
+        # PyTorch 2.13 lets a float16/bfloat16 element overflow to inf here (not in fill_)
+        v = checked_convert(value, self._dtype, check_half=False)
         return aten.scalar_tensor.default(v, dtype=self._dtype, device=self._device)
     raise TypeError(f"can't assign a {type(value).__name__} to a {self._dtype.tensor_type()}")
 
@@ -260,7 +261,7 @@ def _scatter_dispatch(input, dim, index, src, value, reduce, inplace):
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
         if not isinstance(source, Tensor):
-            v = aten.scalar_tensor.default(S.checked_scalar(source, input.dtype),
+            v = aten.scalar_tensor.default(checked_convert(source, input.dtype),
                                            dtype=input.dtype, device=input.device)
             source = S.expand(v, list(index.shape))
         if reduce == "add":

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...ir.aten import arrange as A
 from ...ir.aten import shape as S
-from ...ir.aten.shape import checked_scalar
+from ...ir.scalars import checked_convert
 from ...ir.shapes import infer_size, wrap_dims
 from ...ir.strides import (VIEW_ERROR, cat_geometry, check_as_strided, check_permutation,
                            check_select, check_slice, check_split_sizes, diagonal_geometry,
@@ -277,7 +277,7 @@ def _repeat(ks, self, repeats):
 def _constant_pad_nd(ks, self, pad, value=0):
     a = data(self, "constant_pad_nd")
     shape, regions = pad_geometry(a.shape, pad)
-    out = np.full(shape, checked_scalar(value, self._dtype), dtype=a.dtype)
+    out = np.full(shape, checked_convert(value, self._dtype, strict_unsigned=True), dtype=a.dtype)
     src = tuple(slice(s, e) for s, e, _ in regions)
     dst = tuple(slice(o, o + e - s) for s, e, o in regions)
     out[dst] = a[src]
@@ -347,7 +347,7 @@ def _fill(ks, self, value):
     A.fill_Scalar.meta(self, value)
     a = data(self, "fill")
     out = np.empty_like(a)
-    out.fill(checked_scalar(value, self._dtype))
+    out.fill(checked_convert(value, self._dtype))
     return wrap(out, self._dtype)
 
 
@@ -355,7 +355,7 @@ def _fill(ks, self, value):
 def _fill_(ks, self, value):
     if hasattr(value, "_ks"):
         A.fill__Tensor.meta(self, value)
-    data(self, "fill_").fill(checked_scalar(value, self._dtype))
+    data(self, "fill_").fill(checked_convert(value, self._dtype))
     return self
 
 
@@ -368,7 +368,7 @@ def _zero_(ks, self):
 @kernel(A.masked_fill_Scalar, A.masked_fill_Tensor)
 def _masked_fill(ks, self, mask, value):
     meta = A.masked_fill_check(self, mask, value, False)
-    v = checked_scalar(value, self._dtype)
+    v = checked_convert(value, self._dtype)
     out = np.broadcast_to(data(self, "masked_fill"), meta.shape).copy()
     np.copyto(out, v, where=np.broadcast_to(data(mask, "masked_fill"), meta.shape),
               casting="unsafe")
@@ -378,6 +378,6 @@ def _masked_fill(ks, self, mask, value):
 @kernel(A.masked_fill__Scalar, A.masked_fill__Tensor)
 def _masked_fill_(ks, self, mask, value):
     A.masked_fill_check(self, mask, value, True)
-    v = checked_scalar(value, self._dtype)
+    v = checked_convert(value, self._dtype)
     np.copyto(data(self, "masked_fill_"), v, where=data(mask, "masked_fill_"), casting="unsafe")
     return self

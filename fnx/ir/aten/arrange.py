@@ -15,8 +15,9 @@ from .. import refs
 from ..registry import TensorMeta, decomposition, defop, derivative
 from ..shapes import broadcast_shapes, wrap_dim, wrap_dims
 from ..strides import cat_geometry, expand_geometry, ints, pad_geometry, repeat_shape, shape_str
-from .shape import (_composite, _shape, _zero, checked_scalar, clone, flatten_using_ints, reshape,
+from .shape import (_composite, _shape, _zero, clone, flatten_using_ints, reshape,
                     slice_Tensor, unsqueeze, view)
+from ..scalars import checked_convert
 
 CORE = ("core",)
 INPLACE = ("inplace",)
@@ -225,7 +226,9 @@ def _constant_pad_nd_decomp(self, pad, value=0):
     # which is also lax.pad's meaning
     for i in range(len(pad) // 2):
         low[n - 1 - i], high[n - 1 - i] = pad[2 * i], pad[2 * i + 1]
-    return prims.pad(self, checked_scalar(value, self.dtype), low, high, [0] * n)
+    # constant_pad_nd does not wrap negative values into unsigned types
+    return prims.pad(self, checked_convert(value, self.dtype, strict_unsigned=True), low, high,
+                     [0] * n)
 
 
 @derivative(constant_pad_nd)
@@ -298,7 +301,7 @@ fill_Tensor = defop("fill.Tensor(Tensor self, Tensor value) -> Tensor", meta=_fi
 
 @decomposition(fill_Scalar)
 def _fill_scalar_decomp(self, value):
-    return refs.full(_shape(self), checked_scalar(value, self.dtype), self.dtype, self.device)
+    return refs.full(_shape(self), checked_convert(value, self.dtype), self.dtype, self.device)
 
 
 @decomposition(fill_Tensor)
@@ -350,7 +353,7 @@ def _masked_fill_decomp(self, mask, value):
     if hasattr(value, "_ks"):
         fill = prims.broadcast_in_dim(refs.to_dtype(value, self.dtype), list(shape), [])
     else:
-        fill = refs.full(shape, checked_scalar(value, self.dtype), self.dtype, self.device)
+        fill = refs.full(shape, checked_convert(value, self.dtype), self.dtype, self.device)
     return prims.where(refs.broadcast_to(mask, shape), fill, refs.broadcast_to(self, shape))
 
 

@@ -16,11 +16,7 @@ view bookkeeping; see fnx/keys/inplace_or_view.py).
 """
 from __future__ import annotations
 
-import math
 import operator
-
-import ml_dtypes
-import numpy as np
 
 from ...core import dtype as D
 from ...core.dispatch_key import AUTOGRAD_BITS, AliasKey, DispatchKey, below
@@ -43,46 +39,6 @@ INPLACE = ("inplace",)
 
 
 # --------------------------------------------------------------------------- helpers
-
-_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64":
-            "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-            "float64": "double", "bool": "bool"}
-
-
-def checked_scalar(value, dtype):
-    """``value`` converted to a Python number of ``dtype``'s kind, with PyTorch's overflow
-    error (``fill_(300)`` on uint8 raises instead of wrapping)."""
-    if hasattr(value, "_ks") or isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool) or dtype is D.bool:
-        return bool(value) if not isinstance(value, complex) else value != 0
-    if dtype.is_complex:
-        return complex(value)
-    if isinstance(value, complex):
-        if value.imag != 0:
-            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
-                               f"without overflow")
-        value = value.real
-    if dtype.is_floating_point:
-        v = float(value)
-        fmax = float(ml_dtypes.finfo(dtype.numpy).max)      # np.finfo rejects bfloat16
-        if math.isfinite(v) and abs(v) > fmax:
-            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
-                               f"without overflow")
-        return v
-    # integer dtypes: floats truncate, out-of-range values (and inf/nan) raise
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} "
-                               f"without overflow")
-        value = int(value)
-    value = operator.index(value)
-    info = np.iinfo(dtype.numpy)
-    if not info.min <= value <= info.max:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without "
-                           f"overflow")
-    return value
-
 
 def _shape(x) -> tuple:
     return tuple(x.shape)
