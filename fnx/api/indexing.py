@@ -174,6 +174,7 @@ def _apply(self, index):
     return result, adv
 
 
+@tensor_method("__getitem__")
 def _getitem(self, index):
     if index.__class__ is int:                       # the common cases, without the loop
         return _select(self, 0, index, 0)
@@ -213,6 +214,7 @@ def _copy_to(dst, src):
         C.copy_(dst, S.expand(_strip_leading_ones(src), list(dst.shape)))
 
 
+@tensor_method("__setitem__")
 def _setitem(self, index, value):
     if index is False:
         return                         # x[False] selects nothing: PyTorch does nothing
@@ -222,10 +224,6 @@ def _setitem(self, index, value):
         _copy_to(sliced, v)
     else:
         I.index_put_(sliced, adv, _strip_leading_ones(v))
-
-
-Tensor.__getitem__ = _getitem
-Tensor.__setitem__ = _setitem
 
 
 # --------------------------------------------------------------------------- functions
@@ -287,6 +285,12 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 @tensor_method()
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """``scatter`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(3).scatter_(0, fnx.tensor([1]), 5.0)
+    tensor([0., 5., 0.])
+    """
     return _scatter_dispatch(self, dim, index, src, value, reduce, True)
 
 
@@ -303,6 +307,12 @@ def scatter_add(input, dim, index, src):
 
 @tensor_method()
 def scatter_add_(self, dim, index, src):
+    """``scatter_add`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(2).scatter_add_(0, fnx.tensor([0, 0]), fnx.ones(2))
+    tensor([2., 0.])
+    """
     return I.scatter_add_(self, dim, index, src)
 
 
@@ -320,6 +330,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 @tensor_method()
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """``scatter_reduce`` in place.
+
+    >>> import fnx
+    >>> fnx.ones(2).scatter_reduce_(0, fnx.tensor([1, 1]), fnx.tensor([3., 4.]), "sum")
+    tensor([1., 8.])
+    """
     return I.scatter_reduce__two(self, dim, index, src, reduce, include_self=include_self)
 
 
@@ -338,6 +354,12 @@ def index_put(input, indices, values, accumulate=False):
 
 @tensor_method()
 def index_put_(self, indices, values, accumulate=False):
+    """``index_put`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(3).index_put_((fnx.tensor([2]),), fnx.tensor(1.0))
+    tensor([0., 0., 1.])
+    """
     return I.index_put_(self, list(indices), values, accumulate)
 
 
@@ -356,6 +378,12 @@ def masked_fill(input, mask, value):
 
 @tensor_method()
 def masked_fill_(self, mask, value):
+    """``masked_fill`` in place.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2]).masked_fill_(fnx.tensor([False, True]), 0)
+    tensor([1, 0])
+    """
     if isinstance(value, Tensor):
         return A.masked_fill__Tensor(self, mask, value)
     return A.masked_fill__Scalar(self, mask, value)
@@ -386,6 +414,12 @@ def masked_scatter(input, mask, source):
 
 @tensor_method()
 def masked_scatter_(self, mask, source):
+    """``masked_scatter`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(2).masked_scatter_(fnx.tensor([False, True]), fnx.tensor([7.]))
+    tensor([0., 7.])
+    """
     return I.masked_scatter_(self, mask, source)
 
 

@@ -65,16 +65,34 @@ def reshape(input, shape):
 
 @tensor_method("reshape")
 def _reshape_method(self, *shape):
+    """``fnx.reshape(self, shape)``; the sizes may also come as separate ints.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2, 3, 4]).reshape(2, 2).tolist()
+    [[1, 2], [3, 4]]
+    """
     return S.reshape(self, _sizes(shape, "reshape", "shape"))
 
 
 @tensor_method()
 def view_as(self, other):
+    """``self.view(other.shape)``.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2]).view_as(fnx.zeros(2, 1)).shape
+    fnx.Size([2, 1])
+    """
     return S.view_as(self, other)
 
 
 @tensor_method()
 def reshape_as(self, other):
+    """``self.reshape(other.shape)``.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2]).reshape_as(fnx.zeros(1, 2)).shape
+    fnx.Size([1, 2])
+    """
     return S.reshape_as(self, other)
 
 
@@ -91,6 +109,12 @@ def expand(self, *sizes):
 
 @tensor_method()
 def expand_as(self, other):
+    """``self.expand(other.shape)``.
+
+    >>> import fnx
+    >>> fnx.tensor([[1], [2]]).expand_as(fnx.zeros(2, 2)).tolist()
+    [[1, 1], [2, 2]]
+    """
     return S.expand_as(self, other)
 
 
@@ -116,9 +140,16 @@ def permute(input, dims):
 
 @tensor_method("permute")
 def _permute_method(self, *dims):
+    """``fnx.permute(self, dims)``; the dims may also come as separate ints.
+
+    >>> import fnx
+    >>> fnx.zeros(2, 3, 4).permute(2, 0, 1).shape
+    fnx.Size([4, 2, 3])
+    """
     return S.permute(self, _sizes(dims, "permute", "dims"))
 
 
+@tensor_method()
 def transpose(input, dim0, dim1):
     """A view with ``dim0`` and ``dim1`` swapped.
 
@@ -130,6 +161,7 @@ def transpose(input, dim0, dim1):
     return S.transpose_int(input, dim0, dim1)
 
 
+@tensor_method()
 def swapaxes(input, axis0, axis1):
     """NumPy's name for ``transpose``.
 
@@ -140,6 +172,7 @@ def swapaxes(input, axis0, axis1):
     return S.swapaxes(input, axis0, axis1)
 
 
+@tensor_method()
 def swapdims(input, dim0, dim1):
     """Alias of ``transpose``.
 
@@ -150,6 +183,7 @@ def swapdims(input, dim0, dim1):
     return S.swapdims(input, dim0, dim1)
 
 
+@tensor_method()
 def t(input):
     """Transpose of a matrix; 0-D and 1-D tensors come back as views of themselves.
 
@@ -160,24 +194,33 @@ def t(input):
     return S.t(input)
 
 
-for _n, _f in (("transpose", transpose), ("swapaxes", swapaxes), ("swapdims", swapdims),
-               ("t", t)):
-    setattr(Tensor, _n, _f)
+def _T(self) -> Tensor:
+    """The dims reversed (the transpose of a matrix).
+
+    >>> import fnx
+    >>> fnx.zeros(2, 3, 4).T.shape
+    fnx.Size([4, 3, 2])
+    """
+    if self.ndim == 2:
+        return S.t(self)
+    return S.permute(self, list(range(self.ndim - 1, -1, -1)))
 
 
-Tensor.T = property(lambda self: S.t(self) if self.ndim == 2 else
-                    S.permute(self, list(range(self.ndim - 1, -1, -1))),
-                    doc="The dims reversed (the transpose of a matrix).")
+def _mT(self) -> Tensor:
+    """The last two dims swapped (the transpose of every matrix of a batch).
 
-
-def _mT(self):
+    >>> import fnx
+    >>> fnx.zeros(5, 2, 3).mT.shape
+    fnx.Size([5, 3, 2])
+    """
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
     return S.transpose_int(self, -2, -1)
 
 
-Tensor.mT = property(_mT, doc="The last two dims swapped.")
+Tensor.T = property(_T)
+Tensor.mT = property(_mT)
 
 
 @tensor_method()
@@ -254,6 +297,7 @@ def movedim(input, source, destination):
     return S.movedim_int(input, source, destination)
 
 
+@tensor_method()
 def moveaxis(input, source, destination):
     """NumPy's name for ``movedim``.
 
@@ -262,9 +306,6 @@ def moveaxis(input, source, destination):
     fnx.Size([3, 1])
     """
     return movedim(input, source, destination)
-
-
-Tensor.moveaxis = moveaxis
 
 
 @tensor_method()
@@ -301,6 +342,7 @@ def select(input, dim, index):
     return S.select_int(input, dim, index)
 
 
+@tensor_method()
 def as_strided(input, size, stride, storage_offset=None):
     """A view with explicit sizes, strides (in elements) and storage offset.
 
@@ -310,9 +352,6 @@ def as_strided(input, size, stride, storage_offset=None):
     """
     return S.as_strided(input, ints(size, "as_strided"), ints(stride, "as_strided",
                                                                     "stride"), storage_offset)
-
-
-Tensor.as_strided = as_strided
 
 
 @tensor_method()
@@ -360,12 +399,24 @@ def detach(input):
 
 @tensor_method()
 def detach_(self):
+    """Detach ``self`` from autograd in place (it becomes a leaf).
+
+    >>> import fnx
+    >>> y = fnx.ones(1, requires_grad=True) * 2
+    >>> y.detach_().requires_grad
+    False
+    """
     return S.detach_(self)
 
 
 @tensor_method()
 def storage_offset(self) -> int:
-    """Offset of the first element in the underlying storage, in elements."""
+    """Offset of the first element in the underlying storage, in elements.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2, 3])[1:].storage_offset()
+    1
+    """
     arr = self._data
     if arr.__class__.__name__ != "ndarray":
         return 0
@@ -572,6 +623,12 @@ def flip(input, dims):
 
 @tensor_method("flip")
 def _flip_method(self, *dims):
+    """``fnx.flip(self, dims)``; the dims may also come as separate ints.
+
+    >>> import fnx
+    >>> fnx.tensor([[1, 2], [3, 4]]).flip(0, 1).tolist()
+    [[4, 3], [2, 1]]
+    """
     return A.flip(self, _dims_arg(dims, "flip"))
 
 
@@ -636,6 +693,12 @@ def tile(input, dims):
 
 @tensor_method("tile")
 def _tile_method(self, *dims):
+    """``fnx.tile(self, dims)``; the dims may also come as separate ints.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2]).tile(2).tolist()
+    [1, 2, 1, 2]
+    """
     return A.tile(self, _sizes(dims, "tile", "dims"))
 
 
@@ -663,11 +726,23 @@ def triu(input, diagonal=0):
 
 @tensor_method()
 def tril_(self, diagonal=0):
+    """``tril`` in place.
+
+    >>> import fnx
+    >>> fnx.tensor([[1, 2], [3, 4]]).tril_().tolist()
+    [[1, 0], [3, 4]]
+    """
     return A.tril_(self, diagonal)
 
 
 @tensor_method()
 def triu_(self, diagonal=0):
+    """``triu`` in place.
+
+    >>> import fnx
+    >>> fnx.tensor([[1, 2], [3, 4]]).triu_(1).tolist()
+    [[0, 2], [0, 0]]
+    """
     return A.triu_(self, diagonal)
 
 
