@@ -1,4 +1,4 @@
-"""Derivative formulas of the neural-network ops (fnx/ir/aten/nn.py).
+"""Derivative formulas of the neural-network ops (fnx/ir/aten/nn/).
 
 Each formula is checked against central finite differences in float64 (``gradcheck``), and
 the recorded node is checked to be the formula's own (not a differentiated decomposition).

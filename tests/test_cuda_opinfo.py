@@ -18,18 +18,12 @@ import pytest
 
 import fnx
 import fnx.testing as ft
-from fnx.backends import cuda as backend
 from fnx.testing import checks as C
 
 AVAILABLE = fnx.cuda.is_available()
 FULL = os.environ.get("FNX_CUDA_OPINFO", "") == "full"
 pytestmark = pytest.mark.skipif(not AVAILABLE, reason="no cuda device (no JAX GPU; set "
                                                       "FNX_CUDA_ON_CPU=1)")
-
-@pytest.fixture(scope="module", autouse=True)
-def _backend():
-    backend.register()      # what fnx/__init__ will do (issue 7); idempotent
-
 
 
 def _reference_params():

@@ -6,8 +6,6 @@ import sys
 
 CODE = """
 import fnx, jax
-from fnx.backends import cuda
-cuda.register()
 if any(d.platform == 'gpu' for d in jax.devices()):
     raise SystemExit(0)          # a real GPU: nothing to check here
 assert fnx.cuda.is_available() is False and fnx.cuda.device_count() == 0

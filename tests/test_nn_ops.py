@@ -1,4 +1,4 @@
-"""Neural-network ops (fnx/ir/aten/nn.py): each forward against an independent NumPy
+"""Neural-network ops (fnx/ir/aten/nn/): each forward against an independent NumPy
 reference written here (loops or einsum), PyTorch's dtypes, shapes and errors, the
 decompositions against the direct CPU kernels, and the core ops decomposed to prims.
 """
@@ -9,10 +9,13 @@ import pytest
 
 import fnx
 from fnx.graph.decompose import run_decomposed
-from fnx.testing.opinfo import nn as R
-from fnx.testing.opinfo.nn import (np_adaptive, np_avg_pool, np_bilinear, np_col2im, np_conv,
-                                   np_conv_transpose, np_cross_entropy, np_grid_sample,
-                                   np_group_norm, np_max_pool, np_nearest_idx, np_pnorm, np_softmax)
+from fnx.testing.opinfo.nn.activation import _gelu, np_softmax
+from fnx.testing.opinfo.nn.attention import _sdpa_ref
+from fnx.testing.opinfo.nn.conv import np_conv, np_conv_transpose
+from fnx.testing.opinfo.nn.loss import np_cross_entropy, np_nll, np_pnorm
+from fnx.testing.opinfo.nn.normalization import np_group_norm, np_layer_norm
+from fnx.testing.opinfo.nn.pooling import np_adaptive, np_avg_pool, np_max_pool
+from fnx.testing.opinfo.nn.sampling import np_bilinear, np_col2im, np_grid_sample, np_nearest_idx
 
 aten = fnx.ops.aten
 F32, F64 = fnx.float32, fnx.float64
@@ -121,7 +124,7 @@ def test_softmax_edge_cases():
 def test_gelu(rng, dtype, approximate):
     a = rng.standard_normal((4, 5)) * 3
     x = T(a, dtype)
-    close(aten.gelu(x, approximate=approximate), R._gelu(a, approximate), dtype)
+    close(aten.gelu(x, approximate=approximate), _gelu(a, approximate), dtype)
     same(decomposed(aten.gelu.default, x, approximate=approximate),
          aten.gelu(x, approximate=approximate))
 
@@ -210,13 +213,13 @@ def test_native_layer_norm(rng, dtype, affine):
     tw = T(w, dtype) if affine else None
     tb = T(b, dtype) if affine else None
     out, mean, rstd = aten.native_layer_norm(T(a, dtype), [4, 5], tw, tb, 1e-5)
-    ro, rm, rr = R.np_layer_norm(a, a.shape[-2:], w, b)
+    ro, rm, rr = np_layer_norm(a, a.shape[-2:], w, b)
     close(out, ro, dtype)
     close(mean, rm, dtype)
     close(rstd, rr, dtype, rtol=1e-4 if dtype is F32 else 1e-10)
     assert tuple(mean.shape) == (2, 3, 1, 1)
     close(fnx.layer_norm(T(a, dtype), (4, 5), tw, tb), ro, dtype)
-    close(fnx.layer_norm(T(a, dtype), 5), R.np_layer_norm(a, a.shape[-1:])[0], dtype)
+    close(fnx.layer_norm(T(a, dtype), 5), np_layer_norm(a, a.shape[-1:])[0], dtype)
     same(decomposed(aten.native_layer_norm.default, T(a, dtype), [4, 5], tw, tb, 1e-5),
          (out, mean, rstd), rtol=1e-4)
 
@@ -257,14 +260,14 @@ def test_native_layer_norm_backward(rng):
     _, mean, rstd = aten.native_layer_norm(T(a, F64), [4], T(w, F64), T(b, F64), 1e-5)
     gi, gw, gb = aten.native_layer_norm_backward(T(g, F64), T(a, F64), [4], mean, rstd,
                                                  T(w, F64), T(b, F64), [True, True, True])
-    close(gi, _fd_grad(lambda v: R.np_layer_norm(v, v.shape[-1:], w, b)[0], a, g), F64, rtol=1e-6,
+    close(gi, _fd_grad(lambda v: np_layer_norm(v, v.shape[-1:], w, b)[0], a, g), F64, rtol=1e-6,
           atol=1e-7)
-    close(gw, (g * R.np_layer_norm(a, a.shape[-1:])[0]).sum(0), F64, rtol=1e-8)
+    close(gw, (g * np_layer_norm(a, a.shape[-1:])[0]).sum(0), F64, rtol=1e-8)
     close(gb, g.sum(0), F64)
     r = aten.native_layer_norm_backward(T(g, F64), T(a, F64), [4], mean, rstd, None, None,
                                         [True, False, False])
     assert r[1] is None and r[2] is None
-    close(r[0], _fd_grad(lambda v: R.np_layer_norm(v, v.shape[-1:])[0], a, g), F64,
+    close(r[0], _fd_grad(lambda v: np_layer_norm(v, v.shape[-1:])[0], a, g), F64,
           rtol=1e-6, atol=1e-7)
 
 
@@ -940,13 +943,13 @@ def test_nll_loss(rng, dtype, reduction, weighted):
     w = rng.random(4) + 0.5 if weighted else None
     out, total = aten.nll_loss_forward(T(logp, dtype), T(t), T(w, dtype) if weighted else None,
                                        reduction, -100)
-    close(out, R.np_nll(logp, t, w, reduction, -100)[0], dtype)
+    close(out, np_nll(logp, t, w, reduction, -100)[0], dtype)
     assert total.shape == () and total.dtype is dtype
     if reduction:
         ww = np.ones(4) if w is None else w
         close(total, sum(ww[i] for i in t if i != -100), dtype)
     close(aten.nll_loss(T(logp, dtype), T(t), T(w, dtype) if weighted else None, reduction),
-          R.np_nll(logp, t, w, reduction, -100)[0], dtype)
+          np_nll(logp, t, w, reduction, -100)[0], dtype)
 
 
 def test_nll_loss_shapes_and_errors(rng):
@@ -1142,7 +1145,7 @@ def test_cosine_similarity_pairwise_distance(rng):
 
 def np_sdpa(q, k, v, mask=None, causal=False, scale=None):
     with np.errstate(invalid="ignore"):          # fully masked rows
-        return R._sdpa_ref(q, k, v, mask, is_causal=causal, scale=scale)
+        return _sdpa_ref(q, k, v, mask, is_causal=causal, scale=scale)
 
 
 def test_scaled_dot_product_attention(rng):

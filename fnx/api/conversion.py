@@ -93,13 +93,24 @@ def to(self, *args, **kwargs):
 
 @tensor_method()
 def cpu(self, memory_format=None):
-    """A copy in CPU memory (``self`` when already there)."""
+    """A copy in CPU memory (``self`` when already there).
+
+    >>> import fnx
+    >>> x = fnx.zeros(1); x.cpu() is x
+    True
+    """
     return _convert(self, device="cpu", memory_format=memory_format, what="Tensor.cpu()")
 
 
 @tensor_method()
 def cuda(self, device=None, non_blocking=False, memory_format=None):
-    """A copy on a CUDA device (``device``: an index, "cuda:N" or a ``fnx.device``)."""
+    """A copy on a CUDA device (``device``: an index, "cuda:N" or a ``fnx.device``).
+
+    >>> import fnx
+    >>> fnx.zeros(1).cuda("cpu")
+    Traceback (most recent call last):
+    RuntimeError: Invalid device, must be cuda device, got cpu
+    """
     if device is None:
         device = "cuda"
     elif isinstance(device, int) and not isinstance(device, bool):
@@ -112,11 +123,12 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 
 
 def _cast_method(name, dtype):
-    def method(self, memory_format=None):
+    """``Tensor.<name>(self, memory_format=None)``: ``self.to(dtype)``."""
+    def method(self, memory_format=None) -> Tensor:
         return _convert(self, dtype, memory_format=memory_format)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``self.to({dtype})``."
-    setattr(Tensor, name, method)
+    method.__doc__ = (f"``self.to({dtype})``.\n\n    >>> import fnx\n"
+                      f"    >>> fnx.tensor([1]).{name}().dtype\n    {dtype}\n")
+    tensor_method(name)(method)
 
 
 for _name, _dt in [("float", D.float32), ("double", D.float64), ("half", D.float16),
@@ -168,7 +180,12 @@ def copy_(self, src, non_blocking=False):
 
 @tensor_method()
 def type_as(self, other):
-    """``self`` converted to ``other``'s dtype (and device, as ``Tensor.type`` does)."""
+    """``self`` converted to ``other``'s dtype (and device, as ``Tensor.type`` does).
+
+    >>> import fnx
+    >>> fnx.tensor([1.5]).type_as(fnx.tensor([1]))
+    tensor([1])
+    """
     return _convert(self, other._dtype, other._device)
 
 

@@ -94,7 +94,12 @@ def from_numpy(ndarray) -> Tensor:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Share memory with ``data`` when dtype and device allow, else copy."""
+    """Share memory with ``data`` when dtype and device allow, else copy.
+
+    >>> import fnx, numpy as np
+    >>> a = np.ones(2); t = fnx.as_tensor(a); _ = t.add_(1); a
+    array([2., 2.])
+    """
     if isinstance(data, Tensor):
         if (dtype is None or dtype is data._dtype) and (device is None or
                                                         device_arg(device) == data._device):
@@ -107,7 +112,12 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A 0-dim tensor holding ``s``."""
+    """A 0-dim tensor holding ``s`` (the default float dtype unless ``dtype`` says otherwise).
+
+    >>> import fnx
+    >>> fnx.scalar_tensor(3)
+    tensor(3.)
+    """
     t = aten.scalar_tensor.default(s, dtype=dtype if dtype is not None else
                                    D.get_default_dtype(), device=device)
     return t.requires_grad_(True) if requires_grad else t
@@ -200,8 +210,9 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_gra
 
 
 def _like(name, op):
+    """``<name>(input, *, dtype=None, ...)``: ``op`` with ``input``'s size."""
     def fn(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-           memory_format=None, pin_memory=False):
+           memory_format=None, pin_memory=False) -> Tensor:
         return _finish(op(input, dtype=dtype, device=device, memory_format=memory_format),
                        requires_grad)
     fn.__name__ = fn.__qualname__ = name
@@ -373,28 +384,29 @@ def randperm(n, *, generator=None, dtype=None, layout=None, device=None, require
     return _finish(t, requires_grad)
 
 
-def _like_sampler(name, op):
+def _like_sampler(name, op, factory):
+    """``<name>(input, *, generator=None, ...)``: ``op``, or ``factory`` with a generator."""
     def fn(input, *, generator=None, dtype=None, layout=None, device=None,
-           requires_grad=False, memory_format=None, pin_memory=False):
+           requires_grad=False, memory_format=None, pin_memory=False) -> Tensor:
         if generator is None:
             t = op(input, dtype=dtype, device=device, memory_format=memory_format)
         else:   # the *_like ops have no generator argument: sample with the factory
-            t = globals()[name[:-5]](*input.shape, generator=generator,
-                                     dtype=dtype if dtype is not None else input.dtype,
-                                     device=device if device is not None else input.device)
+            t = factory(*input.shape, generator=generator,
+                        dtype=dtype if dtype is not None else input.dtype,
+                        device=device if device is not None else input.device)
         return _finish(t, requires_grad)
     fn.__name__ = fn.__qualname__ = name
     return fn
 
 
-rand_like = _like_sampler("rand_like", aten.rand_like.default)
+rand_like = _like_sampler("rand_like", aten.rand_like.default, rand)
 rand_like.__doc__ = """Uniform ``[0, 1)`` samples with ``input``'s size, dtype and device.
 
     >>> import fnx
     >>> fnx.rand_like(fnx.zeros(2, dtype=fnx.float64)).dtype
     fnx.float64
     """
-randn_like = _like_sampler("randn_like", aten.randn_like.default)
+randn_like = _like_sampler("randn_like", aten.randn_like.default, randn)
 randn_like.__doc__ = """Standard normal samples with ``input``'s size, dtype and device.
 
     >>> import fnx
@@ -474,7 +486,12 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
 
 @tensor_method()
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
-    """Fill with uniform samples on ``[from, to)``."""
+    """Fill with uniform samples on ``[from, to)``.
+
+    >>> import fnx
+    >>> x = fnx.zeros(100).uniform_(2, 3); bool(((x >= 2) & (x < 3)).all())
+    True
+    """
     if "from" in kw:
         from_ = kw.pop("from")
     if kw:
@@ -484,13 +501,23 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
 
 @tensor_method()
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Fill with normal samples."""
+    """Fill with normal samples of the given ``mean`` and ``std``.
+
+    >>> import fnx
+    >>> fnx.zeros(2, dtype=fnx.float64).normal_(0, 1).dtype
+    fnx.float64
+    """
     return aten.normal_.default(self, mean, std, generator=generator)
 
 
 @tensor_method()
 def bernoulli_(self, p=0.5, *, generator=None):
-    """Fill with 0/1 samples of probability ``p`` (a float or a broadcastable tensor)."""
+    """Fill with 0/1 samples of probability ``p`` (a float or a broadcastable tensor).
+
+    >>> import fnx
+    >>> fnx.zeros(3).bernoulli_(1.0)
+    tensor([1., 1., 1.])
+    """
     if isinstance(p, Tensor):
         return aten.bernoulli_.Tensor(self, p, generator=generator)
     return aten.bernoulli_.float(self, p, generator=generator)
@@ -498,7 +525,12 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 @tensor_method()
 def exponential_(self, lambd=1.0, *, generator=None):
-    """Fill with exponential samples of rate ``lambd``."""
+    """Fill with exponential samples of rate ``lambd``.
+
+    >>> import fnx
+    >>> bool((fnx.zeros(50).exponential_(2.0) >= 0).all())
+    True
+    """
     return aten.exponential_.default(self, lambd, generator=generator)
 
 
@@ -533,7 +565,12 @@ def random_(self, *args, generator=None, **kw):
 @tensor_method()
 def new_empty(self, *size, dtype=None, layout=None, device=None, requires_grad=False,
               pin_memory=False, **kw):
-    """An uninitialized tensor with self's dtype and device unless given."""
+    """An uninitialized tensor with self's dtype and device unless given.
+
+    >>> import fnx
+    >>> fnx.tensor([1]).new_empty(2, 3).dtype
+    fnx.int64
+    """
     return _finish(aten.new_empty.default(self, _size("new_empty", size, kw), dtype=dtype,
                                           device=device), requires_grad)
 
@@ -541,6 +578,12 @@ def new_empty(self, *size, dtype=None, layout=None, device=None, requires_grad=F
 @tensor_method()
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
                       requires_grad=False, pin_memory=False):
+    """An uninitialized tensor with the given strides, self's dtype and device unless given.
+
+    >>> import fnx
+    >>> fnx.zeros(1).new_empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
     return _finish(aten.new_empty_strided.default(self, list(size), list(stride), dtype=dtype,
                                                   device=device), requires_grad)
 
@@ -562,7 +605,12 @@ def new_zeros(self, *size, dtype=None, layout=None, device=None, requires_grad=F
 @tensor_method()
 def new_ones(self, *size, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False, **kw):
-    """Ones with self's dtype and device unless given."""
+    """Ones with self's dtype and device unless given.
+
+    >>> import fnx
+    >>> fnx.tensor([1.5]).new_ones(2)
+    tensor([1., 1.])
+    """
     return _finish(aten.new_ones.default(self, _size("new_ones", size, kw), dtype=dtype,
                                          device=device), requires_grad)
 

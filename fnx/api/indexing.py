@@ -17,11 +17,13 @@ import numpy as np
 
 from ..core import dtype as D
 from ..core.tensor import Tensor, tensor_method
+from ..ir.aten import arrange as A
 from ..ir.aten import conversion as C
 from ..ir.aten import indexing as I
 from ..ir.aten import shape as S
 from ..ops import aten
 from .creation import tensor
+from ..ir.scalars import checked_convert
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_put",
            "masked_fill", "masked_select", "masked_scatter", "nonzero", "argwhere",
@@ -172,6 +174,7 @@ def _apply(self, index):
     return result, adv
 
 
+@tensor_method("__getitem__")
 def _getitem(self, index):
     if index.__class__ is int:                       # the common cases, without the loop
         return _select(self, 0, index, 0)
@@ -187,8 +190,8 @@ def _value_tensor(self, value):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, int, float, complex, np.bool_, np.number)):
-        v = S.checked_scalar(value.item() if isinstance(value, np.generic) else value,
-                             self._dtype)
+        # PyTorch 2.13 lets a float16/bfloat16 element overflow to inf here (not in fill_)
+        v = checked_convert(value, self._dtype, check_half=False)
         return aten.scalar_tensor.default(v, dtype=self._dtype, device=self._device)
     raise TypeError(f"can't assign a {type(value).__name__} to a {self._dtype.tensor_type()}")
 
@@ -206,11 +209,12 @@ def _copy_to(dst, src):
     if dst.shape == src.shape:
         C.copy_(dst, src)
     elif src.ndim == 0:
-        S.fill__Tensor(dst, src)
+        A.fill__Tensor(dst, src)
     else:
         C.copy_(dst, S.expand(_strip_leading_ones(src), list(dst.shape)))
 
 
+@tensor_method("__setitem__")
 def _setitem(self, index, value):
     if index is False:
         return                         # x[False] selects nothing: PyTorch does nothing
@@ -220,10 +224,6 @@ def _setitem(self, index, value):
         _copy_to(sliced, v)
     else:
         I.index_put_(sliced, adv, _strip_leading_ones(v))
-
-
-Tensor.__getitem__ = _getitem
-Tensor.__setitem__ = _setitem
 
 
 # --------------------------------------------------------------------------- functions
@@ -259,7 +259,7 @@ def _scatter_dispatch(input, dim, index, src, value, reduce, inplace):
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
         if not isinstance(source, Tensor):
-            v = aten.scalar_tensor.default(S.checked_scalar(source, input.dtype),
+            v = aten.scalar_tensor.default(checked_convert(source, input.dtype),
                                            dtype=input.dtype, device=input.device)
             source = S.expand(v, list(index.shape))
         if reduce == "add":
@@ -285,6 +285,12 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 @tensor_method()
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """``scatter`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(3).scatter_(0, fnx.tensor([1]), 5.0)
+    tensor([0., 5., 0.])
+    """
     return _scatter_dispatch(self, dim, index, src, value, reduce, True)
 
 
@@ -301,6 +307,12 @@ def scatter_add(input, dim, index, src):
 
 @tensor_method()
 def scatter_add_(self, dim, index, src):
+    """``scatter_add`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(2).scatter_add_(0, fnx.tensor([0, 0]), fnx.ones(2))
+    tensor([2., 0.])
+    """
     return I.scatter_add_(self, dim, index, src)
 
 
@@ -318,6 +330,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 @tensor_method()
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """``scatter_reduce`` in place.
+
+    >>> import fnx
+    >>> fnx.ones(2).scatter_reduce_(0, fnx.tensor([1, 1]), fnx.tensor([3., 4.]), "sum")
+    tensor([1., 8.])
+    """
     return I.scatter_reduce__two(self, dim, index, src, reduce, include_self=include_self)
 
 
@@ -336,6 +354,12 @@ def index_put(input, indices, values, accumulate=False):
 
 @tensor_method()
 def index_put_(self, indices, values, accumulate=False):
+    """``index_put`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(3).index_put_((fnx.tensor([2]),), fnx.tensor(1.0))
+    tensor([0., 0., 1.])
+    """
     return I.index_put_(self, list(indices), values, accumulate)
 
 
@@ -348,15 +372,21 @@ def masked_fill(input, mask, value):
     [0, 2, 0]
     """
     if isinstance(value, Tensor):
-        return S.masked_fill_Tensor(input, mask, value)
-    return S.masked_fill_Scalar(input, mask, value)
+        return A.masked_fill_Tensor(input, mask, value)
+    return A.masked_fill_Scalar(input, mask, value)
 
 
 @tensor_method()
 def masked_fill_(self, mask, value):
+    """``masked_fill`` in place.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2]).masked_fill_(fnx.tensor([False, True]), 0)
+    tensor([1, 0])
+    """
     if isinstance(value, Tensor):
-        return S.masked_fill__Tensor(self, mask, value)
-    return S.masked_fill__Scalar(self, mask, value)
+        return A.masked_fill__Tensor(self, mask, value)
+    return A.masked_fill__Scalar(self, mask, value)
 
 
 @tensor_method()
@@ -384,6 +414,12 @@ def masked_scatter(input, mask, source):
 
 @tensor_method()
 def masked_scatter_(self, mask, source):
+    """``masked_scatter`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(2).masked_scatter_(fnx.tensor([False, True]), fnx.tensor([7.]))
+    tensor([0., 7.])
+    """
     return I.masked_scatter_(self, mask, source)
 
 

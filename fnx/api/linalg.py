@@ -13,7 +13,7 @@ __all__ = ["matmul", "mm", "bmm", "addmm", "baddbmm", "dot", "mv", "outer", "ger
            "tensordot"]
 
 
-@tensor_method()
+@tensor_method("matmul", "__matmul__")
 def matmul(input, other):
     """Matrix product with PyTorch's rules, as ``torch.matmul``: 1-D operands are vectors
     (a dim is added and removed again), batch dims broadcast.
@@ -96,7 +96,7 @@ def mv(input, vec):
     return aten.mv.default(input, vec)
 
 
-@tensor_method()
+@tensor_method("outer", "ger")
 def outer(input, vec2):
     """Outer product of two 1-D tensors (dtypes promote), as ``torch.outer``.
 
@@ -108,7 +108,6 @@ def outer(input, vec2):
 
 
 ger = outer
-Tensor.ger = outer
 
 
 def einsum(equation, *operands):
@@ -148,11 +147,8 @@ def tensordot(a, b, dims=2):
     return aten.tensordot.default(a, b, ds, do)
 
 
+@tensor_method("__rmatmul__")
 def _rmatmul(self, other):
     if not isinstance(other, Tensor):
         other = as_tensor(other)
     return aten.matmul.default(other, self)
-
-
-Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = _rmatmul

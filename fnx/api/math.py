@@ -1,11 +1,26 @@
-"""Pointwise math: ``fnx.add``, ``fnx.exp``, ``x + y``, ``x.add_(y)``, comparisons, logic."""
+"""Pointwise math: ``fnx.add``, ``fnx.exp``, ``x + y``, ``x.add_(y)``, comparisons, logic.
+
+The unary functions (``exp(input, *, out=None)``) and the binary ones (``add(input, other,
+*, alpha=1, out=None)``) are uniform families: a builder makes each function, with its
+signature and docstring, and binds the matching ``Tensor`` methods; a plain assignment per
+name (``exp = _unary("exp")``) binds the function where readers and linters see it.
+"""
 from __future__ import annotations
 
 from ..core.tensor import Tensor, tensor_method
 from ..ir.aten import elementwise as E
 from ..ops import aten
 
-__all__ = []
+__all__ = ["abs", "neg", "sign", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos",
+           "cosh", "sin", "sinh", "tan", "tanh", "erf", "exp", "expm1", "log", "log10",
+           "log1p", "log2", "reciprocal", "rsqrt", "sqrt", "sigmoid", "exp2", "erfinv", "ceil",
+           "floor", "round", "trunc", "frac", "relu", "bitwise_not", "isnan", "isinf",
+           "isfinite", "logical_not", "signbit", "square",
+           "add", "sub", "mul", "floor_divide", "remainder", "fmod", "atan2", "maximum",
+           "minimum", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or",
+           "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
+           "div", "divide", "true_divide", "multiply", "subtract", "rsub", "pow", "where",
+           "clamp", "clip", "clamp_min", "clamp_max"]
 
 
 def _wrapped(x):
@@ -15,95 +30,179 @@ def _wrapped(x):
     return t
 
 
+def _variants(name, overload="default"):
+    """The functional, in-place (None if there is none) and ``out=`` callables of
+    ``aten.<name>.<overload>``: the generated calls themselves, one frame less."""
+    fam = E.VARIANTS[getattr(getattr(aten, name), overload)]
+    inplace = fam.get("inplace")
+    return fam["functional"]._call, inplace and inplace._call, fam["out"]._call
+
+
+def _doc(summary, statement, result):
+    return f"{summary}\n\n    >>> import fnx\n    >>> {statement}\n    {result}\n"
+
+
+def _named(fn, name, doc):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _methods(name, method, method_):
+    """Bind ``Tensor.<name>`` and, unless ``method_`` is None, ``Tensor.<name>_``."""
+    x = "fnx.tensor([5])" if name.startswith("bitwise") else "fnx.tensor([0.5])"
+    args = "" if method.__code__.co_argcount == 1 else x
+    method.__doc__ = _doc(f"The method form of ``fnx.{name}``, as ``torch.Tensor.{name}``.",
+                          f"{x}.{name}({args}).shape", "fnx.Size([1])")
+    tensor_method(name)(method)
+    if method_ is not None:
+        method_.__doc__ = _doc(f"``{name}`` in place: writes the result into ``self`` and "
+                               f"returns it.", f"x = {x}; x.{name}_({args}) is x", "True")
+        tensor_method(name + "_")(method_)
+
+
 def _unary(name):
-    fam = E.VARIANTS[getattr(aten, name).default]
-    f, f_, f_out = fam["functional"]._call, fam.get("inplace"), fam["out"]._call
+    """``fnx.<name>(input, *, out=None)``, ``Tensor.<name>(self)`` and, where the op has an
+    in-place variant, ``Tensor.<name>_(self)``."""
+    f, f_, f_out = _variants(name)
 
-    def fn(input, *, out=None):
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         return f(input) if out is None else f_out(input, out=out)
-    fn.__name__ = fn.__qualname__ = name
-    example = "[5]" if name == "bitwise_not" else "[0.5]"
-    fn.__doc__ = (f"``{name}`` elementwise, as ``torch.{name}``.\n\n"
-                  f"    >>> import fnx\n    >>> fnx.{name}(fnx.tensor({example})).shape\n"
-                  f"    fnx.Size([1])\n")
-    __all__.append(name)
-    globals()[name] = fn
-    setattr(Tensor, name, lambda self: f(self))
-    if f_ is not None:
-        g = f_._call
-        setattr(Tensor, name + "_", lambda self: g(self))
+
+    def method(self) -> Tensor:
+        return f(self)
+
+    def method_(self) -> Tensor:
+        return f_(self)
+    _methods(name, method, method_ if f_ is not None else None)
+    x = "[5]" if name == "bitwise_not" else "[0.5]"
+    return _named(fn, name, _doc(f"``{name}`` elementwise, as ``torch.{name}``.",
+                                 f"fnx.{name}(fnx.tensor({x})).shape", "fnx.Size([1])"))
 
 
-for _name, _, _ in E.UNARY:
-    _unary(_name)
+def _binary(name, overload="Tensor"):
+    """``fnx.<name>(input, other, *, out=None)`` with broadcasting and type promotion, and
+    ``Tensor.<name>(self, other)`` and ``Tensor.<name>_(self, other)``."""
+    f, f_, f_out = _variants(name, overload)
+
+    def fn(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
+        return f(input, other) if out is None else f_out(input, other, out=out)
+
+    def method(self, other) -> Tensor:
+        return f(self, other)
+
+    def method_(self, other) -> Tensor:
+        return f_(self, other)
+    _methods(name, method, method_)
+    return _named(fn, name, _binary_doc(name))
 
 
-def _binary(name, tensor_ov="Tensor", has_alpha=False, method=True):
-    packet = getattr(aten, name)
-    op = getattr(packet, tensor_ov)
-    fam = E.VARIANTS[op]
-    f, f_, f_out = op._call, fam["inplace"]._call, fam["out"]._call
-    if has_alpha:
-        def fn(input, other, *, alpha=1, out=None):
-            return f(input, other, alpha=alpha) if out is None else \
-                f_out(input, other, alpha=alpha, out=out)
+def _binary_alpha(name):
+    """``_binary`` for ``add`` and ``sub``, which scale ``other`` by ``alpha``."""
+    f, f_, f_out = _variants(name, "Tensor")
 
-        def method_(self, other, *, alpha=1):
-            return f_(self, other, alpha=alpha)
+    def fn(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor:
+        if out is None:
+            return f(input, other, alpha=alpha)
+        return f_out(input, other, alpha=alpha, out=out)
 
-        def meth(self, other, *, alpha=1):
-            return f(self, other, alpha=alpha)
-    else:
-        def fn(input, other, *, out=None):
-            return f(input, other) if out is None else f_out(input, other, out=out)
+    def method(self, other, *, alpha=1) -> Tensor:
+        return f(self, other, alpha=alpha)
 
-        def method_(self, other):
-            return f_(self, other)
-
-        def meth(self, other):
-            return f(self, other)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"``{name}`` elementwise with broadcasting and PyTorch's type promotion, "
-                  f"as ``torch.{name}``.\n\n    >>> import fnx\n"
-                  f"    >>> fnx.{name}(fnx.tensor([4, 6]), fnx.tensor([2, 3])).shape\n"
-                  f"    fnx.Size([2])\n")
-    __all__.append(name)
-    globals()[name] = fn
-    if method:
-        setattr(Tensor, name, meth)
-        setattr(Tensor, name + "_", method_)
-    return f, f_
+    def method_(self, other, *, alpha=1) -> Tensor:
+        return f_(self, other, alpha=alpha)
+    _methods(name, method, method_)
+    return _named(fn, name, _binary_doc(name))
 
 
-_add, _add_ = _binary("add", has_alpha=True)
-_sub, _sub_ = _binary("sub", has_alpha=True)
-_mul, _mul_ = _binary("mul")
-_div_true, _div_ = _binary("div")
-_floordiv, _floordiv_ = _binary("floor_divide", "default")
-_rem, _rem_ = _binary("remainder")
-_fmod, _ = _binary("fmod")
-_pow, _pow_ = _binary("pow", "Tensor_Tensor")
-_atan2, _ = _binary("atan2", "default")
-_maximum, _ = _binary("maximum", "default")
-_minimum, _ = _binary("minimum", "default")
-_and, _and_ = _binary("bitwise_and")
-_or, _or_ = _binary("bitwise_or")
-_xor, _xor_ = _binary("bitwise_xor")
-for _n in ("logical_and", "logical_or", "logical_xor"):
-    _binary(_n, "default")
-_eq, _ = _binary("eq")
-_ne, _ = _binary("ne")
-_lt, _ = _binary("lt")
-_le, _ = _binary("le")
-_gt, _ = _binary("gt")
-_ge, _ = _binary("ge")
+def _binary_doc(name):
+    return _doc(f"``{name}`` elementwise with broadcasting and PyTorch's type promotion, as "
+                f"``torch.{name}``.", f"fnx.{name}(fnx.tensor([4, 6]), fnx.tensor([2, 3])).shape",
+                "fnx.Size([2])")
+
+
+abs = _unary("abs")
+neg = _unary("neg")
+sign = _unary("sign")
+acos = _unary("acos")
+acosh = _unary("acosh")
+asin = _unary("asin")
+asinh = _unary("asinh")
+atan = _unary("atan")
+atanh = _unary("atanh")
+cos = _unary("cos")
+cosh = _unary("cosh")
+sin = _unary("sin")
+sinh = _unary("sinh")
+tan = _unary("tan")
+tanh = _unary("tanh")
+erf = _unary("erf")
+exp = _unary("exp")
+expm1 = _unary("expm1")
+log = _unary("log")
+log10 = _unary("log10")
+log1p = _unary("log1p")
+log2 = _unary("log2")
+reciprocal = _unary("reciprocal")
+rsqrt = _unary("rsqrt")
+sqrt = _unary("sqrt")
+sigmoid = _unary("sigmoid")
+exp2 = _unary("exp2")
+erfinv = _unary("erfinv")
+ceil = _unary("ceil")
+floor = _unary("floor")
+round = _unary("round")
+trunc = _unary("trunc")
+frac = _unary("frac")
+relu = _unary("relu")
+bitwise_not = _unary("bitwise_not")
+isnan = _unary("isnan")
+isinf = _unary("isinf")
+isfinite = _unary("isfinite")
+logical_not = _unary("logical_not")
+signbit = _unary("signbit")
+square = _unary("square")
+
+add = _binary_alpha("add")
+sub = _binary_alpha("sub")
+mul = _binary("mul")
+floor_divide = _binary("floor_divide", "default")
+remainder = _binary("remainder")
+fmod = _binary("fmod")
+atan2 = _binary("atan2", "default")
+maximum = _binary("maximum", "default")
+minimum = _binary("minimum", "default")
+bitwise_and = _binary("bitwise_and")
+bitwise_or = _binary("bitwise_or")
+bitwise_xor = _binary("bitwise_xor")
+logical_and = _binary("logical_and", "default")
+logical_or = _binary("logical_or", "default")
+logical_xor = _binary("logical_xor", "default")
+eq = _binary("eq")
+ne = _binary("ne")
+lt = _binary("lt")
+le = _binary("le")
+gt = _binary("gt")
+ge = _binary("ge")
+
+# The op callables the operators and ``div``/``pow`` call directly.
+_add, _add_, _ = _variants("add", "Tensor")
+_sub, _sub_, _ = _variants("sub", "Tensor")
+_mul, _mul_, _ = _variants("mul", "Tensor")
+_div_true, _div_, _ = _variants("div", "Tensor")
+_floordiv, _floordiv_, _ = _variants("floor_divide")
+_rem, _rem_, _ = _variants("remainder", "Tensor")
+_pow, _pow_, _ = _variants("pow", "Tensor_Tensor")
+_and, _and_, _ = _variants("bitwise_and", "Tensor")
+_or, _or_, _ = _variants("bitwise_or", "Tensor")
+_xor, _xor_, _ = _variants("bitwise_xor", "Tensor")
 _div_mode = aten.div.Tensor_mode._call
 _div_mode_ = aten.div_.Tensor_mode._call
 _rsub = aten.rsub.Tensor._call
 _pow_scalar = aten.pow.Scalar._call
 
 
-@tensor_method()
+@tensor_method("div", "divide", "true_divide")
 def div(input, other, *, rounding_mode=None, out=None):
     """True division, or ``rounding_mode='trunc'|'floor'``, as ``torch.div``.
 
@@ -120,21 +219,30 @@ def div(input, other, *, rounding_mode=None, out=None):
 
 @tensor_method()
 def div_(self, other, *, rounding_mode=None):
+    """``div`` in place.
+
+    >>> import fnx
+    >>> fnx.tensor([7., -7.]).div_(2, rounding_mode="floor")
+    tensor([ 3., -4.])
+    """
     if rounding_mode is None:
         return _div_(self, other)
     return _div_mode_(self, other, rounding_mode=rounding_mode)
 
 
 divide = true_divide = div
-Tensor.divide = Tensor.true_divide = div
 multiply, subtract = mul, sub
 Tensor.multiply, Tensor.subtract = Tensor.mul, Tensor.sub
-__all__ += ["div", "divide", "true_divide", "multiply", "subtract"]
 
 
 @tensor_method()
 def rsub(input, other, *, alpha=1):
-    """``other - alpha * input``."""
+    """``other - alpha * input``, as ``torch.rsub``.
+
+    >>> import fnx
+    >>> fnx.rsub(fnx.tensor([1, 2]), 10, alpha=2)
+    tensor([8, 6])
+    """
     return _rsub(input, other, alpha=alpha)
 
 
@@ -154,8 +262,19 @@ def pow(input, exponent, *, out=None):
 
 
 @tensor_method()
+def pow_(self, exponent):
+    """``pow`` in place.
+
+    >>> import fnx
+    >>> fnx.tensor([2., 3.]).pow_(2)
+    tensor([4., 9.])
+    """
+    return _pow_(self, exponent)
+
+
 def where(condition, input=None, other=None):
-    """Elements of ``input`` where ``condition`` else ``other``, as ``torch.where``.
+    """Elements of ``input`` where ``condition`` else ``other``, as ``torch.where``; with
+    the condition alone, ``condition.nonzero(as_tuple=True)``.
 
     >>> import fnx
     >>> fnx.where(fnx.tensor([True, False]), fnx.tensor([1, 2]), 0)
@@ -166,14 +285,18 @@ def where(condition, input=None, other=None):
     return aten.where.self(condition, input, other)
 
 
+@tensor_method("where")
 def _where_method(self, condition, other):
+    """``fnx.where(condition, self, other)``.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2]).where(fnx.tensor([False, True]), 0)
+    tensor([0, 2])
+    """
     return aten.where.self(condition, self, other)
 
 
-Tensor.where = _where_method
-
-
-@tensor_method()
+@tensor_method("clamp", "clip")
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to ``[min, max]``, as ``torch.clamp`` (tensor or scalar bounds).
 
@@ -186,34 +309,62 @@ def clamp(input, min=None, max=None, *, out=None):
     return aten.clamp.default(input, min, max)
 
 
-@tensor_method()
+@tensor_method("clamp_", "clip_")
 def clamp_(self, min=None, max=None):
+    """``clamp`` in place.
+
+    >>> import fnx
+    >>> fnx.tensor([-2., 3.]).clamp_(max=1)
+    tensor([-2.,  1.])
+    """
     return aten.clamp_.default(self, min, max)
 
 
 clip = clamp
-Tensor.clip, Tensor.clip_ = clamp, clamp_
 
 
 @tensor_method()
 def clamp_min(input, min):
+    """``clamp(input, min=min)``.
+
+    >>> import fnx
+    >>> fnx.clamp_min(fnx.tensor([-1, 2]), 0)
+    tensor([0, 2])
+    """
     return clamp(input, min=min)
 
 
 @tensor_method()
 def clamp_max(input, max):
+    """``clamp(input, max=max)``.
+
+    >>> import fnx
+    >>> fnx.clamp_max(fnx.tensor([-1, 2]), 0)
+    tensor([-1,  0])
+    """
     return clamp(input, max=max)
-
-
-__all__ += ["rsub", "pow", "where", "clamp", "clip", "clamp_min", "clamp_max"]
 
 
 # --------------------------------------------------------------------- Python operators
 # The generated op functions take (self, other) and are bound as methods directly: one
 # Python frame less on the hottest path.
-def _r(f):
-    return lambda self, other: f(_wrapped(other) if not isinstance(other, Tensor) else other,
-                                 self)
+def _r(f, name):
+    """The reflected operator ``other <op> self``; a Python number becomes a wrapped 0-dim
+    tensor (it still promotes like a number)."""
+    def reflected(self, other):
+        return f(_wrapped(other) if not isinstance(other, Tensor) else other, self)
+    reflected.__name__, reflected.__qualname__ = name, f"Tensor.{name}"
+    return reflected
+
+
+@tensor_method("__rpow__")
+def _rpow(self, other):
+    return _pow_scalar(other, self)
+
+
+@tensor_method("__pos__")
+def _pos(self):
+    return self
 
 
 Tensor.__add__ = _add
@@ -226,16 +377,15 @@ Tensor.__mul__ = _mul
 Tensor.__rmul__ = _mul
 Tensor.__imul__ = _mul_
 Tensor.__truediv__ = _div_true
-Tensor.__rtruediv__ = _r(_div_true)
+Tensor.__rtruediv__ = _r(_div_true, "__rtruediv__")
 Tensor.__itruediv__ = _div_
 Tensor.__floordiv__ = _floordiv
-Tensor.__rfloordiv__ = _r(_floordiv)
+Tensor.__rfloordiv__ = _r(_floordiv, "__rfloordiv__")
 Tensor.__ifloordiv__ = _floordiv_
 Tensor.__mod__ = _rem
-Tensor.__rmod__ = _r(_rem)
+Tensor.__rmod__ = _r(_rem, "__rmod__")
 Tensor.__imod__ = _rem_
 Tensor.__pow__ = _pow
-Tensor.__rpow__ = lambda self, other: _pow_scalar(other, self)
 Tensor.__ipow__ = _pow_
 Tensor.__and__ = _and
 Tensor.__rand__ = _and
@@ -246,14 +396,13 @@ Tensor.__ior__ = _or_
 Tensor.__xor__ = _xor
 Tensor.__rxor__ = _xor
 Tensor.__ixor__ = _xor_
-Tensor.__eq__ = _eq
-Tensor.__ne__ = _ne
-Tensor.__lt__ = _lt
-Tensor.__le__ = _le
-Tensor.__gt__ = _gt
-Tensor.__ge__ = _ge
+Tensor.__eq__ = aten.eq.Tensor._call
+Tensor.__ne__ = aten.ne.Tensor._call
+Tensor.__lt__ = aten.lt.Tensor._call
+Tensor.__le__ = aten.le.Tensor._call
+Tensor.__gt__ = aten.gt.Tensor._call
+Tensor.__ge__ = aten.ge.Tensor._call
 Tensor.__neg__ = Tensor.neg
-Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = Tensor.abs
 Tensor.__invert__ = Tensor.bitwise_not
 Tensor.negative = Tensor.neg

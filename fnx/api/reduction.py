@@ -169,7 +169,9 @@ def aminmax(input, *, dim=None, keepdim=False):
     return return_types.aminmax(aten.aminmax.default(input, dim=dim, keepdim=keepdim))
 
 
-def _minmax(name, reduce_all, reduce_dim, binary):
+def _minmax(name, reduce_all, reduce_dim, binary, doc):
+    """``<name>(input, dim=None, keepdim=False, *, other=None)``: the three forms of
+    ``torch.max`` (or ``min``) with ``doc``."""
     def fn(input, dim=None, keepdim=False, *, other=None):
         if isinstance(dim, Tensor):           # max(input, other): elementwise
             dim, other = None, dim
@@ -183,26 +185,27 @@ def _minmax(name, reduce_all, reduce_dim, binary):
             return reduce_all(input)
         return getattr(return_types, name)(reduce_dim(input, dim, keepdim))
     fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
     return fn
 
 
-max = tensor_method()(_minmax("max", aten.max.default, aten.max.dim, aten.maximum.default))
-max.__doc__ = """The largest element; with ``dim``, ``(values, indices)`` along it; with a
-    tensor ``other``, the elementwise maximum, as ``torch.max``.
+max = tensor_method()(_minmax("max", aten.max.default, aten.max.dim, aten.maximum.default, """\
+The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor
+    ``other``, the elementwise maximum, as ``torch.max``.
 
     >>> import fnx
     >>> x = fnx.tensor([[1, 5], [7, 2]])
     >>> fnx.max(x).item(), fnx.max(x, 1).indices.tolist(), x.max(fnx.tensor([4, 4])).tolist()
     (7, [1, 0], [[4, 5], [7, 4]])
-    """
-min = tensor_method()(_minmax("min", aten.min.default, aten.min.dim, aten.minimum.default))
-min.__doc__ = """The smallest element; with ``dim``, ``(values, indices)`` along it; with a
-    tensor ``other``, the elementwise minimum, as ``torch.min``.
+    """))
+min = tensor_method()(_minmax("min", aten.min.default, aten.min.dim, aten.minimum.default, """\
+The smallest element; with ``dim``, ``(values, indices)`` along it; with a tensor
+    ``other``, the elementwise minimum, as ``torch.min``.
 
     >>> import fnx
     >>> fnx.min(fnx.tensor([[1, 5], [7, 2]]), dim=0, keepdim=True).values.tolist()
     [[1, 2]]
-    """
+    """))
 
 
 @tensor_method()
@@ -229,7 +232,9 @@ def argmin(input, dim=None, keepdim=False):
 
 # --------------------------------------------------------------------------- any, all
 
-def _logical(name, full, one, many):
+def _logical(name, full, one, many, doc):
+    """``<name>(input, dim=None, keepdim=False)`` over everything, one dim or several, with
+    ``doc``."""
     def fn(input, dim=None, keepdim=False):
         if dim is None:
             return full(input) if not keepdim else many(input, None, True)
@@ -237,24 +242,25 @@ def _logical(name, full, one, many):
             return many(input, list(dim), keepdim)
         return one(input, dim, keepdim)
     fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
     return fn
 
 
-any = tensor_method()(_logical("any", aten.any.default, aten.any.dim, aten.any.dims))
-any.__doc__ = """True where any element (over ``dim``) is nonzero; bool result (uint8 for
-    uint8 input), as ``torch.any``.
+any = tensor_method()(_logical("any", aten.any.default, aten.any.dim, aten.any.dims, """\
+True where any element (over ``dim``) is nonzero; bool result (uint8 for uint8 input),
+    as ``torch.any``.
 
     >>> import fnx
     >>> fnx.any(fnx.tensor([[0, 1], [0, 0]]), dim=1).tolist()
     [True, False]
-    """
-all = tensor_method()(_logical("all", aten.all.default, aten.all.dim, aten.all.dims))
-all.__doc__ = """True where every element (over ``dim``) is nonzero, as ``torch.all``.
+    """))
+all = tensor_method()(_logical("all", aten.all.default, aten.all.dim, aten.all.dims, """\
+True where every element (over ``dim``) is nonzero, as ``torch.all``.
 
     >>> import fnx
     >>> fnx.all(fnx.tensor([[1, 1], [0, 1]]), dim=(0, 1)).item()
     False
-    """
+    """))
 
 
 # --------------------------------------------------------------------------- var, std

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from ..backends.cpu.shape import storage_offset as _offset
 from ..core.tensor import Tensor, tensor_method
+from ..ir.aten import arrange as A
 from ..ir.aten import shape as S
+from ..ir.strides import ints
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "squeeze",
            "unsqueeze", "flatten", "unflatten", "ravel", "cat", "concat", "concatenate",
@@ -32,7 +34,7 @@ def _sizes(args, name, arg="size"):
     """``x.view(2, 3)``, ``x.view((2, 3))`` and ``x.view(fnx.Size([2, 3]))`` alike."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
-    return S.ints(args, name, arg)
+    return ints(args, name, arg)
 
 
 # --------------------------------------------------------------------------- views
@@ -58,21 +60,39 @@ def reshape(input, shape):
     >>> fnx.reshape(fnx.tensor([1, 2, 3, 4]), (2, -1)).tolist()
     [[1, 2], [3, 4]]
     """
-    return S.reshape(input, S.ints(shape, "reshape", "shape"))
+    return S.reshape(input, ints(shape, "reshape", "shape"))
 
 
 @tensor_method("reshape")
 def _reshape_method(self, *shape):
+    """``fnx.reshape(self, shape)``; the sizes may also come as separate ints.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2, 3, 4]).reshape(2, 2).tolist()
+    [[1, 2], [3, 4]]
+    """
     return S.reshape(self, _sizes(shape, "reshape", "shape"))
 
 
 @tensor_method()
 def view_as(self, other):
+    """``self.view(other.shape)``.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2]).view_as(fnx.zeros(2, 1)).shape
+    fnx.Size([2, 1])
+    """
     return S.view_as(self, other)
 
 
 @tensor_method()
 def reshape_as(self, other):
+    """``self.reshape(other.shape)``.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2]).reshape_as(fnx.zeros(1, 2)).shape
+    fnx.Size([1, 2])
+    """
     return S.reshape_as(self, other)
 
 
@@ -89,6 +109,12 @@ def expand(self, *sizes):
 
 @tensor_method()
 def expand_as(self, other):
+    """``self.expand(other.shape)``.
+
+    >>> import fnx
+    >>> fnx.tensor([[1], [2]]).expand_as(fnx.zeros(2, 2)).tolist()
+    [[1, 1], [2, 2]]
+    """
     return S.expand_as(self, other)
 
 
@@ -99,7 +125,7 @@ def broadcast_to(input, size):
     >>> fnx.broadcast_to(fnx.tensor([1, 2]), (2, 2)).tolist()
     [[1, 2], [1, 2]]
     """
-    return S.expand(input, S.ints(size, "broadcast_to"))
+    return S.expand(input, ints(size, "broadcast_to"))
 
 
 def permute(input, dims):
@@ -109,14 +135,21 @@ def permute(input, dims):
     >>> fnx.permute(fnx.tensor([[1, 2, 3]]), (1, 0)).shape
     fnx.Size([3, 1])
     """
-    return S.permute(input, S.ints(dims, "permute", "dims"))
+    return S.permute(input, ints(dims, "permute", "dims"))
 
 
 @tensor_method("permute")
 def _permute_method(self, *dims):
+    """``fnx.permute(self, dims)``; the dims may also come as separate ints.
+
+    >>> import fnx
+    >>> fnx.zeros(2, 3, 4).permute(2, 0, 1).shape
+    fnx.Size([4, 2, 3])
+    """
     return S.permute(self, _sizes(dims, "permute", "dims"))
 
 
+@tensor_method()
 def transpose(input, dim0, dim1):
     """A view with ``dim0`` and ``dim1`` swapped.
 
@@ -128,6 +161,7 @@ def transpose(input, dim0, dim1):
     return S.transpose_int(input, dim0, dim1)
 
 
+@tensor_method()
 def swapaxes(input, axis0, axis1):
     """NumPy's name for ``transpose``.
 
@@ -138,6 +172,7 @@ def swapaxes(input, axis0, axis1):
     return S.swapaxes(input, axis0, axis1)
 
 
+@tensor_method()
 def swapdims(input, dim0, dim1):
     """Alias of ``transpose``.
 
@@ -148,6 +183,7 @@ def swapdims(input, dim0, dim1):
     return S.swapdims(input, dim0, dim1)
 
 
+@tensor_method()
 def t(input):
     """Transpose of a matrix; 0-D and 1-D tensors come back as views of themselves.
 
@@ -158,24 +194,33 @@ def t(input):
     return S.t(input)
 
 
-for _n, _f in (("transpose", transpose), ("swapaxes", swapaxes), ("swapdims", swapdims),
-               ("t", t)):
-    setattr(Tensor, _n, _f)
+def _T(self) -> Tensor:
+    """The dims reversed (the transpose of a matrix).
+
+    >>> import fnx
+    >>> fnx.zeros(2, 3, 4).T.shape
+    fnx.Size([4, 3, 2])
+    """
+    if self.ndim == 2:
+        return S.t(self)
+    return S.permute(self, list(range(self.ndim - 1, -1, -1)))
 
 
-Tensor.T = property(lambda self: S.t(self) if self.ndim == 2 else
-                    S.permute(self, list(range(self.ndim - 1, -1, -1))),
-                    doc="The dims reversed (the transpose of a matrix).")
+def _mT(self) -> Tensor:
+    """The last two dims swapped (the transpose of every matrix of a batch).
 
-
-def _mT(self):
+    >>> import fnx
+    >>> fnx.zeros(5, 2, 3).mT.shape
+    fnx.Size([5, 3, 2])
+    """
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor.")
     return S.transpose_int(self, -2, -1)
 
 
-Tensor.mT = property(_mT, doc="The last two dims swapped.")
+Tensor.T = property(_T)
+Tensor.mT = property(_mT)
 
 
 @tensor_method()
@@ -190,7 +235,7 @@ def squeeze(input, dim=None):
     if dim is None:
         return S.squeeze(input)
     if isinstance(dim, (tuple, list)):
-        return S.squeeze_dims_op(input, S.ints(dim, "squeeze", "dim"))
+        return S.squeeze_dims_op(input, ints(dim, "squeeze", "dim"))
     return S.squeeze_dim(input, dim)
 
 
@@ -224,7 +269,7 @@ def unflatten(input, dim, sizes):
     >>> fnx.unflatten(fnx.tensor([1, 2, 3, 4, 5, 6]), 0, (2, -1)).shape
     fnx.Size([2, 3])
     """
-    return S.unflatten_int(input, dim, S.ints(sizes, "unflatten", "sizes"))
+    return S.unflatten_int(input, dim, ints(sizes, "unflatten", "sizes"))
 
 
 @tensor_method()
@@ -247,11 +292,12 @@ def movedim(input, source, destination):
     fnx.Size([3, 1, 1])
     """
     if isinstance(source, (tuple, list)) or isinstance(destination, (tuple, list)):
-        return S.movedim_intlist(input, S.ints(source, "movedim", "source"),
-                                 S.ints(destination, "movedim", "destination"))
+        return S.movedim_intlist(input, ints(source, "movedim", "source"),
+                                 ints(destination, "movedim", "destination"))
     return S.movedim_int(input, source, destination)
 
 
+@tensor_method()
 def moveaxis(input, source, destination):
     """NumPy's name for ``movedim``.
 
@@ -260,9 +306,6 @@ def moveaxis(input, source, destination):
     fnx.Size([3, 1])
     """
     return movedim(input, source, destination)
-
-
-Tensor.moveaxis = moveaxis
 
 
 @tensor_method()
@@ -299,6 +342,7 @@ def select(input, dim, index):
     return S.select_int(input, dim, index)
 
 
+@tensor_method()
 def as_strided(input, size, stride, storage_offset=None):
     """A view with explicit sizes, strides (in elements) and storage offset.
 
@@ -306,11 +350,8 @@ def as_strided(input, size, stride, storage_offset=None):
     >>> fnx.as_strided(fnx.tensor([1, 2, 3, 4]), (3, 2), (1, 1)).tolist()
     [[1, 2], [2, 3], [3, 4]]
     """
-    return S.as_strided(input, S.ints(size, "as_strided"), S.ints(stride, "as_strided",
+    return S.as_strided(input, ints(size, "as_strided"), ints(stride, "as_strided",
                                                                     "stride"), storage_offset)
-
-
-Tensor.as_strided = as_strided
 
 
 @tensor_method()
@@ -358,12 +399,24 @@ def detach(input):
 
 @tensor_method()
 def detach_(self):
+    """Detach ``self`` from autograd in place (it becomes a leaf).
+
+    >>> import fnx
+    >>> y = fnx.ones(1, requires_grad=True) * 2
+    >>> y.detach_().requires_grad
+    False
+    """
     return S.detach_(self)
 
 
 @tensor_method()
 def storage_offset(self) -> int:
-    """Offset of the first element in the underlying storage, in elements."""
+    """Offset of the first element in the underlying storage, in elements.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2, 3])[1:].storage_offset()
+    1
+    """
     arr = self._data
     if arr.__class__.__name__ != "ndarray":
         return 0
@@ -372,7 +425,7 @@ def storage_offset(self) -> int:
 
 def _split_sizes(tensor, split_size_or_sections, dim):
     if isinstance(split_size_or_sections, (list, tuple)):
-        return tuple(S.split_with_sizes(tensor, S.ints(split_size_or_sections, "split",
+        return tuple(S.split_with_sizes(tensor, ints(split_size_or_sections, "split",
                                                         "split_size"), dim))
     return tuple(S.split_Tensor(tensor, split_size_or_sections, dim))
 
@@ -448,7 +501,7 @@ def cat(tensors, dim=0):
     >>> fnx.cat([fnx.tensor([[1, 2]]), fnx.tensor([[3.5, 4.5]])]).tolist()
     [[1.0, 2.0], [3.5, 4.5]]
     """
-    return S.cat(_tensor_list(tensors, "cat"), dim)
+    return A.cat(_tensor_list(tensors, "cat"), dim)
 
 
 def concat(tensors, dim=0):
@@ -458,7 +511,7 @@ def concat(tensors, dim=0):
     >>> fnx.concat([fnx.tensor([1]), fnx.tensor([2])]).tolist()
     [1, 2]
     """
-    return S.cat(_tensor_list(tensors, "cat"), dim)
+    return A.cat(_tensor_list(tensors, "cat"), dim)
 
 
 def concatenate(tensors, axis=0):
@@ -468,7 +521,7 @@ def concatenate(tensors, axis=0):
     >>> fnx.concatenate([fnx.tensor([1]), fnx.tensor([2])], axis=0).tolist()
     [1, 2]
     """
-    return S.cat(_tensor_list(tensors, "cat"), axis)
+    return A.cat(_tensor_list(tensors, "cat"), axis)
 
 
 def stack(tensors, dim=0):
@@ -478,7 +531,7 @@ def stack(tensors, dim=0):
     >>> fnx.stack([fnx.tensor([1, 2]), fnx.tensor([3, 4])], dim=1).tolist()
     [[1, 3], [2, 4]]
     """
-    return S.stack(_tensor_list(tensors, "stack"), dim)
+    return A.stack(_tensor_list(tensors, "stack"), dim)
 
 
 def hstack(tensors):
@@ -488,7 +541,7 @@ def hstack(tensors):
     >>> fnx.hstack([fnx.tensor([1, 2]), fnx.tensor([3])]).tolist()
     [1, 2, 3]
     """
-    return S.hstack(_tensor_list(tensors, "hstack"))
+    return A.hstack(_tensor_list(tensors, "hstack"))
 
 
 def vstack(tensors):
@@ -498,7 +551,7 @@ def vstack(tensors):
     >>> fnx.vstack([fnx.tensor([1, 2]), fnx.tensor([3, 4])]).tolist()
     [[1, 2], [3, 4]]
     """
-    return S.vstack(_tensor_list(tensors, "vstack"))
+    return A.vstack(_tensor_list(tensors, "vstack"))
 
 
 row_stack = vstack
@@ -511,7 +564,7 @@ def dstack(tensors):
     >>> fnx.dstack([fnx.tensor([1, 2]), fnx.tensor([3, 4])]).shape
     fnx.Size([1, 2, 2])
     """
-    return S.dstack(_tensor_list(tensors, "dstack"))
+    return A.dstack(_tensor_list(tensors, "dstack"))
 
 
 def _atleast(op, tensors):
@@ -529,7 +582,7 @@ def atleast_1d(*tensors):
     >>> fnx.atleast_1d(fnx.tensor(3)).shape
     fnx.Size([1])
     """
-    return _atleast(S.atleast_1d, tensors)
+    return _atleast(A.atleast_1d, tensors)
 
 
 def atleast_2d(*tensors):
@@ -539,7 +592,7 @@ def atleast_2d(*tensors):
     >>> fnx.atleast_2d(fnx.tensor([1, 2])).shape
     fnx.Size([1, 2])
     """
-    return _atleast(S.atleast_2d, tensors)
+    return _atleast(A.atleast_2d, tensors)
 
 
 def atleast_3d(*tensors):
@@ -549,13 +602,13 @@ def atleast_3d(*tensors):
     >>> fnx.atleast_3d(fnx.tensor([1, 2])).shape
     fnx.Size([1, 2, 1])
     """
-    return _atleast(S.atleast_3d, tensors)
+    return _atleast(A.atleast_3d, tensors)
 
 
 def _dims_arg(dims, name):
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = dims[0]
-    return S.ints(dims, name, "dims")
+    return ints(dims, name, "dims")
 
 
 def flip(input, dims):
@@ -565,12 +618,18 @@ def flip(input, dims):
     >>> fnx.flip(fnx.tensor([[1, 2], [3, 4]]), [1]).tolist()
     [[2, 1], [4, 3]]
     """
-    return S.flip(input, S.ints(dims, "flip", "dims"))
+    return A.flip(input, ints(dims, "flip", "dims"))
 
 
 @tensor_method("flip")
 def _flip_method(self, *dims):
-    return S.flip(self, _dims_arg(dims, "flip"))
+    """``fnx.flip(self, dims)``; the dims may also come as separate ints.
+
+    >>> import fnx
+    >>> fnx.tensor([[1, 2], [3, 4]]).flip(0, 1).tolist()
+    [[4, 3], [2, 1]]
+    """
+    return A.flip(self, _dims_arg(dims, "flip"))
 
 
 @tensor_method()
@@ -583,7 +642,7 @@ def fliplr(input):
     """
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return S.flip(input, [1])
+    return A.flip(input, [1])
 
 
 @tensor_method()
@@ -596,7 +655,7 @@ def flipud(input):
     """
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return S.flip(input, [0])
+    return A.flip(input, [0])
 
 
 @tensor_method()
@@ -607,8 +666,8 @@ def roll(input, shifts, dims=None):
     >>> fnx.roll(fnx.tensor([1, 2, 3, 4]), 1).tolist()
     [4, 1, 2, 3]
     """
-    return S.roll(input, S.ints(shifts, "roll", "shifts"),
-                  () if dims is None else S.ints(dims, "roll", "dims"))
+    return A.roll(input, ints(shifts, "roll", "shifts"),
+                  () if dims is None else ints(dims, "roll", "dims"))
 
 
 @tensor_method()
@@ -619,7 +678,7 @@ def repeat(self, *repeats):
     >>> fnx.tensor([1, 2]).repeat(2, 2).tolist()
     [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    return S.repeat(self, _sizes(repeats, "repeat", "repeats"))
+    return A.repeat(self, _sizes(repeats, "repeat", "repeats"))
 
 
 def tile(input, dims):
@@ -629,12 +688,18 @@ def tile(input, dims):
     >>> fnx.tile(fnx.tensor([[1, 2]]), (2,)).tolist()
     [[1, 2, 1, 2]]
     """
-    return S.tile(input, S.ints(dims, "tile", "dims"))
+    return A.tile(input, ints(dims, "tile", "dims"))
 
 
 @tensor_method("tile")
 def _tile_method(self, *dims):
-    return S.tile(self, _sizes(dims, "tile", "dims"))
+    """``fnx.tile(self, dims)``; the dims may also come as separate ints.
+
+    >>> import fnx
+    >>> fnx.tensor([1, 2]).tile(2).tolist()
+    [1, 2, 1, 2]
+    """
+    return A.tile(self, _sizes(dims, "tile", "dims"))
 
 
 @tensor_method()
@@ -645,7 +710,7 @@ def tril(input, diagonal=0):
     >>> fnx.tril(fnx.tensor([[1, 2], [3, 4]])).tolist()
     [[1, 0], [3, 4]]
     """
-    return S.tril(input, diagonal)
+    return A.tril(input, diagonal)
 
 
 @tensor_method()
@@ -656,17 +721,29 @@ def triu(input, diagonal=0):
     >>> fnx.triu(fnx.tensor([[1, 2], [3, 4]])).tolist()
     [[1, 2], [0, 4]]
     """
-    return S.triu(input, diagonal)
+    return A.triu(input, diagonal)
 
 
 @tensor_method()
 def tril_(self, diagonal=0):
-    return S.tril_(self, diagonal)
+    """``tril`` in place.
+
+    >>> import fnx
+    >>> fnx.tensor([[1, 2], [3, 4]]).tril_().tolist()
+    [[1, 0], [3, 4]]
+    """
+    return A.tril_(self, diagonal)
 
 
 @tensor_method()
 def triu_(self, diagonal=0):
-    return S.triu_(self, diagonal)
+    """``triu`` in place.
+
+    >>> import fnx
+    >>> fnx.tensor([[1, 2], [3, 4]]).triu_(1).tolist()
+    [[0, 2], [0, 0]]
+    """
+    return A.triu_(self, diagonal)
 
 
 def constant_pad_nd(input, pad, value=0):
@@ -677,7 +754,7 @@ def constant_pad_nd(input, pad, value=0):
     >>> fnx.constant_pad_nd(fnx.tensor([1, 2]), (1, 2), 9).tolist()
     [9, 1, 2, 9, 9]
     """
-    return S.constant_pad_nd(input, S.ints(pad, "constant_pad_nd", "pad"), value)
+    return A.constant_pad_nd(input, ints(pad, "constant_pad_nd", "pad"), value)
 
 
 @tensor_method()
@@ -689,8 +766,8 @@ def fill_(self, value):
     [7, 7]
     """
     if isinstance(value, Tensor):
-        return S.fill__Tensor(self, value)
-    return S.fill__Scalar(self, value)
+        return A.fill__Tensor(self, value)
+    return A.fill__Scalar(self, value)
 
 
 @tensor_method()
@@ -701,7 +778,7 @@ def zero_(self):
     >>> fnx.tensor([1.5, 2.0]).zero_().tolist()
     [0.0, 0.0]
     """
-    return S.zero_(self)
+    return A.zero_(self)
 
 
 @tensor_method()

@@ -3,7 +3,7 @@
 Tensors that require grad carry their backend's Autograd dispatch key, so every op on them
 reaches an autograd kernel (``kernels.py``) that runs the op below and records a ``Node``
 (``graph.py``) holding what the op's derivative formula needs. Formulas live at each op's
-definition site (``fnx/ir/aten/*.py``, ``fnx/ir/prims/*.py``) and are written with fnx ops, so
+definition site (``fnx/ir/aten/``, ``fnx/ir/prims/``) and are written with fnx ops, so
 they run on every backend, can be traced (a compiled training step records them) and can be
 differentiated again (``create_graph=True``). Ops without a formula are differentiated
 through their decomposition.

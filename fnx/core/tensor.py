@@ -7,9 +7,12 @@ Views share a version counter with their base; every in-place op bumps it.
 This module holds the state and what follows from it alone. The layer that implements
 a method binds it (``tensor_method``): autograd binds ``backward`` and the hooks, the
 public API the math, conversions, printing and pickling; ``fnx/core/tensor.pyi`` lists the
-whole class for IDEs and type checkers.
+whole class for IDEs and type checkers (generated: ``python -m fnx.api.stubs``).
 """
 from __future__ import annotations
+
+import types
+from typing import Any
 
 from . import dtype as D
 from .device import device as _device_cls
@@ -23,6 +26,12 @@ class Size(tuple):
     """``tensor.shape``: a tuple of ints that prints like PyTorch's ``torch.Size``."""
 
     def numel(self) -> int:
+        """The product of the sizes.
+
+        >>> import fnx
+        >>> fnx.Size([2, 3]).numel()
+        6
+        """
         n = 1
         for s in self:
             n *= s
@@ -46,6 +55,12 @@ class Tensor:
     >>> (x @ x + 1).sum().item()
     58.0
     """
+
+    # The state every tensor sets (``_make``), declared for the stub and type checkers.
+    _data: Any
+    _dtype: D.dtype
+    _device: _device_cls
+    _ks: int
 
     # Rarely-set state lives in the instance dict with class defaults, so creating a tensor
     # sets four attributes and nothing else.
@@ -82,9 +97,22 @@ class Tensor:
     # ------------------------------------------------------------------ metadata
     @property
     def shape(self) -> Size:
+        """The size of every dim, as ``torch.Tensor.shape``.
+
+        >>> import fnx
+        >>> fnx.zeros(2, 3).shape
+        fnx.Size([2, 3])
+        """
         return Size(self._data.shape)
 
     def size(self, dim=None):
+        """The shape, or the size of one ``dim`` (negative counts from the end).
+
+        >>> import fnx
+        >>> x = fnx.zeros(2, 3)
+        >>> x.size(), x.size(-1)
+        (fnx.Size([2, 3]), 3)
+        """
         shape = self._data.shape
         if dim is None:
             return Size(shape)
@@ -92,22 +120,52 @@ class Tensor:
 
     @property
     def dtype(self) -> D.dtype:
+        """The element type.
+
+        >>> import fnx
+        >>> fnx.tensor([1, 2]).dtype
+        fnx.int64
+        """
         return self._dtype
 
     @property
     def device(self) -> _device_cls:
+        """The device the data lives on.
+
+        >>> import fnx
+        >>> fnx.zeros(1).device
+        device(type='cpu')
+        """
         return self._device
 
     @property
     def ndim(self) -> int:
+        """The number of dims.
+
+        >>> import fnx
+        >>> fnx.zeros(2, 3).ndim
+        2
+        """
         return len(self._data.shape)
 
     def dim(self) -> int:
+        """The number of dims (``ndimension`` is an alias).
+
+        >>> import fnx
+        >>> fnx.tensor(1.0).dim(), fnx.zeros(2, 3).ndimension()
+        (0, 2)
+        """
         return len(self._data.shape)
 
     ndimension = dim
 
     def numel(self) -> int:
+        """The number of elements (``nelement`` is an alias).
+
+        >>> import fnx
+        >>> fnx.zeros(2, 3).numel()
+        6
+        """
         n = 1
         for s in self._data.shape:
             n *= s
@@ -116,12 +174,24 @@ class Tensor:
     nelement = numel
 
     def element_size(self) -> int:
+        """The size of one element in bytes.
+
+        >>> import fnx
+        >>> fnx.zeros(1, dtype=fnx.float16).element_size()
+        2
+        """
         return self._dtype.itemsize
 
     def stride(self, dim=None):
         """Strides in elements: those the backend keeps for a tensor whose data has none
         (``_strides``, set by a functional backend on views and layout-keeping copies),
-        else its data's (NumPy's), else the contiguous ones."""
+        else its data's (NumPy's), else the contiguous ones.
+
+        >>> import fnx
+        >>> x = fnx.zeros(2, 3)
+        >>> x.stride(), x.t().stride(0)
+        ((3, 1), 1)
+        """
         strides = self._strides
         if strides is None:
             strides = getattr(self._data, "strides", None)
@@ -135,33 +205,82 @@ class Tensor:
         return strides[_wrap_dim(dim, len(strides), "stride")]
 
     def is_contiguous(self, memory_format=None) -> bool:
+        """True when the elements lie in row-major order without gaps.
+
+        >>> import fnx
+        >>> x = fnx.zeros(2, 3)
+        >>> x.is_contiguous(), x.t().is_contiguous()
+        (True, False)
+        """
         shape = self._data.shape
         expected = _contiguous_strides(shape)
         return all(sz <= 1 or st == ex for sz, st, ex in zip(shape, self.stride(), expected))
 
     @property
     def is_cuda(self) -> bool:
+        """True on a CUDA device.
+
+        >>> import fnx
+        >>> fnx.zeros(1).is_cuda
+        False
+        """
         return self._device.type == "cuda"
 
     @property
     def is_cpu(self) -> bool:
+        """True on the CPU.
+
+        >>> import fnx
+        >>> fnx.zeros(1).is_cpu
+        True
+        """
         return self._device.type == "cpu"
 
     @property
     def is_meta(self) -> bool:
+        """True on the meta device (shapes and dtypes, no data).
+
+        >>> import fnx
+        >>> fnx.zeros(1, device="meta").is_meta
+        True
+        """
         return self._device.type == "meta"
 
     def is_floating_point(self) -> bool:
+        """True for a floating dtype.
+
+        >>> import fnx
+        >>> fnx.tensor([1.0]).is_floating_point(), fnx.tensor([1]).is_floating_point()
+        (True, False)
+        """
         return self._dtype.is_floating_point
 
     def is_complex(self) -> bool:
+        """True for a complex dtype.
+
+        >>> import fnx
+        >>> fnx.tensor([1j]).is_complex()
+        True
+        """
         return self._dtype.is_complex
 
     @property
     def layout(self):
+        """The memory layout: always ``'strided'`` in fnx.
+
+        >>> import fnx
+        >>> fnx.zeros(1).layout
+        'strided'
+        """
         return "strided"
 
     def get_device(self) -> int:
+        """The device index: -1 on the CPU, else the accelerator's ordinal.
+
+        >>> import fnx
+        >>> fnx.zeros(1).get_device()
+        -1
+        """
         return -1 if self._device.type == "cpu" else (self._device.index or 0)
 
     # ------------------------------------------------------------------ dispatch keys
@@ -171,6 +290,13 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        """Whether autograd records the ops on this tensor; settable on leaves.
+
+        >>> import fnx
+        >>> x = fnx.zeros(2)
+        >>> x.requires_grad = True; (x * 2).requires_grad
+        True
+        """
         return bool(self._ks & AUTOGRAD_BITS)
 
     @requires_grad.setter
@@ -185,16 +311,35 @@ class Tensor:
         self._ks = (self._ks | _autograd_bit(self._ks)) if value else self._ks & ~AUTOGRAD_BITS
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place and return ``self``.
+
+        >>> import fnx
+        >>> fnx.zeros(2).requires_grad_()
+        tensor([0., 0.], requires_grad=True)
+        """
         self.requires_grad = requires_grad
         return self
 
     @property
     def is_leaf(self) -> bool:
+        """True for a tensor no recorded op made (``grad_fn`` is None).
+
+        >>> import fnx
+        >>> x = fnx.ones(1, requires_grad=True)
+        >>> x.is_leaf, (x * 2).is_leaf
+        (True, False)
+        """
         return self.grad_fn is None
 
     @property
     def grad(self):
-        """The gradient accumulated by ``backward()`` (leaves, and tensors that retain it)."""
+        """The gradient accumulated by ``backward()`` (leaves, and tensors that retain it).
+
+        >>> import fnx
+        >>> w = fnx.ones(2, requires_grad=True)
+        >>> w.grad is None, ((w * 3).sum().backward(), w.grad)[1]
+        (True, tensor([3., 3.]))
+        """
         return self._grad
 
     @grad.setter
@@ -220,6 +365,13 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
+        """True for a non-leaf tensor whose ``.grad`` backward keeps (``retain_grad()``).
+
+        >>> import fnx
+        >>> y = fnx.ones(1, requires_grad=True) * 2
+        >>> y.retains_grad, (y.retain_grad(), y.retains_grad)[1]
+        (False, True)
+        """
         return self._retains_grad
 
     @property
@@ -272,7 +424,12 @@ class Tensor:
 
     # ------------------------------------------------------------------ conversion
     def numpy(self, *, force: bool = False):
-        """The data as a NumPy array; shares memory on CPU, like PyTorch."""
+        """The data as a NumPy array; shares memory on CPU, like PyTorch.
+
+        >>> import fnx
+        >>> x = fnx.zeros(2); x.numpy()[0] = 5; x
+        tensor([5., 0.])
+        """
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -285,6 +442,12 @@ class Tensor:
         return self._data
 
     def tolist(self):
+        """The data as (nested) Python lists of numbers; a 0-dim tensor gives a number.
+
+        >>> import fnx
+        >>> fnx.tensor([[1, 2], [3, 4]]).tolist(), fnx.tensor(2.5).tolist()
+        ([[1, 2], [3, 4]], 2.5)
+        """
         if not self.ndim:
             return self.item()
         arr = self.cpu()._data
@@ -352,26 +515,57 @@ def register_functional_alias(fn) -> None:
 
 
 def tensor_method(*names):
-    """Decorator: make ``fn(self, ...)`` the Tensor method(s) ``names`` (default: its name).
+    """Decorator: make ``fn`` the Tensor method(s) ``names`` (default: its name) and
+    return ``fn`` unchanged.
 
+    The method is named ``Tensor.<first name>``. A function whose first parameter is not
+    ``self`` (``def sum(input, dim=None)``, also the public ``fnx.sum``) is bound as a twin
+    sharing its code with that parameter renamed ``self``: ``help``, ``inspect.signature``
+    and keyword calls see a method, and a call costs no extra frame.
+
+    >>> import inspect
     >>> from fnx.core.tensor import Tensor, tensor_method
     >>> @tensor_method("doc_example_twice")
-    ... def twice(self):
-    ...     return self * 2
-    >>> Tensor.doc_example_twice is twice
-    True
+    ... def twice(input):
+    ...     return input * 2
+    >>> m = Tensor.doc_example_twice
+    >>> inspect.signature(m), m.__qualname__, inspect.signature(twice)
+    (<Signature (self)>, 'Tensor.doc_example_twice', <Signature (input)>)
+    >>> del Tensor.doc_example_twice
     """
     def deco(fn):
-        for n in names or (fn.__name__,):
-            setattr(Tensor, n, fn)
+        bound = names or (fn.__name__,)
+        method = _as_method(fn, bound[0])
+        for n in bound:
+            setattr(Tensor, n, method)
         return fn
     return deco
+
+
+def _as_method(fn, name):
+    code = fn.__code__
+    first = code.co_varnames[0] if code.co_argcount else "self"
+    if first == "self":
+        method = fn
+    else:
+        renamed = tuple("self" if v == first else v for v in code.co_cellvars)
+        code = code.replace(co_varnames=("self",) + code.co_varnames[1:], co_cellvars=renamed)
+        method = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+        method.__kwdefaults__ = fn.__kwdefaults__
+        method.__module__, method.__doc__ = fn.__module__, fn.__doc__
+        method.__annotations__ = {"self" if k == first else k: v
+                                  for k, v in fn.__annotations__.items()}
+        method.__dict__.update(fn.__dict__)
+    method.__name__, method.__qualname__ = name, f"Tensor.{name}"
+    return method
 
 
 class GradWriteLog:
     """Records every ``.grad`` written while active, with the value it had before: a
     compiled training step's trace turns those writes into program outputs."""
     active = None
+    writes: dict
+    _outer: GradWriteLog | None
 
     def __init__(self):
         self.writes = {}        # id(tensor) -> (tensor, grad before the first write)

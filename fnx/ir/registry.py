@@ -1,6 +1,6 @@
 """Defining operators: ``defop`` gives an op its schema, tags and meta function.
 
-Each op family module (``fnx/ir/aten/*.py``) is the one place an op's semantics
+Each op family module (in ``fnx/ir/aten/``) is the one place an op's semantics
 live: schema, tags, type-promotion kind, meta function (output shape and dtype),
 decomposition and derivative.  Backends and lowerings register implementations
 against the ``OpOverload`` objects defined there.

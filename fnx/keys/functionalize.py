@@ -41,9 +41,9 @@ from ..core.tensor import Tensor
 from ..core.tls import ExcludeDispatchKeyGuard
 from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
 from ..dispatch.modes import current_mode
-from ..ir.aten.shape import (check_permutation, check_select, check_slice, check_split_sizes,
-                             contiguous_strides, diagonal_geometry, expand_geometry, squeeze_dims,
-                             unfold_geometry, unsqueeze_geometry, view_geometry)
+from ..ir.strides import (check_permutation, check_select, check_slice, check_split_sizes,
+                          contiguous_strides, diagonal_geometry, expand_geometry, squeeze_dims,
+                          unfold_geometry, unsqueeze_geometry, view_geometry)
 from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
                            written_args)
 from ..ops import aten
@@ -161,7 +161,7 @@ def register_all() -> None:
 
 # ----------------------------------------------------------------------------- strides
 # A functional backend's arrays have no strides; a view still reports the strides it has
-# in PyTorch (computed with the stride rules of fnx/ir/aten/shape.py), so is_contiguous(),
+# in PyTorch (computed with the stride rules of fnx/ir/strides.py), so is_contiguous(),
 # contiguous(), reshape() (view or copy) and view()'s errors behave as on CPU.  Results
 # of other ops are contiguous; copies of dense tensors keep their strides (the backend's
 # ``_to_copy``, as PyTorch's preserve_format).

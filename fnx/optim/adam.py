@@ -81,10 +81,7 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, wd = group["lr"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = -p.grad if group["maximize"] else p.grad
+            for p, grad in self._grads(group):
                 state = self._init_state(p, group)
                 step = self._step_tensor(state, p)
                 if wd != 0:

@@ -153,6 +153,15 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    @staticmethod
+    def _grads(group):
+        """``(param, gradient)`` for each parameter of ``group`` that has a gradient,
+        negated under ``maximize`` (every optimizer's step starts from these)."""
+        maximize = group.get("maximize", False)
+        for p in group["params"]:
+            if p.grad is not None:
+                yield p, (-p.grad if maximize else p.grad)
+
     def register_step_post_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` runs after every ``step``."""
         handle = RemovableHandle(self._step_hooks)

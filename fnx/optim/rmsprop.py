@@ -41,10 +41,7 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             momentum, wd = group["momentum"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = -p.grad if group["maximize"] else p.grad
+            for p, grad in self._grads(group):
                 state = self.state[p]
                 if "square_avg" not in state:
                     with compiler.suspend_tracing():    # state outlives a trace

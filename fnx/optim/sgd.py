@@ -44,10 +44,7 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                d_p = -p.grad if group["maximize"] else p.grad
+            for p, d_p in self._grads(group):
                 if wd != 0:
                     d_p = d_p.add(p, alpha=wd)
                 if momentum != 0:

@@ -11,6 +11,7 @@ import numpy as np
 from ...core import dtype as D
 from ...ir.aten import factory as F
 from ._core import kernel, wrap
+from ...ir.scalars import scalar_value
 
 
 @kernel(F.empty)
@@ -47,7 +48,7 @@ def _ones(ks, size, *, dtype=None, layout=None, device=None, pin_memory=None):
 @kernel(F.full)
 def _full(ks, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     m = F.full.meta(size, fill_value, dtype=dtype)
-    return wrap(np.full(m.shape, F.cast_fill(fill_value, m.dtype), m.dtype.numpy), m.dtype)
+    return wrap(np.full(m.shape, F._fill_value(fill_value, m.dtype), m.dtype.numpy), m.dtype)
 
 
 def _other_device(self, device):
@@ -60,7 +61,7 @@ def _full_like(ks, self, fill_value, *, dtype=None, layout=None, device=None,
     m = F.full_like.meta(self, fill_value, dtype=dtype)
     if _other_device(self, device):     # that device's backend makes it
         return F.full(list(m.shape), fill_value, dtype=m.dtype, device=device)
-    return wrap(np.full(m.shape, F.cast_fill(fill_value, m.dtype), m.dtype.numpy), m.dtype)
+    return wrap(np.full(m.shape, F._fill_value(fill_value, m.dtype), m.dtype.numpy), m.dtype)
 
 
 def _like_kernel(op, np_fn, factory):
@@ -82,8 +83,8 @@ _like_kernel(F.ones_like, np.ones, F.ones)
 def _arange(ks, start, end, step=1, *, dtype=None, layout=None, device=None,
             pin_memory=None):
     m = F.arange_start_step.meta(start, end, step, dtype=dtype)
-    start, step, n = F.arange_params(F.scalar_value(start), F.scalar_value(end),
-                                     F.scalar_value(step), m.dtype)
+    start, step, n = F.arange_params(scalar_value(start), scalar_value(end),
+                                     scalar_value(step), m.dtype)
     if isinstance(start, int) and isinstance(step, int):
         out = start + np.arange(n, dtype=np.int64) * step
     else:   # PyTorch accumulates start + i * step in double on CPU
@@ -96,7 +97,7 @@ def _space(start, end, steps, dtype):
 
     Floating dtypes compute in their own precision (half types in float32); integer
     dtypes truncate start and end, then step in double."""
-    start, end = F.scalar_value(start), F.scalar_value(end)
+    start, end = scalar_value(start), scalar_value(end)
     if dtype.is_complex:
         ct = np.complex128
     elif dtype.is_floating_point:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ir.aten import indexing as I
-from ...ir.aten.shape import checked_scalar
+from ...ir.scalars import checked_convert
 from ...ir.shapes import broadcast_shapes
 from ._core import data, kernel, wrap
 
@@ -69,7 +69,7 @@ def _index_put_into(out, self, indices, values, accumulate):
     """Validate everything, then write ``values`` into ``out`` (``self`` or its copy)."""
     idx, rshape = index_tuple(self, indices, "index_put_")
     if I.masked_fill_dispatch(self, indices, values, accumulate):
-        v = checked_scalar(values, self._dtype)
+        v = checked_convert(values, self._dtype)
         out[idx] = v
         return
     I.check_index_put(self, indices, values, accumulate, rshape)
@@ -138,7 +138,7 @@ def _scatter_into(out, self, dim, index, src, mode, name, include_self=True):
         s = s.reshape(1) if s.ndim == 0 else s
         vals = s[tuple(slice(0, n) for n in ix.shape)]
     else:
-        vals = checked_scalar(src, self._dtype)
+        vals = checked_convert(src, self._dtype)
     if ix.size == 0:
         return
     _check_bounds(ix, o.shape[d], d)

@@ -1,6 +1,6 @@
 """CPU kernels of the neural-network ops that have a direct kernel.
 
-Every op here also has a decomposition (fnx/ir/aten/nn.py) that other backends run and
+Every op here also has a decomposition (fnx/ir/aten/nn/) that other backends run and
 the tests compare against; these kernels exist because the decomposition is slow in
 eager (convolution as many small ops, max pooling as a loop of dispatched selects) or
 because the op is hot (softmax).  Validation is the op's meta function, so the errors
@@ -14,7 +14,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...core import dtype as D
-from ...ir.aten import nn as N
+from ...ir.aten.nn import activation, conv, fft, pooling
+from ...ir.shapes import wrap_dim
 from ._core import data, kernel, wrap
 
 _HALF = (D.float16, D.bfloat16)
@@ -45,13 +46,13 @@ def _softmax_kernel(op, log):
     def k(ks, self, dim, half_to_float):
         m = op.meta(self, dim, half_to_float)
         x = _compute(data(self, op.name), self._dtype)
-        out = _softmax_np(x, N.wrap_dim(dim, x.ndim) if x.ndim else 0, log)
+        out = _softmax_np(x, wrap_dim(dim, x.ndim) if x.ndim else 0, log)
         return wrap(np.asarray(out).astype(m.dtype.numpy, copy=False), m.dtype)
     return k
 
 
-_softmax_kernel(N._softmax, False)
-_softmax_kernel(N._log_softmax, True)
+_softmax_kernel(activation._softmax, False)
+_softmax_kernel(activation._log_softmax, True)
 
 
 # ----------------------------------------------------------------------------- convolution
@@ -95,17 +96,17 @@ def conv_general_np(x, w, strides, pad_lo, pad_hi, lhs_dil, rhs_dil, groups):
     return np.ascontiguousarray(r.transpose(0, 1, 3, 2)).reshape((n, o) + out)
 
 
-@kernel(N.convolution)
+@kernel(conv.convolution)
 def _convolution(ks, input, weight, bias, stride, padding, dilation, transposed,
                  output_padding, groups):
-    m = N._conv_meta(input, weight, bias, stride, padding, dilation, transposed,
-                     output_padding, groups)
+    m = conv._conv_meta(input, weight, bias, stride, padding, dilation, transposed,
+                        output_padding, groups)
     x = _compute(data(input, "convolution"), input._dtype)
     w = _compute(data(weight, "convolution"), weight._dtype)
     nd = w.ndim - 2
-    s, p, d = (N._ints("convolution", "", v, nd) for v in (stride, padding, dilation))
+    s, p, d = (conv._ints("convolution", "", v, nd) for v in (stride, padding, dilation))
     if transposed:
-        op = N._ints("convolution", "", output_padding, nd)
+        op = conv._ints("convolution", "", output_padding, nd)
         cin, cog = w.shape[:2]
         k = w.shape[2:]
         w = w.reshape((groups, cin // groups, cog) + k).swapaxes(1, 2)
@@ -129,8 +130,8 @@ def _max_pool_kernel(op, nd):
     @kernel(op)
     def k(ks, self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         mv, _ = op.meta(self, kernel_size, stride, padding, dilation, ceil_mode)
-        kk, s, p, d, out = N._pool_setup(f"max_pool{nd}d", self, nd, kernel_size, stride,
-                                         padding, dilation, ceil_mode)
+        kk, s, p, d, out = pooling._pool_setup(f"max_pool{nd}d", self, nd, kernel_size, stride,
+                                               padding, dilation, ceil_mode)
         x = data(self, op.name)
         lead = x.shape[:x.ndim - nd]
         sp = x.shape[x.ndim - nd:]
@@ -161,8 +162,8 @@ def _max_pool_kernel(op, nd):
     return k
 
 
-_max_pool_kernel(N.max_pool2d_with_indices, 2)
-_max_pool_kernel(N.max_pool3d_with_indices, 3)
+_max_pool_kernel(pooling.max_pool2d_with_indices, 2)
+_max_pool_kernel(pooling.max_pool3d_with_indices, 3)
 
 
 # ----------------------------------------------------------------------------- fft
@@ -176,11 +177,11 @@ def _fft_scale(out, shape, dims, normalization):
     return out
 
 
-@kernel(N._fft_r2c_op)
+@kernel(fft._fft_r2c_op)
 def _fft_r2c(ks, self, dim, normalization, onesided):
-    m = N._fft_r2c_meta(self, dim, normalization, onesided)
+    m = fft._fft_r2c_meta(self, dim, normalization, onesided)
     x = _compute(data(self, "_fft_r2c"), self._dtype)
-    dims = N._fft_dims("_fft_r2c", self, dim)
+    dims = fft._fft_dims("_fft_r2c", self, dim)
     if not dims:
         out = x.astype(m.dtype.numpy)
     elif onesided:
@@ -191,11 +192,11 @@ def _fft_r2c(ks, self, dim, normalization, onesided):
     return wrap(np.asarray(out).astype(m.dtype.numpy, copy=False), m.dtype)
 
 
-@kernel(N._fft_c2r_op)
+@kernel(fft._fft_c2r_op)
 def _fft_c2r(ks, self, dim, normalization, last_dim_size):
-    m = N._fft_c2r_meta(self, dim, normalization, last_dim_size)
+    m = fft._fft_c2r_meta(self, dim, normalization, last_dim_size)
     x = data(self, "_fft_c2r")
-    dims = N._fft_dims("_fft_c2r", self, dim)
+    dims = fft._fft_dims("_fft_c2r", self, dim)
     sizes = [x.shape[d] for d in dims[:-1]] + [last_dim_size]
     # unnormalized inverse: NumPy's irfftn divides by n, so multiply it back
     out = np.fft.irfftn(x, s=sizes, axes=dims) * float(np.prod(sizes))

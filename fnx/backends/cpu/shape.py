@@ -1,20 +1,23 @@
-"""NumPy kernels for the shape and view ops of ``fnx.ir.aten.shape``.
+"""NumPy kernels for the shape and view ops of ``fnx.ir.aten.shape`` and ``.arrange``.
 
 View kernels return NumPy *views* (basic slicing, ``transpose``, ``squeeze``, or an
 ``ndarray`` built over the owning array's buffer with PyTorch's strides), so writes
-through a view reach the base.  The stride arithmetic comes from the op definitions;
+through a view reach the base.  The stride arithmetic comes from fnx/ir/strides.py;
 here it is only applied to memory.  Copying kernels return fresh arrays.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ...ir.aten import arrange as A
 from ...ir.aten import shape as S
-from ...ir.aten.shape import (VIEW_ERROR, check_as_strided, check_permutation, check_select,
-                              check_slice, check_split_sizes, checked_scalar, diagonal_geometry,
-                              expand_geometry, ints, memory_format_name, shape_str, slice_bounds,
-                              unfold_geometry, unsqueeze_geometry, view_strides)
+from ...ir.scalars import checked_convert
 from ...ir.shapes import infer_size, wrap_dims
+from ...ir.strides import (VIEW_ERROR, cat_geometry, check_as_strided, check_permutation,
+                           check_select, check_slice, check_split_sizes, diagonal_geometry,
+                           expand_geometry, ints, memory_format_name, pad_geometry, repeat_shape,
+                           shape_str, slice_bounds, squeeze_dims, unfold_geometry,
+                           unsqueeze_geometry, view_strides)
 from ._core import data, kernel, wrap
 
 _ALL = slice(None)
@@ -114,13 +117,13 @@ def _expand(ks, self, size, *, implicit=False):
 @kernel(S.squeeze_dim)
 def _squeeze_dim(ks, self, dim):
     a = data(self, "squeeze")
-    return wrap(a.squeeze(axis=S.squeeze_dims(a.shape, (dim,))), self._dtype)
+    return wrap(a.squeeze(axis=squeeze_dims(a.shape, (dim,))), self._dtype)
 
 
 @kernel(S.squeeze_dims_op)
 def _squeeze_dims(ks, self, dim):
     a = data(self, "squeeze")
-    return wrap(a.squeeze(axis=S.squeeze_dims(a.shape, dim)), self._dtype)
+    return wrap(a.squeeze(axis=squeeze_dims(a.shape, dim)), self._dtype)
 
 
 @kernel(S.unsqueeze)
@@ -243,17 +246,17 @@ def _clone(ks, self, *, memory_format=None):
     return wrap(clone_array(a, self.stride(), memory_format), self._dtype)
 
 
-@kernel(S.cat)
+@kernel(A.cat)
 def _cat(ks, tensors, dim=0):
-    shape, d, used = S.cat_geometry(tensors, dim)
-    dt = S.cat_dtype(tensors)
+    shape, d, used = cat_geometry(tensors, dim)
+    dt = A.cat_dtype(tensors)
     if not used:
         return wrap(np.empty((0,), dt.numpy), dt)
     arrays = [data(tensors[i], "cat") for i in used]
     return wrap(np.concatenate(arrays, axis=d, dtype=dt.numpy, casting="unsafe"), dt)
 
 
-@kernel(S.flip)
+@kernel(A.flip)
 def _flip(ks, self, dims):
     a = data(self, "flip")
     dims = wrap_dims(ints(dims, "flip", "dims"), a.ndim)
@@ -261,20 +264,20 @@ def _flip(ks, self, dims):
     return wrap(np.flip(a, axis=dims).copy() if dims and a.ndim else a.copy(), self._dtype)
 
 
-@kernel(S.repeat)
+@kernel(A.repeat)
 def _repeat(ks, self, repeats):
     a = data(self, "repeat")
-    shape, reps = S.repeat_shape(a.shape, repeats)
+    shape, reps = repeat_shape(a.shape, repeats)
     padded = (1,) * (len(reps) - a.ndim) + a.shape
     out = np.tile(a.reshape(padded), reps) if reps else a.copy()
     return wrap(out, self._dtype)
 
 
-@kernel(S.constant_pad_nd)
+@kernel(A.constant_pad_nd)
 def _constant_pad_nd(ks, self, pad, value=0):
     a = data(self, "constant_pad_nd")
-    shape, regions = S.pad_geometry(a.shape, pad)
-    out = np.full(shape, checked_scalar(value, self._dtype), dtype=a.dtype)
+    shape, regions = pad_geometry(a.shape, pad)
+    out = np.full(shape, checked_convert(value, self._dtype, strict_unsigned=True), dtype=a.dtype)
     src = tuple(slice(s, e) for s, e, _ in regions)
     dst = tuple(slice(o, o + e - s) for s, e, o in regions)
     out[dst] = a[src]
@@ -295,10 +298,10 @@ def _tri(fn, name, inplace):
     return k
 
 
-kernel(S.tril)(_tri(np.tril, "tril", False))
-kernel(S.triu)(_tri(np.triu, "triu", False))
-kernel(S.tril_)(_tri(np.tril, "tril_", True))
-kernel(S.triu_)(_tri(np.triu, "triu_", True))
+kernel(A.tril)(_tri(np.tril, "tril", False))
+kernel(A.triu)(_tri(np.triu, "triu", False))
+kernel(A.tril_)(_tri(np.tril, "tril_", True))
+kernel(A.triu_)(_tri(np.triu, "triu_", True))
 
 
 # --------------------------------------------------------------------------- scatter views
@@ -339,42 +342,42 @@ def _diagonal_scatter(ks, self, src, offset=0, dim1=0, dim2=1):
 
 # --------------------------------------------------------------------------- fill, masked_fill
 
-@kernel(S.fill_Scalar, S.fill_Tensor)
+@kernel(A.fill_Scalar, A.fill_Tensor)
 def _fill(ks, self, value):
-    S.fill_Scalar.meta(self, value)
+    A.fill_Scalar.meta(self, value)
     a = data(self, "fill")
     out = np.empty_like(a)
-    out.fill(checked_scalar(value, self._dtype))
+    out.fill(checked_convert(value, self._dtype))
     return wrap(out, self._dtype)
 
 
-@kernel(S.fill__Scalar, S.fill__Tensor)
+@kernel(A.fill__Scalar, A.fill__Tensor)
 def _fill_(ks, self, value):
     if hasattr(value, "_ks"):
-        S.fill__Tensor.meta(self, value)
-    data(self, "fill_").fill(checked_scalar(value, self._dtype))
+        A.fill__Tensor.meta(self, value)
+    data(self, "fill_").fill(checked_convert(value, self._dtype))
     return self
 
 
-@kernel(S.zero_)
+@kernel(A.zero_)
 def _zero_(ks, self):
     data(self, "zero_").fill(0)
     return self
 
 
-@kernel(S.masked_fill_Scalar, S.masked_fill_Tensor)
+@kernel(A.masked_fill_Scalar, A.masked_fill_Tensor)
 def _masked_fill(ks, self, mask, value):
-    meta = S.masked_fill_check(self, mask, value, False)
-    v = checked_scalar(value, self._dtype)
+    meta = A.masked_fill_check(self, mask, value, False)
+    v = checked_convert(value, self._dtype)
     out = np.broadcast_to(data(self, "masked_fill"), meta.shape).copy()
     np.copyto(out, v, where=np.broadcast_to(data(mask, "masked_fill"), meta.shape),
               casting="unsafe")
     return wrap(out, self._dtype)
 
 
-@kernel(S.masked_fill__Scalar, S.masked_fill__Tensor)
+@kernel(A.masked_fill__Scalar, A.masked_fill__Tensor)
 def _masked_fill_(ks, self, mask, value):
-    S.masked_fill_check(self, mask, value, True)
-    v = checked_scalar(value, self._dtype)
+    A.masked_fill_check(self, mask, value, True)
+    v = checked_convert(value, self._dtype)
     np.copyto(data(self, "masked_fill_"), v, where=data(mask, "masked_fill_"), casting="unsafe")
     return self

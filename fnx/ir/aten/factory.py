@@ -9,7 +9,7 @@ self's unless ``device=`` says otherwise.
 Core factories (``empty.memory_format``, ``empty_strided``, ``full``, ``full_like``,
 ``arange.start_step``, ``scalar_tensor``) need a kernel per backend; the others
 decompose to them (and CPU also has direct kernels where they save a dispatch).
-The helpers here (``size_arg``, ``dtype_arg``, ``cast_fill``, ``device_arg``) hold
+The helpers here (``size_arg``, ``dtype_arg``) hold
 PyTorch's argument checks, shared by every meta function and kernel.
 """
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import operator
 
-import ml_dtypes
 import numpy as np
 
 from ...core import dtype as D
@@ -25,8 +24,9 @@ from ...ops import aten, prims
 from ..backend_select import backend_select, device_arg
 from ..registry import TensorMeta, decomposition, defop, nondifferentiable
 from .elementwise import full as typed_full
+from ..scalars import checked_convert, scalar_dtype, scalar_value
 
-__all__ = ["size_arg", "dtype_arg", "cast_fill", "arange_params"]
+__all__ = ["size_arg", "dtype_arg", "arange_params"]
 
 # ---------------------------------------------------------------------------- argument checks
 
@@ -67,79 +67,9 @@ def size_arg(name: str, size) -> tuple:
     return tuple(out)
 
 
-def scalar_value(x):
-    """A Scalar argument as a Python number (0-dim tensors and NumPy scalars unwrap)."""
-    if hasattr(x, "_ks"):
-        return x.item()
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, (bool, int, float, complex)):
-        return x
-    raise TypeError(f"expected a Number, got {type(x).__name__}")
-
-
-def scalar_dtype(x):
-    """The dtype PyTorch infers for a factory's Scalar (``full``'s fill value)."""
-    v = scalar_value(x)
-    if isinstance(v, bool):
-        return D.bool
-    if isinstance(v, int):
-        return D.int64
-    if isinstance(v, complex):
-        return D.default_complex_dtype()
-    return D.get_default_dtype()
-
-
-def _float_max(dtype) -> float:
-    """The largest finite value of a floating dtype (bfloat16 through ml_dtypes)."""
-    if dtype is D.bfloat16:
-        return float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
-    return float(np.finfo(dtype.numpy).max)
-
-
-# A Python int PyTorch accepts as a Scalar: int64's range, or uint64's above it.
-_SCALAR_INT_MIN, _SCALAR_INT_MAX = -(1 << 63), (1 << 64) - 1
-
-
-def cast_fill(value, dtype, *, strict_unsigned=False):
-    """``value`` converted to ``dtype`` as c10's checked conversion does (``full``,
-    ``fill_``, ``masked_fill``, ...): a value out of the type's range is an overflow error,
-    except that negative integers wrap into unsigned types (not with ``strict_unsigned``,
-    as ``constant_pad_nd``), the 16-bit floats round unchecked (to inf), and any number
-    converts to bool.
-
-    >>> import fnx
-    >>> cast_fill(-1, fnx.uint8), cast_fill(-2.7, fnx.int32), cast_fill(2, fnx.bool)
-    (255, -2, True)
-    """
-    v = scalar_value(value)
-    if isinstance(v, int) and not _SCALAR_INT_MIN <= v <= _SCALAR_INT_MAX:
-        raise OverflowError("int too big to convert" if v > 0 else
-                            "can't convert negative int to unsigned")
-    if dtype is D.bool:
-        return bool(v)
-    overflow = RuntimeError(f"value cannot be converted to type {dtype.c_type} "
-                            f"without overflow")
-    if isinstance(v, complex) and not dtype.is_complex:
-        if v.imag != 0 and not math.isnan(v.imag):
-            raise overflow
-        v = v.real
-    if dtype.is_floating_point or dtype.is_complex:
-        if dtype.itemsize > 2 or dtype.is_complex:
-            fmax = _float_max(dtype.to_real())
-            parts = (v.real, v.imag) if isinstance(v, complex) else (float(v),)
-            if any(math.isfinite(p) and abs(p) > fmax for p in parts):
-                raise overflow
-        return complex(v) if dtype.is_complex else float(v)
-    info = np.iinfo(dtype.numpy)
-    lo, hi = int(info.min), int(info.max)
-    if isinstance(v, float):
-        if math.isnan(v) or not lo <= v <= hi:
-            raise overflow
-        return int(v)                                       # truncates toward zero
-    if v > hi or (v < lo and (strict_unsigned or lo != 0 or -v > hi)):
-        raise overflow
-    return v & hi if lo == 0 else v                         # unsigned: negatives wrap
+def _fill_value(value, dtype):
+    """``full``'s fill value: checked, but PyTorch 2.13 lets float16/bfloat16 round to inf."""
+    return checked_convert(value, dtype, check_half=False)
 
 
 def _op(name):
@@ -176,14 +106,14 @@ def _new_meta(name):
 
 def _full_meta(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     dtype = dtype_arg("full", dtype, None) or scalar_dtype(fill_value)
-    cast_fill(fill_value, dtype)
+    _fill_value(fill_value, dtype)
     return TensorMeta(size_arg("full", size), dtype)
 
 
 def _full_like_meta(self, fill_value, *, dtype=None, layout=None, device=None,
                     pin_memory=None, memory_format=None):
     dtype = dtype_arg("full_like", dtype, self.dtype)
-    cast_fill(fill_value, dtype)
+    _fill_value(fill_value, dtype)
     return TensorMeta(tuple(self.shape), dtype)
 
 
@@ -476,7 +406,7 @@ def _prims():
 @decomposition(full)
 def _full_decomp(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     m = full.meta(size, fill_value, dtype=dtype)       # dtype inference, overflow errors
-    return _prims().full(list(m.shape), cast_fill(fill_value, m.dtype), dtype=m.dtype,
+    return _prims().full(list(m.shape), _fill_value(fill_value, m.dtype), dtype=m.dtype,
                          device=device_arg(device))
 
 
@@ -485,7 +415,7 @@ def _full_like_decomp(self, fill_value, *, dtype=None, layout=None, device=None,
                       pin_memory=None, memory_format=None):
     m = full_like.meta(self, fill_value, dtype=dtype)
     dev = self.device if device is None else device_arg(device)
-    return _prims().full(list(m.shape), cast_fill(fill_value, m.dtype), dtype=m.dtype,
+    return _prims().full(list(m.shape), _fill_value(fill_value, m.dtype), dtype=m.dtype,
                          device=dev)
 
 

@@ -17,8 +17,9 @@ from .. import refs
 from ..grad_utils import conj, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..shapes import broadcast_shapes, wrap_dim
-from .shape import (_composite, _copy, _reshape_to, _slice_dim, _transpose_to, _zero,
-                    checked_scalar, expand_geometry, numel, shape_str)
+from ..strides import expand_geometry, numel, shape_str
+from .shape import _composite, _copy, _reshape_to, _slice_dim, _transpose_to, _zero
+from ..scalars import checked_convert
 
 CORE = ("core",)
 INPLACE = ("inplace",)
@@ -455,7 +456,7 @@ def scatter_prim(self, dim, index, src, reduce="none"):
         s = _at_least_1d(src)
         s = prims.slice(s, [0] * s.ndim, list(idx.shape))
     else:
-        s = refs.full(_shape(idx), checked_scalar(src, self.dtype), self.dtype, self.device)
+        s = refs.full(_shape(idx), checked_convert(src, self.dtype), self.dtype, self.device)
     return _reshape_to(prims.scatter(x, dim, idx, s, reduce), list(self.shape))
 
 

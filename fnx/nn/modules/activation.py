@@ -1,4 +1,24 @@
-"""Activation layers and ``MultiheadAttention`` (where PyTorch keeps it too)."""
+"""Activation layers and ``MultiheadAttention`` (where PyTorch keeps it too).
+
+The layers that only apply a function elementwise, on one input (values as PyTorch 2.13
+gives them):
+
+>>> import fnx
+>>> from fnx import nn
+>>> x = fnx.tensor([-2.0, 0.5, 3.0])
+>>> nn.ReLU6()(x), nn.SELU()(x)
+(tensor([0.0000, 0.5000, 3.0000]), tensor([-1.5202,  0.5254,  3.1521]))
+>>> nn.SiLU()(x), nn.Mish()(x)
+(tensor([-0.2384,  0.3112,  2.8577]), tensor([-0.2525,  0.3752,  2.9865]))
+>>> nn.Hardsigmoid()(x), nn.Hardswish()(x)
+(tensor([0.1667, 0.5833, 1.0000]), tensor([-0.3333,  0.2917,  3.0000]))
+>>> nn.Tanh()(x), nn.Sigmoid()(x)
+(tensor([-0.9640,  0.4621,  0.9951]), tensor([0.1192, 0.6225, 0.9526]))
+>>> nn.Tanhshrink()(x), nn.Softsign()(x)
+(tensor([-1.0360,  0.0379,  2.0049]), tensor([-0.6667,  0.3333,  0.7500]))
+>>> nn.LogSigmoid()(x), nn.ReLU6(inplace=True)
+(tensor([-2.1269, -0.4741, -0.0486]), ReLU6(inplace=True))
+"""
 from __future__ import annotations
 
 from ... import api as fnx
@@ -51,51 +71,27 @@ class ReLU(_Inplace):
     _fn = F.relu
 
 
-class ReLU6(_Inplace):
-    _fn = F.relu6
+def _elementwise(name, fn, formula, inplace):
+    """A layer class applying ``fn`` to its input, with PyTorch's ``inplace`` flag when
+    ``fn`` has one (the examples are in the module docstring)."""
+    return type(name, (_Inplace if inplace else _Plain,),
+                {"_fn": fn, "__doc__": formula, "__module__": __name__, "__qualname__": name})
 
 
-class SELU(_Inplace):
-    _fn = F.selu
-
-
-class SiLU(_Inplace):
-    """``x * sigmoid(x)`` (swish)."""
-    _fn = F.silu
-
-
-class Mish(_Inplace):
-    _fn = F.mish
-
-
-class Hardsigmoid(_Inplace):
-    _fn = F.hardsigmoid
-
-
-class Hardswish(_Inplace):
-    _fn = F.hardswish
-
-
-class Tanh(_Plain):
-    """``tanh(x)``."""
-    _fn = F.tanh
-
-
-class Sigmoid(_Plain):
-    """``1 / (1 + exp(-x))``."""
-    _fn = F.sigmoid
-
-
-class Tanhshrink(_Plain):
-    _fn = F.tanhshrink
-
-
-class Softsign(_Plain):
-    _fn = F.softsign
-
-
-class LogSigmoid(_Plain):
-    _fn = F.logsigmoid
+ReLU6 = _elementwise("ReLU6", F.relu6, "``min(max(x, 0), 6)``.", inplace=True)
+SELU = _elementwise("SELU", F.selu, "``scale * elu(x, alpha)`` with the self-normalizing "
+                    "constants of Klambauer et al. (2017).", inplace=True)
+SiLU = _elementwise("SiLU", F.silu, "``x * sigmoid(x)`` (swish).", inplace=True)
+Mish = _elementwise("Mish", F.mish, "``x * tanh(softplus(x))``.", inplace=True)
+Hardsigmoid = _elementwise("Hardsigmoid", F.hardsigmoid, "``clamp(x / 6 + 1 / 2, 0, 1)``.",
+                           inplace=True)
+Hardswish = _elementwise("Hardswish", F.hardswish, "``x * hardsigmoid(x)``.", inplace=True)
+Tanh = _elementwise("Tanh", F.tanh, "``tanh(x)``.", inplace=False)
+Sigmoid = _elementwise("Sigmoid", F.sigmoid, "``1 / (1 + exp(-x))``.", inplace=False)
+Tanhshrink = _elementwise("Tanhshrink", F.tanhshrink, "``x - tanh(x)``.", inplace=False)
+Softsign = _elementwise("Softsign", F.softsign, "``x / (1 + |x|)``.", inplace=False)
+LogSigmoid = _elementwise("LogSigmoid", F.logsigmoid, "``log(sigmoid(x))``, without overflow.",
+                          inplace=False)
 
 
 class LeakyReLU(Module):
