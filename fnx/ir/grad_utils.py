@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ..ops import aten, prims
-from .shapes import wrap_dims
+from .dims import wrap_dims
 
 __all__ = ["conj", "is_tensor", "zeros_like", "expand_reduced"]
 

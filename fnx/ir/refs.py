@@ -26,7 +26,7 @@ from ..core.tensor import Tensor
 from ..ops import prims
 from .promotion import NO_OPMATH, elementwise_dtypes, opmath_dtype
 from .registry import decomposition
-from .shapes import broadcast_shapes
+from .dims import broadcast_shapes
 
 __all__ = ["to_dtype", "broadcast_to", "broadcast", "scalar", "full", "as_tensor",
            "device_of", "opmath_dtype", "wrap_int", "promote", "pointwise"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import operator
 
-from .shapes import infer_size, wrap_dim, wrap_dims
+from .dims import infer_size, wrap_dim, wrap_dims
 
 
 def ints(values, op="op", arg="size") -> tuple:

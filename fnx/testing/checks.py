@@ -33,7 +33,7 @@ from ..lower import get_target
 from ..lower.target import targets
 from .compare import assert_close, to_numpy
 from .database import _is_tensor
-from .variants import expected_meta
+from .variant_entries import expected_meta
 
 __all__ = ["NotApplicable", "check_reference", "check_meta", "check_decomposition",
            "check_errors", "check_lowering", "check_gradient", "to_device", "clone_sample",

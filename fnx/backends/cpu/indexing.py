@@ -11,7 +11,7 @@ import numpy as np
 from ...core import dtype as D
 from ...ir.aten import indexing as I
 from ...ir.scalars import checked_convert
-from ...ir.shapes import broadcast_shapes
+from ...ir.dims import broadcast_shapes
 from ._core import data, kernel, wrap
 
 _ALL = slice(None)

@@ -15,7 +15,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ...core import dtype as D
 from ...ir.aten.nn import activation, conv, fft, pooling
-from ...ir.shapes import wrap_dim
+from ...ir.dims import wrap_dim
 from ._core import data, kernel, wrap
 
 _HALF = (D.float16, D.bfloat16)

@@ -13,7 +13,7 @@ import numpy as np
 from ...core import dtype as D
 from ...ir.aten import reduction as R
 from ...ir.aten._common import not_implemented
-from ...ir.shapes import wrap_dim
+from ...ir.dims import wrap_dim
 from ._core import data, kernel, wrap
 
 _HALF = (D.float16, D.bfloat16)

@@ -12,7 +12,7 @@ import numpy as np
 from ...ir.aten import arrange as A
 from ...ir.aten import shape as S
 from ...ir.scalars import checked_convert
-from ...ir.shapes import infer_size, wrap_dims
+from ...ir.dims import infer_size, wrap_dims
 from ...ir.strides import (VIEW_ERROR, cat_geometry, check_as_strided, check_permutation,
                            check_select, check_slice, check_split_sizes, diagonal_geometry,
                            expand_geometry, ints, memory_format_name, pad_geometry, repeat_shape,

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ir.aten import sorting as S
-from ...ir.shapes import wrap_dim
+from ...ir.dims import wrap_dim
 from ._core import data, kernel, wrap
 
 _F32 = np.dtype(np.float32)

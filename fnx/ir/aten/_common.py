@@ -6,7 +6,7 @@ from ...core import dtype as D
 from ...core.meta_array import MetaArray
 from ..promotion import elementwise_dtypes
 from ..registry import TensorMeta
-from ..shapes import broadcast_shapes
+from ..dims import broadcast_shapes
 
 __all__ = ["pointwise_meta", "inplace_meta", "out_meta", "shape_of", "not_implemented"]
 

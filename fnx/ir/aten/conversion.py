@@ -6,7 +6,7 @@ from ...core.device import canonical
 from ...ops import aten, prims
 from .. import refs
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
-from ..shapes import broadcast_shapes
+from ..dims import broadcast_shapes
 from .elementwise import copy_of, full
 from .factory import backend_select, device_arg
 

@@ -16,7 +16,7 @@ from ...ops import aten, prims
 from .. import refs
 from ..grad_utils import conj, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
-from ..shapes import broadcast_shapes, wrap_dim
+from ..dims import broadcast_shapes, wrap_dim
 from ..strides import expand_geometry, numel, shape_str
 from .shape import _composite, _copy, _reshape_to, _slice_dim, _transpose_to, _zero
 from ..scalars import checked_convert

@@ -22,7 +22,7 @@ from ...ops import aten, prims
 from .. import refs
 from ..grad_utils import conj
 from ..registry import TensorMeta, decomposition, defop, derivative
-from ..shapes import broadcast_shapes, wrap_dim
+from ..dims import broadcast_shapes, wrap_dim
 
 CORE = ("core",)
 ATEN = ()

@@ -23,7 +23,7 @@ from ...ops import aten, prims
 from .. import refs
 from ..backend_select import device_arg
 from ..registry import TensorMeta, decomposition, defop, nondifferentiable
-from ..shapes import broadcast_shapes
+from ..dims import broadcast_shapes
 from .elementwise import full
 from .factory import OPTS, backend_select, dtype_arg, size_arg
 

@@ -26,7 +26,7 @@ from ...ops import aten, prims
 from .. import refs
 from ..grad_utils import conj, reduced_dims, reverse_cumsum, sgn, unreduce, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
-from ..shapes import reduction_shape, wrap_dim, wrap_dims
+from ..dims import reduction_shape, wrap_dim, wrap_dims
 
 CORE = ("core",)
 ATEN = ()

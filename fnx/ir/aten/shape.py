@@ -25,7 +25,7 @@ from ...ops import aten, prims
 from .. import refs
 from ..grad_utils import zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
-from ..shapes import infer_size, wrap_dim
+from ..dims import infer_size, wrap_dim
 from ..strides import (check_as_strided, check_permutation, check_select, check_slice,
                        check_split_sizes, diagonal_block, diagonal_geometry, expand_geometry, ints,
                        is_contiguous_as, memory_format_name, numel, shape_str, slice_bounds,

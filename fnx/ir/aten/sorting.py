@@ -16,7 +16,7 @@ from __future__ import annotations
 from ...core import dtype as D
 from ...ops import aten, prims
 from ..registry import TensorMeta, decomposition, defop, derivative
-from ..shapes import wrap_dim
+from ..dims import wrap_dim
 
 CORE = ("core",)
 ATEN = ()

@@ -12,13 +12,13 @@ A family module builds ``OpInfo``s and passes them to ``fnx.testing.register``::
                     sample_inputs=_samples))
 
 ``entries()`` lists every registered entry followed by the in-place (``op_``) and
-``out=`` entries derived from each functional one (``fnx.testing.variants``).
+``out=`` entries derived from each functional one (``fnx.testing.variant_entries``).
 """
 from __future__ import annotations
 
 from ...ir.variants import variants_of
 from ..database import by_name, op_db, op_name
-from ..variants import inplace_entry, out_entry
+from ..variant_entries import inplace_entry, out_entry
 from . import (arrange, conversion, elementwise, factory, indexing, linalg, nn, prims, random,
                reduction, shape, sorting)
 

@@ -4,7 +4,7 @@ Each row names the op, its NumPy reference, its dtypes and what its samples need
 domain, non-zero integer divisors, ...).  Samples cover 0-dim, empty, broadcasting,
 non-contiguous (strided and transposed) inputs, Python-scalar operands, mixed dtypes,
 and for floating dtypes the extremal values (NaN, +-inf, -0.0, division by zero).  The
-in-place and ``out=`` variants are derived from these entries (fnx.testing.variants).
+in-place and ``out=`` variants are derived from these entries (fnx.testing.variant_entries).
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import math
 from ....core import dtype as D
 from ....ops import aten
 from ...registry import TensorMeta, defop, derivative
-from ...shapes import wrap_dim
+from ...dims import wrap_dim
 from ._common import _HALF, ATEN_PW, CORE, CORE_PW, _check_float, _same, _to, _up
 
 

@@ -6,7 +6,7 @@ import math
 from ....core import dtype as D
 from ....ops import aten, prims
 from ...registry import TensorMeta, defop
-from ...shapes import wrap_dim
+from ...dims import wrap_dim
 from ._common import CORE, _prod
 
 

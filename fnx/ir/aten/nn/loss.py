@@ -10,7 +10,7 @@ import math
 from ....core import dtype as D
 from ....ops import aten
 from ...registry import TensorMeta, defop, derivative
-from ...shapes import broadcast_shapes, wrap_dim
+from ...dims import broadcast_shapes, wrap_dim
 from ._common import CORE, _arange, _check_float, _full, _opmath, _prod, _to, _up
 
 

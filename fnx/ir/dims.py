@@ -1,4 +1,5 @@
-"""Shape arithmetic shared by meta functions and kernels, with PyTorch's error messages."""
+"""Dimension and size arithmetic shared by meta functions and kernels: negative dims,
+broadcasting, a reduction's output size, a -1 in a view's size; PyTorch's error messages."""
 from __future__ import annotations
 
 __all__ = ["broadcast_shapes", "wrap_dim", "reduction_shape", "infer_size"]
