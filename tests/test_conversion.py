@@ -5,10 +5,8 @@ import pytest
 import fnx
 from fnx.dispatch import DispatchKey
 from fnx.ops import aten
+from fnx.testing import to_numpy
 
-
-def vals(t):
-    return np.asarray(t.numpy())
 
 
 DATA = np.array([[1.5, -2.7, 0.0], [3.99, -0.5, 100.25]], np.float32)
@@ -28,14 +26,15 @@ def test_cast_methods(method, dtype):
     y = getattr(fnx.from_numpy(src.copy()), method)()
     assert y.dtype is dtype and y.shape == (2, 3)
     wide = np.complex128 if dtype.is_complex else np.float64
-    np.testing.assert_array_equal(vals(y).astype(wide), src.astype(dtype.numpy).astype(wide))
+    np.testing.assert_array_equal(to_numpy(y).astype(wide), src.astype(dtype.numpy).astype(wide))
 
 
 def test_float_to_int_truncates_toward_zero():
     y = make().to(fnx.int64)
     assert y.dtype is fnx.int64
-    np.testing.assert_array_equal(vals(y), [[1, -2, 0], [3, 0, 100]])
-    np.testing.assert_array_equal(vals(make().bool()), [[True, True, False], [True, True, True]])
+    np.testing.assert_array_equal(to_numpy(y), [[1, -2, 0], [3, 0, 100]])
+    np.testing.assert_array_equal(to_numpy(make().bool()),
+                                  [[True, True, False], [True, True, True]])
 
 
 def test_to_returns_self_when_nothing_changes():
@@ -48,7 +47,7 @@ def test_to_returns_self_when_nothing_changes():
     y = x.to(fnx.float32, copy=True)
     assert y is not x and y.dtype is fnx.float32
     y.add_(1)
-    np.testing.assert_array_equal(vals(x), DATA)          # a real copy
+    np.testing.assert_array_equal(to_numpy(x), DATA)          # a real copy
 
 
 def test_to_forms():
@@ -69,7 +68,7 @@ def test_to_does_not_alias():
     x = make()
     y = x.to(fnx.float64)
     y.add_(1)
-    np.testing.assert_array_equal(vals(x), DATA)
+    np.testing.assert_array_equal(to_numpy(x), DATA)
     assert y._base is None
 
 
@@ -135,7 +134,7 @@ def test_type_strings():
     assert make().type(fnx.float64).type() == "fnx.DoubleTensor"
     y = make().type("fnx.IntTensor")
     assert y.dtype is fnx.int32
-    np.testing.assert_array_equal(vals(y), DATA.astype(np.int32))
+    np.testing.assert_array_equal(to_numpy(y), DATA.astype(np.int32))
     assert make().type("torch.HalfTensor").dtype is fnx.float16
     with pytest.raises(ValueError, match="invalid type"):
         make().type("fnx.NopeTensor")

@@ -6,10 +6,8 @@ import fnx
 from fnx.core.device import privateuse1_name
 from fnx.dispatch import DispatchKey
 from fnx.ops import aten
+from fnx.testing import to_numpy
 
-
-def vals(t):
-    return np.asarray(t.numpy())
 
 
 # ---------------------------------------------------------------------------- sizes
@@ -21,7 +19,7 @@ def test_zeros_ones_size_forms(fn, np_fn, args):
     assert t.shape == (2, 3)
     assert t.dtype is fnx.float32
     assert t.device == fnx.device("cpu")
-    np.testing.assert_array_equal(vals(t), np_fn((2, 3), np.float32))
+    np.testing.assert_array_equal(to_numpy(t), np_fn((2, 3), np.float32))
 
 
 def test_size_keyword_and_numpy_ints():
@@ -45,7 +43,7 @@ def test_dtypes_written_out():
     assert fnx.ones(2, dtype=fnx.bfloat16).dtype is fnx.bfloat16
     assert fnx.zeros(2, dtype=fnx.complex128).dtype is fnx.complex128
     assert fnx.empty(2, 2, dtype=fnx.uint8).dtype is fnx.uint8
-    np.testing.assert_array_equal(vals(fnx.ones(3, dtype=fnx.int16)), np.ones(3, np.int16))
+    np.testing.assert_array_equal(to_numpy(fnx.ones(3, dtype=fnx.int16)), np.ones(3, np.int16))
 
 
 def test_default_dtype_is_followed():
@@ -98,7 +96,7 @@ def test_full_infers_dtype_from_value():
     assert fnx.full((2,), 1 + 2j).dtype is fnx.complex64
     assert fnx.full((2,), np.float64(0.5)).dtype is fnx.float32   # a Scalar, not an array
     assert fnx.full((2,), fnx.tensor(3)).dtype is fnx.int64
-    np.testing.assert_array_equal(vals(fnx.full((2, 2), 7)), np.full((2, 2), 7, np.int64))
+    np.testing.assert_array_equal(to_numpy(fnx.full((2, 2), 7)), np.full((2, 2), 7, np.int64))
     assert fnx.full(3, 1.0).shape == (3,)
 
 
@@ -111,7 +109,7 @@ def test_full_infers_dtype_from_value():
     (float("-inf"), fnx.float32, -np.inf), (2 ** 63 - 1, fnx.int64, 2 ** 63 - 1)])
 def test_full_casts_like_pytorch(value, dtype, expected):
     t = fnx.full((1,), value, dtype=dtype)
-    assert t.dtype is dtype and vals(t).tolist() == [expected]
+    assert t.dtype is dtype and to_numpy(t).tolist() == [expected]
 
 
 @pytest.mark.parametrize("value,dtype,cname", [
@@ -137,12 +135,12 @@ def test_full_like_and_friends():
     for fn, expect in [(fnx.zeros_like, 0), (fnx.ones_like, 1)]:
         y = fn(x)
         assert y.dtype is fnx.int16 and y.shape == (1, 3)
-        np.testing.assert_array_equal(vals(y), np.full((1, 3), expect, np.int16))
+        np.testing.assert_array_equal(to_numpy(y), np.full((1, 3), expect, np.int16))
     y = fnx.full_like(x, 2.9)
     assert y.dtype is fnx.int16
-    np.testing.assert_array_equal(vals(y), [[2, 2, 2]])
+    np.testing.assert_array_equal(to_numpy(y), [[2, 2, 2]])
     y = fnx.full_like(x, 2.5, dtype=fnx.float64)
-    assert y.dtype is fnx.float64 and vals(y)[0, 0] == 2.5
+    assert y.dtype is fnx.float64 and to_numpy(y)[0, 0] == 2.5
     e = fnx.empty_like(x, dtype=fnx.float32)
     assert e.shape == (1, 3) and e.dtype is fnx.float32
     assert fnx.zeros_like(fnx.tensor(5.0)).shape == ()
@@ -156,7 +154,7 @@ def test_like_of_a_view_is_contiguous_and_independent():
     view = fnx.from_numpy(base.numpy()[:, ::2])
     z = fnx.zeros_like(view)
     assert z.shape == (2, 2) and z.is_contiguous()
-    np.testing.assert_array_equal(vals(base), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(to_numpy(base), np.arange(6.0).reshape(2, 3))
 
 
 def test_empty_strided():
@@ -173,7 +171,7 @@ def test_empty_strided():
 def test_arange_ints(args):
     t = fnx.arange(*args)
     assert t.dtype is fnx.int64
-    np.testing.assert_array_equal(vals(t), np.arange(*args, dtype=np.int64))
+    np.testing.assert_array_equal(to_numpy(t), np.arange(*args, dtype=np.int64))
 
 
 @pytest.mark.parametrize("args", [(2.5,), (0, 1, 0.1), (1, 2, 0.25), (5.0, 1.0, -0.5),
@@ -181,18 +179,18 @@ def test_arange_ints(args):
 def test_arange_floats(args):
     t = fnx.arange(*args)
     assert t.dtype is fnx.float32
-    np.testing.assert_allclose(vals(t), np.arange(*args, dtype=np.float64).astype(np.float32),
+    np.testing.assert_allclose(to_numpy(t), np.arange(*args, dtype=np.float64).astype(np.float32),
                                rtol=0, atol=1e-6)
 
 
 def test_arange_dtype_and_overloads():
     t = fnx.arange(5, dtype=fnx.float64)
     assert t.dtype is fnx.float64
-    np.testing.assert_array_equal(vals(t), np.arange(5.0))
+    np.testing.assert_array_equal(to_numpy(t), np.arange(5.0))
     assert fnx.arange(0, 10, 3, dtype=fnx.int32).dtype is fnx.int32
     assert aten.arange.default(4).dtype is fnx.int64
-    np.testing.assert_array_equal(vals(aten.arange.start(2, 5)), [2, 3, 4])
-    np.testing.assert_array_equal(vals(aten.arange.start_step(0, 1, 0.5)), [0.0, 0.5])
+    np.testing.assert_array_equal(to_numpy(aten.arange.start(2, 5)), [2, 3, 4])
+    np.testing.assert_array_equal(to_numpy(aten.arange.start_step(0, 1, 0.5)), [0.0, 0.5])
     assert fnx.arange(fnx.tensor(3)).dtype is fnx.int64
 
 
@@ -217,10 +215,10 @@ def test_arange_errors():
 def test_arange_integer_dtype_truncates_float_arguments():
     t = fnx.arange(0.5, 3.5, 1, dtype=fnx.int64)
     assert t.dtype is fnx.int64
-    np.testing.assert_array_equal(vals(t), [0, 1, 2])
+    np.testing.assert_array_equal(to_numpy(t), [0, 1, 2])
     t = fnx.arange(0, 2.5, 1, dtype=fnx.int32)
     assert t.dtype is fnx.int32
-    np.testing.assert_array_equal(vals(t), [0, 1, 2])
+    np.testing.assert_array_equal(to_numpy(t), [0, 1, 2])
 
 
 @pytest.mark.parametrize("start,end,steps", [(0, 1, 5), (-2, 3, 7), (1, 0, 4), (3, 3, 3),
@@ -228,15 +226,15 @@ def test_arange_integer_dtype_truncates_float_arguments():
 def test_linspace(start, end, steps):
     t = fnx.linspace(start, end, steps)
     assert t.dtype is fnx.float32 and t.shape == (steps,)
-    np.testing.assert_allclose(vals(t), np.linspace(start, end, steps), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(to_numpy(t), np.linspace(start, end, steps), rtol=1e-6, atol=1e-6)
     if steps > 1:
-        assert vals(t)[-1] == np.float32(end)       # symmetric fill: the end is exact
+        assert to_numpy(t)[-1] == np.float32(end)       # symmetric fill: the end is exact
 
 
 def test_linspace_dtypes_and_errors():
     t = fnx.linspace(0, 10, 4, dtype=fnx.int64)
     assert t.dtype is fnx.int64
-    np.testing.assert_array_equal(vals(t), [0, 3, 6, 10])
+    np.testing.assert_array_equal(to_numpy(t), [0, 3, 6, 10])
     assert fnx.linspace(0, 1, 3, dtype=fnx.float64).dtype is fnx.float64
     assert fnx.linspace(0, 1j, 3).dtype is fnx.complex64
     with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
@@ -244,19 +242,19 @@ def test_linspace_dtypes_and_errors():
 
 
 def test_logspace():
-    np.testing.assert_allclose(vals(fnx.logspace(0, 3, 4)), np.logspace(0, 3, 4), rtol=1e-6)
+    np.testing.assert_allclose(to_numpy(fnx.logspace(0, 3, 4)), np.logspace(0, 3, 4), rtol=1e-6)
     t = fnx.logspace(0, 4, 5, base=2.0, dtype=fnx.int64)
     assert t.dtype is fnx.int64
-    np.testing.assert_array_equal(vals(t), [1, 2, 4, 8, 16])
+    np.testing.assert_array_equal(to_numpy(t), [1, 2, 4, 8, 16])
 
 
 def test_eye():
     t = fnx.eye(3)
     assert t.dtype is fnx.float32
-    np.testing.assert_array_equal(vals(t), np.eye(3, dtype=np.float32))
+    np.testing.assert_array_equal(to_numpy(t), np.eye(3, dtype=np.float32))
     t = fnx.eye(2, 4, dtype=fnx.bool)
     assert t.dtype is fnx.bool and t.shape == (2, 4)
-    np.testing.assert_array_equal(vals(t), np.eye(2, 4, dtype=bool))
+    np.testing.assert_array_equal(to_numpy(t), np.eye(2, 4, dtype=bool))
     assert fnx.eye(0).shape == (0, 0)
     with pytest.raises(RuntimeError, match="n must be greater or equal to 0, got -1"):
         fnx.eye(-1)
@@ -363,18 +361,18 @@ def test_new_methods_inherit_dtype_and_device():
     x = fnx.tensor([1, 2], dtype=fnx.int8)
     z = x.new_zeros(2, 3)
     assert z.dtype is fnx.int8 and z.shape == (2, 3)
-    np.testing.assert_array_equal(vals(z), np.zeros((2, 3), np.int8))
+    np.testing.assert_array_equal(to_numpy(z), np.zeros((2, 3), np.int8))
     o = x.new_ones((2,), dtype=fnx.float64)
     assert o.dtype is fnx.float64
-    np.testing.assert_array_equal(vals(o), [1.0, 1.0])
+    np.testing.assert_array_equal(to_numpy(o), [1.0, 1.0])
     f = x.new_full((3,), 7)
     assert f.dtype is fnx.int8
-    np.testing.assert_array_equal(vals(f), [7, 7, 7])
+    np.testing.assert_array_equal(to_numpy(f), [7, 7, 7])
     assert x.new_empty([4]).dtype is fnx.int8
     assert x.new_empty_strided((2, 2), (1, 2)).stride() == (1, 2)
     t = fnx.zeros(1).new_tensor([1, 2])
     assert t.dtype is fnx.float32
-    np.testing.assert_array_equal(vals(t), [1.0, 2.0])
+    np.testing.assert_array_equal(to_numpy(t), [1.0, 2.0])
     assert x.new_tensor([1.5], dtype=fnx.float64).dtype is fnx.float64
     g = fnx.zeros(1).new_zeros(2, requires_grad=True)
     assert g.requires_grad
@@ -382,7 +380,7 @@ def test_new_methods_inherit_dtype_and_device():
 
 def test_new_ops_are_aten_ops():
     x = fnx.tensor([1.0])
-    np.testing.assert_array_equal(vals(aten.new_full.default(x, [2], 3)), [3.0, 3.0])
+    np.testing.assert_array_equal(to_numpy(aten.new_full.default(x, [2], 3)), [3.0, 3.0])
     assert aten.new_zeros.default(x, [2], dtype=fnx.int32).dtype is fnx.int32
 
 
@@ -405,7 +403,8 @@ def test_decompositions_match_cpu_kernels(op, args, kw):
     expected = op(*args, **kw)
     got = op.decomposition(*args, **kw)
     assert got.dtype is expected.dtype and got.shape == expected.shape
-    np.testing.assert_allclose(vals(got).astype(np.float64), vals(expected).astype(np.float64),
+    np.testing.assert_allclose(to_numpy(got).astype(np.float64),
+                               to_numpy(expected).astype(np.float64),
                                rtol=1e-6, atol=1e-6)
 
 
@@ -414,11 +413,11 @@ def test_like_and_new_decompositions():
     for op, fill in [(aten.zeros_like.default, 0), (aten.ones_like.default, 1)]:
         y = op.decomposition(x)
         assert y.dtype is fnx.int16
-        np.testing.assert_array_equal(vals(y), np.full((1, 3), fill))
+        np.testing.assert_array_equal(to_numpy(y), np.full((1, 3), fill))
     assert aten.empty_like.default.decomposition(x, dtype=fnx.float64).dtype is fnx.float64
     y = aten.new_full.default.decomposition(x, [2], 4)
     assert y.dtype is fnx.int16
-    np.testing.assert_array_equal(vals(y), [4, 4])
+    np.testing.assert_array_equal(to_numpy(y), [4, 4])
 
 
 def test_decompositions_trace_on_meta():

@@ -5,6 +5,7 @@ import pytest
 import fnx
 from fnx.core.meta_array import meta_tensor
 from fnx.dispatch import DispatchKey, IncludeDispatchKeyGuard, below
+from fnx.testing import assert_equal
 
 
 def arange(*shape, dtype=np.int64):
@@ -14,13 +15,6 @@ def arange(*shape, dtype=np.int64):
 def T(a, dtype=None):
     return fnx.tensor(np.asarray(a), dtype=dtype)
 
-
-def check(t, ref, dtype=None):
-    ref = np.asarray(ref)
-    assert tuple(t.shape) == ref.shape
-    np.testing.assert_array_equal(t.numpy(), ref)
-    if dtype is not None:
-        assert t.dtype is dtype
 
 
 A = arange(3, 4, 5)
@@ -35,7 +29,7 @@ BASIC = [0, -1, 2, (1, 2), (-1, -2, -3), slice(None), slice(1, None), slice(None
 def test_basic_indexing_is_a_view_matching_numpy(index):
     x = T(A)
     r = x[index]
-    check(r, A[index], fnx.int64)
+    assert_equal(r, A[index], fnx.int64)
     assert r is not x and r._base is x           # x[...] and x[()] are aliases too
     assert np.shares_memory(r._data, x._data) or r.numel() == 0
 
@@ -55,29 +49,29 @@ def test_advanced_indexing_matches_numpy(index):
     if len(np_index) == 1 and isinstance(index, list):
         np_index = np.array(index)
     r = x[index]
-    check(r, A[np_index], fnx.int64)
+    assert_equal(r, A[np_index], fnx.int64)
     assert r._base is None and not np.shares_memory(r._data, x._data)
 
 
 def test_index_with_tensors_and_masks():
     x = T(A)
     i = fnx.tensor([2, 0])
-    check(x[i], A[[2, 0]])
-    check(x[:, fnx.tensor([1, 1], dtype=fnx.int32)], A[:, [1, 1]])
+    assert_equal(x[i], A[[2, 0]])
+    assert_equal(x[:, fnx.tensor([1, 1], dtype=fnx.int32)], A[:, [1, 1]])
     mask = T(A > 30)
-    check(x[mask], A[A > 30])
+    assert_equal(x[mask], A[A > 30])
     m2 = T(A[0] % 2 == 0)
-    check(x[1, m2], A[1][A[0] % 2 == 0])
-    check(x[m2.unsqueeze(0).expand(3, 4, 5)], A[np.broadcast_to(A[0] % 2 == 0, A.shape)])
+    assert_equal(x[1, m2], A[1][A[0] % 2 == 0])
+    assert_equal(x[m2.unsqueeze(0).expand(3, 4, 5)], A[np.broadcast_to(A[0] % 2 == 0, A.shape)])
     # a 0-dim integer tensor acts like an int: a view through select
     v = x[fnx.tensor(1)]
-    check(v, A[1])
+    assert_equal(v, A[1])
     assert v._base is x
-    check(x[True], A[None])
-    check(x[False], A[None][[]])
-    check(x[fnx.tensor(True)], A[None])
-    check(x[0, True], A[0][None])
-    check(x[[]], A[[]])
+    assert_equal(x[True], A[None])
+    assert_equal(x[False], A[None][[]])
+    assert_equal(x[fnx.tensor(True)], A[None])
+    assert_equal(x[0, True], A[0][None])
+    assert_equal(x[[]], A[[]])
 
 
 def test_ints_apply_before_advanced_indices_like_pytorch():
@@ -85,7 +79,7 @@ def test_ints_apply_before_advanced_indices_like_pytorch():
     x = T(A)
     r = x[0, :, [0, 1]]
     assert r.shape == (4, 2)
-    check(r, A[0][:, [0, 1]])
+    assert_equal(r, A[0][:, [0, 1]])
     assert x[[0, 1], 0, [0, 1]].shape == (2,)
 
 
@@ -123,7 +117,7 @@ def test_iteration_uses_select():
     x = T(arange(3, 2))
     rows = list(x)
     assert len(rows) == 3 and all(r._base is x for r in rows)
-    check(rows[2], [4, 5])
+    assert_equal(rows[2], [4, 5])
 
 
 def test_getitem_records_aten_ops():
@@ -172,7 +166,7 @@ def test_setitem_basic_writes_through_and_bumps_version():
     ref[:, -1] = [1, 2, 3]
     ref[2] = 1
     ref[..., 0] = [1, 2, 3]
-    check(x, ref, fnx.float32)
+    assert_equal(x, ref, fnx.float32)
     assert x._version == 5
     i = fnx.tensor([1, 2, 3])
     i[1] = 9.7
@@ -192,7 +186,7 @@ def test_setitem_advanced():
     ref[[0, 2]] = 0
     ref[1, [0, 3]] = [-1, -2]
     ref[a > 9] = 100
-    check(x, ref)
+    assert_equal(x, ref)
     assert x._version == 3
     f = T(np.zeros(4, np.float32))
     f[fnx.tensor([True, False, True, False])] = fnx.tensor(2)   # one value: masked_fill, cast
@@ -223,10 +217,10 @@ def test_failed_setitem_leaves_tensor_unchanged():
     with pytest.raises(RuntimeError, match="value cannot be converted to type uint8_t without "
                                            "overflow"):
         u[0] = 300
-    check(x, a)
+    assert_equal(x, a)
     assert x._version == 0 and u.tolist() == [1, 2] and u._version == 0
     x[False] = 99                                    # selects nothing
-    check(x, a)
+    assert_equal(x, a)
 
 
 # --------------------------------------------------------------------------- index / index_put
@@ -239,34 +233,34 @@ def test_index_put_and_accumulate():
     r = fnx.index_put(x, idx, v, accumulate=True)
     ref = a.copy()
     np.add.at(ref, [0, 0, 3], np.array([[1.0], [2.0], [3.0]]))
-    check(r, ref, fnx.float64)
-    check(x, a)                                     # functional: x untouched
+    assert_equal(r, ref, fnx.float64)
+    assert_equal(x, a)                                     # functional: x untouched
     assert x.index_put_(idx, v, True) is x and x._version == 1
-    check(x, ref)
+    assert_equal(x, ref)
     y = T(a)
     y.index_put_((fnx.tensor([1, 2]), fnx.tensor([0, 2])), fnx.tensor(-1.0, dtype=fnx.float64))
     ref = a.copy()
     ref[[1, 2], [0, 2]] = -1
-    check(y, ref)
+    assert_equal(y, ref)
     aten = fnx.ops.aten
     z = T(a)
     with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 0 with size 4"):
         aten.index_put_.default(z, [fnx.tensor([0, -5])], fnx.tensor(1.0))
     with pytest.raises(IndexError, match=r"too many indices for tensor of dimension 2 \(got 3\)"):
         aten.index_put_.default(z, [None, None, fnx.tensor([0])], fnx.tensor(1.0))
-    check(z, a)
+    assert_equal(z, a)
     assert z._version == 0
-    check(aten.index.Tensor(z, [None, fnx.tensor([2, 0])]), a[:, [2, 0]])
-    check(aten.index.Tensor(z, [fnx.tensor([[0], [3]]), fnx.tensor([1, 2])]),
+    assert_equal(aten.index.Tensor(z, [None, fnx.tensor([2, 0])]), a[:, [2, 0]])
+    assert_equal(aten.index.Tensor(z, [fnx.tensor([[0], [3]]), fnx.tensor([1, 2])]),
           a[[[0], [3]], [1, 2]])
 
 
 def test_index_select():
     a = arange(3, 4)
     x = T(a)
-    check(fnx.index_select(x, 1, fnx.tensor([3, 0, 3])), np.take(a, [3, 0, 3], 1))
-    check(x.index_select(0, fnx.tensor([2], dtype=fnx.int32)), a[[2]])
-    check(x.index_select(-1, fnx.tensor(1)), a[:, [1]])
+    assert_equal(fnx.index_select(x, 1, fnx.tensor([3, 0, 3])), np.take(a, [3, 0, 3], 1))
+    assert_equal(x.index_select(0, fnx.tensor([2], dtype=fnx.int32)), a[[2]])
+    assert_equal(x.index_select(-1, fnx.tensor(1)), a[:, [1]])
     assert fnx.index_select(T(5), 0, fnx.tensor([0])).shape == ()
     with pytest.raises(IndexError, match="index out of range in self"):
         x.index_select(0, fnx.tensor([3]))
@@ -280,9 +274,9 @@ def test_gather_and_take_along_dim():
     a = arange(3, 4)
     idx = np.array([[0, 3], [1, 1], [2, 0]])
     x = T(a)
-    check(fnx.gather(x, 1, T(idx)), np.take_along_axis(a, idx, 1))
+    assert_equal(fnx.gather(x, 1, T(idx)), np.take_along_axis(a, idx, 1))
     small = np.array([[2, 0]])
-    check(x.gather(0, T(small)), np.take_along_axis(a[:, :2], small, 0))
+    assert_equal(x.gather(0, T(small)), np.take_along_axis(a[:, :2], small, 0))
     assert fnx.gather(T(5), 0, fnx.tensor(0)).tolist() == 5
     assert x.gather(1, T(np.zeros((3, 0), np.int64))).shape == (3, 0)
     with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 1 with size 4"):
@@ -296,12 +290,12 @@ def test_gather_and_take_along_dim():
                                            r"\[4, 1\] to be smaller than self \[3, 4\] apart "
                                            r"from dimension 1"):
         x.gather(1, T(np.zeros((4, 1), np.int64)))
-    check(fnx.take_along_dim(x, T(idx), 1), np.take_along_axis(a, idx, 1))
-    check(x.take_along_dim(T([[1], [0], [2]]), dim=1),
+    assert_equal(fnx.take_along_dim(x, T(idx), 1), np.take_along_axis(a, idx, 1))
+    assert_equal(x.take_along_dim(T([[1], [0], [2]]), dim=1),
           np.take_along_axis(a, np.array([[1], [0], [2]]), 1))
-    check(fnx.take_along_dim(x, T([11, 0])), a.reshape(-1)[[11, 0]])
+    assert_equal(fnx.take_along_dim(x, T([11, 0])), a.reshape(-1)[[11, 0]])
     b = T([[0, 1]])                                   # broadcasts against x's other dims
-    check(fnx.take_along_dim(x, b, 1), np.take_along_axis(a, np.array([[0, 1]] * 3), 1))
+    assert_equal(fnx.take_along_dim(x, b, 1), np.take_along_axis(a, np.array([[0, 1]] * 3), 1))
 
 
 def _scatter_ref(a, dim, idx, src, fn):
@@ -318,17 +312,17 @@ def test_scatter_family():
     idx = np.array([[0, 2, 1], [2, 2, 0]])
     src = arange(2, 4) * 10 + 1
     x = T(a)
-    check(fnx.scatter(x, 0, T(idx), T(src)), _scatter_ref(a, 0, idx, src, lambda o, s: s))
-    check(x.scatter(1, T(idx[:, :2]), 7), _scatter_ref(a, 1, idx[:, :2], np.full((2, 2), 7),
+    assert_equal(fnx.scatter(x, 0, T(idx), T(src)), _scatter_ref(a, 0, idx, src, lambda o, s: s))
+    assert_equal(x.scatter(1, T(idx[:, :2]), 7), _scatter_ref(a, 1, idx[:, :2], np.full((2, 2), 7),
                                                        lambda o, s: s))
     add = _scatter_ref(a, 0, idx, src, lambda o, s: o + s)
-    check(fnx.scatter_add(x, 0, T(idx), T(src)), add)
-    check(x, a)
+    assert_equal(fnx.scatter_add(x, 0, T(idx), T(src)), add)
+    assert_equal(x, a)
     y = T(a)
     assert y.scatter_add_(0, T(idx), T(src)) is y and y._version == 1
-    check(y, add)
-    check(T(a).scatter_(0, T(idx), T(src), reduce="add"), add)
-    check(T(a).scatter_(0, T(idx), 2, reduce="multiply"),
+    assert_equal(y, add)
+    assert_equal(T(a).scatter_(0, T(idx), T(src), reduce="add"), add)
+    assert_equal(T(a).scatter_(0, T(idx), 2, reduce="multiply"),
           _scatter_ref(a, 0, idx, np.full(idx.shape, 2), lambda o, s: o * s))
     with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 0 with size 3"):
         y.scatter_(0, T([[3]]), T([[1]]))
@@ -339,7 +333,7 @@ def test_scatter_family():
                                            r"\[3, 4\] apart from dimension 0 and to be smaller "
                                            r"size than src \[1, 5\]"):
         y.scatter_(0, T([[0] * 5]), T([[1] * 5]))
-    check(y, add)
+    assert_equal(y, add)
     assert y._version == 1
 
 
@@ -355,7 +349,7 @@ def test_scatter_reduce(reduce, include_self):
         vals = list(src[idx == t]) + ([a[t]] if include_self else [])
         ref[t] = {"sum": np.sum, "prod": np.prod, "mean": np.mean, "amax": np.max,
                   "amin": np.min}[reduce](vals)
-    check(r, ref, fnx.float32)
+    assert_equal(r, ref, fnx.float32)
     with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod, mean, amax "
                                            "or amin, got max"):
         fnx.scatter_reduce(T(a), 0, T(idx), T(src), "max")
@@ -370,35 +364,35 @@ def test_scatter_reduce_mean_floors_integers():
 def test_masked_select_masked_scatter():
     a = arange(2, 3)
     m = np.array([True, False, True])
-    check(fnx.masked_select(T(a), T(m)), a[np.broadcast_to(m, a.shape)], fnx.int64)
+    assert_equal(fnx.masked_select(T(a), T(m)), a[np.broadcast_to(m, a.shape)], fnx.int64)
     src = np.array([10, 20, 30, 40, 50])
     ref = a.copy()
     ref[np.broadcast_to(m, a.shape)] = src[:4]
-    check(fnx.masked_scatter(T(a), T(m), T(src)), ref)
+    assert_equal(fnx.masked_scatter(T(a), T(m), T(src)), ref)
     y = T(a)
     assert y.masked_scatter_(T(m), T(src)) is y and y._version == 1
-    check(y, ref)
+    assert_equal(y, ref)
     with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in "
                                            "mask"):
         y.masked_scatter_(T(m), T([1]))
     with pytest.raises(RuntimeError, match="masked_select: expected BoolTensor for mask"):
         fnx.masked_select(T(a), T([1, 0, 1]))
-    check(y, ref)
+    assert_equal(y, ref)
 
 
 def test_nonzero_argwhere():
     a = np.array([[0, 1, 0], [2, 0, 3]])
     r = fnx.nonzero(T(a))
-    check(r, np.argwhere(a), fnx.int64)
+    assert_equal(r, np.argwhere(a), fnx.int64)
     t = fnx.nonzero(T(a), as_tuple=True)
     assert isinstance(t, tuple) and len(t) == 2
     for got, ref in zip(t, np.nonzero(a)):
-        check(got, ref, fnx.int64)
-    check(T(a).argwhere(), np.argwhere(a))
+        assert_equal(got, ref, fnx.int64)
+    assert_equal(T(a).argwhere(), np.argwhere(a))
     assert fnx.nonzero(T(5)).shape == (1, 0) and fnx.nonzero(T(0)).shape == (0, 0)
     assert [x.tolist() for x in fnx.nonzero(T(5), as_tuple=True)] == [[0]]
     assert fnx.nonzero(T(np.zeros((2, 2)))).shape == (0, 2)
-    check(fnx.nonzero(T([0.0, 0.5, -1.0], dtype=fnx.bfloat16)), [[1], [2]])
+    assert_equal(fnx.nonzero(T([0.0, 0.5, -1.0], dtype=fnx.bfloat16)), [[1], [2]])
 
 
 def test_meta_indexing():

@@ -4,12 +4,10 @@ import pytest
 
 import fnx
 from fnx.ops import aten
+from fnx.testing import to_numpy
 
 N = 200_000
 
-
-def vals(t):
-    return np.asarray(t.numpy())
 
 
 @pytest.fixture(autouse=True)
@@ -39,10 +37,10 @@ SAMPLERS = {
 @pytest.mark.parametrize("name", sorted(SAMPLERS))
 def test_manual_seed_reproduces(name):
     fnx.manual_seed(0)
-    a = vals(SAMPLERS[name]()).copy()
-    b = vals(SAMPLERS[name]()).copy()
+    a = to_numpy(SAMPLERS[name]()).copy()
+    b = to_numpy(SAMPLERS[name]()).copy()
     fnx.manual_seed(0)
-    c = vals(SAMPLERS[name]())
+    c = to_numpy(SAMPLERS[name]())
     np.testing.assert_array_equal(a, c)
     if name not in ("bernoulli", "bernoulli_", "multinomial"):   # 0/1 draws may repeat
         assert not np.array_equal(a, b)
@@ -70,21 +68,23 @@ def test_seed_values():
 
 def test_generator_is_independent_of_the_default():
     g1 = fnx.Generator().manual_seed(7)
-    a = vals(fnx.rand(5, generator=g1))
+    a = to_numpy(fnx.rand(5, generator=g1))
     fnx.rand(100)                               # the default generator moves, g2 does not
     g2 = fnx.Generator().manual_seed(7)
-    np.testing.assert_array_equal(vals(fnx.rand(5, generator=g2)), a)
+    np.testing.assert_array_equal(to_numpy(fnx.rand(5, generator=g2)), a)
     assert g1.device == fnx.device("cpu") and g1.initial_seed() == 7
 
 
 def test_generator_argument_everywhere():
     def draws(g):
-        return [vals(fnx.randn(3, generator=g)), vals(fnx.randint(5, (4,), generator=g)),
-                vals(fnx.randperm(6, generator=g)), vals(fnx.empty(3).uniform_(generator=g)),
-                vals(fnx.empty(3).normal_(generator=g)),
-                vals(fnx.bernoulli(fnx.full((9,), 0.5), generator=g)),
-                vals(fnx.normal(0.0, 1.0, (3,), generator=g)),
-                vals(fnx.rand_like(fnx.zeros(2), generator=g))]
+        return [to_numpy(fnx.randn(3, generator=g)),
+                to_numpy(fnx.randint(5, (4,), generator=g)),
+                to_numpy(fnx.randperm(6, generator=g)),
+                to_numpy(fnx.empty(3).uniform_(generator=g)),
+                to_numpy(fnx.empty(3).normal_(generator=g)),
+                to_numpy(fnx.bernoulli(fnx.full((9,), 0.5), generator=g)),
+                to_numpy(fnx.normal(0.0, 1.0, (3,), generator=g)),
+                to_numpy(fnx.rand_like(fnx.zeros(2), generator=g))]
     first = draws(fnx.Generator().manual_seed(3))
     second = draws(fnx.Generator().manual_seed(3))
     for a, b in zip(first, second):
@@ -96,11 +96,11 @@ def test_generator_state_roundtrip():
     fnx.rand(3, generator=g)
     state = g.get_state()
     assert state.dtype is fnx.uint8 and state.ndim == 1
-    a = vals(fnx.randn(10, generator=g))
+    a = to_numpy(fnx.randn(10, generator=g))
     g.set_state(state)
-    np.testing.assert_array_equal(vals(fnx.randn(10, generator=g)), a)
+    np.testing.assert_array_equal(to_numpy(fnx.randn(10, generator=g)), a)
     g.set_state(bytes(state.numpy()))
-    np.testing.assert_array_equal(vals(fnx.randn(10, generator=g)), a)
+    np.testing.assert_array_equal(to_numpy(fnx.randn(10, generator=g)), a)
     assert g.initial_seed() == 11
     with pytest.raises(RuntimeError, match="bytes"):
         g.set_state(b"short")
@@ -110,15 +110,15 @@ def test_generator_state_roundtrip():
 
 def test_rng_state_and_fork():
     s = fnx.random.get_rng_state()
-    a = vals(fnx.rand(4))
+    a = to_numpy(fnx.rand(4))
     fnx.random.set_rng_state(s)
-    np.testing.assert_array_equal(vals(fnx.rand(4)), a)
+    np.testing.assert_array_equal(to_numpy(fnx.rand(4)), a)
     with fnx.random.fork_rng():
         fnx.rand(10)
-    b = vals(fnx.rand(4))
+    b = to_numpy(fnx.rand(4))
     fnx.random.set_rng_state(s)
     fnx.rand(4)
-    np.testing.assert_array_equal(vals(fnx.rand(4)), b)
+    np.testing.assert_array_equal(to_numpy(fnx.rand(4)), b)
 
 
 def test_non_cpu_generator_is_refused():
@@ -150,90 +150,90 @@ def test_sampler_dtypes():
 
 def test_int_tensors_bernoulli_and_random():
     x = fnx.zeros(100, dtype=fnx.int32).bernoulli_(0.5)
-    assert x.dtype is fnx.int32 and set(np.unique(vals(x))) <= {0, 1}
+    assert x.dtype is fnx.int32 and set(np.unique(to_numpy(x))) <= {0, 1}
     b = fnx.zeros(50, dtype=fnx.bool).random_()
-    assert b.dtype is fnx.bool and set(np.unique(vals(b))) == {False, True}
+    assert b.dtype is fnx.bool and set(np.unique(to_numpy(b))) == {False, True}
     u8 = fnx.zeros(2000, dtype=fnx.uint8).random_()
-    assert vals(u8).max() > 200 and vals(u8).min() < 50
+    assert to_numpy(u8).max() > 200 and to_numpy(u8).min() < 50
     f = fnx.zeros(1000).random_(-5, 5)
-    assert vals(f).min() == -5 and vals(f).max() == 4
-    assert np.all(vals(f) == np.round(vals(f)))
+    assert to_numpy(f).min() == -5 and to_numpy(f).max() == 4
+    assert np.all(to_numpy(f) == np.round(to_numpy(f)))
 
 
 # ---------------------------------------------------------------------------- statistics
 
 def test_rand_uniform_statistics():
-    x = vals(fnx.rand(N))
+    x = to_numpy(fnx.rand(N))
     assert x.min() >= 0 and x.max() < 1
     assert abs(x.mean() - 0.5) < 0.01 and abs(x.std() - np.sqrt(1 / 12)) < 0.01
-    h = vals(fnx.rand(N, dtype=fnx.float16)).astype(np.float64)
+    h = to_numpy(fnx.rand(N, dtype=fnx.float16)).astype(np.float64)
     assert h.max() < 1 and abs(h.mean() - 0.5) < 0.01
 
 
 def test_randn_statistics():
-    x = vals(fnx.randn(N, dtype=fnx.float64))
+    x = to_numpy(fnx.randn(N, dtype=fnx.float64))
     assert abs(x.mean()) < 0.02 and abs(x.std() - 1) < 0.02
-    z = vals(fnx.randn(N, dtype=fnx.complex64))
+    z = to_numpy(fnx.randn(N, dtype=fnx.complex64))
     assert abs(z.real.var() - 0.5) < 0.02 and abs(z.imag.var() - 0.5) < 0.02
 
 
 def test_uniform_and_normal_inplace_statistics():
-    u = vals(fnx.empty(N).uniform_(2, 5))
+    u = to_numpy(fnx.empty(N).uniform_(2, 5))
     assert u.min() >= 2 and u.max() < 5 and abs(u.mean() - 3.5) < 0.03
-    n = vals(fnx.empty(N, dtype=fnx.float64).normal_(3, 2))
+    n = to_numpy(fnx.empty(N, dtype=fnx.float64).normal_(3, 2))
     assert abs(n.mean() - 3) < 0.03 and abs(n.std() - 2) < 0.03
 
 
 def test_randint_statistics():
-    x = vals(fnx.randint(-3, 4, (N,)))
+    x = to_numpy(fnx.randint(-3, 4, (N,)))
     assert x.min() == -3 and x.max() == 3
     counts = np.bincount(x + 3)
     assert np.all(np.abs(counts / N - 1 / 7) < 0.01)
 
 
 def test_randperm_is_a_permutation():
-    p = vals(fnx.randperm(1000))
+    p = to_numpy(fnx.randperm(1000))
     np.testing.assert_array_equal(np.sort(p), np.arange(1000))
     assert not np.array_equal(p, np.arange(1000))
     assert fnx.randperm(0).shape == (0,)
 
 
 def test_bernoulli_statistics():
-    assert abs(vals(fnx.bernoulli(fnx.full((N,), 0.3))).mean() - 0.3) < 0.01
-    assert abs(vals(fnx.bernoulli(fnx.zeros(N), 0.8)).mean() - 0.8) < 0.01
+    assert abs(to_numpy(fnx.bernoulli(fnx.full((N,), 0.3))).mean() - 0.3) < 0.01
+    assert abs(to_numpy(fnx.bernoulli(fnx.zeros(N), 0.8)).mean() - 0.8) < 0.01
     p = fnx.tensor([0.0, 1.0, 0.5])
-    x = vals(fnx.bernoulli(fnx.zeros(N // 10, 3), p))
+    x = to_numpy(fnx.bernoulli(fnx.zeros(N // 10, 3), p))
     assert np.all(x[:, 0] == 0) and np.all(x[:, 1] == 1) and abs(x[:, 2].mean() - 0.5) < 0.02
-    y = vals(fnx.zeros(N // 10, 3).bernoulli_(p))
+    y = to_numpy(fnx.zeros(N // 10, 3).bernoulli_(p))
     assert np.all(y[:, 0] == 0) and np.all(y[:, 1] == 1)
 
 
 def test_exponential_statistics():
-    x = vals(fnx.empty(N, dtype=fnx.float64).exponential_(4.0))
+    x = to_numpy(fnx.empty(N, dtype=fnx.float64).exponential_(4.0))
     assert x.min() >= 0 and abs(x.mean() - 0.25) < 0.01
 
 
 def test_normal_functional_forms():
     mean = fnx.from_numpy(np.tile(np.float32([0, 10, -10]), (N // 10, 1)))
-    x = vals(fnx.normal(mean, 0.5))
+    x = to_numpy(fnx.normal(mean, 0.5))
     np.testing.assert_allclose(x.mean(0), [0, 10, -10], atol=0.02)
     np.testing.assert_allclose(x.std(0), [0.5] * 3, atol=0.02)
     std = fnx.from_numpy(np.tile(np.float32([0.0, 1.0, 3.0]), (N // 10, 1)))
-    y = vals(fnx.normal(2.0, std))
+    y = to_numpy(fnx.normal(2.0, std))
     assert np.all(y[:, 0] == 2.0) and abs(y[:, 2].std() - 3) < 0.1
-    z = vals(fnx.normal(fnx.zeros(N // 10, 1), std))
+    z = to_numpy(fnx.normal(fnx.zeros(N // 10, 1), std))
     assert z.shape == (N // 10, 3) and np.all(z[:, 0] == 0)
-    w = vals(fnx.normal(1.0, 2.0, (N,)))
+    w = to_numpy(fnx.normal(1.0, 2.0, (N,)))
     assert abs(w.mean() - 1) < 0.03 and abs(w.std() - 2) < 0.03
 
 
 def test_multinomial_statistics():
     probs = fnx.tensor([[1.0, 3.0, 0.0, 4.0]])
-    x = vals(fnx.multinomial(probs, N // 10, replacement=True))
+    x = to_numpy(fnx.multinomial(probs, N // 10, replacement=True))
     assert x.shape == (1, N // 10)
     freq = np.bincount(x[0], minlength=4) / (N // 10)
     np.testing.assert_allclose(freq, [0.125, 0.375, 0.0, 0.5], atol=0.01)
-    y = vals(fnx.multinomial(fnx.tensor([0.1, 0.2, 0.3, 0.4]), 4))
+    y = to_numpy(fnx.multinomial(fnx.tensor([0.1, 0.2, 0.3, 0.4]), 4))
     np.testing.assert_array_equal(np.sort(y), [0, 1, 2, 3])     # without replacement
 
 
@@ -274,14 +274,14 @@ def test_inplace_errors_write_nothing():
     for fn, msg in cases:
         with pytest.raises(RuntimeError, match=msg):
             fn()
-        np.testing.assert_array_equal(vals(x), [1.0, 2.0, 3.0])
+        np.testing.assert_array_equal(to_numpy(x), [1.0, 2.0, 3.0])
         assert x._version == 0
     i = fnx.tensor([1, 2])
     with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
         i.uniform_()
     with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
         i.normal_()
-    np.testing.assert_array_equal(vals(i), [1, 2])
+    np.testing.assert_array_equal(to_numpy(i), [1, 2])
 
 
 def test_bernoulli_and_multinomial_errors():
@@ -353,31 +353,31 @@ def test_random_ops_are_tagged():
 # ---------------------------------------------------------------------------- decompositions
 
 def test_randint_decomposition():
-    x = vals(aten.randint.low.decomposition(-3, 4, [N]))
+    x = to_numpy(aten.randint.low.decomposition(-3, 4, [N]))
     assert x.dtype == np.int64 and x.min() == -3 and x.max() == 3
     assert np.all(np.abs(np.bincount(x + 3) / N - 1 / 7) < 0.01)
     y = aten.randint.default.decomposition(5, [10], dtype=fnx.int16)
     assert y.dtype is fnx.int16 and y.shape == (10,)
     g = fnx.Generator()
-    a = vals(aten.randint.low_generator.decomposition(0, 9, [6], generator=g.manual_seed(2)))
-    b = vals(aten.randint.low_generator.decomposition(0, 9, [6], generator=g.manual_seed(2)))
+    a = to_numpy(aten.randint.low_generator.decomposition(0, 9, [6], generator=g.manual_seed(2)))
+    b = to_numpy(aten.randint.low_generator.decomposition(0, 9, [6], generator=g.manual_seed(2)))
     np.testing.assert_array_equal(a, b)
     with pytest.raises(RuntimeError, match="from=2 >= to=1"):
         aten.randint.low.decomposition(2, 1, [3])
 
 
 def test_bernoulli_and_normal_decompositions():
-    assert abs(vals(aten.bernoulli.p.decomposition(fnx.zeros(N), 0.3)).mean() - 0.3) < 0.01
-    np.testing.assert_array_equal(vals(aten.bernoulli.default.decomposition(
+    assert abs(to_numpy(aten.bernoulli.p.decomposition(fnx.zeros(N), 0.3)).mean() - 0.3) < 0.01
+    np.testing.assert_array_equal(to_numpy(aten.bernoulli.default.decomposition(
         fnx.tensor([0.0, 1.0]))), [0.0, 1.0])
     b = aten.bernoulli.Tensor.decomposition(fnx.zeros(4, 3, dtype=fnx.int64),
                                            fnx.tensor([0.0, 1.0, 0.0]))
     assert b.dtype is fnx.int64
-    np.testing.assert_array_equal(vals(b), np.tile([0, 1, 0], (4, 1)))
-    n = vals(aten.normal.Tensor_Tensor.decomposition(fnx.full((N,), 2.0), fnx.full((N,), 3.0)))
+    np.testing.assert_array_equal(to_numpy(b), np.tile([0, 1, 0], (4, 1)))
+    n = to_numpy(aten.normal.Tensor_Tensor.decomposition(fnx.full((N,), 2.0), fnx.full((N,), 3.0)))
     assert abs(n.mean() - 2) < 0.05 and abs(n.std() - 3) < 0.05
     f = aten.normal.float_float.decomposition(1.0, 2.0, [N], dtype=fnx.float64)
     assert f.dtype is fnx.float64
-    assert abs(vals(f).mean() - 1) < 0.03 and abs(vals(f).std() - 2) < 0.03
-    np.testing.assert_array_equal(vals(aten.normal.float_Tensor.decomposition(
+    assert abs(to_numpy(f).mean() - 1) < 0.03 and abs(to_numpy(f).std() - 2) < 0.03
+    np.testing.assert_array_equal(to_numpy(aten.normal.float_Tensor.decomposition(
         1.0, fnx.zeros(3))), [1.0, 1.0, 1.0])

@@ -22,7 +22,7 @@ from ..ir.variants import variants_of
 from .cases import Case, backend_params, cases, params, run_check
 from .checks import (check_decomposition, check_errors, check_lowering, check_meta, check_reference,
                      lowering_targets)
-from .compare import assert_close
+from .compare import assert_close, assert_equal, to_numpy
 from .database import (ALL_DTYPES, CHECKS, DEFAULT_TOLS, FLOATS, INTS, ErrorInput, Known, OpInfo,
                        SampleInput, make_tensor, op_db, op_name, register)
 from .decomp import (REDUCTION_TOLS, assert_decomposes, assert_graph_decomposes, assert_ran_only,
@@ -35,6 +35,7 @@ __all__ = ["OpInfo", "SampleInput", "ErrorInput", "Known", "make_tensor", "regis
            "DEFAULT_TOLS", "FLOATS", "INTS", "ALL_DTYPES", "Case", "cases", "params",
            "backend_params", "run_check", "check_reference", "check_meta",
            "check_decomposition", "check_errors", "check_lowering", "lowering_targets",
-           "assert_close", "assert_same", "assert_decomposes", "assert_same_error",
+           "assert_close", "assert_equal", "to_numpy", "assert_same", "assert_decomposes",
+           "assert_same_error",
            "assert_graph_decomposes", "assert_ran_only", "outside_target",
            "functional_aten_ops", "sample_params", "seeded_tensor", "REDUCTION_TOLS"]

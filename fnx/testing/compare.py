@@ -14,7 +14,7 @@ import numpy as np
 from ..core import dtype as D
 from .database import DEFAULT_TOLS
 
-__all__ = ["assert_close", "to_numpy"]
+__all__ = ["assert_close", "assert_equal", "to_numpy"]
 
 
 def _is_tensor(x) -> bool:
@@ -119,3 +119,22 @@ def _scalar_close(actual, expected, rtol, atol, what):
         ok = actual == expected
     if not ok:
         raise AssertionError(f"{what}: got {actual!r}, expected {expected!r}")
+
+
+def assert_equal(actual, expected, dtype=None):
+    """``actual`` (a tensor) has ``expected``'s shape and exactly its values (NaN equal to
+    NaN), and ``dtype`` when given; ``expected`` may be any array-like of any dtype.
+
+    >>> import fnx
+    >>> assert_equal(fnx.tensor([1, 2]), [1, 2], fnx.int64)
+    >>> assert_equal(fnx.tensor([1, 2]), [1, 3])
+    Traceback (most recent call last):
+    AssertionError: ...
+    """
+    expected = np.asarray(expected)
+    if tuple(actual.shape) != expected.shape:
+        raise AssertionError(f"shape: got {list(actual.shape)}, expected "
+                             f"{list(expected.shape)}")
+    np.testing.assert_array_equal(to_numpy(actual), expected)
+    if dtype is not None and actual.dtype is not dtype:
+        raise AssertionError(f"dtype: got {actual.dtype!r}, expected {dtype!r}")
