@@ -24,6 +24,7 @@ from ..ir.variants import functional_variant
 from ..ops import aten, prims
 from .graph import FREED, Node, SavedTensor, ag_bit
 from .history import edge_of, rebase_history
+import math
 
 __all__ = ["install", "OpNode"]
 
@@ -289,18 +290,13 @@ def _sum_to(g, shape, node):
     if dims:
         g = aten.sum.dim_IntList(g, dims, True)
     if lead or tuple(g.shape) != shape:
-        if g.numel() != _numel(shape):
+        if g.numel() != math.prod(shape):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient: got shape "
                                f"{list(gs)}, expected {list(shape)}")
         g = aten.reshape.default(g, list(shape))
     return g
 
 
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _record(spec, vals, out, self_edge=None, self_clone=None):

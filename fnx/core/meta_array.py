@@ -8,6 +8,7 @@ from __future__ import annotations
 from .device import META
 from .dispatch_key import META_KS
 from .tensor import Tensor
+import math
 
 __all__ = ["MetaArray", "meta_tensor"]
 
@@ -26,10 +27,7 @@ class MetaArray:
 
     @property
     def size(self):
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
 
 def meta_tensor(shape, dtype, device=META) -> Tensor:

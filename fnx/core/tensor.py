@@ -18,6 +18,7 @@ from . import dtype as D
 from .device import device as _device_cls
 from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, BACKEND_BITS, DispatchKey,
                            DispatchKeySet)
+import math
 
 __all__ = ["Tensor", "Size", "tensor_method", "set_grad", "GradWriteLog"]
 
@@ -32,10 +33,7 @@ class Size(tuple):
         >>> fnx.Size([2, 3]).numel()
         6
         """
-        n = 1
-        for s in self:
-            n *= s
-        return n
+        return math.prod(self)
 
     def __repr__(self):
         return f"fnx.Size([{', '.join(map(str, self))}])"
@@ -166,10 +164,7 @@ class Tensor:
         >>> fnx.zeros(2, 3).numel()
         6
         """
-        n = 1
-        for s in self._data.shape:
-            n *= s
-        return n
+        return math.prod(self._data.shape)
 
     nelement = numel
 

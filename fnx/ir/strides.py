@@ -8,6 +8,7 @@ from __future__ import annotations
 import operator
 
 from .dims import infer_size, wrap_dim, wrap_dims
+import math
 
 
 def ints(values, op="op", arg="size") -> tuple:
@@ -39,11 +40,6 @@ def contiguous_strides(shape) -> tuple:
     return tuple(reversed(strides))
 
 
-def numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def view_strides(shape, stride, new_shape):
@@ -54,7 +50,7 @@ def view_strides(shape, stride, new_shape):
     """
     if not shape:
         return (1,) * len(new_shape)
-    n = numel(shape)
+    n = math.prod(shape)
     if n == 0:
         return tuple(stride) if tuple(shape) == tuple(new_shape) else \
             contiguous_strides(new_shape)

@@ -439,11 +439,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     if training:
         size = list(input.shape)
-        n = 1
-        for i, s in enumerate(size):
-            if i != 1:
-                n *= s
-        if n == 1:
+        if math.prod(s for i, s in enumerate(size) if i != 1) == 1:     # values per channel
             raise ValueError(f"Expected more than 1 value per channel when training, got "
                              f"input size {fnx.Size(size)}")
     return aten.batch_norm.default(input, weight, bias, running_mean, running_var, training,

@@ -57,9 +57,7 @@ def _calculate_fan_in_and_fan_out(tensor):
     if tensor.ndim < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
                          "dimensions")
-    receptive = 1
-    for s in tensor.shape[2:]:
-        receptive *= s
+    receptive = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 

@@ -22,6 +22,7 @@ from ...ir.prims.checks import I, fail, scalar_for
 from ...ir.prims.contraction import conv_shape, dot_general_dims
 from ...ir.prims.data_dependent import nonzero_check
 from ._core import data, kernel, register, wrap
+import math
 
 _HALF = (D.float16.numpy, D.bfloat16.numpy)
 _F32 = np.dtype(np.float32)
@@ -397,11 +398,6 @@ def _full(ks, shape, fill_value, *, dtype, device):
 
 # ----------------------------------------------------------------------------- contraction
 
-def _prod(xs):
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 @kernel(P.dot_general)
@@ -412,10 +408,10 @@ def _dot_general(ks, lhs, rhs, lhs_contracting_dims, rhs_contracting_dims, lhs_b
     m = P.dot_general.meta(*args)
     lc, rc, lb, rb, lf, rf = dot_general_dims(*args)
     a, b = _up(_np(lhs, "dot_general")), _up(_np(rhs, "dot_general"))
-    nb = _prod(a.shape[d] for d in lb)
-    nk = _prod(a.shape[d] for d in lc)
-    nm = _prod(a.shape[d] for d in lf)
-    nn = _prod(b.shape[d] for d in rf)
+    nb = math.prod(a.shape[d] for d in lb)
+    nk = math.prod(a.shape[d] for d in lc)
+    nm = math.prod(a.shape[d] for d in lf)
+    nn = math.prod(b.shape[d] for d in rf)
     # As one batched matmul: (B, M, K) @ (B, K, N).
     x = np.transpose(a, lb + lf + lc).reshape(nb, nm, nk)
     y = np.transpose(b, rb + rc + rf).reshape(nb, nk, nn)

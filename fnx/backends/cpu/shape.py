@@ -19,6 +19,7 @@ from ...ir.strides import (VIEW_ERROR, cat_geometry, check_as_strided, check_per
                            shape_str, slice_bounds, squeeze_dims, unfold_geometry,
                            unsqueeze_geometry, view_strides)
 from ._core import data, kernel, wrap
+import math
 
 _ALL = slice(None)
 
@@ -165,10 +166,7 @@ def _as_strided(ks, self, size, stride, storage_offset=None):
     root = storage_root(a)
     isz = a.itemsize
     off = (_ptr(a) - _ptr(root)) // isz if storage_offset is None else int(storage_offset)
-    n = 1
-    for s in size:
-        n *= s
-    need = off + 1 + sum((s - 1) * st for s, st in zip(size, stride)) if n else 0
+    need = off + 1 + sum((s - 1) * st for s, st in zip(size, stride)) if math.prod(size) else 0
     if need * isz > root.nbytes:
         raise RuntimeError(f"setStorage: sizes {shape_str(size)}, strides {shape_str(stride)}, "
                            f"storage offset {off}, and itemsize {isz} requiring a storage size "

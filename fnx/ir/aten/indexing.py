@@ -17,9 +17,10 @@ from .. import refs
 from ..grad_utils import conj, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..dims import broadcast_shapes, wrap_dim
-from ..strides import expand_geometry, numel, shape_str
+from ..strides import expand_geometry, shape_str
 from .shape import _composite, _copy, _reshape_to, _slice_dim, _transpose_to, _zero
 from ..scalars import checked_convert
+import math
 
 CORE = ("core",)
 INPLACE = ("inplace",)
@@ -143,9 +144,9 @@ class IndexPlan:
         self.perm = self.pos + self.rest
         self.rest_shape = [shape[i] for i in self.rest]
         self.sizes = [shape[i] for i in self.pos]
-        self.merged = numel(self.sizes)
+        self.merged = math.prod(self.sizes)
         self.index_shape = broadcast_index_shapes([tuple(entries[i].shape) for i in self.pos])
-        self.count = numel(self.index_shape)
+        self.count = math.prod(self.index_shape)
         # adjacent indexed dims keep their place in the result; otherwise they go first
         self.adjacent = self.pos[-1] - self.pos[0] + 1 == len(self.pos)
         self.lead = sum(1 for i in self.rest if i < self.pos[0]) if self.adjacent else 0
@@ -654,7 +655,7 @@ masked_select = defop("masked_select(Tensor self, Tensor mask) -> Tensor",
 def _masked_select_decomp(self, mask):
     check_mask("masked_select", mask)
     shape = broadcast_shapes(_shape(self), _shape(mask))
-    n = numel(shape)
+    n = math.prod(shape)
     flat = _reshape_to(refs.broadcast_to(self, shape), [n])
     # data-dependent: the positions of the True elements (eager only)
     where = prims.nonzero(_reshape_to(refs.broadcast_to(mask, shape), [n]))
@@ -693,7 +694,7 @@ masked_scatter_ = defop("masked_scatter_(Tensor(a!) self, Tensor mask, Tensor so
 @decomposition(masked_scatter)
 def _masked_scatter_decomp(self, mask, source):
     shape = check_masked_scatter(self, mask, source, False).shape
-    n, dev = numel(shape), self.device
+    n, dev = math.prod(shape), self.device
     m = _reshape_to(refs.broadcast_to(mask, shape), [n])
     # The k-th True position (row-major, k from 1) takes source's k-th element: k is the
     # running count of Trues, so no nonzero is needed and the shape stays static.  A dummy

@@ -47,9 +47,6 @@ def _mv_shape(s, v) -> tuple:
     return (s[0],)
 
 
-def _prod(xs) -> int:
-    return math.prod(xs)
-
 
 def no_bool(kernel_name, x):
     if x.dtype is D.bool:
@@ -264,7 +261,7 @@ def matmul_shape(s1, s2) -> tuple:
     if d1 == 2 and d2 == 2:
         return _mm_shape(s1, s2)
     if d1 >= 3 and d2 <= 2:       # folded into one mm / mv over the rows of every batch
-        rows = _prod(s1[:-1])
+        rows = math.prod(s1[:-1])
         if d2 == 1:
             _mv_shape((rows, s1[-1]), s2)
             return s1[:-1]
@@ -274,7 +271,7 @@ def matmul_shape(s1, s2) -> tuple:
     m2 = s2 + (1,) if d2 == 1 else s2[-2:]
     batch = broadcast_shapes(s1[:-2], s2[:-2])
     if m1[1] != m2[0]:
-        b = _prod(batch)
+        b = math.prod(batch)
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b}, {m1[1]}] but got: [{b}, {m2[0]}].")
     return batch + (m1[0],) * (d1 > 1) + (m2[1],) * (d2 > 1)
@@ -303,7 +300,7 @@ def _matmul_decomp(self, other):
         return aten.squeeze.dim(mm(aten.unsqueeze.default(self, 0), other), 0)
     s1, s2 = tuple(self.shape), tuple(other.shape)
     if d1 >= 3 and d2 <= 2:
-        a = aten.reshape.default(self, [_prod(s1[:-1]), s1[-1]])   # no -1: size 0 is fine
+        a = aten.reshape.default(self, [math.prod(s1[:-1]), s1[-1]])   # no -1: size 0 is fine
         if d2 == 1:
             return aten.reshape.default(mv(a, other), list(s1[:-1]))
         return aten.reshape.default(mm(a, other), list(s1[:-1] + s2[-1:]))
@@ -311,7 +308,7 @@ def _matmul_decomp(self, other):
     b = aten.unsqueeze.default(other, -1) if d2 == 1 else other
     batch = broadcast_shapes(s1[:-2], s2[:-2])
     (n, m), (_, p) = tuple(a.shape)[-2:], tuple(b.shape)[-2:]
-    nb = _prod(batch)
+    nb = math.prod(batch)
     a = aten.reshape.default(aten.expand.default(a, list(batch) + [n, m]), [nb, n, m])
     b = aten.reshape.default(aten.expand.default(b, list(batch) + [m, p]), [nb, m, p])
     out = aten.reshape.default(bmm(a, b), list(batch) + [n, p])
@@ -422,11 +419,11 @@ def _tensordot_decomp(self, other, dims_self, dims_other):
     do = [wrap_dim(d, other.ndim) for d in dims_other]
     fs = [i for i in range(self.ndim) if i not in ds]
     fo = [i for i in range(other.ndim) if i not in do]
-    k = _prod(self.shape[d] for d in ds)
+    k = math.prod(self.shape[d] for d in ds)
     a = aten.reshape.default(aten.permute.default(self, fs + ds),
-                             [_prod(self.shape[i] for i in fs), k])
+                             [math.prod(self.shape[i] for i in fs), k])
     b = aten.reshape.default(aten.permute.default(other, do + fo),
-                             [k, _prod(other.shape[i] for i in fo)])
+                             [k, math.prod(other.shape[i] for i in fo)])
     return aten.reshape.default(mm(a, b), list(r.shape))
 
 

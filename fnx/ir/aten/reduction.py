@@ -85,11 +85,7 @@ def mean_dtype(name, self, dtype=None):
 
 
 def reduced_numel(self, dims) -> int:
-    shape = tuple(self.shape)
-    n = 1
-    for d in dims:
-        n *= shape[d]
-    return n
+    return math.prod(self.shape[d] for d in dims)
 
 
 def check_nonempty(name, self, dims):
@@ -281,9 +277,7 @@ def _mean_backward(grad, self_shape, dim, keepdim):
 @derivative(mean_default)
 def _mean_all_backward(grad, self_shape):
     # (an empty input gets an empty gradient: no division by 0 needed)
-    n = 1
-    for s in self_shape:
-        n *= s
+    n = math.prod(self_shape)
     return aten.expand.default(aten.div.Scalar(grad, max(n, 1)), list(self_shape))
 
 

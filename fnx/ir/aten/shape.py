@@ -28,9 +28,9 @@ from ..registry import TensorMeta, decomposition, defop, derivative, nondifferen
 from ..dims import infer_size, wrap_dim
 from ..strides import (check_as_strided, check_permutation, check_select, check_slice,
                        check_split_sizes, diagonal_block, diagonal_geometry, expand_geometry, ints,
-                       is_contiguous_as, memory_format_name, numel, shape_str, slice_bounds,
-                       squeeze_dims, unfold_geometry, unsqueeze_geometry, view_geometry,
-                       view_strides)
+                       is_contiguous_as, memory_format_name, shape_str, slice_bounds, squeeze_dims,
+                       unfold_geometry, unsqueeze_geometry, view_geometry, view_strides)
+import math
 
 CORE = ("core",)
 CORE_VIEW = ("core", "view")
@@ -327,7 +327,7 @@ def _as_strided_decomp(self, size, stride, storage_offset=None):
                              prims.full(list(size), st, dtype=D.int64, device=dev))
             index = prims.add(index, step)
     flat = prims.reshape(self, [self.numel()])
-    out = prims.gather(flat, 0, prims.reshape(index, [numel(size)]))
+    out = prims.gather(flat, 0, prims.reshape(index, [math.prod(size)]))
     return prims.reshape(out, list(size))
 
 def _storage_index(size, stride, offset, like):
@@ -339,7 +339,7 @@ def _storage_index(size, stride, offset, like):
             shape[k] = n
             step = aten.arange.default(n, dtype=D.int64, device=like.device)
             idx = aten.add.Tensor(idx, aten.reshape.default(aten.mul.Scalar(step, st), shape))
-    return aten.reshape.default(idx, [numel(size)])
+    return aten.reshape.default(idx, [math.prod(size)])
 
 
 def _last_position(size, stride, offset):
@@ -366,13 +366,13 @@ def _as_strided_backward(grad, self, size, stride, storage_offset):
     in_size, in_stride = tuple(self.shape), tuple(self.stride())
     in_off = self.storage_offset() if hasattr(self, "storage_offset") else 0
     out_off = in_off if storage_offset is None else storage_offset
-    if numel(in_size) == 0 or numel(size) == 0:
+    if math.prod(in_size) == 0 or math.prod(size) == 0:
         return zeros(in_size, grad)
     n = 1 + max(_last_position(in_size, in_stride, in_off),
                 _last_position(size, stride, out_off))
     store = aten.scatter_add.default(zeros([n], grad), 0, _storage_index(size, stride, out_off,
                                                                           grad),
-                                     aten.reshape.default(grad, [numel(size)]))
+                                     aten.reshape.default(grad, [math.prod(size)]))
     in_idx = _storage_index(in_size, in_stride, in_off, grad)
     g = aten.gather.default(store, 0, in_idx)
     if _may_overlap(in_size, in_stride):
@@ -764,7 +764,7 @@ def _flatten(self, start_dim=0, end_dim=-1):
     if s == e:
         return self
     shape = tuple(self.shape)
-    return reshape(self, shape[:s] + (numel(shape[s:e + 1]),) + shape[e + 1:])
+    return reshape(self, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
 flatten_using_ints = _composite("flatten.using_ints(Tensor(a) self, int start_dim=0, "

@@ -24,7 +24,7 @@ from ...core import dtype as D
 __all__ = ["B", "I", "F", "C", "ANY", "BI", "BIF", "IF", "IFC", "FC", "FLOAT", "INT", "COMPLEX",
            "category_name", "fail", "check_tensor", "check_category", "int_arg", "int_list",
            "shape_arg", "check_dims", "dim_arg", "per_dim", "same_shape", "same_dtype",
-           "dtype_arg", "scalar_for", "numel"]
+           "dtype_arg", "scalar_for"]
 
 # dtype categories (``fnx.dtype.category``)
 B, I, F, C = 0, 1, 2, 3  # noqa: E741  (I: integer, as the other category letters)
@@ -165,8 +165,3 @@ def scalar_for(name, value, dtype):
     return complex(value)
 
 
-def numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n

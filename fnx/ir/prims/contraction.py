@@ -9,9 +9,10 @@ from __future__ import annotations
 from ...ops import prims as _p
 from ..registry import TensorMeta, derivative
 from ._common import cj, permute_to, prim, zeros
-from .checks import (IFC, check_category, check_dims, check_tensor, fail, int_arg, numel,
-                     per_dim, same_dtype)
+from .checks import (IFC, check_category, check_dims, check_tensor, fail, int_arg, per_dim,
+                     same_dtype)
 from .layout import pad_sizes
+import math
 
 __all__ = ["dot_general", "dot_general_dims", "conv_general", "conv_shape"]
 
@@ -178,7 +179,7 @@ def _conv_rhs_grad(grad, lhs, strides, plo, kernel, ld, rd, groups):
 @derivative(conv_general)
 def _conv_general_backward(grad, lhs, rhs, window_strides, padding_low, lhs_dilation,
                            rhs_dilation, feature_group_count, needs_input_grad):
-    empty = numel(grad.shape) == 0 or numel(lhs.shape) == 0 or numel(rhs.shape) == 0
+    empty = math.prod(grad.shape) == 0 or math.prod(lhs.shape) == 0 or math.prod(rhs.shape) == 0
     gl = gr = None
     if needs_input_grad[0]:
         gl = zeros(lhs.shape, grad) if empty else _conv_lhs_grad(

@@ -7,8 +7,9 @@ from __future__ import annotations
 from ...ops import prims as _p
 from ..registry import TensorMeta, derivative
 from ._common import prim
-from .checks import (check_dims, check_tensor, dim_arg, fail, int_list, numel, per_dim,
-                     same_dtype, scalar_for, shape_arg)
+from .checks import (check_dims, check_tensor, dim_arg, fail, int_list, per_dim, same_dtype,
+                     scalar_for, shape_arg)
+import math
 
 __all__ = ["broadcast_in_dim", "reshape", "transpose", "squeeze", "slice", "pad", "pad_sizes",
            "concatenate", "rev"]
@@ -48,9 +49,9 @@ def _broadcast_in_dim_backward(grad, shape, broadcast_dimensions):
 def _reshape_meta(self, shape):
     check_tensor("reshape", "self", self)
     shape = shape_arg("reshape", shape)
-    if numel(shape) != numel(self.shape):
+    if math.prod(shape) != math.prod(self.shape):
         raise fail("reshape", f"cannot reshape a tensor of shape {list(self.shape)} "
-                              f"({numel(self.shape)} elements) to {list(shape)}")
+                              f"({math.prod(self.shape)} elements) to {list(shape)}")
     return TensorMeta(shape, self.dtype)
 
 

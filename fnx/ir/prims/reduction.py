@@ -9,7 +9,8 @@ from ...core import dtype as D
 from ...ops import prims as _p
 from ..registry import TensorMeta, derivative, nondifferentiable
 from ._common import permute_to, prim, shift, times, unreduce, zeros
-from .checks import ANY, BIF, check_category, check_dims, check_tensor, dim_arg, fail, numel
+from .checks import ANY, BIF, check_category, check_dims, check_tensor, dim_arg, fail
+import math
 
 __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "argmax", "argmin"]
 
@@ -53,14 +54,14 @@ def _reduce_prod_backward(grad, self, dims):
     dims = sorted(dims)
     if not dims:
         return grad
-    if numel(self.shape) == 0:
+    if math.prod(self.shape) == 0:
         return zeros(self.shape, grad)
     # The reduced dims last and flattened into one, the products of the others along it.
     keep = [d for d in range(self.ndim) if d not in dims]
     perm = keep + dims
     x = self if perm == sorted(perm) else _p.transpose(self, perm)
     moved = [self.shape[d] for d in perm]
-    x = _p.reshape(x, [self.shape[d] for d in keep] + [numel(self.shape[d] for d in dims)])
+    x = _p.reshape(x, [self.shape[d] for d in keep] + [math.prod(self.shape[d] for d in dims)])
     others = _p.reshape(_exclusive_products(x), moved)
     others = permute_to(others, perm)
     return times(unreduce(grad, self.shape, dims), others)

@@ -35,11 +35,6 @@ def _same(x):
     return TensorMeta(tuple(x.shape), x.dtype)
 
 
-def _prod(xs):
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 def _arange(n, dtype, device):

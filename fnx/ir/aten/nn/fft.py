@@ -7,11 +7,11 @@ from ....core import dtype as D
 from ....ops import aten, prims
 from ...registry import TensorMeta, defop
 from ...dims import wrap_dim
-from ._common import CORE, _prod
+from ._common import CORE
 
 
 def _fft_norm_scale(shape, dims, normalization):
-    n = _prod(shape[d] for d in dims)
+    n = math.prod(shape[d] for d in dims)
     if normalization == 0:
         return None
     if normalization == 1:

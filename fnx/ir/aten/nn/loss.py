@@ -11,7 +11,7 @@ from ....core import dtype as D
 from ....ops import aten
 from ...registry import TensorMeta, defop, derivative
 from ...dims import broadcast_shapes, wrap_dim
-from ._common import CORE, _arange, _check_float, _full, _opmath, _prod, _to, _up
+from ._common import CORE, _arange, _check_float, _full, _opmath, _to, _up
 
 
 # ----------------------------------------------------------------------------- losses
@@ -307,8 +307,8 @@ def _nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
         raise RuntimeError(f"size mismatch (got input: {list(self.shape)}, target: "
                            f"{list(target.shape)})")
     x = aten.permute(self, [0] + list(range(2, self.ndim)) + [1])
-    x = aten.reshape(x, [n * _prod(rest), c])
-    t = aten.reshape(target, [n * _prod(rest)])
+    x = aten.reshape(x, [n * math.prod(rest), c])
+    t = aten.reshape(target, [n * math.prod(rest)])
     out = aten.nll_loss_forward(x, t, weight, reduction, ignore_index)[0]
     return aten.reshape(out, [n] + rest) if reduction == 0 else out
 

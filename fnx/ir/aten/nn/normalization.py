@@ -7,8 +7,7 @@ from ....core import dtype as D
 from ....core.grad_mode import no_grad
 from ....ops import aten
 from ...registry import TensorMeta, defop, derivative
-from ._common import (_HALF, CORE, _channel_view, _check_float, _full, _opmath, _prod, _same, _to,
-                      _up)
+from ._common import _HALF, CORE, _channel_view, _check_float, _full, _opmath, _same, _to, _up
 
 
 def _layer_norm_check(input, normalized_shape, weight, bias):
@@ -75,7 +74,7 @@ def _native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, w
     axis = input.ndim - len(ns)
     inner = list(range(axis, input.ndim))
     outer = list(range(axis))
-    n = _prod(ns)
+    n = math.prod(ns)
     x, g = _up(input), _up(grad_out)
     xhat = (x - mean) * rstd
     gw = g * weight if weight is not None else g
@@ -136,7 +135,7 @@ def _native_layer_norm_derivative(grads, input, normalized_shape, weight, bias, 
         gi, gw, gb = aten.native_layer_norm_backward(g_out, input, list(ns), mean, rstd, weight,
                                                      bias, list(needs_input_grad))
     if needs_input_grad[0]:
-        gi = _stat_grads(gi, g_mean, g_rstd, x, mean, rstd, _prod(ns), list(mean.shape),
+        gi = _stat_grads(gi, g_mean, g_rstd, x, mean, rstd, math.prod(ns), list(mean.shape),
                          list(input.shape))
     return gi, gw, gb
 
@@ -272,7 +271,7 @@ def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enab
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
     N, C = input.shape[:2]
-    HxW = _prod(input.shape[2:])
+    HxW = math.prod(input.shape[2:])
     return aten.native_group_norm(input, weight, bias, N, C, HxW, num_groups, eps)[0]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...registry import TensorMeta, defop, derivative
-from ._common import CORE, _arange, _check_float, _full, _not_implemented, _prod, _same, _to, _up
+from ._common import CORE, _arange, _check_float, _full, _not_implemented, _same, _to, _up
 
 
 _NUM = {1: "one int", 2: "two ints", 3: "three ints"}
@@ -123,7 +123,7 @@ def _max_pool_decomp(nd):
             view = [1] * nd
             view[i] = out[i]
             base.append(aten.view(_arange(out[i], D.int64, dev) * s[i] - p[i], view))
-        instride = [_prod(sp[i + 1:]) for i in range(nd)]
+        instride = [math.prod(sp[i + 1:]) for i in range(nd)]
         best = idx = None
         isfloat = self.dtype.is_floating_point
         for kk, v in _window_offsets(x, nd, k, s, d, out, lead):
@@ -175,8 +175,8 @@ def _max_pool_backward(grad_output, self, kernel_size, stride, padding, dilation
     _max_pool_backward_meta(grad_output, self, kernel_size, stride, padding, dilation,
                             ceil_mode, indices)
     lead = list(self.shape[:self.ndim - nd])
-    plane = _prod(self.shape[self.ndim - nd:])
-    n_out = _prod(grad_output.shape[self.ndim - nd:])
+    plane = math.prod(self.shape[self.ndim - nd:])
+    n_out = math.prod(grad_output.shape[self.ndim - nd:])
     g = aten.reshape(grad_output, lead + [n_out])
     i = aten.reshape(indices, lead + [n_out])
     acc = _full(lead + [plane], 0, grad_output.dtype, grad_output.device)
@@ -329,9 +329,9 @@ def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_m
     g = g / div
     padded = [(o - 1) * ss + kk for o, ss, kk in zip(out, s, k)]
     padded = [max(a, n + 2 * pp) for a, n, pp in zip(padded, sp, p)]
-    pstride = [_prod(padded[i + 1:]) for i in range(nd)]
+    pstride = [math.prod(padded[i + 1:]) for i in range(nd)]
     dev = self.device
-    n_out = _prod(out)
+    n_out = math.prod(out)
     idx_parts = []
     for kk in itertools.product(*(range(n) for n in k)):
         flat = None
@@ -345,7 +345,7 @@ def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_m
     idx = aten.expand(aten.cat(idx_parts), lead + [nk * n_out])
     vals = aten.reshape(g, lead + [n_out])
     vals = aten.cat([vals] * nk, len(lead))
-    acc = _full(lead + [_prod(padded)], 0, g.dtype, dev)
+    acc = _full(lead + [math.prod(padded)], 0, g.dtype, dev)
     acc = aten.view(aten.scatter_add(acc, len(lead), idx, vals), lead + padded)
     for i in range(nd):
         acc = aten.slice.Tensor(acc, len(lead) + i, p[i], p[i] + sp[i])
@@ -499,7 +499,7 @@ def _adaptive_avg_pool2d_backward(grad_output, self, nd=2):
         perm = [a for a in range(g.ndim) if a != dim] + [dim]
         gt = aten.permute(g, perm)
         rest = list(gt.shape[:-1])
-        r = aten.mm(aten.reshape(gt, [_prod(rest), gt.shape[-1]]), m)
+        r = aten.mm(aten.reshape(gt, [math.prod(rest), gt.shape[-1]]), m)
         r = aten.reshape(r, rest + [m.shape[1]])
         inv = [perm.index(a) for a in range(g.ndim)]
         g = aten.permute(r, inv)
