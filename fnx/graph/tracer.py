@@ -30,9 +30,10 @@ from ..ir.variants import (Special, bind_names, functional_variant, inverse_view
 from ..ops import aten
 from .graph import Graph, NodeMeta
 from .levels import DecomposingMode, in_target
+from .symbolic import Guard, SymFloat
 
 __all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
-           "is_compiling", "suspend_tracing"]
+           "is_compiling", "suspend_tracing", "read_traced"]
 
 
 class DataDependentError(RuntimeError):
@@ -55,6 +56,60 @@ class TracingMode(DecomposingMode):
         # ("rng", (device, generator)) for a random key drawn fresh on every call.
         self.sources = []
         self.inputs = []        # the trace tensor (or captured tensor) of each placeholder
+        self.guards = []        # Guards on the inputs' Python values (SymFloat decisions)
+        self._scalars = {}      # source key -> SymFloat already made for it
+        self._active = False
+
+    def __enter__(self):
+        self._active = True
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        self._active = False
+        return super().__exit__(*exc)
+
+    def recording(self) -> bool:
+        """Whether the trace is still running (a SymFloat kept past it is a plain float)."""
+        return self._active
+
+    def add_guard(self, guard: Guard) -> None:
+        self.guards.append(guard)
+
+    def scalar_input(self, value: float, source, what: str, key=None) -> SymFloat:
+        """A Python float the traced code reads, as a 0-dim float64 program input fed from
+        ``source`` (as in ``sources``) on every call; ``key`` identifies the place it was
+        read from, so reading it twice gives one input."""
+        if key is not None and key in self._scalars:
+            return self._scalars[key]
+        index = len(self.sources)
+        node = self.graph.placeholder(f"s_{sum(k == 'scalar' for k, _ in self.sources)}"
+                                      if source[0] == "scalar" else what,
+                                      NodeMeta((), D.float64, CPU))
+        self.sources.append(source)
+        self.inputs.append(None)
+        sym = SymFloat(value, node, lambda v, i=index: v[i], self, what)
+        if key is not None:
+            self._scalars[key] = sym
+        return sym
+
+    def read_value(self, value, container, key, what):
+        """What traced code sees when it reads ``container[key]`` (an optimizer's option):
+        floats (and tuples of floats) become program inputs; other plain values are
+        guarded, so a change recompiles instead of going stale."""
+        if not self.lift_captured:
+            return value
+        if type(value) is float:
+            return self.scalar_input(value, ("scalar", _Read(container, key)), what,
+                                     (id(container), key))
+        if type(value) is tuple and value and all(type(v) is float for v in value):
+            read = _Read(container, key)
+            return tuple(self.scalar_input(v, ("scalar", _Item(read, i)), f"{what}[{i}]",
+                                           (id(container), key, i))
+                         for i, v in enumerate(value))
+        if value is None or type(value) in (int, bool, str):
+            read = _Read(container, key)
+            self.add_guard(Guard(lambda v, r=read: _plain(r()), _plain(value), what))
+        return value
 
     def add_input(self, tensor, name, meta, source):
         node = self.graph.placeholder(name, meta)
@@ -81,6 +136,8 @@ class TracingMode(DecomposingMode):
 
     def node_of(self, value):
         """The node (or nested structure of nodes) standing for ``value``."""
+        if type(value) is SymFloat:
+            return value._node
         if isinstance(value, Tensor):
             hit = self._node_of.get(id(value))
             if hit is not None:
@@ -115,6 +172,10 @@ class TracingMode(DecomposingMode):
         return value
 
     def emit(self, op, ks, args, kwargs):
+        if op.namespace != "prims" and _has_symbolic((args, kwargs)):
+            # Only prims' Scalar arguments reach a lowering as program values; elsewhere
+            # (an op kept above prims) the float is specialized under a guard.
+            args, kwargs = _specialize(args), _specialize(kwargs)
         node_args = tuple(self.node_of(a) for a in args)
         node_kwargs = {k: self.node_of(v) for k, v in kwargs.items()}
         meta_args = tuple(self._meta_arg(a) for a in args)
@@ -260,6 +321,52 @@ class FunctionalTracingMode(TracingMode):
             self.written.append(root)
 
 
+class _Read:
+    """Reads ``container[key]`` as it is at call time (no tracing hooks)."""
+    __slots__ = ("container", "key")
+
+    def __init__(self, container, key):
+        self.container, self.key = container, key
+
+    def __call__(self):
+        return dict.__getitem__(self.container, self.key)
+
+
+class _Item:
+    __slots__ = ("read", "index")
+
+    def __init__(self, read, index):
+        self.read, self.index = read, index
+
+    def __call__(self):
+        return self.read()[self.index]
+
+
+def _plain(value):
+    """A guarded value with its type: ``1 == 1.0 == True`` must not match each other."""
+    return (type(value), value)
+
+
+def _has_symbolic(value) -> bool:
+    if type(value) is SymFloat:
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_symbolic(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_symbolic(v) for v in value.values())
+    return False
+
+
+def _specialize(value):
+    if type(value) is SymFloat:
+        return float(value)                 # SymFloat.__float__ records the guard
+    if isinstance(value, (list, tuple)):
+        return type(value)(_specialize(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _specialize(v) for k, v in value.items()}
+    return value
+
+
 def _like(new, old, op):
     """The written value as the destination holds it: same dtype and shape."""
     if isinstance(new, (tuple, list)):
@@ -346,6 +453,11 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
                            ("arg", count[0]))
             count[0] += 1
             return t
+        if type(value) is float and lift_captured:
+            # fnx.compile: a float argument is a program input, not a constant
+            sym = mode.scalar_input(value, ("arg", count[0]), name)
+            count[0] += 1
+            return sym
         if isinstance(value, (list, tuple)):
             return type(value)(placeholder(v, f"{name}_{i}") for i, v in enumerate(value))
         return value
@@ -379,6 +491,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.output(result)
     graph.lifted = mode.lifted
     graph.input_sources = mode.sources
+    graph.guards = mode.guards
     return graph
 
 
@@ -429,6 +542,17 @@ def _param_names(fn, n):
     if len(params) < n:
         params = params + [f"arg{i}" for i in range(len(params), n)]
     return [p if p not in ("self",) else "self_" for p in params[:n]]
+
+
+def read_traced(value, container, key, what=None):
+    """``container[key]`` as traced code should see it: under an ``fnx.compile`` trace a
+    float becomes a program input and other plain values a guard (``TracingMode.read_value``);
+    otherwise ``value`` itself. Containers whose options feed compiled programs (an
+    optimizer's ``param_groups``) read through this."""
+    for mode in reversed(tls.state.modes):
+        if isinstance(mode, TracingMode):
+            return mode.read_value(value, container, key, what or f"[{key!r}]")
+    return value
 
 
 # ----------------------------------------------------------------------------- fnx.compiler

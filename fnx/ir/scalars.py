@@ -73,7 +73,10 @@ def checked_convert(value, dtype, *, strict_unsigned=False, check_half=True):
             parts = (v.real, v.imag) if isinstance(v, complex) else (float(v),)
             if any(math.isfinite(p) and abs(p) > fmax for p in parts):
                 raise overflow
-        return complex(v) if dtype.is_complex else float(v)
+        if dtype.is_complex:
+            return complex(v)
+        # a float subclass other than NumPy's (fnx.compile's SymFloat) stays itself
+        return v if isinstance(v, float) and not isinstance(v, np.floating) else float(v)
     info = np.iinfo(dtype.numpy)
     lo, hi = int(info.min), int(info.max)
     if isinstance(v, float):

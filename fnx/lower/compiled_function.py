@@ -67,8 +67,12 @@ class CompiledFunction:
         key = self._guards(args, kwargs)
         # Entries of one argument guard differ by what they lifted (a parameter's shape,
         # requires_grad, whether its .grad is set): the first whose lifted tensors match.
-        entries = self.cache.get(key, ())
-        entry = next((e for e in entries if e.lifted_match()), None)
+        entry = inputs = None
+        for e in self.cache.get(key, ()):
+            inputs = e.match(args, kwargs)
+            if inputs is not None:
+                entry = e
+                break
         if entry is None:
             if sum(len(v) for v in self.cache.values()) >= self.cache_limit:
                 self._warn_once("cache", f"fnx.compile: {self.cache_limit} recompilations of "
@@ -88,7 +92,7 @@ class CompiledFunction:
                 return self.fn(*args, **kwargs)
             if not entry.one_shot:
                 self.cache.setdefault(key, []).append(entry)
-        return entry(args, kwargs)
+        return entry(args, kwargs, inputs)
 
     def entries(self) -> list:
         """Every compiled specialization so far (one per guard set)."""
@@ -202,6 +206,8 @@ class _Entry:
         self.lifted = lifted            # tensors read from outside (parameters, buffers)
         self.sources = graph.input_sources
         self.lifted_meta = [_describe(t) for t in lifted]
+        self.guards = getattr(graph, "guards", [])
+        self.scalar_inputs = [i for i, (kind, _) in enumerate(self.sources) if kind == "scalar"]
         self.n_explicit = n_explicit
         self.stages = stages
         self.places = graph.placeholders()
@@ -218,6 +224,19 @@ class _Entry:
     def lifted_match(self) -> bool:
         return all(_describe(t) == m for t, m in zip(self.lifted, self.lifted_meta))
 
+    def match(self, args, kwargs):
+        """The program's inputs for this call if this entry's guards hold, else None."""
+        if not self.lifted_match():
+            return None
+        inputs = self.flat_inputs(args, kwargs)
+        for i in self.scalar_inputs:
+            if type(inputs[i]) is not float:
+                return None
+        for g in self.guards:
+            if not g.holds(inputs):
+                return None
+        return inputs
+
     def flat_inputs(self, args, kwargs):
         """The graph's inputs in placeholder order: call arguments, captured tensors read
         now (so in-place updates are seen), and a fresh random key per random op."""
@@ -228,13 +247,16 @@ class _Entry:
                 out.append(flat[src])
             elif kind == "lifted":
                 out.append(src)
+            elif kind == "scalar":
+                out.append(src())
             else:
                 out.append(next_key(*src))
         return out
 
 
-    def __call__(self, args, kwargs):
-        inputs = self.flat_inputs(args, kwargs)
+    def __call__(self, args, kwargs, inputs=None):
+        if inputs is None:
+            inputs = self.flat_inputs(args, kwargs)
         with no_grad():     # the program's own backward, if any, is already in the graph
             return self._run(inputs)
 
@@ -274,8 +296,9 @@ class _GradEntry(_Entry):
         self.whole = target.compile(graph)
         self.vjp = target.vjp(self.whole, graph)
 
-    def __call__(self, args, kwargs):
-        inputs = self.flat_inputs(args, kwargs)
+    def __call__(self, args, kwargs, inputs=None):
+        if inputs is None:
+            inputs = self.flat_inputs(args, kwargs)
         env, node = self.vjp(inputs)
         self.write_back(inputs, env)
         return map_nodes(self.result, env.__getitem__)
@@ -305,7 +328,7 @@ def _flatten_call(args, kwargs):
     flat = []
 
     def collect(v):
-        if isinstance(v, Tensor):
+        if isinstance(v, Tensor) or type(v) is float:   # floats are program inputs too
             flat.append(v)
         elif isinstance(v, (list, tuple)):
             for x in v:
@@ -321,7 +344,7 @@ def _flatten_call(args, kwargs):
         it = iter(ts)
 
         def put(v):
-            if isinstance(v, Tensor):
+            if isinstance(v, Tensor) or type(v) is float:
                 return next(it)
             if isinstance(v, (list, tuple)):
                 return type(v)(put(x) for x in v)
@@ -336,6 +359,8 @@ def _flatten_call(args, kwargs):
 def _describe(v):
     if isinstance(v, Tensor):
         return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None)
+    if type(v) is float:
+        return ("F",)       # a program input: its value is not part of the key
     if isinstance(v, (list, tuple)):
         return (type(v).__name__,) + tuple(_describe(x) for x in v)
     if isinstance(v, dict):

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 
 from ..autograd.graph import FREED, Node, ag_bit
 from ..autograd.history import edge_of
+from ..core.tensor import Tensor
 from ..graph.graph import _collect
 from .jax_compile import _to_tensor
 
@@ -45,6 +46,10 @@ class CompiledBackward(Node):
         with jax.enable_x64(True):
             res = self.bwd(self.vjp_fn, cts)
         return [_to_tensor(r, m) for r, m in zip(res, self.in_meta)]
+
+
+def _array(x):
+    return x._data if isinstance(x, Tensor) else x      # a float input stays a scalar
 
 
 def compile_vjp(run, graph):
@@ -81,15 +86,15 @@ def compile_vjp(run, graph):
             return rest_in, jax.jit(fwd), jax.jit(lambda vjp_fn, cts: vjp_fn(cts))
 
     def call(inputs):
-        diff_in = tuple(i for i, t in enumerate(inputs)
-                        if t.requires_grad and _is_float(t._dtype))
+        diff_in = tuple(i for i, t in enumerate(inputs) if isinstance(t, Tensor) and
+                        t.requires_grad and _is_float(t._dtype))
         built = cache.get(diff_in)
         if built is None:
             built = cache[diff_in] = build(diff_in)
         rest_in, fwd, bwd = built
         with jax.enable_x64(True):
             primal, aux, vjp_fn = fwd([inputs[i]._data for i in diff_in],
-                                      [inputs[i]._data for i in rest_in])
+                                      [_array(inputs[i]) for i in rest_in])
         env = {}
         for j, a in zip(diff_out, primal):
             env[out_nodes[j]] = _to_tensor(a, out_nodes[j].meta)

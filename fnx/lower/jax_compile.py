@@ -76,7 +76,8 @@ def compile_graph(target, graph):
         if len(tensors) != len(places):
             raise TypeError(f"compiled graph expects {len(places)} inputs, got {len(tensors)}")
         with jax.enable_x64(True):
-            outs = jitted(*[t._data for t in tensors])
+            # floats (fnx.compile's scalar inputs) go in as weak-typed JAX scalars
+            outs = jitted(*[t._data if isinstance(t, Tensor) else t for t in tensors])
         results = {n: _to_tensor(o, n.meta) for n, o in zip(out_nodes, outs)}
         return map_nodes(result_spec, results.__getitem__)
 

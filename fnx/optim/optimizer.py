@@ -14,11 +14,13 @@ from itertools import chain
 
 from .. import api as fnx
 from .. import compiler
+from ..core import tls
 from ..core.grad_mode import enable_grad, no_grad
+from ..graph.tracer import read_traced
 from ..core.tensor import Tensor
 from ..nn.modules.module import RemovableHandle
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "ParamGroup", "required"]
 
 
 class _RequiredParameter:
@@ -27,6 +29,30 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
+
+
+class ParamGroup(dict):
+    """One parameter group: a dict whose options, read while ``fnx.compile`` traces a step,
+    are program inputs (floats such as ``lr``, ``momentum``, ``betas``) or guards (ints,
+    bools, strings, None). A scheduler's new learning rate reaches the compiled step
+    without a recompilation, and a changed ``nesterov`` flag recompiles.
+
+    >>> import fnx
+    >>> p = fnx.nn.Parameter(fnx.ones(1))
+    >>> opt = fnx.optim.SGD([p], lr=0.5)
+    >>> type(opt.param_groups[0]).__name__, opt.param_groups[0]["lr"]
+    ('ParamGroup', 0.5)
+    """
+    __slots__ = ()
+
+    def __getitem__(self, key):
+        value = dict.__getitem__(self, key)
+        if tls.state.modes:         # only a trace reads through the tracer
+            return read_traced(value, self, key, f"param_group[{key!r}]")
+        return value
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
 
 
 def _use_grad(step):
@@ -124,7 +150,7 @@ class Optimizer:
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
-        self.param_groups.append(param_group)
+        self.param_groups.append(ParamGroup(param_group))
 
     # ------------------------------------------------------------------ gradients
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -242,7 +268,7 @@ class Optimizer:
         for group, saved in zip(groups, saved_groups):
             saved = dict(saved)
             saved["params"] = group["params"]
-            new_groups.append(saved)
+            new_groups.append(ParamGroup(saved))
         self.state = state
         self.param_groups = new_groups
 

@@ -161,7 +161,9 @@ def scalar_for(name, value, dtype):
             raise fail(name, f"value {value} out of range for {dtype.name}")
         return int(value)
     if dtype.category == F:
-        return float(value)
+        # a float subclass other than NumPy's (fnx.compile's SymFloat) stays itself
+        return value if isinstance(value, float) and not isinstance(value, np.floating) \
+            else float(value)
     return complex(value)
 
 
