@@ -13,7 +13,7 @@ import itertools
 
 from ..core.dispatch_key import BACKEND_BITS
 from ..core.grad_mode import enable_grad, no_grad
-from ..core.tensor import _autograd_bit, set_grad
+from ..core.tensor import _autograd_bit, read_grad, set_grad
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "Handle", "ag_bit", "accumulate_into"]
 
@@ -179,7 +179,7 @@ def accumulate_into(t, g, create_graph, hooks=True):
                 g = r
     if not create_graph:
         g = g.detach()
-    old = t._grad
+    old = read_grad(t)
     if old is None and (g._base is not None or not g.is_contiguous()):
         # an expanded or strided view (sum's gradient): .grad owns contiguous memory
         g = g.contiguous() if not g.is_contiguous() else g.clone()

@@ -246,13 +246,13 @@ def result_type(*operands) -> dtype:
     dim = zero = wrapped = None
     for x in operands:
         d = getattr(x, "_dtype", None)
-        if d is not None and x._is_wrapped_number:
-            x, d = x.item(), None
-        if d is None:
+        if d is None or x._is_wrapped_number:
             if isinstance(x, dtype):
                 dim = x if dim is None else promote_types(dim, x)
                 continue
-            sd = _scalar_dtype_slow(x)
+            # A wrapped number's dtype has its Python scalar's category; reading the dtype
+            # rather than the value keeps this data-free (tracing, lazy arrays).
+            sd = d if d is not None else _scalar_dtype_slow(x)
             if sd.is_complex:
                 sd = default_complex_dtype()
             elif sd.is_floating_point:

@@ -20,7 +20,7 @@ from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, BACKEND_BITS, Di
                            DispatchKeySet)
 import math
 
-__all__ = ["Tensor", "Size", "tensor_method", "set_grad", "GradWriteLog"]
+__all__ = ["Tensor", "Size", "tensor_method", "set_grad", "read_grad", "GradWriteLog"]
 
 
 class Size(tuple):
@@ -335,7 +335,7 @@ class Tensor:
         >>> w.grad is None, ((w * 3).sum().backward(), w.grad)[1]
         (True, tensor([3., 3.]))
         """
-        return self._grad
+        return read_grad(self)
 
     @grad.setter
     def grad(self, value):
@@ -564,6 +564,9 @@ class GradWriteLog:
 
     def __init__(self):
         self.writes = {}        # id(tensor) -> (tensor, grad before the first write)
+        # id(tensor) -> (tensor, whether .grad was None) for each .grad read before any
+        # write: the traced program depends on that, so fnx.compile guards it
+        self.reads = {}
 
     def __enter__(self):
         self._outer = GradWriteLog.active
@@ -572,6 +575,14 @@ class GradWriteLog:
 
     def __exit__(self, *exc):
         GradWriteLog.active = self._outer
+
+
+def read_grad(t):
+    """``t.grad`` (the property's and the engine's one read path; see GradWriteLog)."""
+    log = GradWriteLog.active
+    if log is not None and id(t) not in log.writes and id(t) not in log.reads:
+        log.reads[id(t)] = (t, t._grad is None)
+    return t._grad
 
 
 def set_grad(t, value) -> None:

@@ -29,30 +29,11 @@ from ..core import dtype as D
 from ..core.device import CPU
 from ..ops import prims
 from .graph import NodeMeta
+from .guards import Guard
 
-__all__ = ["SymFloat", "Guard"]
+__all__ = ["SymFloat"]
 
 _META = NodeMeta((), D.float64, CPU)
-
-
-class Guard:
-    """``predicate(inputs) == expected`` must hold for a program to be reused; ``inputs``
-    are the program's inputs in placeholder order. ``what`` says it in words."""
-    __slots__ = ("predicate", "expected", "what")
-
-    def __init__(self, predicate, expected, what):
-        self.predicate = predicate
-        self.expected = expected
-        self.what = what
-
-    def holds(self, inputs) -> bool:
-        try:
-            return self.predicate(inputs) == self.expected
-        except (ArithmeticError, ValueError, TypeError):
-            return False
-
-    def __repr__(self):
-        return f"Guard({self.what} == {self.expected!r})"
 
 
 def _expr(x):

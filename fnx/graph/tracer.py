@@ -18,6 +18,7 @@ import contextlib
 import inspect
 import os
 import traceback
+import types
 
 from ..core import dtype as D
 from ..core import tls
@@ -30,7 +31,8 @@ from ..ir.variants import (Special, bind_names, functional_variant, inverse_view
 from ..ops import aten
 from .graph import Graph, NodeMeta
 from .levels import DecomposingMode, in_target
-from .symbolic import Guard, SymFloat
+from .guards import Guard
+from .symbolic import SymFloat
 
 __all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
            "is_compiling", "suspend_tracing", "read_traced"]
@@ -421,7 +423,7 @@ def _common_device(op, args):
 
 
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
-          functional=False, capture_grads=False, **kwargs) -> Graph:
+          functional=False, capture_grads=False, stored_roots=(), **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -435,6 +437,9 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     the Tracer key) records and a ``backward()`` inside ``fn`` is traced too. With
     ``capture_grads`` every ``.grad`` that ``fn`` writes on an input is restored afterwards
     and listed in ``graph.grad_writes`` as (input index, output index or None for None).
+    Tensors of the trace that ``fn`` left on Python objects reachable from
+    ``stored_roots`` (a cached mask on a module, an optimizer's lazily made state) are
+    outputs too, listed in ``graph.stored`` as (container, key, tensor, output index).
     """
     graph = Graph()
     if functional:
@@ -484,8 +489,16 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
             graph.mutated_inputs = [(i, len(extra) + k + 1) for k, (i, _) in enumerate(finals)]
             extra += [n for _, n in finals]
         graph.grad_writes = []
+        graph.grad_reads = []
         if log is not None:
             extra += _grad_outputs(mode, log, graph, len(extra) + 1)
+            # whether a real tensor's .grad was None when the trace first read it
+            graph.grad_reads = [(t, none) for t, none in log.reads.values()
+                                if not isinstance(t._data, MetaArray)]
+        graph.stored = []
+        for container, key, t in _stored_tensors(mode, stored_roots):
+            graph.stored.append((container, key, t, len(extra) + 1))
+            extra.append(mode.node_of(t))
         if extra:
             result = (result, *extra)
     graph.output(result)
@@ -493,6 +506,38 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.input_sources = mode.sources
     graph.guards = mode.guards
     return graph
+
+
+def _stored_tensors(mode, roots, limit=50_000):
+    """``(container, key, tensor)`` for each tensor of this trace found on an object
+    reachable from ``roots`` (attributes, dict values, list items), i.e. left behind by the
+    traced code. The walk skips modules, classes and functions, and stops at ``limit``
+    objects."""
+    found, seen = [], set()
+    stack = [(None, None, r) for r in roots]
+    while stack and len(seen) < limit:
+        container, key, obj = stack.pop()
+        if isinstance(obj, Tensor):
+            if isinstance(obj._data, MetaArray) and (id(obj) in mode._node_of or
+                                                      id(obj._data) in mode._of_data):
+                found.append((container, key, obj))
+            continue
+        if id(obj) in seen or isinstance(obj, _OPAQUE):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            stack.extend((obj, k, v) for k, v in obj.items())
+        elif isinstance(obj, list):
+            stack.extend((obj, i, v) for i, v in enumerate(obj))
+        elif isinstance(obj, tuple):
+            stack.extend((None, None, v) for v in obj)   # immutable: found, not replayable
+        elif hasattr(obj, "__dict__"):
+            stack.extend((obj, ("attr", k), v) for k, v in vars(obj).items())
+    return found
+
+
+_OPAQUE = (str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
+           types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 def _lift_written_captures(mode):

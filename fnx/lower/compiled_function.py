@@ -16,15 +16,19 @@ program differentiated by JAX's ``vjp``, recorded as one autograd node.
 from __future__ import annotations
 
 import functools
+import logging
+import os
 import warnings
 
 import numpy as np
 
 from ..autograd import engine as _engine
 from ..backends.cpu import wrap
+from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import Tensor, set_grad
 from ..dispatch.modes import current_mode
+from ..graph import guards
 from ..graph import tracer as _tracer
 from ..graph.graph import Graph, map_nodes
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
@@ -34,6 +38,13 @@ from ..ir.aten.random import next_key
 from .target import get_target
 
 __all__ = ["compile", "CompiledFunction", "CompileReport"]
+
+# FNX_LOGS=recompiles prints each recompilation with the guard that failed (as PyTorch's
+# TORCH_LOGS=recompiles); the records go to the "fnx.compile" logger either way.
+_log = logging.getLogger("fnx.compile")
+if "recompiles" in os.environ.get("FNX_LOGS", "").split(","):
+    _log.addHandler(logging.StreamHandler())
+    _log.setLevel(logging.INFO)
 
 
 class CompiledFunction:
@@ -50,15 +61,30 @@ class CompiledFunction:
         self.cache = {}
         self._eager_reason = None
         self._warned = set()
+        self._state_version = -1        # see _module_state
+        self._state_ids = {}
+        self._state_id = None
+        self._stored_once = False
         functools.update_wrapper(self, fn, updated=())
 
     # -- guards
     def _guards(self, args, kwargs):
         key = [_describe(a) for a in args]
         key += [(k, _describe(v)) for k, v in sorted(kwargs.items())]
-        key.append(("training", _training_flags(self.fn)))
+        key.append(("modules", self._module_state()))
+        key.append(("scope", guards.scope_state(self.fn)))
         key.append(("grad", is_grad_enabled()))
         return tuple(key)
+
+    def _module_state(self) -> int:
+        """The modules' state as a small number: the snapshot is retaken only after some
+        module attribute was set (``guards.state_version``)."""
+        version = guards.state_version[0]
+        if version != self._state_version:
+            snapshot = guards.module_state(self.fn)
+            self._state_id = self._state_ids.setdefault(snapshot, len(self._state_ids))
+            self._state_version = version
+        return self._state_id
 
     def __call__(self, *args, **kwargs):
         if self._eager_reason is not None or _tracing():
@@ -74,10 +100,15 @@ class CompiledFunction:
                 entry = e
                 break
         if entry is None:
+            reason = self._recompile_reason(key, args, kwargs) if self.cache else None
+            if reason is not None:
+                _log.info("fnx.compile: recompiling %s: guard failed: %s", _name(self.fn),
+                          reason)
             if sum(len(v) for v in self.cache.values()) >= self.cache_limit:
                 self._warn_once("cache", f"fnx.compile: {self.cache_limit} recompilations of "
                                          f"{_name(self.fn)} (cache_limit); running eagerly "
-                                         f"from now on")
+                                         f"from now on. The guard that kept failing: "
+                                         f"{reason}")
                 self._eager_reason = "cache_limit"
                 return self.fn(*args, **kwargs)
             try:
@@ -93,6 +124,39 @@ class CompiledFunction:
             if not entry.one_shot:
                 self.cache.setdefault(key, []).append(entry)
         return entry(args, kwargs, inputs)
+
+    def _recompile_reason(self, key, args, kwargs) -> str:
+        """Why no cached program fits this call, in words (for logs and warnings)."""
+        same = self.cache.get(key)
+        if same:
+            e = same[-1]
+            for t, m in zip(e.lifted, e.lifted_meta):
+                if _describe_lifted(t) != m:
+                    return (f"a tensor the function reads changed: {m} -> "
+                            f"{_describe_lifted(t)}")
+            for t, none in e.grad_reads:
+                if (t._grad is None) != none:
+                    return (f".grad of a {tuple(t.shape)} tensor was "
+                            f"{'None' if none else 'set'} when traced, now it is not")
+            inputs = e.flat_inputs(args, kwargs)
+            for i in e.scalar_inputs:
+                if type(inputs[i]) is not float:
+                    return f"input {e.places[i].name} is no longer a float: {inputs[i]!r}"
+            for g in e.guards:
+                if not g.holds(inputs):
+                    return f"{g.what} was {g.expected!r}"
+            return "unknown"
+        old = list(self.cache)[-1]
+        names = [f"argument {i}" for i in range(len(args))] + \
+                [f"argument {k!r}" for k in sorted(kwargs)] + \
+                ["module state", "globals and closure", "grad mode"]
+        for name, a, b in zip(names, old, key):
+            if a != b:
+                if name == "module state":
+                    snapshots = {v: k for k, v in self._state_ids.items()}
+                    return guards.describe_module_change(snapshots[a[1]], snapshots[b[1]])
+                return f"{name}: {guards.describe_difference(a, b)}"
+        return f"call structure: {guards.describe_difference(old, key)}"
 
     def entries(self) -> list:
         """Every compiled specialization so far (one per guard set)."""
@@ -117,18 +181,26 @@ class CompiledFunction:
         # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
         # function is recorded too, and the .grad it writes become outputs.
         runs, suspended = _engine.runs[0], _tracer.suspensions[0]
+        roots = guards.roots_of(self.fn) + [args, kwargs]
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
-                      decompose_to=self.decompose, capture_grads=True)
+                      decompose_to=self.decompose, capture_grads=True, stored_roots=roots)
         differentiable = graph.output_requires_grad and _engine.runs[0] == runs
         # State made outside the trace (an optimizer's first step): Python took a branch
         # the guards cannot see, so this program is for this call only.
         one_shot = _tracer.suspensions[0] != suspended
+        if graph.stored and not self._stored_once:
+            # The traced code stored tensors on Python objects (a cache, lazily made state):
+            # the next call's Python sees them and may branch differently, so this program
+            # is for this call only. A second trace that stores again is kept, and its
+            # stores are replayed on every call.
+            self._stored_once = one_shot = True
         if differentiable:
             # Outputs that carry a gradient and no backward inside: the caller differentiates
             # the result. Trace the forward alone; its backward is JAX's vjp of it.
             with no_grad():
                 graph = trace(call, *flat, input_names=names, lift_captured=True,
-                              functional=True, decompose_to=self.decompose)
+                              functional=True, decompose_to=self.decompose,
+                              stored_roots=roots)
         lifted = graph.lifted
         stages["functional"] = graph
         graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
@@ -205,7 +277,10 @@ class _Entry:
         self.parts = parts
         self.lifted = lifted            # tensors read from outside (parameters, buffers)
         self.sources = graph.input_sources
-        self.lifted_meta = [_describe(t) for t in lifted]
+        self.lifted_meta = [_describe_lifted(t) for t in lifted]
+        # .grad None-ness the trace decided on (read before written): the only .grad state
+        # that selects a program, so a step that sets .grad is not traced a second time
+        self.grad_reads = getattr(graph, "grad_reads", [])
         self.guards = getattr(graph, "guards", [])
         self.scalar_inputs = [i for i, (kind, _) in enumerate(self.sources) if kind == "scalar"]
         self.n_explicit = n_explicit
@@ -218,11 +293,15 @@ class _Entry:
         grads = getattr(graph, "grad_writes", [])
         self.writeback = [(i, out[k]) for i, k in mutated]
         self.grad_writes = [(i, out[k] if k is not None else None) for i, k in grads]
-        self.result = out[0] if mutated or any(k is not None for _, k in grads) else out
+        self.stored = [(c, key, t, out[k]) for c, key, t, k in getattr(graph, "stored", [])]
+        self.result = out[0] if mutated or self.stored or \
+            any(k is not None for _, k in grads) else out
+        self.calls = 0
         self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
 
     def lifted_match(self) -> bool:
-        return all(_describe(t) == m for t, m in zip(self.lifted, self.lifted_meta))
+        return all(_describe_lifted(t) == m for t, m in zip(self.lifted, self.lifted_meta)) \
+            and all((t._grad is None) == none for t, none in self.grad_reads)
 
     def match(self, args, kwargs):
         """The program's inputs for this call if this entry's guards hold, else None."""
@@ -277,6 +356,23 @@ class _Entry:
         self.write_back(inputs, env)
         return map_nodes(self.result, env.__getitem__)
 
+    def replay_stores(self, env):
+        """Put each tensor the traced code stored on a Python object there: the trace's
+        own tensor becomes real on the first call; later calls store a new tensor, as the
+        Python code would have."""
+        first = self.calls == 0
+        self.calls += 1
+        for container, key, t, node in self.stored:
+            value = env[node]
+            if first or container is None:
+                _materialize(t, value)
+            elif isinstance(key, tuple) and key[0] == "attr":
+                setattr(container, key[1], value.detach())
+            else:
+                container[key] = value.detach()
+        if self.stored:
+            guards.bump()
+
     def write_back(self, inputs, env):
         with no_grad():
             for i, node in self.writeback:
@@ -284,6 +380,7 @@ class _Entry:
         for i, node in self.grad_writes:
             g = env[node] if node is not None else None
             set_grad(inputs[i], g)
+        self.replay_stores(env)
 
 
 class _GradEntry(_Entry):
@@ -356,6 +453,19 @@ def _flatten_call(args, kwargs):
     return flat, rebuild
 
 
+def _materialize(t, value):
+    """Trace tensor ``t`` becomes a real tensor holding ``value`` (same object, so every
+    place that kept it sees the value; detached, as the trace's history is gone)."""
+    t._data, t._dtype, t._device = value._data, value._dtype, value._device
+    t._ks = value._ks & ~AUTOGRAD_BITS
+    t._strides = value._strides
+    t._base, t._view_chain, t.grad_fn = None, (), None
+
+
+def _describe_lifted(t):
+    return (tuple(t.shape), t.dtype, t.device, t.requires_grad)
+
+
 def _describe(v):
     if isinstance(v, Tensor):
         return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None)
@@ -370,13 +480,6 @@ def _describe(v):
         return ("V", v)
     except TypeError:
         return ("id", id(v))
-
-
-def _training_flags(fn):
-    modules = getattr(fn, "modules", None)
-    if callable(modules):
-        return tuple(bool(getattr(m, "training", False)) for m in modules())
-    return getattr(fn, "training", None)
 
 
 def _name(fn):

@@ -61,7 +61,7 @@ def compile_vjp(run, graph):
     result_nodes = []
     mutated = getattr(graph, "mutated_inputs", [])
     out = graph.output_node.args[0]
-    _collect(out[0] if mutated else out, result_nodes)
+    _collect(out[0] if mutated or getattr(graph, "stored", None) else out, result_nodes)
     n_result = len(result_nodes)
     diff_out = [j for j, n in enumerate(out_nodes[:n_result]) if _is_float(n.meta.dtype)]
     other_out = [j for j in range(len(out_nodes)) if j not in diff_out]

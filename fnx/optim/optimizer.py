@@ -157,16 +157,17 @@ class Optimizer:
         """Reset the gradients of every parameter (to None by default, as PyTorch)."""
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
+                if set_to_none:
+                    # unconditionally: not reading .grad keeps a compiled step that starts
+                    # here independent of whether the last step left gradients
+                    p.grad = None
+                elif p.grad is not None:
+                    g = p.grad
+                    if g.grad_fn is not None:
+                        g = p.grad = g.detach()
                     else:
-                        g = p.grad
-                        if g.grad_fn is not None:
-                            g = p.grad = g.detach()
-                        else:
-                            g.requires_grad_(False)
-                        g.zero_()
+                        g.requires_grad_(False)
+                    g.zero_()
 
     def step(self, closure=None):
         raise NotImplementedError

@@ -21,6 +21,7 @@ from ...core.device import device as _device_cls
 from ...core.dispatch_key import AUTOGRAD_BITS
 from ...core.grad_mode import no_grad
 from ...core.tensor import Tensor, _autograd_bit
+from ...graph import guards as _guards
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]
@@ -232,6 +233,7 @@ class Module:
 
     # ------------------------------------------------------------------ registration
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        _guards.bump()
         """Add a buffer (a tensor that is state but not a parameter, e.g. running
         statistics); ``persistent=False`` keeps it out of ``state_dict``."""
         if "_buffers" not in self.__dict__:
@@ -251,6 +253,7 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param) -> None:
+        _guards.bump()
         """Add a parameter (``None`` reserves the name, as an absent bias)."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
@@ -271,6 +274,7 @@ class Module:
         self._parameters[name] = param
 
     def add_module(self, name: str, module) -> None:
+        _guards.bump()
         """Add a child module (``None`` reserves the name)."""
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{_type_name(module)} is not a Module subclass")
@@ -282,6 +286,7 @@ class Module:
     register_module = add_module
 
     def __setattr__(self, name, value):
+        _guards.bump()          # compiled programs recheck the state they read
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -328,6 +333,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
+        _guards.bump()
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:
@@ -471,17 +477,16 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters (to None by default, as PyTorch)."""
         for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
+            if set_to_none:
+                p.grad = None   # without reading .grad (see Optimizer.zero_grad)
+            elif p.grad is not None:
+                g = p.grad
+                if g.grad_fn is not None:
+                    g = g.detach()
+                    p.grad = g
                 else:
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g = g.detach()
-                        p.grad = g
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+                    g.requires_grad_(False)
+                g.zero_()
 
     def apply(self, fn) -> "Module":
         """Call ``fn`` on every submodule (children first) and on ``self``."""
@@ -689,6 +694,9 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+_guards.register_module_class(Module)
 
 
 class _CallImpl:

@@ -1,0 +1,173 @@
+"""What a compiled program assumed about Python state, checked before it is reused.
+
+Three kinds of guard keep ``fnx.compile`` from running a program that no longer matches:
+
+- ``Guard``: a decision the trace made on a program input's Python value
+  (``if lr > 0``; see ``fnx.graph.symbolic``), evaluated on each call's inputs.
+- The module state: for every ``nn.Module`` reachable from the compiled function, its
+  plain attributes (``training``, ``eps``, a flag read in ``forward``) and which parameters,
+  buffers and submodules it holds. Modules bump ``state_version`` whenever an attribute is
+  set, so the snapshot is retaken only after something changed, not on every call.
+- The globals and closure cells the function names: plain values by value, objects by
+  identity (a rebound ``model`` means other parameters).
+
+>>> import fnx
+>>> lin = fnx.nn.Linear(2, 2)
+>>> before = state_version[0]
+>>> lin.training = False
+>>> state_version[0] > before
+True
+"""
+from __future__ import annotations
+
+import types
+
+__all__ = ["Guard", "state_version", "bump", "register_module_class", "module_state", "roots_of",
+           "scope_state", "describe_difference", "describe_module_change"]
+
+state_version = [0]         # bumped on every attribute write of a registered module class
+_module_classes: list = []
+_PLAIN = (int, float, bool, str, type(None))
+
+
+class Guard:
+    """``predicate(inputs) == expected`` must hold for a program to be reused; ``inputs``
+    are the program's inputs in placeholder order. ``what`` says it in words."""
+    __slots__ = ("predicate", "expected", "what")
+
+    def __init__(self, predicate, expected, what):
+        self.predicate = predicate
+        self.expected = expected
+        self.what = what
+
+    def holds(self, inputs) -> bool:
+        try:
+            return self.predicate(inputs) == self.expected
+        except (ArithmeticError, ValueError, TypeError):
+            return False
+
+    def __repr__(self):
+        return f"Guard({self.what} == {self.expected!r})"
+
+
+def bump() -> None:
+    """Python state that compiled programs may have read changed (a module attribute)."""
+    state_version[0] += 1
+
+
+def register_module_class(cls) -> None:
+    """``cls`` (``nn.Module``) holds state compiled programs read; it calls ``bump``."""
+    _module_classes.append(cls)
+
+
+def _is_module(v) -> bool:
+    return any(isinstance(v, c) for c in _module_classes)
+
+
+def _modules_of(fn):
+    """The modules ``fn`` reaches: itself, a bound method's object, and the globals and
+    closure cells its code names."""
+    found = []
+    if _is_module(fn):
+        found.append(fn)
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and _is_module(owner):
+        found.append(owner)
+    for _, value in _scope(fn):
+        if _is_module(value):
+            found.append(value)
+    seen, out = set(), []
+    for root in found:
+        for m in root.modules():
+            if id(m) not in seen:
+                seen.add(id(m))
+                out.append(m)
+    return out
+
+
+def roots_of(fn) -> list:
+    """The objects through which ``fn`` reaches Python state: itself (a module or other
+    callable object), a bound method's object, and the globals and closure cells it names."""
+    roots = [] if isinstance(fn, types.FunctionType) else [fn]
+    owner = getattr(fn, "__self__", None)
+    if owner is not None:
+        roots.append(owner)
+    return roots + [v for _, v in _scope(fn)]
+
+
+def module_state(fn) -> tuple:
+    """A snapshot of the state of every module ``fn`` reaches (see the module docstring)."""
+    out = []
+    for m in _modules_of(fn):
+        d = m.__dict__
+        plain = tuple((k, type(v), v) for k, v in d.items()
+                      if type(v) in _PLAIN and not k.startswith("_"))
+        out.append((id(m), plain,
+                    tuple((k, id(v)) for k, v in d.get("_parameters", {}).items()),
+                    tuple((k, id(v)) for k, v in d.get("_buffers", {}).items()),
+                    tuple((k, id(v)) for k, v in d.get("_modules", {}).items())))
+    return tuple(out)
+
+
+def _code_of(fn):
+    fn = getattr(fn, "__func__", fn)
+    if not isinstance(fn, types.FunctionType):
+        return None, None
+    return fn.__code__, fn
+
+
+def _scope(fn):
+    """``(name, value)`` of each global and closure cell ``fn``'s code names."""
+    code, func = _code_of(fn)
+    if code is None:
+        return []
+    out = []
+    g = func.__globals__
+    for name in code.co_names:
+        if name in g:
+            out.append((name, g[name]))
+    for name, cell in zip(code.co_freevars, func.__closure__ or ()):
+        try:
+            out.append((name, cell.cell_contents))
+        except ValueError:          # an empty cell
+            out.append((name, None))
+    return out
+
+
+def scope_state(fn) -> tuple:
+    """The globals and closure cells ``fn`` names: plain values by value, objects by id."""
+    return tuple((name, type(v), v) if type(v) in _PLAIN else (name, "id", id(v))
+                 for name, v in _scope(fn))
+
+
+def describe_module_change(old: tuple, new: tuple) -> str:
+    """Which module attribute differs between two ``module_state`` snapshots, in words."""
+    for a, b in zip(old, new):
+        if a == b:
+            continue
+        for kind, x, y in zip(("attribute", "parameter", "buffer", "submodule"), a[1:], b[1:]):
+            if x != y:
+                dx = {k: v[-1] for k, *v in x}
+                dy = {k: v[-1] for k, *v in y}
+                gone = "<not a plain value>"
+                name = next(k for k in list(dx) + list(dy)
+                            if dx.get(k, gone) != dy.get(k, gone))
+                if kind == "attribute":
+                    return (f"module attribute {name!r}: {dx.get(name, gone)!r} -> "
+                            f"{dy.get(name, gone)!r}")
+                return f"module {kind} {name!r} was reassigned"
+    return "the modules reached changed"
+
+
+def describe_difference(old, new) -> str:
+    """The first place two guard keys differ, in words."""
+    if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+        for a, b in zip(old, new):
+            if a != b:
+                return describe_difference(a, b)
+    return f"{_short(old)} -> {_short(new)}"
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) < 160 else text[:157] + "..."

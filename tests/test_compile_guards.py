@@ -1,0 +1,336 @@
+"""fnx.compile never runs a program whose Python assumptions went stale.
+
+Floats are program inputs (a new learning rate does not recompile and is not ignored);
+decisions on them, module attributes, globals and ``.grad`` state are guards; tensors the
+traced code leaves on Python objects become real values. Every check compares the compiled
+run with the same code run eagerly.
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import pytest
+
+import fnx
+from fnx import nn, optim
+from fnx.lower.compiled_function import CompiledFunction
+from fnx.testing import to_numpy
+
+
+def _traces(monkeypatch):
+    """A list that grows by one each time fnx.compile traces."""
+    count = []
+    original = CompiledFunction._compile
+
+    def counting(self, *a, **k):
+        count.append(1)
+        return original(self, *a, **k)
+    monkeypatch.setattr(CompiledFunction, "_compile", counting)
+    return count
+
+
+def test_float_argument_is_an_input_not_a_constant(monkeypatch):
+    traces = _traces(monkeypatch)
+    f = fnx.compile(lambda x, s: x * s + 1)
+    x = fnx.tensor([1.0, -2.0])
+    for s in (2.0, 3.5, -0.25):
+        np.testing.assert_array_equal(to_numpy(f(x, s)), to_numpy(x) * np.float32(s) + 1)
+    assert len(traces) == 1
+
+
+def test_decision_on_a_float_is_guarded():
+    f = fnx.compile(lambda x, s: x * s if s > 0 else x - s)
+    x = fnx.tensor([1.0, 2.0])
+    np.testing.assert_array_equal(to_numpy(f(x, 2.0)), [2.0, 4.0])
+    np.testing.assert_array_equal(to_numpy(f(x, 3.0)), [3.0, 6.0])
+    np.testing.assert_array_equal(to_numpy(f(x, -1.0)), [2.0, 3.0])   # other branch
+    assert len(f.entries()) == 2
+    assert [g.what for g in f.entries()[0].guards] == ["arg1 > 0"]
+
+
+def test_float_arithmetic_is_recorded():
+    # (1 - s) / 2 is computed from the input at run time, in double precision as Python does
+    f = fnx.compile(lambda x, s: x * ((1 - s) / 2) + s ** 2)
+    x = fnx.tensor([1.0, 3.0], dtype=fnx.float64)
+    for s in (0.1, 0.7):
+        np.testing.assert_allclose(to_numpy(f(x, s)), to_numpy(x) * ((1 - s) / 2) + s ** 2,
+                                   rtol=1e-15)
+    assert len(f.entries()) == 1
+
+
+def _model():
+    fnx.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def _data():
+    fnx.manual_seed(1)
+    return fnx.randn(16, 4), fnx.randint(0, 3, (16,))
+
+
+def _train(compiled, make_opt, make_sched=None, steps=20, lr_at=None):
+    """Weights after ``steps`` training steps, and the number of compiled programs."""
+    model = _model()
+    opt = make_opt(model.parameters())
+    sched = make_sched(opt) if make_sched else None
+    x, y = _data()
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = fnx.compile(step) if compiled else step
+    for i in range(steps):
+        if lr_at is not None:
+            opt.param_groups[0]["lr"] = lr_at(i)
+        loss = f(x, y)
+        if sched is not None:
+            if type(sched).__name__ == "ReduceLROnPlateau":     # steps on the metric
+                sched.step(loss.item())
+            else:
+                sched.step()
+    weights = [to_numpy(p.detach()) for p in model.parameters()]
+    return weights, (len(f.entries()) if compiled else None)
+
+
+OPTIMIZERS = {
+    "sgd_momentum": lambda p: optim.SGD(p, lr=0.1, momentum=0.9),
+    "adam": lambda p: optim.Adam(p, lr=0.01),
+    "adamw": lambda p: optim.AdamW(p, lr=0.01, weight_decay=0.1),
+}
+SCHEDULERS = {
+    "StepLR": lambda o: optim.lr_scheduler.StepLR(o, step_size=3, gamma=0.5),
+    "CosineAnnealingLR": lambda o: optim.lr_scheduler.CosineAnnealingLR(o, T_max=10),
+    "LambdaLR": lambda o: optim.lr_scheduler.LambdaLR(o, lambda e: 1.0 / (e + 1)),
+}
+
+
+@pytest.mark.parametrize("sched", sorted(SCHEDULERS))
+@pytest.mark.parametrize("opt", sorted(OPTIMIZERS))
+def test_scheduler_in_compiled_step_matches_eager(opt, sched):
+    eager, _ = _train(False, OPTIMIZERS[opt], SCHEDULERS[sched])
+    compiled, programs = _train(True, OPTIMIZERS[opt], SCHEDULERS[sched])
+    for a, b in zip(eager, compiled):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert programs == 1        # the learning rate never recompiled
+
+
+def test_learning_rate_zero_stops_the_compiled_step():
+    start = [to_numpy(p.detach()) for p in _model().parameters()]
+    w, _ = _train(True, OPTIMIZERS["sgd_momentum"], steps=4, lr_at=lambda i: 0.0)
+    for a, b in zip(start, w):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_non_float_option_change_recompiles():
+    model = _model()
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    twin = _model()
+    opt2 = optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+    x, y = _data()
+
+    def make(m, o):
+        def step(x, y):
+            o.zero_grad()
+            nn.functional.cross_entropy(m(x), y).backward()
+            o.step()
+        return step
+    f, g = fnx.compile(make(model, opt)), make(twin, opt2)
+    for i in range(4):
+        opt.param_groups[0]["nesterov"] = opt2.param_groups[0]["nesterov"] = i >= 2
+        f(x, y)
+        g(x, y)
+    for a, b in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(to_numpy(a.detach()), to_numpy(b.detach()), rtol=1e-6)
+
+
+class _Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+        self.scale = 2
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.lin(x)) * self.scale
+
+
+def test_module_attribute_change_recompiles(caplog):
+    m = _Scaled().eval()
+    f = fnx.compile(m)
+    x = fnx.randn(4, 3)
+    a = to_numpy(f(x))
+    m.scale = 3
+    with caplog.at_level(logging.INFO, logger="fnx.compile"):
+        b = to_numpy(f(x))
+    np.testing.assert_allclose(b, a * 1.5, rtol=1e-6)
+    np.testing.assert_allclose(b, to_numpy(m(x)), rtol=1e-6)
+    assert "module attribute 'scale': 2 -> 3" in caplog.text
+    m.train()
+    with fnx.no_grad():
+        out = f(x)
+    zeros = (to_numpy(out) == 0).mean()
+    assert 0.1 < zeros < 0.9        # dropout is on again
+
+
+def test_global_value_is_guarded():
+    f = fnx.compile(_uses_global)
+    x = fnx.ones(2)
+    global _FACTOR
+    _FACTOR = 2
+    np.testing.assert_array_equal(to_numpy(f(x)), [2.0, 2.0])
+    _FACTOR = 5
+    np.testing.assert_array_equal(to_numpy(f(x)), [5.0, 5.0])
+
+
+_FACTOR = 2
+
+
+def _uses_global(x):
+    return x * _FACTOR
+
+
+def test_cache_limit_warning_names_the_guard():
+    f = fnx.compile(lambda x, n: x * n, cache_limit=2)
+    x = fnx.ones(1)
+    f(x, 1)
+    f(x, 2)
+    with pytest.warns(UserWarning, match=r"argument 1: .*2 -> .*3"):
+        out = f(x, 3)
+    np.testing.assert_array_equal(to_numpy(out), [3.0])
+
+
+def test_training_step_traces_once(monkeypatch):
+    traces = _traces(monkeypatch)
+    w_eager, _ = _train(False, OPTIMIZERS["adam"], steps=3)
+    w, programs = _train(True, OPTIMIZERS["adam"], steps=3)
+    # Adam's first step makes its state outside the trace (one call), then one program:
+    # the .grad the first step leaves behind does not select a second program
+    assert programs == 1 and len(traces) == 2
+    for a, b in zip(w_eager, w):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def _clip_step(compiled):
+    fnx.manual_seed(0)
+    model = nn.Linear(4, 2)
+    opt = optim.SGD(model.parameters(), lr=0.5)
+    x, y = fnx.randn(8, 4), fnx.randn(8, 2)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+        opt.step()
+        return loss
+    f = fnx.compile(step) if compiled else step
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no fallback to eager
+        for _ in range(3):
+            f(x, y)
+    return [to_numpy(p.detach()) for p in model.parameters()]
+
+
+def test_clip_grad_norm_in_a_compiled_step():
+    for a, b in zip(_clip_step(False), _clip_step(True)):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+
+
+def test_python_scalar_divided_by_tensor_traces():
+    f = fnx.compile(lambda t: 2.0 / t + 1 / (t + 1e-6))
+    t = fnx.tensor([4.0, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = f(t)
+    np.testing.assert_allclose(to_numpy(out), 2.0 / np.float32([4, 0.5]) +
+                               1 / (np.float32([4, 0.5]) + np.float32(1e-6)), rtol=1e-6)
+
+
+class _CachedMask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mask = None
+
+    def forward(self, x):
+        if self.mask is None or self.mask.shape[0] != x.shape[0]:
+            self.mask = fnx.arange(x.shape[0]) * 2.0
+        return x * self.mask
+
+
+def test_tensor_stored_on_a_module_is_real():
+    m = _CachedMask()
+    f = fnx.compile(m)
+    x = fnx.ones(3)
+    for _ in range(3):
+        np.testing.assert_array_equal(to_numpy(f(x)), [0.0, 2.0, 4.0])
+        np.testing.assert_array_equal(to_numpy(m.mask), [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(to_numpy(f(fnx.ones(2))), [0.0, 2.0])
+    np.testing.assert_array_equal(to_numpy(m.mask), [0.0, 2.0])
+
+
+class _HandWrittenMomentum:
+    """An optimizer that makes its state lazily inside step(), with no suspend_tracing."""
+
+    def __init__(self, params, lr):
+        self.params, self.lr, self.state = list(params), lr, {}
+
+    def step(self):
+        with fnx.no_grad():
+            for p in self.params:
+                if p not in self.state:
+                    self.state[p] = fnx.zeros_like(p)
+                buf = self.state[p]
+                buf.mul_(0.9).add_(p.grad)
+                p.sub_(buf * self.lr)
+
+
+def _hand_written(compiled):
+    model = _model()
+    opt = _HandWrittenMomentum(model.parameters(), 0.1)
+    x, y = _data()
+
+    def step(x, y):
+        model.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    f = fnx.compile(step) if compiled else step
+    for _ in range(5):
+        f(x, y)
+    return [to_numpy(p.detach()) for p in model.parameters()], opt
+
+
+def test_lazily_made_optimizer_state_is_real_and_exact():
+    eager, _ = _hand_written(False)
+    compiled, opt = _hand_written(True)
+    for a, b in zip(eager, compiled):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    for buf in opt.state.values():
+        assert np.isfinite(to_numpy(buf)).all()     # real data, not a trace's meta tensor
+
+
+class _LastOutput(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+
+    def forward(self, x):
+        out = self.lin(x)
+        self.last = out * 1
+        return out
+
+
+def test_store_on_every_call_is_replayed():
+    m = _LastOutput()
+    f = fnx.compile(m)
+    with fnx.no_grad():
+        for i in range(4):
+            x = fnx.full((1, 2), float(i))
+            out = f(x)
+            np.testing.assert_array_equal(to_numpy(m.last), to_numpy(out))
+            np.testing.assert_allclose(to_numpy(out), to_numpy(m.lin(x)), rtol=1e-6)
