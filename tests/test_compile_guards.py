@@ -334,3 +334,54 @@ def test_store_on_every_call_is_replayed():
             out = f(x)
             np.testing.assert_array_equal(to_numpy(m.last), to_numpy(out))
             np.testing.assert_allclose(to_numpy(out), to_numpy(m.lin(x)), rtol=1e-6)
+
+
+def _fallback_step(compiled):
+    fnx.manual_seed(0)
+    model = nn.Linear(4, 2)
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = fnx.randn(8, 4), fnx.randn(8, 2)
+
+    def step(x, y):
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        if loss.item() > 100:       # data-dependent: the compiled function runs eagerly
+            loss = loss * 0
+        opt.step()
+        opt.zero_grad()
+        return loss
+    f = fnx.compile(step) if compiled else step
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        losses = [f(x, y).item() for _ in range(3)]
+    return losses, [to_numpy(p.detach()) for p in model.parameters()]
+
+
+def test_grad_is_real_after_a_fallback_to_eager():
+    # the trace ran backward (writing .grad) before it stopped at .item(): those writes
+    # are undone, so the eager run accumulates into real gradients
+    (l1, w1), (l2, w2) = _fallback_step(False), _fallback_step(True)
+    assert l1 == l2
+    for a, b in zip(w1, w2):
+        np.testing.assert_array_equal(a, b)
+
+
+class _StoreThenBreak(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cache = None
+
+    def forward(self, x):
+        if self.cache is None:
+            self.cache = x * 2
+        if x.sum().item() > 0:
+            return x * self.cache
+        return x
+
+
+def test_store_before_a_data_dependent_line_is_a_clear_error():
+    from fnx.graph.tracer import StoredTraceTensorError
+    m = _StoreThenBreak()
+    with pytest.raises(StoredTraceTensorError, match=r"_StoreThenBreak.cache.*item\(\)|"
+                                                     r"item\(\).*_StoreThenBreak.cache"):
+        fnx.compile(m)(fnx.ones(2))

@@ -35,7 +35,7 @@ from .guards import Guard
 from .symbolic import SymFloat
 
 __all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
-           "is_compiling", "suspend_tracing", "read_traced"]
+           "is_compiling", "suspend_tracing", "read_traced", "StoredTraceTensorError"]
 
 
 class DataDependentError(RuntimeError):
@@ -471,11 +471,15 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     tkwargs = {k: placeholder(v, k) for k, v in kwargs.items()}
     log = GradWriteLog() if capture_grads else None
     with mode:
-        if log is not None:
-            with log:
+        try:
+            if log is not None:
+                with log:
+                    out = fn(*targs, **tkwargs)
+            else:
                 out = fn(*targs, **tkwargs)
-        else:
-            out = fn(*targs, **tkwargs)
+        except DataDependentError as e:
+            _stopped(e, log, mode, stored_roots)
+            raise
         result = mode.node_of(out)
         graph.output_requires_grad = any(
             isinstance(t, Tensor) and t.requires_grad for t in _leaves(out))
@@ -506,6 +510,34 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.input_sources = mode.sources
     graph.guards = mode.guards
     return graph
+
+
+class StoredTraceTensorError(RuntimeError):
+    """A trace stopped after the traced code stored new tensors on Python objects: the
+    function can neither be compiled nor safely rerun eagerly."""
+
+
+def _stopped(error, log, mode, roots):
+    """Undo what a trace that stopped at a data-dependent line left behind, so the caller
+    can run the function eagerly: ``.grad`` writes are restored. Tensors stored on Python
+    objects cannot be taken back (their old values are unknown): that is an error."""
+    if log is not None:
+        for t, before in log.writes.values():
+            t._grad = before
+    leaked = _stored_tensors(mode, roots)
+    if leaked:
+        where = ", ".join(_place(c, k) for c, k, _ in leaked[:3])
+        raise StoredTraceTensorError(
+            f"fnx.compile: {error}. Before that line the function stored new tensors on "
+            f"Python objects ({where}), which a trace cannot undo, so it cannot run eagerly "
+            f"instead either. Make that line the function's last, or create the state "
+            f"before compiling (or under fnx.compiler.suspend_tracing())") from error
+
+
+def _place(container, key) -> str:
+    if isinstance(key, tuple) and key[0] == "attr":
+        return f"{type(container).__name__}.{key[1]}"
+    return f"{type(container).__name__}[{key!r}]"
 
 
 def _stored_tensors(mode, roots, limit=50_000):
