@@ -240,6 +240,13 @@ def test_module_compile_compiles_in_place():
     assert traced[0] is False and True in traced[1:]      # traced, then never run again
     assert len(traced) <= 3 and len(cf.entries()) == 1
     assert list(m.state_dict()) == ["weight", "bias"]
+    twin = copy.deepcopy(m)                          # a copy is compiled afresh, for itself
+    twin_cf = twin.__dict__["_compiled_call_impl"]
+    assert twin_cf is not cf and twin_cf.fn.module is twin and twin_cf.entries() == []
+    with fnx.no_grad():
+        twin.weight.add_(1)
+        _close(twin(x), twin._call_impl(x))
+        assert not np.allclose(_np(twin(x)), _np(m(x)))
     m.compile(disable=True)
     _close(m(x), eager)
     assert traced[-1] is False

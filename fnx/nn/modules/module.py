@@ -239,6 +239,7 @@ class Module:
         ('Linear', True)
         """
         self.__dict__["_compiled_call_impl"] = fnx.compile(_CallImpl(self), *args, **kwargs)
+        self.__dict__["_compile_settings"] = (args, kwargs)     # a copy compiles afresh
 
     # ------------------------------------------------------------------ registration
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
@@ -362,9 +363,14 @@ class Module:
                      ("_load_state_dict_post_hooks", _IdSet()),
                      ("_non_persistent_buffers_set", set())):
             self.__dict__.setdefault(k, v)
+        settings = state.get("_compile_settings")
+        if settings is not None:
+            self.compile(*settings[0], **settings[1])
 
     def __getstate__(self):
-        return self.__dict__.copy()
+        state = self.__dict__.copy()
+        state.pop("_compiled_call_impl", None)      # programs of this module's tensors
+        return state
 
     # ------------------------------------------------------------------ iteration
     def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
