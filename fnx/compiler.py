@@ -1,4 +1,4 @@
-"""``fnx.compiler``: asking about and stepping outside an ``fnx.compile`` trace, as
+"""``fnx.compiler``: asking about, stepping outside and resetting ``fnx.compile``, as
 ``torch.compiler``.
 
 >>> import fnx
@@ -10,6 +10,49 @@ False
 >>> f(fnx.zeros(1))
 tensor([1.])
 """
-from .graph.tracer import is_compiling, suspend_tracing
+from __future__ import annotations
 
-__all__ = ["is_compiling", "suspend_tracing"]
+import functools
+
+from .graph.tracer import DataDependentError, is_compiling, suspend_tracing
+from .lower.frontend import reset
+
+__all__ = ["is_compiling", "suspend_tracing", "reset", "disable"]
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """Keep ``fn`` out of compiled code, as ``torch.compiler.disable`` (a decorator, with or
+    without arguments). Called outside a trace, ``fn`` runs as usual. fnx cannot break a
+    graph around it, so a compiled function that reaches ``fn`` runs eagerly as a whole
+    (with a warning; with ``fullgraph=True`` it is an error), as for data-dependent control
+    flow. Only ``recursive=True`` is supported.
+
+    >>> import fnx, warnings
+    >>> @fnx.compiler.disable
+    ... def helper(x):
+    ...     return x * 2 if fnx.compiler.is_compiling() else x * 3
+    >>> f = fnx.compile(lambda x: helper(x) + 1)
+    >>> with warnings.catch_warnings(record=True):
+    ...     f(fnx.ones(2))          # helper ran eagerly: it multiplied by 3
+    tensor([4., 4.])
+    >>> fnx.compile(lambda x: helper(x), fullgraph=True)(fnx.ones(1))
+    Traceback (most recent call last):
+    ...
+    fnx.graph.tracer.DataDependentError: helper is disabled by fnx.compiler.disable: ...
+    """
+    if not recursive:
+        raise NotImplementedError("fnx.compiler.disable(recursive=False): fnx cannot compile "
+                                  "the functions a disabled function calls")
+    if fn is None:
+        return functools.partial(disable, recursive=recursive, reason=reason)
+
+    @functools.wraps(fn, updated=())
+    def run_eagerly(*args, **kwargs):
+        if is_compiling():
+            name = getattr(fn, "__qualname__", None) or type(fn).__name__
+            why = f" ({reason})" if reason else ""
+            raise DataDependentError(f"{name} is disabled by fnx.compiler.disable{why}: a "
+                                     f"trace cannot call it, so the compiled function runs "
+                                     f"eagerly")
+        return fn(*args, **kwargs)
+    return run_eagerly

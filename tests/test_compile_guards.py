@@ -15,6 +15,7 @@ import pytest
 
 import fnx
 from fnx import nn, optim
+from fnx.graph.tracer import StoredTraceTensorError
 from fnx.lower.compiled_function import CompiledFunction
 from fnx.testing import to_numpy
 
@@ -107,6 +108,10 @@ SCHEDULERS = {
     "StepLR": lambda o: optim.lr_scheduler.StepLR(o, step_size=3, gamma=0.5),
     "CosineAnnealingLR": lambda o: optim.lr_scheduler.CosineAnnealingLR(o, T_max=10),
     "LambdaLR": lambda o: optim.lr_scheduler.LambdaLR(o, lambda e: 1.0 / (e + 1)),
+    # cycles momentum (SGD) or betas[0] (Adam, AdamW) as well as the learning rate
+    "OneCycleLR": lambda o: optim.lr_scheduler.OneCycleLR(o, max_lr=0.05, total_steps=20),
+    "ReduceLROnPlateau": lambda o: optim.lr_scheduler.ReduceLROnPlateau(
+        o, mode="min", factor=0.5, patience=0, threshold=0.05),
 }
 
 
@@ -380,7 +385,6 @@ class _StoreThenBreak(nn.Module):
 
 
 def test_store_before_a_data_dependent_line_is_a_clear_error():
-    from fnx.graph.tracer import StoredTraceTensorError
     m = _StoreThenBreak()
     with pytest.raises(StoredTraceTensorError, match=r"_StoreThenBreak.cache.*item\(\)|"
                                                      r"item\(\).*_StoreThenBreak.cache"):

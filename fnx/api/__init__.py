@@ -17,7 +17,7 @@ from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 from ..core.random import Generator, default_generator, initial_seed, manual_seed, seed
 from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose
-from ..lower.compiled_function import compile
+from ..lower.frontend import compile
 from ..serialization import load, save
 from . import conversion, creation, indexing, linalg, math, nn, reduction, shape, sorting
 from .conversion import *  # noqa: F403

@@ -22,7 +22,7 @@ from fnx.core.random import seed as seed
 from fnx.core.tensor import Size as Size
 from fnx.core.tensor import Tensor as Tensor
 from fnx.graph.decompose import decompose as decompose
-from fnx.lower.compiled_function import compile as compile
+from fnx.lower.frontend import compile as compile
 from fnx.serialization import load as load
 from fnx.serialization import save as save
 

@@ -65,14 +65,17 @@ def _is_module(v) -> bool:
 
 
 def _modules_of(fn):
-    """The modules ``fn`` reaches: itself, a bound method's object, and the globals and
-    closure cells its code names."""
+    """The modules ``fn`` reaches: itself, a bound method's object, a callable object's
+    attributes, and the globals and closure cells its code names."""
     found = []
     if _is_module(fn):
         found.append(fn)
     owner = getattr(fn, "__self__", None)
     if owner is not None and _is_module(owner):
         found.append(owner)
+    if not isinstance(fn, types.FunctionType) and not _is_module(fn):
+        # a callable object (what Module.compile compiles): the modules it holds
+        found.extend(v for v in getattr(fn, "__dict__", {}).values() if _is_module(v))
     for _, value in _scope(fn):
         if _is_module(value):
             found.append(value)

@@ -19,6 +19,7 @@ import functools
 import logging
 import os
 import warnings
+import weakref
 
 import numpy as np
 
@@ -37,7 +38,9 @@ from ..graph.tracer import DataDependentError, TracingMode, trace
 from ..ir.aten.random import next_key
 from .target import get_target
 
-__all__ = ["compile", "CompiledFunction", "CompileReport"]
+__all__ = ["CompiledFunction", "CompileReport", "live_compiled_functions"]
+
+live_compiled_functions = weakref.WeakSet()    # every CompiledFunction (fnx.compiler.reset)
 
 # FNX_LOGS=recompiles prints each recompilation with the guard that failed (as PyTorch's
 # TORCH_LOGS=recompiles); the records go to the "fnx.compile" logger either way.
@@ -66,6 +69,7 @@ class CompiledFunction:
         self._state_id = None
         self._stored_once = False
         functools.update_wrapper(self, fn, updated=())
+        live_compiled_functions.add(self)
 
     # -- guards
     def _guards(self, args, kwargs):
@@ -233,37 +237,6 @@ class CompiledFunction:
         the ops left to eager execution and how XLA fused each region."""
         entry = self._compile(args, kwargs, explain=True)
         return CompileReport(entry, entry.flat_inputs(args, kwargs))
-
-
-def compile(model_or_fn=None, *, backend="jax", decompose="prims", dynamic=False,
-            fullgraph=False, cache_limit=8):
-    """Compile a function or model: traced on first call, lowered and jitted per region.
-
-    >>> import fnx
-    >>> w = fnx.tensor([[1., 2.], [3., 4.]])
-    >>> f = fnx.compile(lambda x: (x @ w).relu().sum(-1))
-    >>> f(fnx.tensor([[1., -1.]]))
-    tensor([0.])
-    >>> w.add_(1)
-    tensor([[2., 3.],
-            [4., 5.]])
-    >>> f(fnx.tensor([[1., -1.]]))       # parameters are inputs, not constants
-    tensor([0.])
-    >>> f(fnx.tensor([[2., 1.]]))
-    tensor([19.])
-    """
-    if dynamic:
-        raise NotImplementedError("fnx.compile(dynamic=True): symbolic shapes are not "
-                                  "supported; compiled code is specialized per input shape "
-                                  "and a new shape recompiles")
-    if decompose not in ("prims", "core", "aten"):
-        raise ValueError(f"fnx.compile: decompose must be 'prims', 'core' or 'aten', got "
-                         f"{decompose!r}")
-    if model_or_fn is None:
-        return lambda f: compile(f, backend=backend, decompose=decompose, dynamic=dynamic,
-                                 fullgraph=fullgraph, cache_limit=cache_limit)
-    return CompiledFunction(model_or_fn, backend=backend, decompose=decompose, dynamic=dynamic,
-                            fullgraph=fullgraph, cache_limit=cache_limit)
 
 
 # ----------------------------------------------------------------------------- running
