@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 
+from ..core import tls
 from ..core.grad_mode import _GradModeGuard, enable_grad, no_grad
 from ..core.tensor import Tensor, set_grad
 from ..ops import aten
@@ -137,14 +138,13 @@ def _add(a, b):
     return a + b
 
 
-runs = [0]     # backward passes so far (fnx.compile asks whether a trace ran one)
 
 
 def _run(roots, retain_graph, create_graph, only):
     """Run the graph from ``roots`` [(edge, grad)]. ``only`` maps (id(node), nr) to
     ("capture", [input indices]) or ("accumulate", tensor): when given, only those edges
     receive gradients and only the nodes leading to them run."""
-    runs[0] += 1
+    tls.state.backward_runs += 1      # fnx.compile asks whether its trace ran one
     # Dependencies: how many edges point at each node from nodes reachable from the roots.
     deps, nodes = {}, {}
     stack = [e[0] for e, _ in roots if e is not None]

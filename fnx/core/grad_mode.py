@@ -104,9 +104,6 @@ class set_grad_enabled(_GradModeGuard):
         return self
 
 
-_inference_depth = [0]
-
-
 class inference_mode(_GradModeGuard):
     """``no_grad`` for inference (``inference_mode(False)`` leaves grad mode as it is).
 
@@ -126,15 +123,15 @@ class inference_mode(_GradModeGuard):
         self._saved = tls.state.mask
         if self.mode:
             tls.state.mask = self._saved & ~AUTOGRAD_BITS
-            _inference_depth[0] += 1
+            tls.state.inference_depth += 1
         return self
 
     def __exit__(self, *exc):
         tls.state.mask = self._saved
         if self.mode:
-            _inference_depth[0] -= 1
+            tls.state.inference_depth -= 1
         return False
 
 
 def is_inference_mode_enabled() -> bool:
-    return _inference_depth[0] > 0
+    return tls.state.inference_depth > 0

@@ -15,6 +15,7 @@ import types
 from typing import Any
 
 from . import dtype as D
+from . import tls
 from .device import device as _device_cls
 from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, BACKEND_BITS, DispatchKey,
                            DispatchKeySet)
@@ -557,8 +558,8 @@ def _as_method(fn, name):
 
 class GradWriteLog:
     """Records every ``.grad`` written while active, with the value it had before: a
-    compiled training step's trace turns those writes into program outputs."""
-    active = None
+    compiled training step's trace turns those writes into program outputs. Per thread:
+    another thread's backward writes into its own ``.grad``s, not this log."""
     writes: dict
     _outer: GradWriteLog | None
 
@@ -569,17 +570,17 @@ class GradWriteLog:
         self.reads = {}
 
     def __enter__(self):
-        self._outer = GradWriteLog.active
-        GradWriteLog.active = self
+        self._outer = tls.state.grad_log
+        tls.state.grad_log = self
         return self
 
     def __exit__(self, *exc):
-        GradWriteLog.active = self._outer
+        tls.state.grad_log = self._outer
 
 
 def read_grad(t):
     """``t.grad`` (the property's and the engine's one read path; see GradWriteLog)."""
-    log = GradWriteLog.active
+    log = tls.state.grad_log
     if log is not None and id(t) not in log.writes and id(t) not in log.reads:
         log.reads[id(t)] = (t, t._grad is None)
     return t._grad
@@ -587,7 +588,7 @@ def read_grad(t):
 
 def set_grad(t, value) -> None:
     """``t.grad = value`` without checks (the engine's and the setter's one write path)."""
-    log = GradWriteLog.active
+    log = tls.state.grad_log
     if log is not None and id(t) not in log.writes:
         log.writes[id(t)] = (t, t._grad)
     t._grad = value

@@ -12,7 +12,6 @@ class GradWriteLog:
     def __exit__(self, *exc): ...
     def __init__(self): ...
     _outer: GradWriteLog | None
-    active: Any
     writes: builtins.dict
 
 

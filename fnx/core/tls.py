@@ -20,6 +20,12 @@ ALWAYS_INCLUDED = 1 << DispatchKey.BackendSelect
 class State(threading.local):
     include = ALWAYS_INCLUDED   # user include set | ALWAYS_INCLUDED
     mask = FULL                 # ~exclude
+    # Per-thread facts a trace on this thread asks about; another thread's backward or
+    # inference_mode must not change what this thread sees.
+    grad_log = None             # the active GradWriteLog (fnx.core.tensor)
+    inference_depth = 0         # nesting of inference_mode (fnx.core.grad_mode)
+    backward_runs = 0           # backward passes run (fnx.autograd.engine)
+    suspensions = 0             # suspend_tracing blocks entered inside a trace
 
     def __init__(self):
         self.modes = []         # active interpreter modes (fnx.dispatch.modes), innermost last

@@ -634,7 +634,6 @@ def read_traced(value, container, key, what=None):
 
 # ----------------------------------------------------------------------------- fnx.compiler
 
-suspensions = [0]      # blocks run outside a trace so far (fnx.compile asks, see below)
 
 
 def is_compiling() -> bool:
@@ -663,7 +662,7 @@ def suspend_tracing():
     state = tls.state
     modes, include = state.modes, state.include
     if modes:
-        suspensions[0] += 1
+        state.suspensions += 1     # fnx.compile asks whether its trace made outside state
     state.modes = []
     state.include = include & ~(1 << DispatchKey.Tracer)
     try:

@@ -18,19 +18,19 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import threading
 import warnings
 import weakref
 
 import numpy as np
 
-from ..autograd import engine as _engine
 from ..backends.cpu import wrap
+from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import Tensor, set_grad
 from ..dispatch.modes import current_mode
 from ..graph import guards
-from ..graph import tracer as _tracer
 from ..graph.graph import Graph, map_nodes
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
@@ -68,6 +68,7 @@ class CompiledFunction:
         self._state_ids = {}
         self._state_id = None
         self._stored_once = False
+        self._lock = threading.RLock()
         functools.update_wrapper(self, fn, updated=())
         live_compiled_functions.add(self)
 
@@ -95,39 +96,53 @@ class CompiledFunction:
             # Inside another compiled function's trace this one is simply inlined.
             return self.fn(*args, **kwargs)
         key = self._guards(args, kwargs)
-        # Entries of one argument guard differ by what they lifted (a parameter's shape,
-        # requires_grad, whether its .grad is set): the first whose lifted tensors match.
-        entry = inputs = None
+        entry, inputs = self._lookup(key, args, kwargs)
+        if entry is None:
+            # One thread traces at a time: a trace reads and restores shared Python state
+            # (.grad, module attributes), and the cache must not get duplicate entries.
+            with self._lock:
+                entry, inputs = self._lookup(key, args, kwargs)
+                if entry is None:
+                    return self._compile_and_run(key, args, kwargs)
+        return entry(args, kwargs, inputs)
+
+    def _lookup(self, key, args, kwargs):
+        """The cached entry for this call and its inputs, or (None, None). Entries under one
+        key differ by what they lifted (a parameter's shape, requires_grad), the .grad state
+        they read and the guards on their float inputs: the first that matches."""
         for e in self.cache.get(key, ()):
             inputs = e.match(args, kwargs)
             if inputs is not None:
-                entry = e
-                break
+                return e, inputs
+        return None, None
+
+    def _compile_and_run(self, key, args, kwargs):
+        """Trace and compile a program for this call (under the lock), cache it and run it;
+        or run the function eagerly when it cannot be compiled."""
+        reason = self._recompile_reason(key, args, kwargs) if self.cache else None
+        if reason is not None:
+            _log.info("fnx.compile: recompiling %s: guard failed: %s", _name(self.fn),
+                      reason)
+        if sum(len(v) for v in self.cache.values()) >= self.cache_limit:
+            self._warn_once("cache", f"fnx.compile: {self.cache_limit} recompilations of "
+                                     f"{_name(self.fn)} (cache_limit); running eagerly "
+                                     f"from now on. The guard that kept failing: "
+                                     f"{reason}")
+            self._eager_reason = "cache_limit"
+            return self.fn(*args, **kwargs)
+        try:
+            entry = self._compile(args, kwargs)
+        except DataDependentError as e:
+            if self.fullgraph:
+                raise
+            self._warn_once("data", f"fnx.compile: {e}; running {_name(self.fn)} eagerly")
+            self._eager_reason = str(e)
+            return self.fn(*args, **kwargs)
         if entry is None:
-            reason = self._recompile_reason(key, args, kwargs) if self.cache else None
-            if reason is not None:
-                _log.info("fnx.compile: recompiling %s: guard failed: %s", _name(self.fn),
-                          reason)
-            if sum(len(v) for v in self.cache.values()) >= self.cache_limit:
-                self._warn_once("cache", f"fnx.compile: {self.cache_limit} recompilations of "
-                                         f"{_name(self.fn)} (cache_limit); running eagerly "
-                                         f"from now on. The guard that kept failing: "
-                                         f"{reason}")
-                self._eager_reason = "cache_limit"
-                return self.fn(*args, **kwargs)
-            try:
-                entry = self._compile(args, kwargs)
-            except DataDependentError as e:
-                if self.fullgraph:
-                    raise
-                self._warn_once("data", f"fnx.compile: {e}; running {_name(self.fn)} eagerly")
-                self._eager_reason = str(e)
-                return self.fn(*args, **kwargs)
-            if entry is None:
-                return self.fn(*args, **kwargs)
-            if not entry.one_shot:
-                self.cache.setdefault(key, []).append(entry)
-        return entry(args, kwargs, inputs)
+            return self.fn(*args, **kwargs)
+        if not entry.one_shot:
+            self.cache.setdefault(key, []).append(entry)
+        return entry(args, kwargs, None)
 
     def _recompile_reason(self, key, args, kwargs) -> str:
         """Why no cached program fits this call, in words (for logs and warnings)."""
@@ -184,14 +199,14 @@ class CompiledFunction:
                 stages["traced"] = trace(call, *flat, input_names=names, lift_captured=True)
         # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
         # function is recorded too, and the .grad it writes become outputs.
-        runs, suspended = _engine.runs[0], _tracer.suspensions[0]
+        runs, suspended = tls.state.backward_runs, tls.state.suspensions
         roots = guards.roots_of(self.fn) + [args, kwargs]
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
                       decompose_to=self.decompose, capture_grads=True, stored_roots=roots)
-        differentiable = graph.output_requires_grad and _engine.runs[0] == runs
+        differentiable = graph.output_requires_grad and tls.state.backward_runs == runs
         # State made outside the trace (an optimizer's first step): Python took a branch
         # the guards cannot see, so this program is for this call only.
-        one_shot = _tracer.suspensions[0] != suspended
+        one_shot = tls.state.suspensions != suspended
         if graph.stored and not self._stored_once:
             # The traced code stored tensors on Python objects (a cache, lazily made state):
             # the next call's Python sees them and may branch differently, so this program
