@@ -22,15 +22,17 @@ import numpy as np
 
 from ..autograd import engine as _engine
 from ..backends.cpu import wrap
+from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.grad_mode import is_grad_enabled, no_grad
-from ..core.tensor import Tensor, set_grad
+from ..core.tensor import Tensor, set_grad, storage_shape
 from ..dispatch.modes import current_mode
 from ..graph import tracer as _tracer
-from ..graph.graph import Graph, map_nodes
+from ..graph.graph import Graph, Node, map_nodes
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
 from ..graph.tracer import DataDependentError, TracingMode, trace
 from ..ir.aten.random import next_key
+from .jax_storage import array_of, donatable, feed, rebind, rebindable
 from .target import get_target
 
 __all__ = ["compile", "CompiledFunction", "CompileReport"]
@@ -193,7 +195,15 @@ def compile(model_or_fn=None, *, backend="jax", decompose="prims", dynamic=False
 # ----------------------------------------------------------------------------- running
 
 class _Entry:
-    """One compiled specialization: the program steps and how to feed them."""
+    """One compiled specialization: the program steps and how to feed them.
+
+    Everything a call needs beyond reading its arguments is planned here, once: which
+    placeholder feeds each program input, which outputs become results, ``.grad`` values
+    or the new storage of the inputs the program overwrote, and which of those inputs'
+    buffers may be donated. A function compiled to one program (no eager op between
+    regions) runs on arrays straight (``_run_program``); otherwise every step runs on
+    tensors (``_run``).
+    """
 
     def __init__(self, target, graph: Graph, parts: Partition, lifted, n_explicit, stages):
         self.target = target
@@ -201,7 +211,7 @@ class _Entry:
         self.parts = parts
         self.lifted = lifted            # tensors read from outside (parameters, buffers)
         self.sources = graph.input_sources
-        self.lifted_meta = [_describe(t) for t in lifted]
+        self.lifted_meta = [_lifted_key(t) for t in lifted]
         self.n_explicit = n_explicit
         self.stages = stages
         self.places = graph.placeholders()
@@ -214,14 +224,22 @@ class _Entry:
         self.grad_writes = [(i, out[k] if k is not None else None) for i, k in grads]
         self.result = out[0] if mutated or any(k is not None for _, k in grads) else out
         self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
+        self._flat_args = None          # whether the arguments are tensors only (set lazily)
+        self._plan = _ProgramPlan.of(self)
 
     def lifted_match(self) -> bool:
-        return all(_describe(t) == m for t, m in zip(self.lifted, self.lifted_meta))
+        for t, m in zip(self.lifted, self.lifted_meta):
+            if _lifted_key(t) != m:
+                return False
+        return True
 
     def flat_inputs(self, args, kwargs):
         """The graph's inputs in placeholder order: call arguments, captured tensors read
         now (so in-place updates are seen), and a fresh random key per random op."""
-        flat, _ = _flatten_call(args, kwargs)
+        flat = self._flat_args
+        if flat is None:
+            flat = self._flat_args = not kwargs and all(isinstance(a, Tensor) for a in args)
+        flat = args if flat else _flatten_call(args, kwargs)[0]
         out = []
         for kind, src in self.sources:
             if kind == "arg":
@@ -232,13 +250,15 @@ class _Entry:
                 out.append(next_key(*src))
         return out
 
-
     def __call__(self, args, kwargs):
         inputs = self.flat_inputs(args, kwargs)
+        if self._plan is not None:
+            return self._plan.run(inputs)
         with no_grad():     # the program's own backward, if any, is already in the graph
             return self._run(inputs)
 
     def _run(self, inputs):
+        ok = self.rebindable(inputs)
         env = dict(zip(self.places, inputs))
         env.update(self.constants)
         for step, fn in self.steps:
@@ -252,16 +272,121 @@ class _Entry:
                     for u in step.users:
                         if u.kind == "getitem":
                             env[u] = env[step][u.args[1]]
-        self.write_back(inputs, env)
+        self.write_back(inputs, env, ok)
         return map_nodes(self.result, env.__getitem__)
 
-    def write_back(self, inputs, env):
-        with no_grad():
-            for i, node in self.writeback:
-                inputs[i].copy_(env[node])
+    def rebindable(self, inputs) -> list:
+        """Per overwritten input, whether its storage may be rebound (asked before running:
+        a running program holds its NumPy inputs)."""
+        return [rebindable(inputs[i]) for i, _ in self.writeback]
+
+    def write_back(self, inputs, env, ok):
+        """Give the inputs the program overwrote their new values: the result's array
+        becomes the input's storage where nothing else shares it (``ok``, from
+        ``rebindable``), else it is copied in; then assign the ``.grad`` the program left."""
+        for (i, node), free in zip(self.writeback, ok):
+            t, value = inputs[i], env[node]
+            arr = array_of(value) if free else None
+            if arr is not None and value._dtype is t._dtype and \
+                    storage_shape(value) == storage_shape(t):
+                rebind(t, arr)
+            else:
+                with no_grad():
+                    t.copy_(value)
         for i, node in self.grad_writes:
             g = env[node] if node is not None else None
             set_grad(inputs[i], g)
+
+
+class _ProgramPlan:
+    """How one call of an entry compiled to a single program runs on arrays: the program
+    input each placeholder (or captured constant) feeds, and for every program output
+    whether it becomes a result, a ``.grad`` or an input's new storage."""
+
+    @classmethod
+    def of(cls, entry: _Entry):
+        steps = entry.steps
+        if len(steps) != 1 or not hasattr(steps[0][1], "call_arrays"):
+            return None
+        region, program = steps[0]
+        index = {p: i for i, p in enumerate(entry.places)}
+        if any(n not in index and n.kind != "constant" for n in region.inputs):
+            return None
+        return cls(entry, region, program, index)
+
+    def __init__(self, entry, region, program, index):
+        self.program = program
+        # (placeholder index, None) or (None, captured tensor) per program input
+        self.feed = [(index[n], None) if n in index else (None, n.target)
+                     for n in region.inputs]
+        out_index = {n: k for k, n in enumerate(region.outputs)}
+        self.makers = program.makers
+        self.where = {}         # node -> ("out", k) | ("in", i) | ("const", tensor)
+        for n in entry.graph.nodes:
+            if n in out_index:
+                self.where[n] = ("out", out_index[n])
+            elif n in index:
+                self.where[n] = ("in", index[n])
+            elif n.kind == "constant":
+                self.where[n] = ("const", n.target)
+        # Overwritten inputs whose new value is a program output of their own shape and
+        # dtype are rebound to it (their buffer donated when nothing else holds it);
+        # the others are written by copy_.
+        self.rebinds, self.copies, donate = [], [], []
+        position = {i: j for j, (i, c) in enumerate(self.feed) if c is None}
+        for i, node in entry.writeback:
+            w = self.where[node]
+            meta, place = node.meta, entry.places[i].meta
+            if w[0] == "out" and meta.dtype is place.dtype and \
+                    tuple(meta.shape) == tuple(place.shape):
+                self.rebinds.append((i, w[1]))
+                if i in position:
+                    donate.append((position[i], i))
+            else:
+                self.copies.append((i, w))
+        self.donate_pairs = sorted(donate)
+        self.donate = tuple(j for j, _ in self.donate_pairs)
+        self.grads = [(i, self.where[n] if n is not None else None)
+                      for i, n in entry.grad_writes]
+        self.result = entry.result
+
+    def run(self, inputs):
+        ok = [rebindable(inputs[i]) for i, _ in self.rebinds]
+        arrays = [feed(inputs[i]) if c is None else feed(c) for i, c in self.feed]
+        donate = self.donate
+        for j, i in self.donate_pairs:
+            if not donatable(inputs[i], arrays[j]):
+                donate = ()
+                break
+        outs = self.program.call_arrays(arrays, donate)
+        del arrays
+        made = {}
+
+        def value(w):
+            kind, k = w
+            if kind == "out":
+                t = made.get(k)
+                if t is None:
+                    t = made[k] = self.makers[k](outs[k])
+                return t
+            return inputs[k] if kind == "in" else k
+
+        for (i, k), free in zip(self.rebinds, ok):
+            if free:
+                rebind(inputs[i], outs[k])
+            else:
+                with no_grad():
+                    inputs[i].copy_(value(("out", k)))
+        for i, w in self.copies:
+            with no_grad():
+                inputs[i].copy_(value(w))
+        for i, w in self.grads:
+            set_grad(inputs[i], value(w) if w is not None else None)
+        result = self.result
+        if isinstance(result, Node):
+            return value(self.where[result])
+        where = self.where
+        return map_nodes(result, lambda n: value(where[n]))
 
 
 class _GradEntry(_Entry):
@@ -276,8 +401,9 @@ class _GradEntry(_Entry):
 
     def __call__(self, args, kwargs):
         inputs = self.flat_inputs(args, kwargs)
+        ok = self.rebindable(inputs)
         env, node = self.vjp(inputs)
-        self.write_back(inputs, env)
+        self.write_back(inputs, env, ok)
         return map_nodes(self.result, env.__getitem__)
 
 
@@ -345,6 +471,13 @@ def _describe(v):
         return ("V", v)
     except TypeError:
         return ("id", id(v))
+
+
+def _lifted_key(t):
+    """What a captured tensor's guard compares (``_describe``'s tensor fields), read
+    without materializing a resident tensor's NumPy view."""
+    return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS),
+            t._grad is None)
 
 
 def _training_flags(fn):
