@@ -215,12 +215,17 @@ class _Entry:
         self.n_explicit = n_explicit
         self.stages = stages
         self.places = graph.placeholders()
-        self.steps = [(s, _compile_region(target, graph, s)) if isinstance(s, Region)
-                      else (s, None) for s in parts.steps]
         out = graph.output_node.args[0]
         mutated = getattr(graph, "mutated_inputs", [])
         grads = getattr(graph, "grad_writes", [])
         self.writeback = [(i, out[k]) for i, k in mutated]
+        # New values of overwritten inputs first among a region's outputs: XLA gives a
+        # donated buffer to the first output of its shape, so each input is updated in place
+        written = [n for _, n in self.writeback]
+        self.steps = [(s, _compile_region(target, graph, s))
+                      if isinstance(s, Region) else (s, None)
+                      for s in (_written_first(s, written) if isinstance(s, Region) else s
+                                for s in parts.steps)]
         self.grad_writes = [(i, out[k] if k is not None else None) for i, k in grads]
         self.result = out[0] if mutated or any(k is not None for _, k in grads) else out
         self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
@@ -410,6 +415,11 @@ class _GradEntry(_Entry):
 def _tracing() -> bool:
     mode = current_mode()
     return mode is not None and isinstance(mode, TracingMode)
+
+
+def _written_first(region: Region, written) -> Region:
+    first = [n for n in written if n in region.outputs]
+    return region._replace(outputs=list(dict.fromkeys(first + region.outputs)))
 
 
 def _compile_region(target, graph, region: Region):
