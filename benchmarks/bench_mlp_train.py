@@ -42,6 +42,7 @@ import numpy as np
 
 import fnx
 from fnx import nn, optim
+from fnx.backends import cuda as cuda_backend
 
 LR = 0.01
 # name: (sizes, batch, steps timed together per repeat, repeats, goal for compiled step)
@@ -74,8 +75,16 @@ def fnx_step(model):
     return step
 
 
+def jax_device(device):
+    """The JAX device an fnx device's tensors live on (a cuda device may be a CPU one, with
+    ``FNX_CUDA_ON_CPU=1``)."""
+    if device.startswith("cuda"):
+        return cuda_backend.jax_device(fnx.device(device if ":" in device else "cuda:0"))
+    return jax.devices("cpu")[0]
+
+
 def jax_step(model, device):
-    dev = jax.devices("gpu" if device.startswith("cuda") else "cpu")[0]
+    dev = jax_device(device)
     params = [(jax.device_put(jnp.asarray(m.weight.detach().cpu().numpy()), dev),
                jax.device_put(jnp.asarray(m.bias.detach().cpu().numpy()), dev))
               for m in model if isinstance(m, nn.Linear)]
@@ -207,8 +216,7 @@ def call_overhead(args):
     f = fnx.compile(lambda t: t + 1)
     g = jax.jit(lambda a: a + 1)
     x = fnx.tensor(np.arange(4, dtype=np.float32), device=args.device)
-    xj = jax.device_put(jnp.arange(4, dtype=jnp.float32),
-                        jax.devices("gpu" if args.device.startswith("cuda") else "cpu")[0])
+    xj = jax.device_put(jnp.arange(4, dtype=jnp.float32), jax_device(args.device))
     steps = {"fnx.compile": lambda: f(x), "jax.jit": lambda: g(xj)}
     med, _, last = _timed(steps, 15, 2, 500)
     ok = np.array_equal(np.asarray(last["fnx.compile"].cpu()._data), np.asarray(last["jax.jit"]))
