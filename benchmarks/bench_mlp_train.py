@@ -16,7 +16,7 @@ Then the call overhead alone: ``fnx.compile(lambda x: x + 1)`` beside
 ``jax.jit(lambda x: x + 1)`` on one 4-element float32 array.
 
 Each repeat runs every variant once (interleaved, so machine noise hits all of them, in
-an order rotated every repeat); the figure is the median over repeats after warm-up. The
+a fresh random order every repeat); the figure is the median over repeats after warm-up. The
 losses of the four variants are printed after the timed steps as a correctness check
 (they train the same model the same number of steps): the run fails when they differ.
 ``--memory N`` instead runs N eager steps and prints the process's resident memory along
@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import random
 import statistics
 import sys
 import time
@@ -158,10 +159,13 @@ def _timed(steps, repeats, warmup, inner):
     times = {name: [] for name in steps}
     last = {}
     names = list(steps)
-    for r in range(repeats):
-        # rotate the order each repeat: whatever runs right after the eager variant shares
-        # the CPU with NumPy's BLAS threads still spinning down
-        for name in names[r % len(names):] + names[:r % len(names)]:
+    order = random.Random(0)
+    for _ in range(repeats):
+        # a fresh order each repeat: whatever runs right after an eager variant shares the
+        # CPU with NumPy's BLAS threads still spinning down (a fixed cyclic order would make
+        # one variant always follow the same neighbour)
+        order.shuffle(names)
+        for name in names:
             fn = steps[name]
             t0 = time.perf_counter()
             for _ in range(inner):

@@ -5,6 +5,7 @@ still sees every update, autograd's version checks still fire, eager writes afte
 compiled step copy first, and a donated buffer is never one that something else reads."""
 import copy
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -291,3 +292,28 @@ def test_deepcopy_save_state_dict_and_print_of_resident_parameters(tmp_path):
     step(x, y)      # nothing shares the parameters any more: rebound again
     assert all(is_resident(p) for p in model.parameters())
     assert_same_params(twin, twin)
+
+
+def test_a_held_grad_keeps_its_values_as_with_set_to_none():
+    # zero_grad(set_to_none=True) then backward: each step makes new .grad tensors; one the
+    # user still holds keeps the values it had (the compiled step may only reuse a .grad
+    # tensor nothing else can see)
+    eager_model, eager_step = setup()
+    model, step = setup()
+    step = fnx.compile(step)
+    x, y = batch()
+    for _ in range(2):
+        step(x, y)
+        eager_step(x, y)
+    held, eager_held = model[0].weight.grad, eager_model[0].weight.grad
+    before = peek(held)
+    ref = weakref.ref(model[2].bias.grad)
+    ref_before = peek(ref())
+    step(x, y)
+    eager_step(x, y)
+    assert model[0].weight.grad is not held and eager_model[0].weight.grad is not eager_held
+    np.testing.assert_array_equal(peek(held), before)
+    np.testing.assert_allclose(peek(model[0].weight.grad), peek(eager_model[0].weight.grad),
+                               rtol=1e-5, atol=1e-6)
+    assert ref() is not model[2].bias.grad
+    np.testing.assert_array_equal(peek(ref()), ref_before)

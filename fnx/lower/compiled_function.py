@@ -27,12 +27,13 @@ from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import Tensor, set_grad, storage_shape
 from ..dispatch.modes import current_mode
 from ..graph import tracer as _tracer
-from ..graph.graph import Graph, Node, map_nodes
+from ..graph.graph import Graph, map_nodes
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
 from ..graph.tracer import DataDependentError, TracingMode, trace
 from ..ir.aten.random import next_key
-from .jax_storage import array_of, donatable, feed, rebind, rebindable
+from .compiled_run import ProgramPlan
+from .jax_storage import array_of, rebind, rebindable
 from .target import get_target
 
 __all__ = ["compile", "CompiledFunction", "CompileReport"]
@@ -201,7 +202,7 @@ class _Entry:
     placeholder feeds each program input, which outputs become results, ``.grad`` values
     or the new storage of the inputs the program overwrote, and which of those inputs'
     buffers may be donated. A function compiled to one program (no eager op between
-    regions) runs on arrays straight (``_run_program``); otherwise every step runs on
+    regions) runs on arrays straight (``ProgramPlan``); otherwise every step runs on
     tensors (``_run``).
     """
 
@@ -230,11 +231,16 @@ class _Entry:
         self.result = out[0] if mutated or any(k is not None for _, k in grads) else out
         self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
         self._flat_args = None          # whether the arguments are tensors only (set lazily)
-        self._plan = _ProgramPlan.of(self)
+        self._plan = ProgramPlan.of(self)
 
     def lifted_match(self) -> bool:
-        for t, m in zip(self.lifted, self.lifted_meta):
-            if _lifted_key(t) != m:
+        for t, (shape, dtype, device, grad, no_grad_) in zip(self.lifted, self.lifted_meta):
+            d = t.__dict__
+            data = d.get("_data")
+            if (data.shape if data is not None else d["_jax"].shape) != shape or \
+                    t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
+                    (t._grad is None) is not no_grad_ or \
+                    (t._device is not device and t._device != device):
                 return False
         return True
 
@@ -301,97 +307,6 @@ class _Entry:
         for i, node in self.grad_writes:
             g = env[node] if node is not None else None
             set_grad(inputs[i], g)
-
-
-class _ProgramPlan:
-    """How one call of an entry compiled to a single program runs on arrays: the program
-    input each placeholder (or captured constant) feeds, and for every program output
-    whether it becomes a result, a ``.grad`` or an input's new storage."""
-
-    @classmethod
-    def of(cls, entry: _Entry):
-        steps = entry.steps
-        if len(steps) != 1 or not hasattr(steps[0][1], "call_arrays"):
-            return None
-        region, program = steps[0]
-        index = {p: i for i, p in enumerate(entry.places)}
-        if any(n not in index and n.kind != "constant" for n in region.inputs):
-            return None
-        return cls(entry, region, program, index)
-
-    def __init__(self, entry, region, program, index):
-        self.program = program
-        # (placeholder index, None) or (None, captured tensor) per program input
-        self.feed = [(index[n], None) if n in index else (None, n.target)
-                     for n in region.inputs]
-        out_index = {n: k for k, n in enumerate(region.outputs)}
-        self.makers = program.makers
-        self.where = {}         # node -> ("out", k) | ("in", i) | ("const", tensor)
-        for n in entry.graph.nodes:
-            if n in out_index:
-                self.where[n] = ("out", out_index[n])
-            elif n in index:
-                self.where[n] = ("in", index[n])
-            elif n.kind == "constant":
-                self.where[n] = ("const", n.target)
-        # Overwritten inputs whose new value is a program output of their own shape and
-        # dtype are rebound to it (their buffer donated when nothing else holds it);
-        # the others are written by copy_.
-        self.rebinds, self.copies, donate = [], [], []
-        position = {i: j for j, (i, c) in enumerate(self.feed) if c is None}
-        for i, node in entry.writeback:
-            w = self.where[node]
-            meta, place = node.meta, entry.places[i].meta
-            if w[0] == "out" and meta.dtype is place.dtype and \
-                    tuple(meta.shape) == tuple(place.shape):
-                self.rebinds.append((i, w[1]))
-                if i in position:
-                    donate.append((position[i], i))
-            else:
-                self.copies.append((i, w))
-        self.donate_pairs = sorted(donate)
-        self.donate = tuple(j for j, _ in self.donate_pairs)
-        self.grads = [(i, self.where[n] if n is not None else None)
-                      for i, n in entry.grad_writes]
-        self.result = entry.result
-
-    def run(self, inputs):
-        ok = [rebindable(inputs[i]) for i, _ in self.rebinds]
-        arrays = [feed(inputs[i]) if c is None else feed(c) for i, c in self.feed]
-        donate = self.donate
-        for j, i in self.donate_pairs:
-            if not donatable(inputs[i], arrays[j]):
-                donate = ()
-                break
-        outs = self.program.call_arrays(arrays, donate)
-        del arrays
-        made = {}
-
-        def value(w):
-            kind, k = w
-            if kind == "out":
-                t = made.get(k)
-                if t is None:
-                    t = made[k] = self.makers[k](outs[k])
-                return t
-            return inputs[k] if kind == "in" else k
-
-        for (i, k), free in zip(self.rebinds, ok):
-            if free:
-                rebind(inputs[i], outs[k])
-            else:
-                with no_grad():
-                    inputs[i].copy_(value(("out", k)))
-        for i, w in self.copies:
-            with no_grad():
-                inputs[i].copy_(value(w))
-        for i, w in self.grads:
-            set_grad(inputs[i], value(w) if w is not None else None)
-        result = self.result
-        if isinstance(result, Node):
-            return value(self.where[result])
-        where = self.where
-        return map_nodes(result, lambda n: value(where[n]))
 
 
 class _GradEntry(_Entry):

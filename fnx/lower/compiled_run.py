@@ -1,0 +1,167 @@
+"""Running a compiled function that is one program: arrays in, arrays out, planned once.
+
+``ProgramPlan`` holds what an entry of ``fnx.compile`` (``compiled_function._Entry``) needs
+per call beyond reading its arguments, decided when the entry is built: which
+placeholder (or captured constant) feeds each program input, and what becomes of each
+output: a result, a ``.grad``, or the new storage of an input the program overwrote
+(``jax_storage.rebind``; that input's buffer is donated to the program when nothing
+else holds it). A call is then one pass over the inputs, the program, one pass over the
+outputs: no dict of nodes, no dispatch, no work that grows with the graph.
+"""
+from __future__ import annotations
+
+import sys
+from weakref import getweakrefcount
+
+from ..core.device import canonical
+from ..core.grad_mode import no_grad
+from ..core.tensor import GradWriteLog, Tensor, set_grad
+from ..graph.graph import Node, map_nodes
+from .jax_storage import ARRAY_TYPE, donatable, feed, rebind, rebindable
+
+__all__ = ["ProgramPlan"]
+
+_getrefcount = sys.getrefcount
+
+
+class ProgramPlan:
+    """How one call of an entry compiled to a single program runs on arrays."""
+
+    @classmethod
+    def of(cls, entry):
+        """The plan of ``entry``, or None when it is not one program of the JAX target
+        (eager calls between regions, another target)."""
+        steps = entry.steps
+        if len(steps) != 1 or not hasattr(steps[0][1], "call_arrays"):
+            return None
+        region, program = steps[0]
+        index = {p: i for i, p in enumerate(entry.places)}
+        if any(n not in index and n.kind != "constant" for n in region.inputs):
+            return None
+        return cls(entry, region, program, index)
+
+    def __init__(self, entry, region, program, index):
+        self.program = program
+        # (placeholder index, None) or (None, captured tensor) per program input
+        self.feed = [(index[n], None) if n in index else (None, n.target)
+                     for n in region.inputs]
+        out_index = {n: k for k, n in enumerate(region.outputs)}
+        self.makers = program.makers
+        self.where = {}         # node -> ("out", k) | ("in", i) | ("const", tensor)
+        for n in entry.graph.nodes:
+            if n in out_index:
+                self.where[n] = ("out", out_index[n])
+            elif n in index:
+                self.where[n] = ("in", index[n])
+            elif n.kind == "constant":
+                self.where[n] = ("const", n.target)
+        # Overwritten inputs whose new value is a program output of their own shape and
+        # dtype are rebound to it (their buffer donated when nothing else holds it);
+        # the others are written by copy_.
+        self.rebinds, self.copies, donate = [], [], []
+        position = {i: j for j, (i, c) in enumerate(self.feed) if c is None}
+        for i, node in entry.writeback:
+            w = self.where[node]
+            meta, place = node.meta, entry.places[i].meta
+            if w[0] == "out" and meta.dtype is place.dtype and \
+                    tuple(meta.shape) == tuple(place.shape):
+                self.rebinds.append((i, w[1]))
+                if i in position:
+                    donate.append((position[i], i))
+            else:
+                self.copies.append((i, w))
+        self.rebind_inputs = [i for i, _ in self.rebinds]
+        self.donate_pairs = sorted(donate)
+        self.donate = tuple(j for j, _ in self.donate_pairs)
+        # .grad values that are program outputs: (input, output, how its tensor is made)
+        self.grad_outs, self.grad_other = [], []
+        for i, n in entry.grad_writes:
+            w = self.where[n] if n is not None else None
+            if w is not None and w[0] == "out":
+                k = w[1]
+                meta = region.outputs[k].meta
+                self.grad_outs.append((i, k, _storage_key(meta), meta.dtype,
+                                       canonical(meta.device)))
+            else:
+                self.grad_other.append((i, w))
+        result = entry.result
+        self.single = self.where[result] if isinstance(result, Node) else None
+        self.result = result
+
+    def run(self, inputs):
+        # asked first: the inputs list, then the running program, hold NumPy inputs too
+        free = [rebindable(inputs[i]) for i in self.rebind_inputs]
+        arrays = [feed(inputs[i]) if c is None else feed(c) for i, c in self.feed]
+        donate = self.donate
+        if donate:
+            for j, i in self.donate_pairs:
+                if not donatable(inputs[i], arrays[j]):
+                    donate = ()
+                    break
+        outs = self.program.call_arrays(arrays, donate)
+        del arrays
+        made = {}               # output index -> the one tensor holding it
+        for (i, k), ok in zip(self.rebinds, free):
+            if ok:
+                rebind(inputs[i], outs[k])
+            else:
+                with no_grad():
+                    inputs[i].copy_(self._value(("out", k), outs, made, inputs))
+        for i, w in self.copies:
+            with no_grad():
+                inputs[i].copy_(self._value(w, outs, made, inputs))
+        makers = self.makers
+        for i, k, key, dtype, dev in self.grad_outs:
+            t = inputs[i]
+            g = made.get(k)
+            if g is None:
+                old = t._grad
+                if old is not None and _reuse(old, outs[k], key, dtype, dev):
+                    made[k] = old
+                    continue
+                g = made[k] = makers[k](outs[k])
+            set_grad(t, g)
+        for i, w in self.grad_other:
+            set_grad(inputs[i], self._value(w, outs, made, inputs) if w is not None else None)
+        single = self.single
+        if single is not None:
+            kind, k = single
+            if kind == "out":
+                t = made.get(k)
+                return t if t is not None else makers[k](outs[k])
+            return inputs[k] if kind == "in" else k
+        where = self.where
+        return map_nodes(self.result, lambda n: self._value(where[n], outs, made, inputs))
+
+    def _value(self, w, outs, made, inputs):
+        kind, k = w
+        if kind == "out":
+            t = made.get(k)
+            if t is None:
+                t = made[k] = self.makers[k](outs[k])
+            return t
+        return inputs[k] if kind == "in" else k
+
+
+def _storage_key(meta) -> str:
+    """Where a tensor of ``meta``'s device keeps its jax.Array: ``_jax`` (a resident CPU
+    tensor), ``_data`` (a cuda tensor)."""
+    return "_jax" if getattr(meta.device, "type", None) == "cpu" else "_data"
+
+
+def _reuse(old, arr, key, dtype, dev) -> bool:
+    """Give the ``.grad`` tensor ``old``, about to be replaced by a new tensor holding
+    ``arr``, the array ``arr`` instead, when nothing could tell the difference: ``old`` is
+    a plain tensor holding nothing but its storage (no views, no history, no hooks or
+    attributes) and nothing references it but its owner's ``.grad``, not even weakly."""
+    d = old.__dict__
+    if old.__class__ is not Tensor or len(d) != 4 or old._dtype is not dtype or \
+            (old._device is not dev and old._device != dev) or GradWriteLog.active is not None:
+        return False
+    cur = d.get(key)
+    # references: the owner's ``_grad``, the caller's ``old``, ours, getrefcount's
+    if type(cur) is not ARRAY_TYPE or _getrefcount(old) != 4 or getweakrefcount(old) or \
+            cur.shape != arr.shape:
+        return False
+    d[key] = arr
+    return True
