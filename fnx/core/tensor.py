@@ -52,6 +52,23 @@ class Size(tuple):
         return Size(r) if isinstance(item, slice) else r
 
 
+class _ResidentView:
+    """``Tensor._data`` when the instance has none: a resident tensor (storage in the
+    jax.Array ``_jax``) gives the read-only NumPy view every reader shares, made on first
+    use. A non-data descriptor: a tensor's own ``_data`` (every other tensor) is found
+    first, at no cost to any attribute lookup."""
+
+    def __get__(self, t, cls=None):
+        if t is None:
+            return self
+        d = t.__dict__
+        arr = d.get("_jax")
+        if arr is None:
+            raise AttributeError(f"{type(t).__name__!r} object has no attribute '_data'")
+        view = d["_data"] = d["_jview"] = _asarray(arr)
+        return view
+
+
 class Tensor:
     """A multi-dimensional array on a device, as ``torch.Tensor``.
 
@@ -64,13 +81,14 @@ class Tensor:
     """
 
     # The state every tensor sets (``_make``), declared for the stub and type checkers.
-    _data: Any
+    _data: Any = _ResidentView()    # (a resident tensor's is made on first use)
     _dtype: D.dtype
     _device: _device_cls
     _ks: int
 
     # Rarely-set state lives in the instance dict with class defaults, so creating a tensor
     # sets four attributes and nothing else.
+    _jax = None         # a resident CPU tensor's storage (see "storage" below)
     _vc = None          # version counter, [int], shared by a base and its views
     _base = None        # the tensor this one is a view of
     _view_chain = ()    # how to rebuild this view from _base: ((op, args, kwargs, index), ...)
@@ -100,17 +118,6 @@ class Tensor:
         t._device = device
         t._ks = ks
         return t
-
-    def __getattr__(self, name):
-        # Reached only when normal lookup fails: for ``_data`` of a resident tensor (its
-        # storage is the jax.Array ``_jax``), the read-only NumPy view every reader shares.
-        if name == "_data":
-            d = self.__dict__
-            arr = d.get("_jax")
-            if arr is not None:
-                view = d["_data"] = d["_jview"] = _asarray(arr)
-                return view
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ------------------------------------------------------------------ metadata
     @property

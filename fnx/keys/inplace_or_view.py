@@ -54,13 +54,27 @@ def mark_view(out, base):
 
 
 def _inplace_kernel(op, pos, kw):
+    if pos == (0,) and not kw:
+        # the common case, written out: the op writes ``self`` alone
+        def kernel(ks, self, *args, **kwargs):
+            if self._jax is not None:
+                make_private(self)          # copy-on-write of a resident storage
+            out = op.redispatch(ks & _BELOW, self, *args, **kwargs)
+            vc = self._vc
+            if vc is None:
+                self._vc = [1]
+            else:
+                vc[0] += 1
+            return out
+        return kernel
+
     def kernel(ks, *args, **kwargs):
         for i in pos:
-            if "_jax" in args[i].__dict__:
+            if args[i]._jax is not None:
                 make_private(args[i])       # copy-on-write of a resident storage
         for name in kw:
             t = kwargs.get(name)
-            if t is not None and "_jax" in t.__dict__:
+            if t is not None and t._jax is not None:
                 make_private(t)
         out = op.redispatch(ks & _BELOW, *args, **kwargs)
         for i in pos:
@@ -73,7 +87,7 @@ def _inplace_kernel(op, pos, kw):
 
 def _view_kernel(op):
     def kernel(ks, self, *args, **kwargs):
-        if "_jax" in self.__dict__:
+        if self._jax is not None:
             make_private(self)      # the view and its base share writable memory
         out = op.redispatch(ks & _BELOW, self, *args, **kwargs)
         chain = self._view_chain if self._base is not None else ()
