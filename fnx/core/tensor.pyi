@@ -49,6 +49,7 @@ class Tensor:
     _is_param: builtins.bool
     def _is_view(self) -> builtins.bool: ...
     _is_wrapped_number: builtins.bool
+    _jax: Any
     @property
     def _keyset(self) -> fnx.core.dispatch_key.DispatchKeySet: ...
     _ks: builtins.int
