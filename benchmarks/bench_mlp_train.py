@@ -48,8 +48,8 @@ from fnx.backends import cuda as cuda_backend
 LR = 0.01
 # name: (sizes, batch, steps timed together per repeat, repeats, goal for compiled step)
 CONFIGS = {
-    "big": ((784, 1024, 1024, 10), 128, 1, 20, 1.05),
-    "small": ((64, 128, 128, 10), 16, 20, 15, 1.2),
+    "big": ((784, 1024, 1024, 10), 128, 1, 40, 1.05),
+    "small": ((64, 128, 128, 10), 16, 20, 40, 1.2),
 }
 
 
@@ -234,7 +234,7 @@ def call_overhead(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=0, help="repeats per model (default: "
-                                                           "20 big, 15 small)")
+                                                           "40)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--only", choices=["big", "small", "overhead"], action="append")

@@ -552,9 +552,13 @@ def make_private(t) -> None:
     arr = resident(t)
     if arr is not None:
         d = t.__dict__
-        d["_data"] = np.array(arr)
+        data = d["_data"] = np.array(arr)
         del d["_jax"]
         d.pop("_jview", None)
+        # the mark of storage fed to a compiled program at this version: written right
+        # after, the tensor is not made resident again on its next call (fnx.lower)
+        vc = t._vc
+        d["_fed"] = (id(data), vc[0] if vc is not None else 0)
 
 
 def drop_resident(t) -> None:

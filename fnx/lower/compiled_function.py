@@ -32,7 +32,7 @@ from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_de
 from ..graph.passes.partition import Partition, Region, partition
 from ..graph.tracer import DataDependentError, TracingMode, trace
 from ..ir.aten.random import next_key
-from .compiled_run import ProgramPlan
+from .compiled_run import ProgramPlan, feed_modes
 from .jax_storage import array_of, rebind, rebindable
 from .target import get_target
 
@@ -318,11 +318,12 @@ class _GradEntry(_Entry):
         super().__init__(target, graph, parts, lifted, n_explicit, stages)
         self.whole = target.compile(graph)
         self.vjp = target.vjp(self.whole, graph)
+        self.hows = feed_modes(self.sources)
 
     def __call__(self, args, kwargs):
         inputs = self.flat_inputs(args, kwargs)
         ok = self.rebindable(inputs)
-        env, node = self.vjp(inputs)
+        env, node = self.vjp(inputs, self.hows)
         self.write_back(inputs, env, ok)
         return map_nodes(self.result, env.__getitem__)
 

@@ -15,7 +15,7 @@ from ..autograd.graph import FREED, Node, ag_bit
 from ..autograd.history import edge_of
 from ..graph.graph import _collect
 from .jax_compile import tensor_maker
-from .jax_storage import feed, program_input
+from .jax_storage import KEEP, feed, program_input
 
 __all__ = ["compile_vjp", "CompiledBackward"]
 
@@ -49,8 +49,10 @@ class CompiledBackward(Node):
 
 
 def compile_vjp(run, graph):
-    """A callable ``(input tensors) -> (env of output node -> tensor, node)`` for ``graph``
-    compiled as ``run`` (from ``compile_graph``), recording a ``CompiledBackward``."""
+    """A callable ``(input tensors, hows=None) -> (env of output node -> tensor, node)``
+    for ``graph`` compiled as ``run`` (from ``compile_graph``), recording a
+    ``CompiledBackward``; ``hows`` says per input how ``jax_storage.feed`` may make it
+    resident (default: never)."""
     program = run.program
     out_nodes = run.out_nodes
     places = graph.placeholders()
@@ -82,7 +84,8 @@ def compile_vjp(run, graph):
         with jax.enable_x64(True):
             return rest_in, jax.jit(fwd), jax.jit(lambda vjp_fn, cts: vjp_fn(cts))
 
-    def call(inputs):
+    def call(inputs, hows=None):
+        hows = hows or [KEEP] * len(inputs)
         diff_in = tuple(i for i, t in enumerate(inputs)
                         if t.requires_grad and _is_float(t._dtype))
         built = cache.get(diff_in)
@@ -90,8 +93,8 @@ def compile_vjp(run, graph):
             built = cache[diff_in] = build(diff_in)
         rest_in, fwd, bwd = built
         with jax.enable_x64(True):
-            primal, aux, vjp_fn = fwd([feed(inputs[i]) for i in diff_in],
-                                      [feed(inputs[i]) for i in rest_in])
+            primal, aux, vjp_fn = fwd([feed(inputs[i], hows[i]) for i in diff_in],
+                                      [feed(inputs[i], hows[i]) for i in rest_in])
         env = {}
         for j, a in zip(diff_out, primal):
             env[out_nodes[j]] = makers[j](a)

@@ -13,6 +13,8 @@ of a 64-bit dtype is not yet a ``jax.Array`` (JAX would narrow a NumPy int64 to 
 """
 from __future__ import annotations
 
+import re
+
 import jax
 import numpy as np
 
@@ -108,24 +110,43 @@ class Program:
         self._wide = [i for i, p in enumerate(self.places) if p.meta.dtype.numpy in _WIDE]
         self.makers = [tensor_maker(n.meta) for n in out_nodes]
 
-    def call_arrays(self, arrays, donate=()):
+    def call_arrays(self, arrays, donate=(), sinks=0):
         """Run on ``arrays`` (placeholder order); the buffers at positions ``donate`` may be
-        reused for the outputs (the caller checked nothing else references them)."""
-        call = self._compiled.get(donate)
+        reused for the outputs (the caller checked nothing else references them). The last
+        ``sinks`` arrays are extra, never read: buffers given up for outputs of their shape
+        to be written into (a ``.grad`` the step replaces), so no fresh memory is touched."""
+        key = (donate, sinks) if sinks else donate
+        call = self._compiled.get(key)
         if call is None:
             with jax.enable_x64(True):
-                jitted = jax.jit(self._exact, donate_argnums=donate) if donate else \
-                    self.jitted
-                compiled = jitted.lower(*arrays).compile()
+                compiled = self._compile(arrays, donate, sinks)
                 outs = compiled(*arrays)
             # the executable's own call (set by its first call): one Python frame less
-            self._compiled[donate] = getattr(compiled, "_call", None) or compiled
+            self._compiled[key] = getattr(compiled, "_call", None) or compiled
             return outs
         for i in self._wide:
             if type(arrays[i]) is not ARRAY_TYPE:
                 with jax.enable_x64(True):
                     return call(*arrays)
         return call(*arrays)
+
+    def _compile(self, arrays, donate, sinks=0):
+        """The executable for ``arrays``, donating what it can of ``donate``: XLA copies a
+        donated input whose buffer it cannot overwrite in place (read after its new value
+        is written), which costs more than a fresh output buffer; those are not donated."""
+        if not donate and not sinks:
+            return self.jitted.lower(*arrays).compile()
+        fn, n = self._exact, len(arrays) - sinks
+        if sinks:
+            def fn(*a):
+                return self._exact(*a[:n])
+        given = donate + tuple(range(n, len(arrays)))
+        compiled = jax.jit(fn, donate_argnums=given, keep_unused=True).lower(*arrays).compile()
+        copied = _copied_parameters(compiled.as_text())
+        keep = tuple(j for j in donate if j not in copied)
+        if keep == donate:
+            return compiled
+        return self._compile(arrays, keep, sinks)
 
     def __call__(self, *tensors):
         if len(tensors) != len(self.places):
@@ -141,6 +162,17 @@ class Program:
         with jax.enable_x64(True):
             text = self.jitted.lower(*[feed(t) for t in tensors]).compile().as_text()
         return {**_entry_kernels(text), "hlo": text}
+
+
+_PARAMETER = re.compile(r"%(\S+) = \S+ parameter\((\d+)\)")
+_COPY = re.compile(r"= \S+ copy\(%([^),]+)\)")
+
+
+def _copied_parameters(hlo: str) -> set:
+    """The parameter numbers the ENTRY computation of ``hlo`` copies as they are."""
+    entry = hlo[hlo.find("\nENTRY"):]
+    params = {name: int(n) for name, n in _PARAMETER.findall(entry)}
+    return {params[name] for name in _COPY.findall(entry) if name in params}
 
 
 def _exact(out, dtype):

@@ -2,9 +2,13 @@
 tensor, when an input's buffer may be donated, and how a result becomes a tensor's storage.
 
 - ``program_input(t)``: a resident CPU tensor's ``jax.Array`` (``fnx.core.tensor``), a
-  cuda tensor's, else the NumPy array (JAX copies it in). ``feed(t)`` also *migrates*: a
-  CPU tensor fed twice in a row with the same NumPy storage at the same version, held by
-  nothing else, becomes resident (one transfer), so later calls pass it without a copy.
+  cuda tensor's, else the NumPy array (JAX copies it in). ``feed(t, how)`` also
+  *migrates*: a CPU tensor whose NumPy storage nothing else holds becomes resident (one
+  transfer) the first time it is fed, so later calls pass it without a copy; not when it
+  was written since it was last fed (a buffer refilled in place before every call would
+  only be copied back and forth). Whether nothing else holds it is only known before a
+  program ever read it: JAX's CPU client keeps a NumPy input alive as long as any output
+  of that call lives.
 - ``donatable(t, arr)``: whether ``arr``, fed for ``t``, may be donated to a program that
   overwrites ``t`` (XLA then writes the new value in place): it must be ``t``'s own
   storage and referenced by nothing else: no other tensor holding the same array, no
@@ -31,7 +35,7 @@ from ..core.dispatch_key import DispatchKey
 from ..core.tensor import Tensor, exclusive_array, resident, set_resident
 
 __all__ = ["program_input", "feed", "donatable", "rebindable", "rebind", "array_of",
-           "ARRAY_TYPE"]
+           "ARRAY_TYPE", "KEEP", "BY_PROGRAM", "BY_TRANSFER"]
 
 _ndarray = np.ndarray
 _getrefcount = sys.getrefcount
@@ -48,8 +52,16 @@ def program_input(t):
     return arr if arr is not None else t._data
 
 
-def feed(t):
-    """``program_input(t)``, migrating a CPU tensor fed repeatedly to resident storage."""
+KEEP, BY_PROGRAM, BY_TRANSFER = 0, 1, 2     # feed's ``how``
+_WIDE = {np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.complex128)}
+_identity = jax.jit(lambda a: a)
+
+
+def feed(t, how=KEEP):
+    """``program_input(t)``; with ``how`` BY_PROGRAM (arguments: a jitted identity, as
+    cheap as JAX's own copy-in once compiled for the shape) or BY_TRANSFER (parameters and
+    buffers, fed once: ``device_put``), a CPU tensor is first made resident when nothing
+    else holds its NumPy storage (see the module docstring)."""
     if not isinstance(t, Tensor):
         return t
     d = t.__dict__
@@ -60,17 +72,21 @@ def feed(t):
             return arr
         arr = resident(t)       # _data was assigned behind _jax's back: drops it
     data = t._data
-    if type(data) is _ndarray and t._ks & _CPU_BIT:
+    if how and type(data) is _ndarray and t._ks & _CPU_BIT:
         vc = t._vc
         mark = (id(data), vc[0] if vc is not None else 0)
-        if d.get("_fed") != mark:
-            d["_fed"] = mark
-        elif t._base is None and exclusive_array(data, 2):
-            with jax.enable_x64(True):      # int64/float64 stay 64-bit
-                arr = jax.device_put(data)
+        fed = d.get("_fed")
+        if (fed is None or fed == mark) and t._base is None and exclusive_array(data, 2):
+            if data.dtype in _WIDE:
+                with jax.enable_x64(True):      # int64/float64 stay 64-bit
+                    arr = _identity(data) if how == BY_PROGRAM else jax.device_put(data)
+            else:
+                arr = _identity(data) if how == BY_PROGRAM else jax.device_put(data)
             set_resident(t, arr)
-            del d["_fed"]
+            if fed is not None:
+                del d["_fed"]
             return arr
+        d["_fed"] = mark
     return data
 
 
