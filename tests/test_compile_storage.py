@@ -13,6 +13,7 @@ import pytest
 import fnx
 from fnx import nn, optim
 from fnx.core.tensor import resident
+from fnx.lower.jax_compile import _copied_parameters
 
 
 def is_resident(t) -> bool:
@@ -315,3 +316,47 @@ def test_a_held_grad_keeps_its_values_as_with_set_to_none():
     np.testing.assert_allclose(peek(model[0].weight.grad), peek(eager_model[0].weight.grad),
                                rtol=1e-5, atol=1e-6)
     assert ref() is None and eager_ref() is None     # replaced, not refilled
+
+
+def test_an_input_refilled_in_place_before_every_call_is_read_fresh():
+    f = fnx.compile(lambda a: (a * 2).sum(0))
+    buf = fnx.zeros(3, 2)
+    for i in range(5):
+        buf.copy_(fnx.full((3, 2), float(i)))     # the next batch, written in place
+        assert f(buf).tolist() == [6.0 * i, 6.0 * i]
+    # written between calls: copied in each time, not made resident again and again
+    assert not is_resident(buf)
+
+
+def test_weights_of_a_compiled_model_become_resident_and_see_eager_updates():
+    fnx.manual_seed(0)
+    model = nn.Linear(4, 2)
+    f = fnx.compile(model)
+    x = fnx.randn(3, 4)
+    with fnx.no_grad():
+        first = peek(f(x))
+        assert is_resident(model.weight) and is_resident(model.bias)
+        np.testing.assert_allclose(first, peek(model(x)), rtol=1e-6)   # eager reads them
+        f(x)
+        assert is_resident(model.bias)
+        model.bias.add_(1.0)                    # an eager update: copy-on-write
+        np.testing.assert_allclose(peek(f(x)), first + 1.0, rtol=1e-6)
+        np.testing.assert_allclose(peek(f(x)), peek(model(x)), rtol=1e-6)
+
+
+def test_copied_parameters_are_read_from_the_entry_computation():
+    hlo = """HloModule m
+
+fused {
+  %p = f32[4]{0} parameter(0)
+  %c = f32[4]{0} copy(%p)
+}
+
+ENTRY %main {
+  %arrays_0_.1 = f32[4,4]{1,0} parameter(0), metadata={op_name="a"}
+  %arrays_1_.1 = f32[4]{0} parameter(1)
+  %copy.2 = f32[4,4]{1,0} copy(%arrays_0_.1)
+  %fusion = f32[4]{0} fusion(%arrays_1_.1), kind=kLoop, calls=%fused
+}
+"""
+    assert _copied_parameters(hlo) == {0}
