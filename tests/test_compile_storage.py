@@ -360,3 +360,34 @@ ENTRY %main {
 }
 """
     assert _copied_parameters(hlo) == {0}
+
+
+def test_a_parameter_over_a_user_array_is_written_in_place_and_its_grad_is_intact():
+    # the parameter's NumPy array is the user's: never rebound (copied into instead), and
+    # the buffer JAX made of it, though in a donated position, is not one the gradient of
+    # the same shape may land in
+    def make():
+        fnx.manual_seed(0)
+        model = nn.Linear(3, 3)
+        arr = model.weight.detach().numpy().copy()
+        model.weight = nn.Parameter(fnx.from_numpy(arr))
+        opt = optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = model(x).square().sum()
+            loss.backward()
+            opt.step()
+            return loss.detach()
+        return model, arr, step
+    x = fnx.randn(4, 3)
+    eager_model, eager_arr, eager_step = make()
+    model, arr, step = make()
+    step = fnx.compile(step)
+    for _ in range(4):
+        np.testing.assert_allclose(peek(step(x)), peek(eager_step(x)), rtol=1e-5)
+        np.testing.assert_allclose(arr, eager_arr, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(arr, peek(model.weight))
+        np.testing.assert_allclose(peek(model.weight.grad), peek(eager_model.weight.grad),
+                                   rtol=1e-5, atol=1e-6)
+    assert not is_resident(model.weight)
