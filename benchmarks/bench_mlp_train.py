@@ -1,30 +1,40 @@
 """MLP training step: fnx eager vs compiled model vs compiled step vs hand-written JAX.
 
-The model is 784-1024-1024-10 with ReLU, batch 128, cross-entropy, plain SGD (lr 0.01).
-Four variants start from the same weights and data:
+Two models, each with ReLU, cross-entropy and plain SGD (lr 0.01):
+
+- big: 784-1024-1024-10, batch 128 (the jitted program dominates: copies around it show)
+- small: 64-128-128-10, batch 16 (the program is tiny: Python around it shows)
+
+Four variants of each start from the same weights and data:
 
 - eager: ``opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()``
 - compiled model: the same step with ``fnx.compile(model)`` (backward through ``jax.vjp``)
 - compiled step: ``fnx.compile(step)``: forward, backward and update as one jitted program
 - JAX: ``jax.value_and_grad`` plus the SGD update in one ``jax.jit``
 
+Then the call overhead alone: ``fnx.compile(lambda x: x + 1)`` beside
+``jax.jit(lambda x: x + 1)`` on one 4-element float32 array.
+
 Each repeat runs every variant once (interleaved, so machine noise hits all of them, in
-an order rotated every repeat);
-the figure is the median over repeats after warm-up. The losses of the four variants are
-printed after the timed steps as a correctness check (they train the same model).
+a fresh random order every repeat); the figure is the median over repeats after warm-up. The
+losses of the four variants are printed after the timed steps as a correctness check
+(they train the same model the same number of steps): the run fails when they differ.
 ``--memory N`` instead runs N eager steps and prints the process's resident memory along
 the way (a loop that leaks graphs grows by the activations of every step).
 
     python benchmarks/bench_mlp_train.py                # ~1 min on 2 CPU cores
     python benchmarks/bench_mlp_train.py --memory 1000
-Goal: the compiled step within 1.15x of hand-written JAX.
+Goals: the compiled step within 1.05x of hand-written JAX on the big MLP, 1.2x on the
+small one.
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import os
+import random
 import statistics
+import sys
 import time
 
 import jax
@@ -33,18 +43,22 @@ import numpy as np
 
 import fnx
 from fnx import nn, optim
+from fnx.backends import cuda as cuda_backend
 
-GOAL = 1.15
-SIZES = (784, 1024, 1024, 10)
 LR = 0.01
+# name: (sizes, batch, steps timed together per repeat, repeats, goal for compiled step)
+CONFIGS = {
+    "big": ((784, 1024, 1024, 10), 128, 1, 40, 1.05),
+    "small": ((64, 128, 128, 10), 16, 20, 40, 1.2),
+}
 
 
-def make_model(device):
+def make_model(sizes, device):
     fnx.manual_seed(0)
     layers = []
-    for i, (a, b) in enumerate(zip(SIZES[:-1], SIZES[1:])):
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
         layers.append(nn.Linear(a, b))
-        if i < len(SIZES) - 2:
+        if i < len(sizes) - 2:
             layers.append(nn.ReLU())
     return nn.Sequential(*layers).to(device)
 
@@ -62,8 +76,16 @@ def fnx_step(model):
     return step
 
 
+def jax_device(device):
+    """The JAX device an fnx device's tensors live on (a cuda device may be a CPU one, with
+    ``FNX_CUDA_ON_CPU=1``)."""
+    if device.startswith("cuda"):
+        return cuda_backend.jax_device(fnx.device(device if ":" in device else "cuda:0"))
+    return jax.devices("cpu")[0]
+
+
 def jax_step(model, device):
-    dev = jax.devices("gpu" if device.startswith("cuda") else "cpu")[0]
+    dev = jax_device(device)
     params = [(jax.device_put(jnp.asarray(m.weight.detach().cpu().numpy()), dev),
                jax.device_put(jnp.asarray(m.bias.detach().cpu().numpy()), dev))
               for m in model if isinstance(m, nn.Linear)]
@@ -104,14 +126,15 @@ def _rss_mb() -> float:
 
 
 def memory(args):
-    model = make_model(args.device)
+    sizes, batch = CONFIGS["big"][:2]
+    model = make_model(sizes, args.device)
     step = fnx_step(model)
     rng = np.random.default_rng(0)
-    x = fnx.tensor(rng.standard_normal((args.batch, SIZES[0])).astype(np.float32),
+    x = fnx.tensor(rng.standard_normal((batch, sizes[0])).astype(np.float32),
                    device=args.device)
-    y = fnx.tensor(rng.integers(0, SIZES[-1], args.batch), device=args.device)
+    y = fnx.tensor(rng.integers(0, sizes[-1], batch), device=args.device)
     marks = sorted({10, 100, args.memory // 2, args.memory})
-    print(f"eager training loop, {args.memory} steps (batch {args.batch}): resident memory")
+    print(f"eager training loop, {args.memory} steps (batch {batch}): resident memory")
     start = None
     for i in range(1, args.memory + 1):
         step(x, y)
@@ -122,66 +145,110 @@ def memory(args):
             print(f"  step {i:5d}: {rss:8.1f} MiB  ({rss - start:+.1f} MiB since step {marks[0]})")
 
 
+def _timed(steps, repeats, warmup, inner):
+    """Median seconds per call of every variant; first-call seconds; last results."""
+    first = {}
+    for name, fn in steps.items():
+        t0 = time.perf_counter()
+        _sync(fn())
+        first[name] = time.perf_counter() - t0
+    for _ in range(warmup):
+        for fn in steps.values():
+            for _ in range(inner):
+                _sync(fn())
+    times = {name: [] for name in steps}
+    last = {}
+    names = list(steps)
+    order = random.Random(0)
+    for _ in range(repeats):
+        # a fresh order each repeat: whatever runs right after an eager variant shares the
+        # CPU with NumPy's BLAS threads still spinning down (a fixed cyclic order would make
+        # one variant always follow the same neighbour)
+        order.shuffle(names)
+        for name in names:
+            fn = steps[name]
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                out = fn()
+            last[name] = _sync(out)
+            times[name].append((time.perf_counter() - t0) / inner)
+    return {k: statistics.median(v) for k, v in times.items()}, first, last
+
+
+def mlp(which, args) -> bool:
+    sizes, batch, inner, repeats, goal = CONFIGS[which]
+    repeats = args.repeats or repeats
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    y_np = rng.integers(0, sizes[-1], batch)
+    x = fnx.tensor(x_np, device=args.device)
+    y = fnx.tensor(y_np, device=args.device)
+
+    models = {name: make_model(sizes, args.device) for name in ("eager", "compiled model",
+                                                                "compiled step")}
+    fns = {"eager": fnx_step(models["eager"])}
+    m = models["compiled model"]
+    fns["compiled model"] = fnx_step(_Wrapped(m, fnx.compile(m)))
+    fns["compiled step"] = fnx.compile(fnx_step(models["compiled step"]))
+    jrun, dev = jax_step(models["eager"], args.device)
+    xj, yj = jax.device_put(jnp.asarray(x_np), dev), jax.device_put(jnp.asarray(y_np), dev)
+    steps = {name: (lambda f=f: f(x, y)) for name, f in fns.items()}
+    steps["JAX jit"] = lambda: jrun(xj, yj)
+    med, first, losses = _timed(steps, repeats, args.warmup, inner)
+
+    ref = med["JAX jit"]
+    print(f"MLP {'-'.join(map(str, sizes))}, batch {batch}, SGD, device {args.device}: "
+          f"median of {repeats} repeats of {inner} step(s) after {args.warmup + 1} warm-up")
+    print(f"{'variant':16s} {'step ms':>9s} {'vs JAX':>8s} {'first call s':>13s} "
+          f"{'loss after':>11s}")
+    values = {}
+    for name in steps:
+        values[name] = float(np.asarray(getattr(losses[name], "_data", losses[name])))
+        print(f"{name:16s} {med[name] * 1e3:9.3f} {med[name] / ref:7.2f}x "
+              f"{first[name]:13.2f} {values[name]:11.5f}")
+    agree = all(abs(v - values["JAX jit"]) <= 1e-3 * max(1.0, abs(values["JAX jit"]))
+                for v in values.values())
+    ratio = med["compiled step"] / ref
+    print(f"compiled step / JAX jit = {ratio:.2f}x (goal <= {goal}x): "
+          f"{'met' if ratio <= goal else 'NOT met'}; losses "
+          f"{'agree' if agree else 'DIFFER'}")
+    return agree
+
+
+def call_overhead(args):
+    """``x + 1`` on one small array: what a call costs beyond the program."""
+    f = fnx.compile(lambda t: t + 1)
+    g = jax.jit(lambda a: a + 1)
+    x = fnx.tensor(np.arange(4, dtype=np.float32), device=args.device)
+    xj = jax.device_put(jnp.arange(4, dtype=jnp.float32), jax_device(args.device))
+    steps = {"fnx.compile": lambda: f(x), "jax.jit": lambda: g(xj)}
+    med, _, last = _timed(steps, 15, 2, 500)
+    ok = np.array_equal(np.asarray(last["fnx.compile"].cpu()._data), np.asarray(last["jax.jit"]))
+    ratio = med["fnx.compile"] / med["jax.jit"]
+    print(f"call overhead, x + 1 on 4 floats: fnx.compile {med['fnx.compile'] * 1e6:.1f} us, "
+          f"jax.jit {med['jax.jit'] * 1e6:.1f} us: {ratio:.2f}x; results "
+          f"{'agree' if ok else 'DIFFER'}")
+    return ok
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=0, help="repeats per model (default: "
+                                                           "40)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--only", choices=["big", "small", "overhead"], action="append")
     ap.add_argument("--memory", type=int, default=0, help="run N eager steps, print memory")
     args = ap.parse_args(argv)
     if args.memory:
         return memory(args)
-
-    rng = np.random.default_rng(0)
-    x_np = rng.standard_normal((args.batch, SIZES[0])).astype(np.float32)
-    y_np = rng.integers(0, SIZES[-1], args.batch)
-    x = fnx.tensor(x_np, device=args.device)
-    y = fnx.tensor(y_np, device=args.device)
-
-    models = {name: make_model(args.device) for name in ("eager", "compiled model",
-                                                         "compiled step")}
-    steps = {"eager": fnx_step(models["eager"])}
-    m = models["compiled model"]
-    cm = fnx.compile(m)
-    steps["compiled model"] = fnx_step(_Wrapped(m, cm))
-    steps["compiled step"] = fnx.compile(fnx_step(models["compiled step"]))
-    jrun, dev = jax_step(models["eager"], args.device)
-    xj, yj = jax.device_put(jnp.asarray(x_np), dev), jax.device_put(jnp.asarray(y_np), dev)
-    steps["JAX jit"] = lambda a, b: jrun(xj, yj)
-
-    first = {}
-    for name, fn in steps.items():
-        t0 = time.perf_counter()
-        _sync(fn(x, y))
-        first[name] = time.perf_counter() - t0
-    for _ in range(args.warmup):
-        for fn in steps.values():
-            _sync(fn(x, y))
-    times = {name: [] for name in steps}
-    losses = {}
-    names = list(steps)
-    for r in range(args.repeats):
-        # rotate the order each repeat: whatever runs right after the eager variant shares
-        # the CPU with NumPy's BLAS threads still spinning down
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            fn = steps[name]
-            t0 = time.perf_counter()
-            losses[name] = _sync(fn(x, y))
-            times[name].append(time.perf_counter() - t0)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    ref = med["JAX jit"]
-    print(f"MLP {'-'.join(map(str, SIZES))}, batch {args.batch}, SGD, device {args.device}: "
-          f"median of {args.repeats} steps after {args.warmup + 1} warm-up")
-    print(f"{'variant':16s} {'step ms':>9s} {'vs JAX':>8s} {'first call s':>13s} "
-          f"{'loss after':>11s}")
-    for name in steps:
-        loss = float(np.asarray(getattr(losses[name], "_data", losses[name])))
-        print(f"{name:16s} {med[name] * 1e3:9.2f} {med[name] / ref:7.2f}x "
-              f"{first[name]:13.2f} {loss:11.5f}")
-    ratio = med["compiled step"] / ref
-    print(f"compiled step / JAX jit = {ratio:.2f}x (goal <= {GOAL}x): "
-          f"{'met' if ratio <= GOAL else 'NOT met'}")
+    parts = args.only or ["big", "small", "overhead"]
+    ok = True
+    for which in parts:
+        ok &= call_overhead(args) if which == "overhead" else mlp(which, args)
+        print()
+    if not ok:
+        sys.exit("results differ between variants")
 
 
 class _Wrapped(nn.Module):

@@ -369,3 +369,65 @@ def test_model_moves_and_trains():
     np.testing.assert_allclose(
         nn.functional.cross_entropy(cpu_model(x.cpu()), target.cpu()).item(),
         nn.functional.cross_entropy(model.cuda()(x), target).item(), rtol=1e-5)
+
+
+def _cuda_training(compiled, momentum=0.9):
+    nn = pytest.importorskip("fnx.nn")
+    optim = pytest.importorskip("fnx.optim")
+    fnx.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).cuda()
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=momentum)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    return model, (fnx.compile(step) if compiled else step)
+
+
+def test_compiled_step_rebinds_parameters_without_copying(monkeypatch):
+    x = fnx.randn(5, 4, device="cuda")
+    y = fnx.tensor([0, 1, 2, 0, 1]).cuda()
+    model, step = _cuda_training(True, momentum=0.0)
+    eager_model, eager_step = _cuda_training(False, momentum=0.0)
+    for _ in range(2):
+        step(x, y)
+        eager_step(x, y)
+    copies = []
+    original = fnx.Tensor.copy_
+    monkeypatch.setattr(fnx.Tensor, "copy_",
+                        lambda self, *a, **k: copies.append(self) or original(self, *a, **k))
+    w = model[0].weight
+    version = w._version
+    ptr = w._data.unsafe_buffer_pointer()
+    for _ in range(3):
+        np.testing.assert_allclose(host(step(x, y)), host(eager_step(x, y)), rtol=1e-5)
+        for p, q in zip(model.parameters(), eager_model.parameters()):
+            np.testing.assert_allclose(host(p.detach()), host(q.detach()), rtol=1e-5, atol=1e-6)
+    assert copies == [] and w._version == version + 3 and w.is_cuda
+    assert w._data.unsafe_buffer_pointer() == ptr        # donated: updated in place
+
+
+def test_compiled_step_updates_views_and_aliases_of_cuda_parameters():
+    x = fnx.randn(5, 4, device="cuda")
+    y = fnx.tensor([0, 1, 2, 0, 1]).cuda()
+    model, step = _cuda_training(True)
+    eager_model, eager_step = _cuda_training(False)
+    step(x, y)
+    eager_step(x, y)
+    row = model[0].weight.detach()[2]
+    alias = model[2].bias.data
+    for _ in range(3):
+        step(x, y)
+        eager_step(x, y)
+        np.testing.assert_allclose(host(row), host(eager_model[0].weight.detach())[2],
+                                   rtol=1e-5)
+        np.testing.assert_allclose(host(alias), host(eager_model[2].bias.detach()), rtol=1e-5)
+    alias.fill_(0.5)            # and a write through the alias reaches the next step
+    eager_model[2].bias.data.fill_(0.5)
+    step(x, y)
+    eager_step(x, y)
+    np.testing.assert_allclose(host(model[2].bias.detach()),
+                               host(eager_model[2].bias.detach()), rtol=1e-5)

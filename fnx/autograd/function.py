@@ -21,7 +21,7 @@ import functools
 
 from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.grad_mode import is_grad_enabled, no_grad
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, shared_data
 from ..ops import aten
 from .graph import FREED, Node, SavedTensor, ag_bit
 from .history import edge_of
@@ -159,7 +159,7 @@ class Function:
 
 
 def _alias(t):
-    a = Tensor._make(t._data, t._dtype, t._device, t._ks & ~AUTOGRAD_BITS)
+    a = Tensor._make(shared_data(t), t._dtype, t._device, t._ks & ~AUTOGRAD_BITS)
     a._vc = t._shared_version_counter()
     return a
 

@@ -3,6 +3,10 @@
 A tensor holds ``_data`` (a NumPy array on CPU, a ``jax.Array`` on CUDA, a
 ``MetaArray`` on meta, anything with ``.shape`` for an out-of-tree backend),
 its ``_dtype``, ``_device`` and ``_ks`` (the keyset its calls dispatch on).
+A CPU tensor a compiled program produced or updated may instead be *resident*: its
+storage is a ``jax.Array`` (``_jax``) and ``_data`` is a zero-copy, read-only NumPy view
+of it made on first use; writes and aliases first give it a private NumPy copy
+(``make_private``; the storage model is in ``ARCHITECTURE.md``).
 Views share a version counter with their base; every in-place op bumps it.
 This module holds the state and what follows from it alone. The layer that implements
 a method binds it (``tensor_method``): autograd binds ``backward`` and the hooks, the
@@ -11,8 +15,11 @@ whole class for IDEs and type checkers (generated: ``python -m fnx.api.stubs``).
 """
 from __future__ import annotations
 
+import sys
 import types
 from typing import Any
+
+import numpy as np
 
 from . import dtype as D
 from . import tls
@@ -21,7 +28,9 @@ from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, BACKEND_BITS, Di
                            DispatchKeySet)
 import math
 
-__all__ = ["Tensor", "Size", "tensor_method", "set_grad", "read_grad", "GradWriteLog"]
+__all__ = ["Tensor", "Size", "tensor_method", "set_grad", "read_grad", "GradWriteLog", "resident",
+           "make_private", "drop_resident", "set_resident", "shared_data", "storage_shape",
+           "exclusive_array"]
 
 
 class Size(tuple):
@@ -44,6 +53,23 @@ class Size(tuple):
         return Size(r) if isinstance(item, slice) else r
 
 
+class _ResidentView:
+    """``Tensor._data`` when the instance has none: a resident tensor (storage in the
+    jax.Array ``_jax``) gives the read-only NumPy view every reader shares, made on first
+    use. A non-data descriptor: a tensor's own ``_data`` (every other tensor) is found
+    first, at no cost to any attribute lookup."""
+
+    def __get__(self, t, cls=None):
+        if t is None:
+            return self
+        d = t.__dict__
+        arr = d.get("_jax")
+        if arr is None:
+            raise AttributeError(f"{type(t).__name__!r} object has no attribute '_data'")
+        view = d["_data"] = d["_jview"] = _asarray(arr)
+        return view
+
+
 class Tensor:
     """A multi-dimensional array on a device, as ``torch.Tensor``.
 
@@ -56,13 +82,14 @@ class Tensor:
     """
 
     # The state every tensor sets (``_make``), declared for the stub and type checkers.
-    _data: Any
+    _data: Any = _ResidentView()    # (a resident tensor's is made on first use)
     _dtype: D.dtype
     _device: _device_cls
     _ks: int
 
     # Rarely-set state lives in the instance dict with class defaults, so creating a tensor
     # sets four attributes and nothing else.
+    _jax = None         # a resident CPU tensor's storage (see "storage" below)
     _vc = None          # version counter, [int], shared by a base and its views
     _base = None        # the tensor this one is a view of
     _view_chain = ()    # how to rebuild this view from _base: ((op, args, kwargs, index), ...)
@@ -379,7 +406,8 @@ class Tensor:
         >>> _ = w.data.add_(1); w
         tensor([1., 1.], requires_grad=True)
         """
-        t = Tensor._make(self._data, self._dtype, self._device, self._ks & ~AUTOGRAD_BITS)
+        t = Tensor._make(shared_data(self), self._dtype, self._device,
+                         self._ks & ~AUTOGRAD_BITS)
         if self._strides is not None:
             t._strides = self._strides
         if self._ks & _FUNCTIONAL_BIT:
@@ -391,7 +419,9 @@ class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
         grad_bit = self._ks & AUTOGRAD_BITS
-        self._data, self._dtype, self._device = value._data, value._dtype, value._device
+        data = shared_data(value)
+        drop_resident(self)
+        self._data, self._dtype, self._device = data, value._dtype, value._device
         self._ks = value._ks & ~AUTOGRAD_BITS
         if grad_bit:
             self._ks |= _autograd_bit(self._ks)
@@ -435,7 +465,7 @@ class Tensor:
                                 f"numpy. Use Tensor.cpu() to copy the tensor to host memory "
                                 f"first.")
             return self.cpu().numpy(force=True)
-        return self._data
+        return shared_data(self)
 
     def tolist(self):
         """The data as (nested) Python lists of numbers; a 0-dim tensor gives a number.
@@ -488,6 +518,96 @@ class Tensor:
     def __hash__(self):
         return id(self)
 
+
+
+# ----------------------------------------------------------------------------- storage
+# A CPU tensor's storage is either a NumPy array in ``_data`` (writable, and shared by views
+# and ``.numpy()`` exactly as NumPy shares memory) or, *resident*, a ``jax.Array`` in
+# ``_jax`` that only this tensor holds as its storage and nobody writes: compiled programs
+# take it as an input without a copy and rebind the tensor to their output. ``_data`` of a
+# resident tensor is a read-only NumPy view of that array (``np.asarray``, no copy), made
+# on first use and remembered as ``_jview``; while ``_data`` is that view the two agree.
+# Anything that would write the storage, or make a second handle share it (a view,
+# ``.data``, ``.numpy()``), first calls ``make_private``: a private writable copy in
+# ``_data``, and the tensor is an ordinary CPU tensor again.
+
+_asarray = np.asarray
+_getrefcount = sys.getrefcount
+
+
+def resident(t):
+    """The ``jax.Array`` holding ``t``'s storage, or None when ``_data`` holds it. Code that
+    assigned ``_data`` without knowing of ``_jax`` made the array stale: it is dropped."""
+    d = t.__dict__
+    arr = d.get("_jax")
+    if arr is not None and "_data" in d and d["_data"] is not d.get("_jview"):
+        del d["_jax"]
+        d.pop("_jview", None)
+        return None
+    return arr
+
+
+def make_private(t) -> None:
+    """Copy-on-write: a resident ``t`` gets a private, writable NumPy copy of its storage
+    (before an in-place write, or before a view, ``.data`` or ``.numpy()`` shares it)."""
+    arr = resident(t)
+    if arr is not None:
+        d = t.__dict__
+        data = d["_data"] = np.array(arr)
+        del d["_jax"]
+        d.pop("_jview", None)
+        # the mark of storage fed to a compiled program at this version: written right
+        # after, the tensor is not made resident again on its next call (fnx.lower)
+        vc = t._vc
+        d["_fed"] = (id(data), vc[0] if vc is not None else 0)
+
+
+def drop_resident(t) -> None:
+    """Forget ``t``'s resident storage (its ``_data`` is about to be assigned)."""
+    d = t.__dict__
+    if "_jax" in d:
+        del d["_jax"]
+        d.pop("_jview", None)
+        d.pop("_data", None)
+
+
+def set_resident(t, arr) -> None:
+    """Rebind ``t``'s storage to the ``jax.Array`` ``arr`` (a compiled program's result;
+    the caller bumps the version: a rebind is a write)."""
+    d = t.__dict__
+    d["_jax"] = arr
+    d.pop("_data", None)
+    d.pop("_jview", None)
+
+
+def shared_data(t):
+    """``t._data`` for a second handle that shares it (``.data``, ``.numpy()``, a
+    Parameter or buffer over it): a resident storage becomes private NumPy first, so writes
+    through either handle reach the other."""
+    if "_jax" in t.__dict__:
+        make_private(t)
+    return t._data
+
+
+def storage_shape(t) -> tuple:
+    """``t``'s shape without materializing a resident tensor's NumPy view."""
+    d = t.__dict__
+    data = d.get("_data")
+    return data.shape if data is not None else d["_jax"].shape
+
+
+def exclusive_array(arr, holders: int) -> bool:
+    """Whether nothing but the caller's ``holders`` references (the tensor's ``_data``
+    slot, the caller's own variables) reach the C-contiguous NumPy array ``arr`` or its
+    memory: no other tensor, view or ``.numpy()`` result shares it, so the tensor may give
+    it up without anyone noticing."""
+    if _getrefcount(arr) != holders + 2 or not arr.flags.c_contiguous:
+        return False
+    base = arr.base
+    if base is None:
+        return True
+    # a view of a buffer nothing else holds (a kernel's reshape of its own temporary)
+    return type(base) is np.ndarray and base.base is None and _getrefcount(base) == 3
 
 
 _FUNCTIONAL_BIT = 1 << DispatchKey.Functionalize

@@ -5,12 +5,19 @@ Registered once per op, from the op's schema: an op that writes an argument
 output aliases its input (``-> Tensor(a)``) marks the output as a view of the
 input's base, shares its version counter and records the view chain that rebuilds it
 from that base (autograd and functionalization replay it).  Every other op falls through this key.
+
+Being the one place every write and every alias passes, it is also where a *resident* CPU
+tensor (storage in a ``jax.Array`` a compiled program left, read by kernels through a
+read-only NumPy view) gets a private writable copy first (``make_private``): the tensor
+written, and the tensor a view is taken of, so that the view and its base share writable
+memory as NumPy views do.
 """
 from __future__ import annotations
 
 import weakref
 
 from ..core.dispatch_key import AUTOGRAD_BITS, BACKEND_KEYS, AliasKey, DispatchKey, below
+from ..core.tensor import make_private
 from ..dispatch.dispatcher import all_ops
 from ..ir.variants import is_view_op
 
@@ -47,7 +54,28 @@ def mark_view(out, base):
 
 
 def _inplace_kernel(op, pos, kw):
+    if pos == (0,) and not kw:
+        # the common case, written out: the op writes ``self`` alone
+        def kernel(ks, self, *args, **kwargs):
+            if self._jax is not None:
+                make_private(self)          # copy-on-write of a resident storage
+            out = op.redispatch(ks & _BELOW, self, *args, **kwargs)
+            vc = self._vc
+            if vc is None:
+                self._vc = [1]
+            else:
+                vc[0] += 1
+            return out
+        return kernel
+
     def kernel(ks, *args, **kwargs):
+        for i in pos:
+            if args[i]._jax is not None:
+                make_private(args[i])       # copy-on-write of a resident storage
+        for name in kw:
+            t = kwargs.get(name)
+            if t is not None and t._jax is not None:
+                make_private(t)
         out = op.redispatch(ks & _BELOW, *args, **kwargs)
         for i in pos:
             args[i]._bump_version()
@@ -59,6 +87,8 @@ def _inplace_kernel(op, pos, kw):
 
 def _view_kernel(op):
     def kernel(ks, self, *args, **kwargs):
+        if self._jax is not None:
+            make_private(self)      # the view and its base share writable memory
         out = op.redispatch(ks & _BELOW, self, *args, **kwargs)
         chain = self._view_chain if self._base is not None else ()
         if isinstance(out, (tuple, list)):

@@ -28,7 +28,7 @@ from ..backends.cpu import wrap
 from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.grad_mode import is_grad_enabled, no_grad
-from ..core.tensor import Tensor, set_grad
+from ..core.tensor import Tensor, resident, set_grad, set_resident, storage_shape
 from ..dispatch.modes import current_mode
 from ..graph import guards
 from ..graph.graph import Graph, map_nodes
@@ -36,6 +36,8 @@ from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_de
 from ..graph.passes.partition import Partition, Region, partition
 from ..graph.tracer import DataDependentError, TracingMode, trace
 from ..ir.aten.random import next_key
+from .compiled_run import ProgramPlan, feed_modes
+from .jax_storage import array_of, rebind, rebindable
 from .target import get_target
 
 __all__ = ["CompiledFunction", "CompileReport", "live_compiled_functions"]
@@ -150,9 +152,9 @@ class CompiledFunction:
         if same:
             e = same[-1]
             for t, m in zip(e.lifted, e.lifted_meta):
-                if _describe_lifted(t) != m:
+                if _lifted_key(t) != m:
                     return (f"a tensor the function reads changed: {m} -> "
-                            f"{_describe_lifted(t)}")
+                            f"{_lifted_key(t)}")
             for t, none in e.grad_reads:
                 if (t._grad is None) != none:
                     return (f".grad of a {tuple(t.shape)} tensor was "
@@ -257,7 +259,15 @@ class CompiledFunction:
 # ----------------------------------------------------------------------------- running
 
 class _Entry:
-    """One compiled specialization: the program steps and how to feed them."""
+    """One compiled specialization: the program steps and how to feed them.
+
+    Everything a call needs beyond reading its arguments is planned here, once: which
+    placeholder feeds each program input, which outputs become results, ``.grad`` values
+    or the new storage of the inputs the program overwrote, and which of those inputs'
+    buffers may be donated. A function compiled to one program (no eager op between
+    regions) runs on arrays straight (``ProgramPlan``); otherwise every step runs on
+    tensors (``_run``).
+    """
 
     def __init__(self, target, graph: Graph, parts: Partition, lifted, n_explicit, stages):
         self.target = target
@@ -265,7 +275,7 @@ class _Entry:
         self.parts = parts
         self.lifted = lifted            # tensors read from outside (parameters, buffers)
         self.sources = graph.input_sources
-        self.lifted_meta = [_describe_lifted(t) for t in lifted]
+        self.lifted_meta = [_lifted_key(t) for t in lifted]
         # .grad None-ness the trace decided on (read before written): the only .grad state
         # that selects a program, so a step that sets .grad is not traced a second time
         self.grad_reads = getattr(graph, "grad_reads", [])
@@ -274,22 +284,38 @@ class _Entry:
         self.n_explicit = n_explicit
         self.stages = stages
         self.places = graph.placeholders()
-        self.steps = [(s, _compile_region(target, graph, s)) if isinstance(s, Region)
-                      else (s, None) for s in parts.steps]
         out = graph.output_node.args[0]
         mutated = getattr(graph, "mutated_inputs", [])
         grads = getattr(graph, "grad_writes", [])
         self.writeback = [(i, out[k]) for i, k in mutated]
+        # New values of overwritten inputs first among a region's outputs: XLA gives a
+        # donated buffer to the first output of its shape, so each input is updated in place
+        written = [n for _, n in self.writeback]
+        self.steps = [(s, _compile_region(target, graph, s))
+                      if isinstance(s, Region) else (s, None)
+                      for s in (_written_first(s, written) if isinstance(s, Region) else s
+                                for s in parts.steps)]
         self.grad_writes = [(i, out[k] if k is not None else None) for i, k in grads]
         self.stored = [(c, key, t, out[k]) for c, key, t, k in getattr(graph, "stored", [])]
         self.result = out[0] if mutated or self.stored or \
             any(k is not None for _, k in grads) else out
         self.calls = 0
         self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
+        self._flat_args = None          # whether the arguments are tensors only (set lazily)
+        self._plan = ProgramPlan.of(self)
 
     def lifted_match(self) -> bool:
-        return all(_describe_lifted(t) == m for t, m in zip(self.lifted, self.lifted_meta)) \
-            and all((t._grad is None) == none for t, none in self.grad_reads)
+        for t, (shape, dtype, device, grad) in zip(self.lifted, self.lifted_meta):
+            d = t.__dict__
+            data = d.get("_data")
+            if (data.shape if data is not None else d["_jax"].shape) != shape or \
+                    t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
+                    (t._device is not device and t._device != device):
+                return False
+        for t, none in self.grad_reads:
+            if (t._grad is None) is not none:
+                return False
+        return True
 
     def match(self, args, kwargs):
         """The program's inputs for this call if this entry's guards hold, else None."""
@@ -307,7 +333,10 @@ class _Entry:
     def flat_inputs(self, args, kwargs):
         """The graph's inputs in placeholder order: call arguments, captured tensors read
         now (so in-place updates are seen), and a fresh random key per random op."""
-        flat, _ = _flatten_call(args, kwargs)
+        flat = self._flat_args
+        if flat is None:
+            flat = self._flat_args = not kwargs and all(isinstance(a, Tensor) for a in args)
+        flat = args if flat else _flatten_call(args, kwargs)[0]
         out = []
         for kind, src in self.sources:
             if kind == "arg":
@@ -320,14 +349,16 @@ class _Entry:
                 out.append(next_key(*src))
         return out
 
-
     def __call__(self, args, kwargs, inputs=None):
         if inputs is None:
             inputs = self.flat_inputs(args, kwargs)
+        if self._plan is not None:
+            return self._plan.run(inputs)
         with no_grad():     # the program's own backward, if any, is already in the graph
             return self._run(inputs)
 
     def _run(self, inputs):
+        ok = self.rebindable(inputs)
         env = dict(zip(self.places, inputs))
         env.update(self.constants)
         for step, fn in self.steps:
@@ -341,7 +372,7 @@ class _Entry:
                     for u in step.users:
                         if u.kind == "getitem":
                             env[u] = env[step][u.args[1]]
-        self.write_back(inputs, env)
+        self.write_back(inputs, env, ok)
         return map_nodes(self.result, env.__getitem__)
 
     def replay_stores(self, env):
@@ -361,10 +392,24 @@ class _Entry:
         if self.stored:
             guards.bump()
 
-    def write_back(self, inputs, env):
-        with no_grad():
-            for i, node in self.writeback:
-                inputs[i].copy_(env[node])
+    def rebindable(self, inputs) -> list:
+        """Per overwritten input, whether its storage may be rebound (asked before running:
+        a running program holds its NumPy inputs)."""
+        return [rebindable(inputs[i]) for i, _ in self.writeback]
+
+    def write_back(self, inputs, env, ok):
+        """Give the inputs the program overwrote their new values: the result's array
+        becomes the input's storage where nothing else shares it (``ok``, from
+        ``rebindable``), else it is copied in; then assign the ``.grad`` the program left."""
+        for (i, node), free in zip(self.writeback, ok):
+            t, value = inputs[i], env[node]
+            arr = array_of(value) if free else None
+            if arr is not None and value._dtype is t._dtype and \
+                    storage_shape(value) == storage_shape(t):
+                rebind(t, arr)
+            else:
+                with no_grad():
+                    t.copy_(value)
         for i, node in self.grad_writes:
             g = env[node] if node is not None else None
             set_grad(inputs[i], g)
@@ -380,18 +425,25 @@ class _GradEntry(_Entry):
         super().__init__(target, graph, parts, lifted, n_explicit, stages)
         self.whole = target.compile(graph)
         self.vjp = target.vjp(self.whole, graph)
+        self.hows = feed_modes(self.sources)
 
     def __call__(self, args, kwargs, inputs=None):
         if inputs is None:
             inputs = self.flat_inputs(args, kwargs)
-        env, node = self.vjp(inputs)
-        self.write_back(inputs, env)
+        ok = self.rebindable(inputs)
+        env, node = self.vjp(inputs, self.hows)
+        self.write_back(inputs, env, ok)
         return map_nodes(self.result, env.__getitem__)
 
 
 def _tracing() -> bool:
     mode = current_mode()
     return mode is not None and isinstance(mode, TracingMode)
+
+
+def _written_first(region: Region, written) -> Region:
+    first = [n for n in written if n in region.outputs]
+    return region._replace(outputs=list(dict.fromkeys(first + region.outputs)))
 
 
 def _compile_region(target, graph, region: Region):
@@ -444,14 +496,15 @@ def _flatten_call(args, kwargs):
 def _materialize(t, value):
     """Trace tensor ``t`` becomes a real tensor holding ``value`` (same object, so every
     place that kept it sees the value; detached, as the trace's history is gone)."""
-    t._data, t._dtype, t._device = value._data, value._dtype, value._device
+    arr = resident(value)
+    if arr is not None:
+        set_resident(t, arr)        # a resident result stays resident (see jax_storage)
+    else:
+        t._data = value._data
+    t._dtype, t._device = value._dtype, value._device
     t._ks = value._ks & ~AUTOGRAD_BITS
     t._strides = value._strides
     t._base, t._view_chain, t.grad_fn = None, (), None
-
-
-def _describe_lifted(t):
-    return (tuple(t.shape), t.dtype, t.device, t.requires_grad)
 
 
 def _describe(v):
@@ -468,6 +521,13 @@ def _describe(v):
         return ("V", v)
     except TypeError:
         return ("id", id(v))
+
+
+def _lifted_key(t):
+    """What a captured tensor's guard compares (``_describe``'s tensor fields but the
+    .grad state, see ``grad_reads``), read without materializing a resident tensor's NumPy
+    view."""
+    return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS))
 
 
 def _name(fn):

@@ -15,7 +15,8 @@ from ..autograd.graph import FREED, Node, ag_bit
 from ..autograd.history import edge_of
 from ..core.tensor import Tensor
 from ..graph.graph import _collect
-from .jax_compile import _to_tensor
+from .jax_compile import tensor_maker
+from .jax_storage import KEEP, feed, program_input
 
 __all__ = ["compile_vjp", "CompiledBackward"]
 
@@ -41,20 +42,18 @@ class CompiledBackward(Node):
                                "uncompiled for higher-order gradients")
         if self.vjp_fn is None:
             raise RuntimeError(FREED)
-        cts = [g._data if g is not None else jnp.zeros(m.shape, m.dtype.numpy)
+        cts = [program_input(g) if g is not None else jnp.zeros(m.shape, m.dtype.numpy)
                for g, m in zip(grads, self.out_meta)]
         with jax.enable_x64(True):
             res = self.bwd(self.vjp_fn, cts)
-        return [_to_tensor(r, m) for r, m in zip(res, self.in_meta)]
-
-
-def _array(x):
-    return x._data if isinstance(x, Tensor) else x      # a float input stays a scalar
+        return [tensor_maker(m)(r) for r, m in zip(res, self.in_meta)]
 
 
 def compile_vjp(run, graph):
-    """A callable ``(input tensors) -> (env of output node -> tensor, node)`` for ``graph``
-    compiled as ``run`` (from ``compile_graph``), recording a ``CompiledBackward``."""
+    """A callable ``(input tensors, hows=None) -> (env of output node -> tensor, node)``
+    for ``graph`` compiled as ``run`` (from ``compile_graph``), recording a
+    ``CompiledBackward``; ``hows`` says per input how ``jax_storage.feed`` may make it
+    resident (default: never)."""
     program = run.program
     out_nodes = run.out_nodes
     places = graph.placeholders()
@@ -65,6 +64,7 @@ def compile_vjp(run, graph):
     n_result = len(result_nodes)
     diff_out = [j for j, n in enumerate(out_nodes[:n_result]) if _is_float(n.meta.dtype)]
     other_out = [j for j in range(len(out_nodes)) if j not in diff_out]
+    makers = [tensor_maker(n.meta) for n in out_nodes]
     cache = {}
 
     def build(diff_in):
@@ -85,21 +85,22 @@ def compile_vjp(run, graph):
         with jax.enable_x64(True):
             return rest_in, jax.jit(fwd), jax.jit(lambda vjp_fn, cts: vjp_fn(cts))
 
-    def call(inputs):
+    def call(inputs, hows=None):
+        hows = hows or [KEEP] * len(inputs)
         diff_in = tuple(i for i, t in enumerate(inputs) if isinstance(t, Tensor) and
-                        t.requires_grad and _is_float(t._dtype))
+                        t.requires_grad and _is_float(t._dtype))     # floats: scalar inputs
         built = cache.get(diff_in)
         if built is None:
             built = cache[diff_in] = build(diff_in)
         rest_in, fwd, bwd = built
         with jax.enable_x64(True):
-            primal, aux, vjp_fn = fwd([inputs[i]._data for i in diff_in],
-                                      [_array(inputs[i]) for i in rest_in])
+            primal, aux, vjp_fn = fwd([feed(inputs[i], hows[i]) for i in diff_in],
+                                      [feed(inputs[i], hows[i]) for i in rest_in])
         env = {}
         for j, a in zip(diff_out, primal):
-            env[out_nodes[j]] = _to_tensor(a, out_nodes[j].meta)
+            env[out_nodes[j]] = makers[j](a)
         for j, a in zip(other_out, aux):
-            env[out_nodes[j]] = _to_tensor(a, out_nodes[j].meta)
+            env[out_nodes[j]] = makers[j](a)
         node = None
         if diff_in:
             node = CompiledBackward([edge_of(inputs[i]) for i in diff_in])

@@ -1,20 +1,34 @@
-"""Compiling a Graph with the JAX target's rules into one ``jax.jit`` function.
+"""Compiling a Graph with the JAX target's rules into one ``jax.jit`` program.
 
-Outputs stay where the program ran: a node whose meta device is ``cuda`` comes back as a
-cuda tensor holding the ``jax.Array`` (no host round trip); cpu outputs are copied into
-writable NumPy arrays (JAX's buffers are read-only, fnx CPU tensors are mutable).
+Inputs and outputs are not copied: a tensor whose storage is a ``jax.Array`` (a cuda
+tensor, a resident CPU tensor) is passed as it is (``jax_storage``), and every output
+stays where the program ran, as a tensor holding the ``jax.Array``: a cuda tensor, or a
+*resident* CPU tensor (``fnx.core.tensor``: NumPy kernels read it through a zero-copy
+view; a write gives it a private copy first).
+
+The program is jitted under ``jax.enable_x64`` (int64/float64 stay exact) and, on its
+first call, compiled ahead of time for its inputs (``Program.call_arrays``); the compiled
+executable does not read the x64 flag, so a call enters ``enable_x64`` only when an input
+of a 64-bit dtype is not yet a ``jax.Array`` (JAX would narrow a NumPy int64 to int32).
 """
 from __future__ import annotations
+
+import re
 
 import jax
 import numpy as np
 
-from ..backends.cpu import wrap
+from ..backends.cpu import wrap_resident
 from ..core.device import canonical
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, resident
 from ..graph.graph import _collect, map_nodes
+from .jax_storage import ARRAY_TYPE, feed
 
-__all__ = ["compile_graph", "graph_program", "register_device_arrays"]
+__all__ = ["compile_graph", "graph_program", "register_device_arrays", "Program",
+           "tensor_maker"]
+
+# NumPy dtypes JAX narrows to 32 bits outside enable_x64
+_WIDE = {np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.complex128)}
 
 # device type -> fn(jax.Array, dtype, device) -> Tensor, for devices whose tensors hold
 # jax.Arrays (the cuda backend registers it); other results are copied to the host.
@@ -66,33 +80,106 @@ def compile_graph(target, graph):
     >>> round(f(fnx.zeros(3)).item(), 4)
     3.0
     """
-    program, out_nodes = graph_program(target, graph)
-    places = graph.placeholders()
-    with jax.enable_x64(True):
-        jitted = jax.jit(program)
-    result_spec = graph.output_node.args[0]
+    return Program(target, graph)
 
-    def run(*tensors):
-        if len(tensors) != len(places):
-            raise TypeError(f"compiled graph expects {len(places)} inputs, got {len(tensors)}")
+
+class Program:
+    """``graph`` as one jitted program: call it with tensors (``program(*tensors)``, fnx
+    tensors back), or with arrays in placeholder order (``call_arrays``, arrays back in
+    ``out_nodes`` order; how ``fnx.compile`` runs it).
+
+    Every output has exactly its node's dtype (and is not weakly typed), so a result fed
+    back in matches the compiled signature.
+    """
+
+    def __init__(self, target, graph):
+        program, out_nodes = graph_program(target, graph)
+        dtypes = [n.meta.dtype.numpy for n in out_nodes]
+
+        def exact(*arrays):
+            return [_exact(o, dt) for o, dt in zip(program(*arrays), dtypes)]
+
+        self.program = exact            # the un-jitted function of arrays (compiled autograd)
+        self.out_nodes = out_nodes
+        self.places = graph.placeholders()
+        self.result_spec = graph.output_node.args[0]
+        self._exact = exact
         with jax.enable_x64(True):
-            # floats (fnx.compile's scalar inputs) go in as weak-typed JAX scalars
-            outs = jitted(*[t._data if isinstance(t, Tensor) else t for t in tensors])
-        results = {n: _to_tensor(o, n.meta) for n, o in zip(out_nodes, outs)}
-        return map_nodes(result_spec, results.__getitem__)
+            self.jitted = jax.jit(exact)
+        self._compiled = {}             # donated positions -> compiled executable's call
+        self._wide = [i for i, p in enumerate(self.places) if p.meta.dtype.numpy in _WIDE]
+        self.makers = [tensor_maker(n.meta) for n in out_nodes]
 
-    def hlo_fusions(*tensors):
+    def call_arrays(self, arrays, donate=(), sinks=0):
+        """Run on ``arrays`` (placeholder order); the buffers at positions ``donate`` may be
+        reused for the outputs (the caller checked nothing else references them). The last
+        ``sinks`` arrays are extra, never read: buffers given up for outputs of their shape
+        to be written into (a ``.grad`` the step replaces), so no fresh memory is touched."""
+        key = (donate, sinks) if sinks else donate
+        call = self._compiled.get(key)
+        if call is None:
+            with jax.enable_x64(True):
+                compiled = self._compile(arrays, donate, sinks)
+                outs = compiled(*arrays)
+            # the executable's own call (set by its first call): one Python frame less
+            self._compiled[key] = getattr(compiled, "_call", None) or compiled
+            return outs
+        for i in self._wide:
+            if type(arrays[i]) is not ARRAY_TYPE:
+                with jax.enable_x64(True):
+                    return call(*arrays)
+        return call(*arrays)
+
+    def _compile(self, arrays, donate, sinks=0):
+        """The executable for ``arrays``, donating what it can of ``donate``: XLA copies a
+        donated input whose buffer it cannot overwrite in place (read after its new value
+        is written), which costs more than a fresh output buffer; those are not donated."""
+        if not donate and not sinks:
+            return self.jitted.lower(*arrays).compile()
+        fn, n = self._exact, len(arrays) - sinks
+        if sinks:
+            def fn(*a):
+                return self._exact(*a[:n])
+        given = donate + tuple(range(n, len(arrays)))
+        compiled = jax.jit(fn, donate_argnums=given, keep_unused=True).lower(*arrays).compile()
+        copied = _copied_parameters(compiled.as_text())
+        keep = tuple(j for j in donate if j not in copied)
+        if keep == donate:
+            return compiled
+        return self._compile(arrays, keep, sinks)
+
+    def __call__(self, *tensors):
+        if len(tensors) != len(self.places):
+            raise TypeError(f"compiled graph expects {len(self.places)} inputs, got "
+                            f"{len(tensors)}")
+        outs = self.call_arrays([feed(t) for t in tensors])
+        results = {n: make(o) for n, make, o in zip(self.out_nodes, self.makers, outs)}
+        return map_nodes(self.result_spec, results.__getitem__)
+
+    def hlo_fusions(self, *tensors):
         """How XLA compiled this program: the kernels its entry computation launches
         (fusions and unfused ops), how many of those are fusions, and the HLO text."""
         with jax.enable_x64(True):
-            text = jitted.lower(*[t._data for t in tensors]).compile().as_text()
+            text = self.jitted.lower(*[feed(t) for t in tensors]).compile().as_text()
         return {**_entry_kernels(text), "hlo": text}
 
-    run.jitted = jitted
-    run.program = program           # the un-jitted function of arrays (compiled autograd)
-    run.out_nodes = out_nodes
-    run.hlo_fusions = hlo_fusions
-    return run
+
+_PARAMETER = re.compile(r"%(\S+) = \S+ parameter\((\d+)\)")
+_COPY = re.compile(r"= \S+ copy\(%([^),]+)\)")
+
+
+def _copied_parameters(hlo: str) -> set:
+    """The parameter numbers the ENTRY computation of ``hlo`` copies as they are."""
+    entry = hlo[hlo.find("\nENTRY"):]
+    params = {name: int(n) for name, n in _PARAMETER.findall(entry)}
+    return {params[name] for name in _COPY.findall(entry) if name in params}
+
+
+def _exact(out, dtype):
+    aval = getattr(out, "aval", None)
+    if out.dtype != dtype or (aval is not None and aval.weak_type):
+        return jax.lax.convert_element_type(out, dtype)
+    return out
 
 
 _NOT_KERNELS = ("parameter", "constant", "tuple", "get-tuple-element", "bitcast")
@@ -113,18 +200,27 @@ def _entry_kernels(hlo: str) -> dict:
     return {"kernels": len(kernels), "fusions": sum(" fusion(" in ln for ln in kernels)}
 
 
-def _to_tensor(array, meta):
+def tensor_maker(meta):
+    """``make(array) -> Tensor`` for a program output of node meta ``meta``: the tensor
+    holds the ``jax.Array`` where the program ran (no copy)."""
     dev = meta.device
+    dtype = meta.dtype
     wrap_array = _device_arrays.get(getattr(dev, "type", None))
     if wrap_array is not None:
-        # The program ran on that device (its inputs live there): keep the jax.Array.
-        return wrap_array(array, meta.dtype, canonical(dev))
-    # a copy: JAX's buffer is read-only and fnx tensors are mutable
-    return wrap(np.array(array, dtype=meta.dtype.numpy), meta.dtype)
+        dev = canonical(dev)
+        return lambda array: wrap_array(array, dtype, dev)
+    return lambda array: wrap_resident(array, dtype)
+
+
+def _to_tensor(array, meta):
+    return tensor_maker(meta)(array)
 
 
 def _host(t):
     """A captured tensor as a program constant: device arrays are used as they are."""
+    arr = resident(t)
+    if arr is not None:
+        return arr
     data = t._data
     return data if isinstance(data, jax.Array) else np.asarray(data)
 

@@ -6,7 +6,7 @@ import numpy as np
 from .. import api as fnx
 from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.grad_mode import no_grad
-from ..core.tensor import Tensor, _autograd_bit
+from ..core.tensor import Tensor, _autograd_bit, shared_data
 from ..serialization import _rebuild_tensor, register_parameter_class
 
 __all__ = ["Parameter", "Buffer"]
@@ -21,7 +21,7 @@ def _share(cls, data: Tensor, requires_grad: bool) -> Tensor:
                                "gradients")
         ks |= _autograd_bit(ks)
     t = object.__new__(cls)
-    t._data, t._dtype, t._device, t._ks = data._data, data._dtype, data._device, ks
+    t._data, t._dtype, t._device, t._ks = shared_data(data), data._dtype, data._device, ks
     t._vc = data._shared_version_counter()
     return t
 

@@ -1,5 +1,11 @@
 """What every CPU kernel shares: wrapping NumPy arrays as tensors, reading operands,
-and registering kernels on the CPU key."""
+and registering kernels on the CPU key.
+
+Kernels read a tensor's storage as ``t._data``, a NumPy array: for a *resident* tensor
+(storage in a ``jax.Array`` a compiled program left, ``wrap_resident``) that is a
+zero-copy read-only view; the ADInplaceOrView key gives a tensor about to be written or
+aliased a private writable copy first (``fnx.core.tensor.make_private``), so kernels
+never see the difference."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +15,8 @@ from ...core.device import CPU
 from ...core.dispatch_key import CPU_KS, DispatchKey
 from ...core.tensor import Tensor
 
-__all__ = ["CPU_KS", "wrap", "data", "register", "kernel", "same_device_error"]
+__all__ = ["CPU_KS", "wrap", "wrap_resident", "data", "register", "kernel",
+           "same_device_error"]
 
 _new = Tensor.__new__
 _ndarray = np.ndarray
@@ -20,6 +27,17 @@ def wrap(arr, dtype):
     """A CPU tensor over ``arr`` (NumPy returns scalars from 0-dim math: re-wrap those)."""
     t = _new(Tensor)
     t._data = arr if arr.__class__ is _ndarray else _asarray(arr)
+    t._dtype = dtype
+    t._device = CPU
+    t._ks = CPU_KS
+    return t
+
+
+def wrap_resident(arr, dtype):
+    """A resident CPU tensor whose storage is the CPU ``jax.Array`` ``arr`` (of exactly
+    ``dtype``'s NumPy dtype), with no copy."""
+    t = _new(Tensor)
+    t._jax = arr
     t._dtype = dtype
     t._device = CPU
     t._ks = CPU_KS

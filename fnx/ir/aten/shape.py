@@ -20,6 +20,7 @@ import operator
 
 from ...core import dtype as D
 from ...core.dispatch_key import AUTOGRAD_BITS, AliasKey, DispatchKey, below
+from ...core.tensor import make_private
 from ...dispatch.dispatcher import FALLTHROUGH
 from ...ops import aten, prims
 from .. import refs
@@ -538,7 +539,10 @@ nondifferentiable(detach)       # a view outside autograd: its output never requ
 
 def _detach_inplace_or_view(ks, self):
     # PyTorch's detach is a non-differentiable view: it shares data and the version
-    # counter, but ``_base`` stays None.
+    # counter, but ``_base`` stays None. A resident CPU tensor gets private storage first,
+    # for the two to share (fnx.core.tensor.make_private).
+    if "_jax" in self.__dict__:
+        make_private(self)
     out = detach.redispatch(ks & below(DispatchKey.ADInplaceOrView), self)
     out._vc = self._shared_version_counter()
     return out

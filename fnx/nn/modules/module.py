@@ -20,7 +20,7 @@ from ...core import dtype as D
 from ...core.device import device as _device_cls
 from ...core.dispatch_key import AUTOGRAD_BITS
 from ...core.grad_mode import no_grad
-from ...core.tensor import Tensor, _autograd_bit
+from ...core.tensor import Tensor, _autograd_bit, drop_resident, shared_data
 from ...graph import guards as _guards
 from ..parameter import Buffer, Parameter
 
@@ -96,7 +96,10 @@ def _assign_into(t: Tensor, new: Tensor) -> None:
     its requires_grad flag."""
     had_grad = bool(t._ks & AUTOGRAD_BITS)
     ks = new._ks & ~AUTOGRAD_BITS
-    t._data, t._dtype, t._device = new._data, new._dtype, new._device
+    if new is not t:
+        data = shared_data(new)
+        drop_resident(t)
+        t._data, t._dtype, t._device = data, new._dtype, new._device
     t._ks = ks | _autograd_bit(ks) if had_grad else ks
     t._base = None
 
@@ -751,7 +754,7 @@ def _remove_from(d, name):
 def _plain(t: Tensor) -> Tensor:
     """A plain ``Tensor`` sharing ``t``'s data (buffers are stored as plain tensors)."""
     out = object.__new__(Tensor)
-    out._data, out._dtype, out._device, out._ks = t._data, t._dtype, t._device, t._ks
+    out._data, out._dtype, out._device, out._ks = shared_data(t), t._dtype, t._device, t._ks
     out._vc = t._shared_version_counter()
     return out
 

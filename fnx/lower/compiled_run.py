@@ -1,0 +1,225 @@
+"""Running a compiled function that is one program: arrays in, arrays out, planned once.
+
+``ProgramPlan`` holds what an entry of ``fnx.compile`` (``compiled_function._Entry``) needs
+per call beyond reading its arguments, decided when the entry is built: which
+placeholder (or captured constant) feeds each program input, and what becomes of each
+output: a result, a ``.grad``, or the new storage of an input the program overwrote
+(``jax_storage.rebind``; that input's buffer is donated to the program when nothing
+else holds it). A call is then one pass over the inputs, the program, one pass over the
+outputs: no dict of nodes, no dispatch, no work that grows with the graph.
+"""
+from __future__ import annotations
+
+import sys
+from weakref import getweakrefcount
+
+from ..core.device import canonical
+from ..core.grad_mode import no_grad
+from ..core import tls
+from ..core.tensor import Tensor, set_grad
+from ..graph.graph import Node, map_nodes
+from .jax_storage import (ARRAY_TYPE, BY_PROGRAM, BY_TRANSFER, KEEP, donatable, feed,
+                          rebindable)
+
+__all__ = ["ProgramPlan", "feed_modes"]
+
+_getrefcount = sys.getrefcount
+
+
+class ProgramPlan:
+    """How one call of an entry compiled to a single program runs on arrays."""
+
+    @classmethod
+    def of(cls, entry):
+        """The plan of ``entry``, or None when it is not one program of the JAX target
+        (eager calls between regions, another target)."""
+        steps = entry.steps
+        if len(steps) != 1 or not hasattr(steps[0][1], "call_arrays") or entry.stored:
+            return None     # (stores on Python objects are replayed by the general path)
+        region, program = steps[0]
+        index = {p: i for i, p in enumerate(entry.places)}
+        if any(n not in index and n.kind != "constant" for n in region.inputs):
+            return None
+        return cls(entry, region, program, index)
+
+    def __init__(self, entry, region, program, index):
+        self.program = program
+        # per program input: (placeholder index, None, how) or (None, captured tensor, how),
+        # ``how`` a NumPy storage is made resident (jax_storage.feed)
+        hows = feed_modes(entry.sources)
+        self.feed = [(index[n], None, hows[index[n]]) if n in index
+                     else (None, n.target, BY_TRANSFER) for n in region.inputs]
+        out_index = {n: k for k, n in enumerate(region.outputs)}
+        self.makers = program.makers
+        self.where = {}         # node -> ("out", k) | ("in", i) | ("const", tensor)
+        for n in entry.graph.nodes:
+            if n in out_index:
+                self.where[n] = ("out", out_index[n])
+            elif n in index:
+                self.where[n] = ("in", index[n])
+            elif n.kind == "constant":
+                self.where[n] = ("const", n.target)
+        # Overwritten inputs whose new value is a program output of their own shape and
+        # dtype are rebound to it (their buffer donated when nothing else holds it);
+        # the others are written by copy_.
+        self.rebinds, self.copies, donate = [], [], []
+        position = {i: j for j, (i, c, _) in enumerate(self.feed) if c is None}
+        for i, node in entry.writeback:
+            w = self.where[node]
+            meta, place = node.meta, entry.places[i].meta
+            if w[0] == "out" and meta.dtype is place.dtype and \
+                    tuple(meta.shape) == tuple(place.shape):
+                self.rebinds.append((i, w[1], _storage_key(place)))
+                if i in position:
+                    donate.append((position[i], i))
+            else:
+                self.copies.append((i, w))
+        self.rebind_inputs = [i for i, *_ in self.rebinds]
+        self.donate_pairs = sorted(donate)
+        self.donate = tuple(j for j, _ in self.donate_pairs)
+        # .grad values that are program outputs: (input, output, how its tensor is made)
+        self.grad_outs, self.grad_other = [], []
+        for i, n in entry.grad_writes:
+            w = self.where[n] if n is not None else None
+            if w is not None and w[0] == "out":
+                k = w[1]
+                meta = region.outputs[k].meta
+                self.grad_outs.append((i, k, _storage_key(meta), meta.dtype,
+                                       canonical(meta.device), tuple(meta.shape)))
+            else:
+                self.grad_other.append((i, w))
+        result = entry.result
+        self.single = self.where[result] if isinstance(result, Node) else None
+        self.result = result
+
+    def run(self, inputs):
+        # The common case is written out (resident storage nobody else holds, no NumPy
+        # view of it); anything else goes through jax_storage's functions.
+        getrc = _getrefcount
+        # asked first: the inputs list, then the running program, hold NumPy inputs too
+        free = []
+        for i in self.rebind_inputs:
+            t = inputs[i]
+            d = t.__dict__
+            free.append("_jax" in d and "_data" not in d and t._base is None or rebindable(t))
+        arrays = []
+        append = arrays.append
+        for i, c, how in self.feed:
+            t = inputs[i] if c is None else c
+            d = getattr(t, "__dict__", None)
+            if d is not None:
+                a = d.get("_jax")
+                if a is not None and d.get("_data") is d.get("_jview"):
+                    append(a)
+                    continue
+            append(feed(t, how))
+        donate = self.donate
+        if donate:
+            for j, i in self.donate_pairs:
+                d = inputs[i].__dict__
+                a = arrays[j]
+                # the tensor's _jax, the inputs list, ``a``, getrefcount's
+                fast = a is d.get("_jax") and "_data" not in d and getrc(a) == 4
+                del a
+                if not fast and not donatable(inputs[i], arrays[j]):
+                    donate = ()
+                    break
+        # The .grad tensors this call replaces, when nothing else can see them: their
+        # buffers are given to the program for the new gradients, and the tensors kept
+        grad_outs = self.grad_outs
+        olds = []
+        for i, _, key, dtype, dev, shape in grad_outs:
+            old = inputs[i]._grad
+            if old is None or not _reusable(old, key, dtype, dev, shape):
+                olds = ()
+                del arrays[len(self.feed):]
+                break
+            olds.append(old)
+            arrays.append(old.__dict__[key])
+        outs = self.program.call_arrays(arrays, donate, len(olds))
+        del arrays
+        made = {}               # output index -> the one tensor holding it
+        for (i, k, key), ok in zip(self.rebinds, free):
+            t = inputs[i]
+            if ok:          # rebind: the new array is the storage; a write bumps the version
+                d = t.__dict__
+                d[key] = outs[k]
+                if key == "_jax" and "_data" in d:
+                    del d["_data"]
+                    d.pop("_jview", None)
+                vc = t._vc
+                if vc is None:
+                    t._vc = [1]
+                else:
+                    vc[0] += 1
+            else:
+                with no_grad():
+                    t.copy_(self._value(("out", k), outs, made, inputs))
+        for i, w in self.copies:
+            with no_grad():
+                inputs[i].copy_(self._value(w, outs, made, inputs))
+        makers = self.makers
+        if olds:
+            for old, (i, k, key, *_) in zip(olds, grad_outs):
+                old.__dict__[key] = outs[k]
+                made[k] = old
+        else:
+            for i, k, *_ in grad_outs:
+                t = inputs[i]
+                g = made.get(k)
+                if g is None:
+                    g = made[k] = makers[k](outs[k])
+                set_grad(t, g)
+        del olds
+        for i, w in self.grad_other:
+            set_grad(inputs[i], self._value(w, outs, made, inputs) if w is not None else None)
+        single = self.single
+        if single is not None:
+            kind, k = single
+            if kind == "out":
+                t = made.get(k)
+                return t if t is not None else makers[k](outs[k])
+            return inputs[k] if kind == "in" else k
+        where = self.where
+        return map_nodes(self.result, lambda n: self._value(where[n], outs, made, inputs))
+
+    def _value(self, w, outs, made, inputs):
+        kind, k = w
+        if kind == "out":
+            t = made.get(k)
+            if t is None:
+                t = made[k] = self.makers[k](outs[k])
+            return t
+        return inputs[k] if kind == "in" else k
+
+
+def feed_modes(sources) -> list:
+    """How each input of a compiled function is made resident when it is NumPy: arguments
+    through a jitted identity (cheap per call), captured tensors (parameters, buffers,
+    read on every call) by one transfer, random keys (new every call) never."""
+    return [BY_PROGRAM if kind == "arg" else BY_TRANSFER if kind == "lifted" else KEEP
+            for kind, _ in sources]
+
+
+def _storage_key(meta) -> str:
+    """Where a tensor of ``meta``'s device keeps its jax.Array: ``_jax`` (a resident CPU
+    tensor), ``_data`` (a cuda tensor)."""
+    return "_jax" if getattr(meta.device, "type", None) == "cpu" else "_data"
+
+
+def _reusable(old, key, dtype, dev, shape) -> bool:
+    """Whether the ``.grad`` tensor ``old``, about to be replaced by a new tensor, may
+    keep its identity and give its buffer for the new values: nothing could tell the
+    difference. ``old`` is a plain tensor holding nothing but its storage array (no views,
+    no history, no hooks or attributes, no NumPy view of it alive), of the new gradient's
+    dtype, device and shape, and nothing references it but its owner's ``.grad`` (and the
+    caller's variable), not even weakly; nothing but ``old`` holds its array."""
+    d = old.__dict__
+    if old.__class__ is not Tensor or len(d) != 4 or old._dtype is not dtype or \
+            (old._device is not dev and old._device != dev) or tls.state.grad_log is not None:
+        return False
+    cur = d.get(key)
+    # references: the owner's ``_grad``, the caller's ``old``, ours, getrefcount's; the
+    # array's: ``old``'s dict, ``cur``, getrefcount's
+    return type(cur) is ARRAY_TYPE and _getrefcount(old) == 4 and \
+        not getweakrefcount(old) and _getrefcount(cur) == 3 and cur.shape == shape
