@@ -32,13 +32,16 @@ _PLAIN = (int, float, bool, str, type(None))
 
 class Guard:
     """``predicate(inputs) == expected`` must hold for a program to be reused; ``inputs``
-    are the program's inputs in placeholder order. ``what`` says it in words."""
-    __slots__ = ("predicate", "expected", "what")
+    are the program's inputs in placeholder order. ``what`` says it in words. ``deps``: the
+    input positions the predicate reads (a guard need not be rechecked while those inputs
+    keep the values it last held for), or None when it reads Python state directly."""
+    __slots__ = ("predicate", "expected", "what", "deps")
 
-    def __init__(self, predicate, expected, what):
+    def __init__(self, predicate, expected, what, deps=None):
         self.predicate = predicate
         self.expected = expected
         self.what = what
+        self.deps = deps
 
     def holds(self, inputs) -> bool:
         try:

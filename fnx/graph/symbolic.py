@@ -43,19 +43,25 @@ def _expr(x):
     return lambda inputs, c=x: c
 
 
+def _deps(*xs) -> frozenset:
+    """The input positions the SymFloats among ``xs`` are computed from."""
+    return frozenset().union(*(x._deps for x in xs if isinstance(x, SymFloat)))
+
+
 class SymFloat(float):
     """A float read while tracing that stays a program input (see the module docstring).
 
     ``_node`` is the float64 graph node computing it, ``_expr(inputs)`` its value from
-    the program inputs, ``_mode`` the tracing mode that records guards, ``_what`` its
-    origin in words (``"group['lr']"``) for messages.
+    the program inputs (``_deps`` the positions of those it reads), ``_mode`` the tracing
+    mode that records guards, ``_what`` its origin in words (``"group['lr']"``).
     """
-    __slots__ = ("_node", "_expr", "_mode", "_what")
+    __slots__ = ("_node", "_expr", "_deps", "_mode", "_what")
 
-    def __new__(cls, value, node, expr, mode, what):
+    def __new__(cls, value, node, expr, mode, what, deps=frozenset()):
         self = super().__new__(cls, value)
         self._node = node
         self._expr = expr
+        self._deps = deps
         self._mode = mode
         self._what = what
         return self
@@ -81,12 +87,12 @@ class SymFloat(float):
         ea, eb = _expr(a), _expr(b)
         if op is operator.truediv:
             self._mode.add_guard(Guard(lambda v: eb(v) != 0, True,
-                                       f"{_what(b)} != 0"))
+                                       f"{_what(b)} != 0", _deps(b)))
         na, nb = (self._lift(other), self._node) if reflected else \
             (self._node, self._lift(other))
         node = self._mode.graph.call(prim.default, (na, nb), {}, _META)
         return SymFloat(value, node, lambda v: op(ea(v), eb(v)), self._mode,
-                        f"({_what(a)} {name} {_what(b)})")
+                        f"({_what(a)} {name} {_what(b)})", _deps(a, b))
 
     def __add__(self, o):
         return self._binary(o, operator.add, prims.add, "+")
@@ -124,7 +130,8 @@ class SymFloat(float):
             return value
         node = self._mode.graph.call(prim.default, (self._node,), {}, _META)
         e = self._expr
-        return SymFloat(value, node, lambda v: op(e(v)), self._mode, f"{name}{self._what}")
+        return SymFloat(value, node, lambda v: op(e(v)), self._mode, f"{name}{self._what}",
+                        self._deps)
 
     def __neg__(self):
         return self._unary(operator.neg, prims.neg, "-")
@@ -146,7 +153,7 @@ class SymFloat(float):
                 (lambda v: fn(e(v)))
             what = f"{self._what} {name} {_what(other)}" if other is not _NONE else \
                 f"{name}({self._what})"
-            self._mode.add_guard(Guard(pred, result, what))
+            self._mode.add_guard(Guard(pred, result, what, _deps(self, other)))
         return result
 
     def __eq__(self, o):

@@ -89,7 +89,7 @@ class TracingMode(DecomposingMode):
                                       NodeMeta((), D.float64, CPU))
         self.sources.append(source)
         self.inputs.append(None)
-        sym = SymFloat(value, node, lambda v, i=index: v[i], self, what)
+        sym = SymFloat(value, node, lambda v, i=index: v[i], self, what, frozenset((index,)))
         if key is not None:
             self._scalars[key] = sym
         return sym

@@ -281,6 +281,11 @@ class _Entry:
         self.grad_reads = getattr(graph, "grad_reads", [])
         self.guards = getattr(graph, "guards", [])
         self.scalar_inputs = [i for i, (kind, _) in enumerate(self.sources) if kind == "scalar"]
+        # Guards on float inputs are rechecked only for inputs whose value changed since
+        # the last call they held for (a scheduler changes lr, not momentum)
+        self.guard_inputs = sorted({i for g in self.guards if g.deps for i in g.deps})
+        self.always_guards = [g for g in self.guards if g.deps is None]
+        self._held_for = None       # the guard inputs' values at the last match
         self.n_explicit = n_explicit
         self.stages = stages
         self.places = graph.placeholders()
@@ -325,9 +330,19 @@ class _Entry:
         for i in self.scalar_inputs:
             if type(inputs[i]) is not float:
                 return None
-        for g in self.guards:
+        for g in self.always_guards:
             if not g.holds(inputs):
                 return None
+        if self.guard_inputs:
+            values = tuple(inputs[i] for i in self.guard_inputs)
+            held = self._held_for
+            if values != held:
+                changed = set(self.guard_inputs) if held is None else \
+                    {i for i, a, b in zip(self.guard_inputs, values, held) if a != b}
+                for g in self.guards:
+                    if g.deps and not g.deps.isdisjoint(changed) and not g.holds(inputs):
+                        return None
+                self._held_for = values
         return inputs
 
     def flat_inputs(self, args, kwargs):
