@@ -21,7 +21,6 @@ import sys
 GOAL = 1.3
 SIZES = (4096, 7168, 7168, 4096)
 BATCH = 16
-LR = 0.01
 
 
 def _peak_mib() -> float:
@@ -34,31 +33,15 @@ def _current_mib() -> float:
     return pages * 4096 / 2 ** 20
 
 
-# Each variant imports its own framework inside its child process, so the baseline
-# ("above imports") is measured after exactly that variant's imports.
+# Each variant's child process imports the frameworks (through bench_mlp_train, which
+# holds the model and the JAX loss both benchmarks use), then measures its baseline.
 def run_fnx(steps):
     import numpy as np  # noqa: PLC0415
 
     import fnx  # noqa: PLC0415
-    from fnx import nn, optim  # noqa: PLC0415
+    from bench_mlp_train import fnx_step, make_model  # noqa: PLC0415
     base = _current_mib()
-    fnx.manual_seed(0)
-    layers = []
-    for i, (a, b) in enumerate(zip(SIZES[:-1], SIZES[1:])):
-        layers.append(nn.Linear(a, b))
-        if i < len(SIZES) - 2:
-            layers.append(nn.ReLU())
-    model = nn.Sequential(*layers)
-    opt = optim.SGD(model.parameters(), lr=LR)
-    loss_fn = nn.CrossEntropyLoss()
-
-    @fnx.compile
-    def step(x, y):
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
+    step = fnx.compile(fnx_step(make_model(SIZES, "cpu")))
     rng = np.random.default_rng(0)
     x = fnx.tensor(rng.standard_normal((BATCH, SIZES[0])).astype(np.float32))
     y = fnx.tensor(rng.integers(0, SIZES[-1], BATCH))
@@ -71,6 +54,7 @@ def run_jax(steps):
     import jax  # noqa: PLC0415
     import jax.numpy as jnp  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
+    from bench_mlp_train import LR, mlp_loss  # noqa: PLC0415
     base = _current_mib()
     rng = np.random.default_rng(0)
     params = []
@@ -79,18 +63,8 @@ def run_jax(steps):
         w = jnp.asarray(rng.uniform(-bound, bound, (b, a)).astype(np.float32))
         params.append((w, jnp.zeros((b,), jnp.float32)))
 
-    def loss_fn(params, x, y):
-        h = x
-        for i, (w, b) in enumerate(params):
-            h = h @ w.T + b
-            if i < len(params) - 1:
-                h = jax.nn.relu(h)
-        logp = jax.nn.log_softmax(h, axis=-1)
-        return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
-
-    @jax.jit
     def _step(params, x, y):
-        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
         return jax.tree_util.tree_map(lambda p, g: p - LR * g, params, grads), loss
     step = jax.jit(_step, donate_argnums=(0,))
     x = jnp.asarray(rng.standard_normal((BATCH, SIZES[0])).astype(np.float32))

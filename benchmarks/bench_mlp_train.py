@@ -91,24 +91,26 @@ def jax_device(device):
     return jax.devices("cpu")[0]
 
 
+def mlp_loss(params, x, y):
+    """The MLP's cross-entropy in JAX: ``params`` is a list of (weight, bias)."""
+    h = x
+    for i, (w, b) in enumerate(params):
+        h = h @ w.T + b
+        if i < len(params) - 1:
+            h = jax.nn.relu(h)
+    logp = jax.nn.log_softmax(h, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
+
+
 def jax_step(model, device):
     dev = jax_device(device)
     params = [(jax.device_put(jnp.asarray(m.weight.detach().cpu().numpy()), dev),
                jax.device_put(jnp.asarray(m.bias.detach().cpu().numpy()), dev))
               for m in model if isinstance(m, nn.Linear)]
 
-    def loss_fn(params, x, y):
-        h = x
-        for i, (w, b) in enumerate(params):
-            h = h @ w.T + b
-            if i < len(params) - 1:
-                h = jax.nn.relu(h)
-        logp = jax.nn.log_softmax(h, axis=-1)
-        return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
-
     @jax.jit
     def step(params, x, y, lr):
-        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
         return jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), loss
 
     state = {"params": params}
