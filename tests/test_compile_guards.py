@@ -15,7 +15,6 @@ import pytest
 
 import fnx
 from fnx import nn, optim
-from fnx.graph.tracer import StoredTraceTensorError
 from fnx.lower.compiled_function import CompiledFunction
 from fnx.testing import to_numpy
 
@@ -384,8 +383,54 @@ class _StoreThenBreak(nn.Module):
         return x
 
 
-def test_store_before_a_data_dependent_line_is_a_clear_error():
-    m = _StoreThenBreak()
-    with pytest.raises(StoredTraceTensorError, match=r"_StoreThenBreak.cache.*item\(\)|"
-                                                     r"item\(\).*_StoreThenBreak.cache"):
-        fnx.compile(m)(fnx.ones(2))
+def test_store_before_a_data_dependent_line_is_rolled_back():
+    # the trace stored a trace tensor on the module, then stopped at .item(): the store is
+    # undone, so the eager run builds the cache itself, with real values
+    m, twin = _StoreThenBreak(), _StoreThenBreak()
+    f = fnx.compile(m)
+    with pytest.warns(UserWarning, match="eagerly"):
+        out = f(fnx.ones(2))
+    np.testing.assert_array_equal(to_numpy(out), to_numpy(twin(fnx.ones(2))))
+    np.testing.assert_array_equal(to_numpy(m.cache), [2.0, 2.0])
+
+
+def _scheduler_inside(compiled):
+    fnx.manual_seed(0)
+    m = nn.Linear(3, 2)
+    opt = optim.SGD(m.parameters(), lr=0.1)
+    sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    x, y = fnx.randn(4, 3), fnx.randn(4, 2)
+
+    def step(x, y):
+        opt.zero_grad()
+        ((m(x) - y) ** 2).mean().backward()
+        opt.step()
+        sched.step()        # Python state a compiled program cannot replay
+    f = fnx.compile(step) if compiled else step
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(5):
+            f(x, y)
+    return to_numpy(m.weight.detach()), opt.param_groups[0]["lr"], sched.last_epoch
+
+
+def test_python_state_written_inside_runs_eagerly_not_stale():
+    (w1, lr1, e1), (w2, lr2, e2) = _scheduler_inside(False), _scheduler_inside(True)
+    assert (lr2, e2) == (lr1, e1) and type(lr2) is float
+    np.testing.assert_array_equal(w2, w1)
+    # a helper's global counter, with fullgraph=True: an error naming the write
+    with pytest.raises(RuntimeError, match=r"_Counter.n: <absent> -> 1"):
+        fnx.compile(lambda: _bump_counter(), fullgraph=True)()
+    assert _COUNTER.n == 0          # the trace's write was undone
+
+
+class _Counter:
+    n = 0
+
+
+_COUNTER = _Counter()
+
+
+def _bump_counter():
+    _COUNTER.n += 1
+    return fnx.ones(1) * _COUNTER.n

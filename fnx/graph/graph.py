@@ -150,7 +150,7 @@ class Graph:
         replace = replace or {}
         new = Graph()
         for attr in ("mutated_inputs", "grad_writes", "output_requires_grad", "lifted",
-                     "input_sources", "guards", "grad_reads", "stored"):
+                     "input_sources", "guards", "grad_reads", "stored", "python_writes"):
             if hasattr(self, attr):
                 v = getattr(self, attr)
                 setattr(new, attr, list(v) if isinstance(v, list) else v)

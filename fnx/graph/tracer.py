@@ -35,7 +35,8 @@ from .guards import Guard
 from .symbolic import SymFloat
 
 __all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
-           "is_compiling", "suspend_tracing", "read_traced", "StoredTraceTensorError"]
+           "is_compiling", "suspend_tracing", "read_traced", "rollback", "settle",
+           "describe_change"]
 
 
 class DataDependentError(RuntimeError):
@@ -470,6 +471,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     targs = [placeholder(a, n) for a, n in zip(args, names)]
     tkwargs = {k: placeholder(v, k) for k, v in kwargs.items()}
     log = GradWriteLog() if capture_grads else None
+    before = _snapshot(stored_roots)
     with mode:
         try:
             if log is not None:
@@ -477,9 +479,15 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
                     out = fn(*targs, **tkwargs)
             else:
                 out = fn(*targs, **tkwargs)
-        except DataDependentError as e:
-            _stopped(e, log, mode, stored_roots)
+        except DataDependentError:
+            # The caller may run the function eagerly next: undo what the trace did to
+            # .grad and to the Python state reachable from ``stored_roots``
+            if log is not None:
+                for t, old in log.writes.values():
+                    t._grad = old
+            rollback(_changes(before, mode))
             raise
+        graph.python_writes = _changes(before, mode)
         result = mode.node_of(out)
         graph.output_requires_grad = any(
             isinstance(t, Tensor) and t.requires_grad for t in _leaves(out))
@@ -512,32 +520,148 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     return graph
 
 
-class StoredTraceTensorError(RuntimeError):
-    """A trace stopped after the traced code stored new tensors on Python objects: the
-    function can neither be compiled nor safely rerun eagerly."""
+_MISSING = object()
+_PLAIN = (int, float, bool, str, type(None))
 
 
-def _stopped(error, log, mode, roots):
-    """Undo what a trace that stopped at a data-dependent line left behind, so the caller
-    can run the function eagerly: ``.grad`` writes are restored. Tensors stored on Python
-    objects cannot be taken back (their old values are unknown): that is an error."""
-    if log is not None:
-        for t, before in log.writes.values():
-            t._grad = before
-    leaked = _stored_tensors(mode, roots)
-    if leaked:
-        where = ", ".join(_place(c, k) for c, k, _ in leaked[:3])
-        raise StoredTraceTensorError(
-            f"fnx.compile: {error}. Before that line the function stored new tensors on "
-            f"Python objects ({where}), which a trace cannot undo, so it cannot run eagerly "
-            f"instead either. Make that line the function's last, or create the state "
-            f"before compiling (or under fnx.compiler.suspend_tracing())") from error
+def _snapshot(roots, limit=50_000) -> list:
+    """``(container, shallow copy)`` of every dict, list and object ``__dict__`` reachable
+    from ``roots`` (not through tensors, Python modules, classes or functions; at most
+    ``limit`` of them): what the traced code may change behind the program's back."""
+    out, seen, stack = [], set(), list(roots)
+    while stack and len(seen) < limit:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        if isinstance(obj, types.FunctionType):
+            # a helper the function calls: the globals and closure cells its code names
+            # (not fnx's own functions: fnx's internal caches are not the user's state)
+            seen.add(id(obj))
+            if _internal(getattr(obj, "__module__", None)):
+                continue
+            g = obj.__globals__
+            stack.extend(g[n] for n in obj.__code__.co_names if n in g)
+            stack.extend(_cell(c) for c in obj.__closure__ or ())
+            continue
+        if isinstance(obj, types.MethodType):
+            stack.extend((obj.__self__, obj.__func__))
+            continue
+        if isinstance(obj, (Tensor, *_OPAQUE)) or _internal(type(obj).__module__):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            out.append((obj, dict(obj)))
+            stack.extend(obj.values())
+        elif isinstance(obj, list):
+            out.append((obj, list(obj)))
+            stack.extend(obj)
+        elif isinstance(obj, tuple):
+            stack.extend(obj)
+        elif hasattr(obj, "__dict__"):
+            d = vars(obj)
+            out.append((obj, dict(d)))
+            stack.extend(d.values())
+    return out
 
 
-def _place(container, key) -> str:
-    if isinstance(key, tuple) and key[0] == "attr":
-        return f"{type(container).__name__}.{key[1]}"
-    return f"{type(container).__name__}[{key!r}]"
+def _internal(module) -> bool:
+    """Whether ``module`` holds fnx's machinery rather than state a user's program keeps
+    (``fnx.nn``, ``fnx.optim``, ``fnx.utils`` objects are the user's: modules, optimizers,
+    schedulers, data loaders); thread-local state is never the program's."""
+    if module == "_thread" or module == "threading":
+        return True
+    return bool(module) and module.startswith("fnx.") and \
+        not module.startswith(("fnx.nn", "fnx.optim", "fnx.utils"))
+
+
+def _cell(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:      # an empty cell
+        return None
+
+
+def _changes(snapshot, mode) -> list:
+    """``(container, key, old, new, traced)`` for each entry of a snapshotted container
+    that the trace changed (``_MISSING`` for an absent key); ``traced``: ``new`` is a
+    tensor of this trace (a store the program can replay)."""
+    out = []
+    for container, before in snapshot:
+        now = container if isinstance(container, (dict, list)) else vars(container)
+        if isinstance(before, list):
+            keys = range(max(len(before), len(now)))
+            get = _list_get
+        else:
+            keys = list(before) + [k for k in now if k not in before]
+            get = _dict_get
+        for k in keys:
+            old, new = get(before, k), get(now, k)
+            if new is old or (type(new) is type(old) and type(new) in _PLAIN and new == old):
+                continue
+            out.append((container, k, old, new, _is_traced(mode, new)))
+    return out
+
+
+def _dict_get(d, k):
+    return dict.get(d, k, _MISSING)
+
+
+def _list_get(items, i):
+    return items[i] if i < len(items) else _MISSING
+
+
+def _is_traced(mode, value) -> bool:
+    if not isinstance(value, Tensor):
+        return False
+    data = value.__dict__.get("_data")      # (not a resident tensor's lazy NumPy view)
+    return isinstance(data, MetaArray) and (id(value) in mode._node_of or
+                                            id(data) in mode._of_data)
+
+
+def rollback(changes) -> None:
+    """Put back what a trace changed (``_changes``): the function then runs eagerly as if
+    it had never been traced."""
+    for container, k, old, _, _ in reversed(changes):
+        target = container if isinstance(container, (dict, list)) else vars(container)
+        if isinstance(target, list):
+            if old is _MISSING:
+                del target[k:]
+            else:
+                target[k] = old
+        elif old is _MISSING:
+            dict.pop(target, k, None)
+        else:
+            dict.__setitem__(target, k, old)
+
+
+def settle(changes) -> None:
+    """Floats a trace wrote into Python state (a ``SymFloat``) become plain floats: their
+    values are this call's, and they must not outlive the trace as program inputs."""
+    for container, k, _, new, _ in changes:
+        if isinstance(new, SymFloat):
+            target = container if isinstance(container, (dict, list)) else vars(container)
+            if isinstance(target, list):
+                target[k] = float.__float__(new)
+            else:
+                dict.__setitem__(target, k, float.__float__(new))
+
+
+def describe_change(change) -> str:
+    """One change of ``_changes`` in words: ``StepLR.last_epoch: 0 -> 1``."""
+    container, k, old, new, _ = change
+    if isinstance(container, (dict, list)):
+        where = f"{type(container).__name__}[{k!r}]"
+    else:
+        where = f"{type(container).__name__}.{k}"
+    return f"{where}: {_show(old)} -> {_show(new)}"
+
+
+def _show(v) -> str:
+    if v is _MISSING:
+        return "<absent>"
+    if isinstance(v, SymFloat):
+        return repr(float.__float__(v))
+    return repr(v) if type(v) in _PLAIN else f"<{type(v).__name__}>"
 
 
 def _stored_tensors(mode, roots, limit=50_000):

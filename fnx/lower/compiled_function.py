@@ -34,7 +34,8 @@ from ..graph import guards
 from ..graph.graph import Graph, map_nodes
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
-from ..graph.tracer import DataDependentError, TracingMode, trace
+from ..graph.tracer import (DataDependentError, TracingMode, describe_change, rollback, settle,
+                            trace)
 from ..ir.aten.random import next_key
 from .compiled_run import ProgramPlan, feed_modes
 from .jax_storage import array_of, rebind, rebindable
@@ -217,11 +218,15 @@ class CompiledFunction:
             self._stored_once = one_shot = True
         if differentiable:
             # Outputs that carry a gradient and no backward inside: the caller differentiates
-            # the result. Trace the forward alone; its backward is JAX's vjp of it.
+            # the result. Trace the forward alone (from the same Python state); its backward
+            # is JAX's vjp of it.
+            rollback(graph.python_writes)
             with no_grad():
                 graph = trace(call, *flat, input_names=names, lift_captured=True,
                               functional=True, decompose_to=self.decompose,
                               stored_roots=roots)
+        if not self._python_writes_ok(graph, one_shot):
+            return None
         lifted = graph.lifted
         stages["functional"] = graph
         graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
@@ -238,6 +243,7 @@ class CompiledFunction:
         if differentiable:
             if parts.fallback_ops or len(parts.regions) != 1 or \
                     not hasattr(self.target, "vjp"):
+                rollback(graph.python_writes)       # the eager run makes them once
                 self._warn_once("grad", f"fnx.compile: {_name(self.fn)}'s outputs require grad "
                                         f"but it does not compile to one {self.target.name!r} "
                                         f"program; it runs eagerly so autograd can record it")
@@ -248,6 +254,29 @@ class CompiledFunction:
             entry = _Entry(self.target, graph, parts, lifted, len(flat), stages)
         entry.one_shot = one_shot
         return entry
+
+    def _python_writes_ok(self, graph, one_shot) -> bool:
+        """Whether the program may stand for the Python state the trace changed. A program
+        that runs once (``one_shot``) may: the trace made the changes one eager run would
+        (floats it wrote are made plain). A program for every call may not, except tensors
+        it stored (outputs, replayed): a scheduler's ``step()`` or a counter in the function
+        would happen only when traced. Then the changes are undone and the function runs
+        eagerly from now on (``fullgraph=True``: an error)."""
+        writes = [c for c in graph.python_writes if not c[4]]
+        if not writes or one_shot:
+            settle(graph.python_writes)
+            return True
+        rollback(graph.python_writes)
+        where = describe_change(writes[0]) + (f" and {len(writes) - 1} more"
+                                              if len(writes) > 1 else "")
+        message = (f"fnx.compile: {_name(self.fn)} changes Python state that a compiled "
+                   f"program cannot replay ({where}); keep such updates (a scheduler's "
+                   f"step(), a Python counter) outside the compiled function")
+        if self.fullgraph:
+            raise RuntimeError(message)
+        self._warn_once("python", message + "; running it eagerly")
+        self._eager_reason = message
+        return False
 
     def explain(self, *args, **kwargs) -> "CompileReport":
         """What compiling for these arguments does: the graph at each stage, the regions,
