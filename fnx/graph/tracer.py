@@ -26,8 +26,8 @@ from ..core.device import CPU, META, canonical
 from ..core.dispatch_key import META_KS, DispatchKey
 from ..core.meta_array import MetaArray, meta_tensor
 from ..core.tensor import GradWriteLog, Tensor
-from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
-                           written_args)
+from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
+                           inverse_view, is_view_op, written_args)
 from ..ops import aten
 from .graph import Graph, NodeMeta
 from .levels import DecomposingMode, in_target
@@ -300,6 +300,10 @@ class FunctionalTracingMode(TracingMode):
                 dst._data = MetaArray(tuple(new.shape), dst._data.dtype)
         else:
             dst = bound[written[0]]
+        if not isinstance(new, (tuple, list)):
+            # what eager's Functionalize refuses, the trace refuses (dtype: shapes that
+            # differ are expanded by _like, as the functional variants of fills need)
+            check_writable(op, new, dst, resize=True)
         self._write(dst, _like(new, dst, op))
         return dst
 

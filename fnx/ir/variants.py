@@ -10,6 +10,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from ..core import dtype as D
 from ..dispatch.dispatcher import find_op, ops
 from ..ops import aten
 
@@ -32,6 +33,19 @@ def is_view_op(op) -> bool:
 def written_args(op):
     """Names of the arguments ``op`` writes (schema ``Tensor(a!)``)."""
     return [a.name for a in op.schema.arguments if a.is_write]
+
+
+def check_writable(op, new, dst, resize: bool) -> None:
+    """PyTorch's refusals for writing a result into ``dst`` (the functional passes, eager
+    and traced, ask before writing): an in-place result must keep ``dst``'s shape (``out=``
+    is resized instead), and every result but ``copy_``'s must cast to ``dst``'s dtype
+    without changing category (``int_tensor.add_(1.5)`` is an error, not a truncation)."""
+    if not resize and tuple(new.shape) != tuple(dst.shape):
+        raise RuntimeError(f"{op.name}: output with shape {list(dst.shape)} doesn't match "
+                           f"the broadcast shape {list(new.shape)}")
+    if op.name != "copy_" and not D.can_cast(new.dtype, dst.dtype):
+        raise RuntimeError(f"{op.name}: result type {new.dtype.scalar_type} can't be cast "
+                           f"to the desired output type {dst.dtype.scalar_type}")
 
 
 _FUNCTIONAL = {}

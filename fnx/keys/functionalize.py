@@ -36,7 +36,6 @@ from ..core import dtype as D
 from ..core.device import CPU
 from ..core.dispatch_key import (AUTOCAST_BITS, AUTOGRAD_BITS, BACKEND_KEYS, AliasKey, DispatchKey,
                                  below)
-from ..core.dtype import can_cast
 from ..core.tensor import Tensor
 from ..core.tls import ExcludeDispatchKeyGuard
 from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
@@ -44,8 +43,8 @@ from ..dispatch.modes import current_mode
 from ..ir.strides import (check_permutation, check_select, check_slice, check_split_sizes,
                           contiguous_strides, diagonal_geometry, expand_geometry, squeeze_dims,
                           unfold_geometry, unsqueeze_geometry, view_geometry)
-from ..ir.variants import (Special, bind_names, functional_variant, inverse_view, is_view_op,
-                           written_args)
+from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
+                           inverse_view, is_view_op, written_args)
 from ..ops import aten
 from ..core.tensor import register_functional_alias
 
@@ -430,22 +429,11 @@ def mutate(op, ks, args, kwargs):
                                       f"{len(news)}")
         values = []
         for v, d, resize in zip(news, dsts, plan.out):
-            _check_writable(op, v, d, resize)
+            check_writable(op, v, d, resize)
             values.append(_like(v, d, resize))
     for d, v in zip(dsts, values):
         write(d, v)
     return dsts[0] if len(op.schema.returns) == 1 else _returns(op, dsts)
-
-
-def _check_writable(op, new, dst, resize):
-    """PyTorch's refusals for writing a result: an in-place result must keep self's shape,
-    and every result must cast to the written tensor's dtype."""
-    if not resize and tuple(new.shape) != tuple(dst.shape):
-        raise RuntimeError(f"{op.name}: output with shape {list(dst.shape)} doesn't match "
-                           f"the broadcast shape {list(new.shape)}")
-    if op.name != "copy_" and not can_cast(new._dtype, dst._dtype):
-        raise RuntimeError(f"{op.name}: result type {new._dtype.scalar_type} can't be cast "
-                           f"to the desired output type {dst._dtype.scalar_type}")
 
 
 def _returns(op, dsts):

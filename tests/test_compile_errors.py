@@ -1,0 +1,28 @@
+"""Bad input raises under fnx.compile what it raises eagerly, and writes nothing."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fnx
+from fnx.testing import to_numpy
+
+CASES = {
+    "int add_ float scalar": lambda t: t.add_(1.5),
+    "int mul_ float tensor": lambda t: t.mul_(fnx.tensor([0.5, 1.0])),
+    "int div_ (true division)": lambda t: t.div_(2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_in_place_result_that_cannot_be_cast_raises_and_writes_nothing(name):
+    fn = CASES[name]
+    eager_t, t = fnx.tensor([[1, 2], [3, 4]]), fnx.tensor([[1, 2], [3, 4]])
+    with pytest.raises(RuntimeError) as eager:
+        fn(eager_t)
+    with pytest.raises(RuntimeError) as compiled:
+        fnx.compile(fn)(t)
+    assert str(compiled.value) == str(eager.value)
+    assert "can't be cast to the desired output type Long" in str(eager.value)
+    np.testing.assert_array_equal(to_numpy(t), [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(to_numpy(eager_t), [[1, 2], [3, 4]])
