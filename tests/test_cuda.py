@@ -431,3 +431,18 @@ def test_compiled_step_updates_views_and_aliases_of_cuda_parameters():
     eager_step(x, y)
     np.testing.assert_allclose(host(model[2].bias.detach()),
                                host(eager_model[2].bias.detach()), rtol=1e-5)
+
+
+def test_tensor_made_on_cuda_inside_a_compiled_function_stays_on_cuda():
+    # the device reaches the trace positionally (prims.device_put(x, device)): it must be
+    # recorded, not the host data's cpu
+    def f(x):
+        return x + fnx.tensor([1.0, 2.0], device="cuda")
+
+    x = fnx.ones(2, device="cuda")
+    eager, compiled = f(x), fnx.compile(f)(x)
+    assert compiled.device == eager.device == fnx.device("cuda:0")
+    np.testing.assert_array_equal(compiled.cpu().numpy(), eager.cpu().numpy())
+    made = fnx.compile(lambda x: fnx.tensor([3.0], device="cuda") * 2)(x)
+    assert made.device == fnx.device("cuda:0")
+    np.testing.assert_array_equal(made.cpu().numpy(), [6.0])

@@ -186,6 +186,11 @@ class TracingMode(DecomposingMode):
         device = meta_kwargs.get("device")
         if "device" in meta_kwargs:
             meta_kwargs["device"] = META
+        elif device is None:
+            # a device given by position (``prims.device_put(x, device)``) counts too
+            at = _device_position(op)
+            if at is not None and at < len(args) and args[at] is not None:
+                device = args[at]
         if device is None:
             device = _common_device(op, args) or CPU
         if op.name == "_local_scalar_dense":
@@ -397,6 +402,18 @@ def user_frame() -> str:
 
 def _meta(t: Tensor, device) -> NodeMeta:
     return NodeMeta(tuple(t.shape), t.dtype, device)
+
+
+_DEVICE_AT: dict = {}
+
+
+def _device_position(op):
+    """The position of ``op``'s positional ``device`` argument, or None."""
+    at = _DEVICE_AT.get(op, _MISSING)
+    if at is _MISSING:
+        positional = [a.name for a in op.schema.arguments if not a.kwarg_only]
+        at = _DEVICE_AT[op] = positional.index("device") if "device" in positional else None
+    return at
 
 
 def _common_device(op, args):
