@@ -434,3 +434,23 @@ _COUNTER = _Counter()
 def _bump_counter():
     _COUNTER.n += 1
     return fnx.ones(1) * _COUNTER.n
+
+
+_REMEMBERED = {}
+
+
+def _remember(t):
+    _REMEMBERED["last"] = t * 2
+
+
+def test_store_through_a_helpers_global_is_real_on_every_call():
+    # the store happens in a helper the compiled function calls; the trace must find the
+    # tensor where the write check found it, and make it real, not leave a trace tensor
+    def f(x):
+        _remember(x)
+        return x + 1
+    cf = fnx.compile(f)
+    for i in range(3):
+        x = fnx.full((2,), float(i))
+        np.testing.assert_array_equal(to_numpy(cf(x)), [i + 1.0, i + 1.0])
+        np.testing.assert_array_equal(to_numpy(_REMEMBERED["last"]), [2.0 * i, 2.0 * i])

@@ -23,7 +23,8 @@ from __future__ import annotations
 import types
 
 __all__ = ["Guard", "state_version", "bump", "register_module_class", "module_state", "roots_of",
-           "scope_state", "describe_difference", "describe_module_change"]
+           "scope", "scope_state", "describe_difference",
+           "describe_module_change"]
 
 state_version = [0]         # bumped on every attribute write of a registered module class
 _module_classes: list = []
@@ -79,7 +80,7 @@ def _modules_of(fn):
     if not isinstance(fn, types.FunctionType) and not _is_module(fn):
         # a callable object (what Module.compile compiles): the modules it holds
         found.extend(v for v in getattr(fn, "__dict__", {}).values() if _is_module(v))
-    for _, value in _scope(fn):
+    for _, value in scope(fn):
         if _is_module(value):
             found.append(value)
     seen, out = set(), []
@@ -98,7 +99,7 @@ def roots_of(fn) -> list:
     owner = getattr(fn, "__self__", None)
     if owner is not None:
         roots.append(owner)
-    return roots + [v for _, v in _scope(fn)]
+    return roots + [v for _, v in scope(fn)]
 
 
 def module_state(fn) -> tuple:
@@ -122,7 +123,7 @@ def _code_of(fn):
     return fn.__code__, fn
 
 
-def _scope(fn):
+def scope(fn):
     """``(name, value)`` of each global and closure cell ``fn``'s code names."""
     code, func = _code_of(fn)
     if code is None:
@@ -143,7 +144,7 @@ def _scope(fn):
 def scope_state(fn) -> tuple:
     """The globals and closure cells ``fn`` names: plain values by value, objects by id."""
     return tuple((name, type(v), v) if type(v) in _PLAIN else (name, "id", id(v))
-                 for name, v in _scope(fn))
+                 for name, v in scope(fn))
 
 
 def describe_module_change(old: tuple, new: tuple) -> str:

@@ -31,6 +31,7 @@ from ..ir.variants import (Special, bind_names, check_writable, functional_varia
 from ..ops import aten
 from .graph import Graph, NodeMeta
 from .levels import DecomposingMode, in_target
+from . import guards
 from .guards import Guard
 from .symbolic import SymFloat
 
@@ -545,24 +546,23 @@ _MISSING = object()
 _PLAIN = (int, float, bool, str, type(None))
 
 
-def _snapshot(roots, limit=50_000) -> list:
-    """``(container, shallow copy)`` of every dict, list and object ``__dict__`` reachable
-    from ``roots`` (not through tensors, Python modules, classes or functions; at most
-    ``limit`` of them): what the traced code may change behind the program's back."""
-    out, seen, stack = [], set(), list(roots)
+def _walk(roots, limit=50_000):
+    """``(container, entries)`` for every dict, list, tuple and object reachable from
+    ``roots``; ``entries`` is the dict, list or tuple itself, or the object's ``__dict__``.
+    It goes through helper functions (the globals and closure cells their code names) and
+    bound methods, not through tensors, Python modules, classes or fnx's own machinery,
+    and stops after ``limit`` objects: the Python state the traced code may change behind
+    the program's back."""
+    seen, stack = set(), list(roots)
     while stack and len(seen) < limit:
         obj = stack.pop()
         if id(obj) in seen:
             continue
         if isinstance(obj, types.FunctionType):
-            # a helper the function calls: the globals and closure cells its code names
             # (not fnx's own functions: fnx's internal caches are not the user's state)
             seen.add(id(obj))
-            if _internal(getattr(obj, "__module__", None)):
-                continue
-            g = obj.__globals__
-            stack.extend(g[n] for n in obj.__code__.co_names if n in g)
-            stack.extend(_cell(c) for c in obj.__closure__ or ())
+            if not _internal(getattr(obj, "__module__", None)):
+                stack.extend(v for _, v in guards.scope(obj))
             continue
         if isinstance(obj, types.MethodType):
             stack.extend((obj.__self__, obj.__func__))
@@ -570,19 +570,21 @@ def _snapshot(roots, limit=50_000) -> list:
         if isinstance(obj, (Tensor, *_OPAQUE)) or _internal(type(obj).__module__):
             continue
         seen.add(id(obj))
-        if isinstance(obj, dict):
-            out.append((obj, dict(obj)))
-            stack.extend(obj.values())
-        elif isinstance(obj, list):
-            out.append((obj, list(obj)))
-            stack.extend(obj)
-        elif isinstance(obj, tuple):
-            stack.extend(obj)
+        if isinstance(obj, (dict, list, tuple)):
+            entries = obj
         elif hasattr(obj, "__dict__"):
-            d = vars(obj)
-            out.append((obj, dict(d)))
-            stack.extend(d.values())
-    return out
+            entries = vars(obj)
+        else:
+            continue
+        yield obj, entries
+        stack.extend(entries.values() if isinstance(entries, dict) else entries)
+
+
+def _snapshot(roots) -> list:
+    """``(container, shallow copy of its entries)`` for every mutable container ``_walk``
+    reaches."""
+    return [(c, dict(e) if isinstance(e, dict) else list(e))
+            for c, e in _walk(roots) if not isinstance(c, tuple)]
 
 
 def _internal(module) -> bool:
@@ -595,20 +597,13 @@ def _internal(module) -> bool:
         not module.startswith(("fnx.nn", "fnx.optim", "fnx.utils"))
 
 
-def _cell(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:      # an empty cell
-        return None
-
-
 def _changes(snapshot, mode) -> list:
     """``(container, key, old, new, traced)`` for each entry of a snapshotted container
     that the trace changed (``_MISSING`` for an absent key); ``traced``: ``new`` is a
     tensor of this trace (a store the program can replay)."""
     out = []
     for container, before in snapshot:
-        now = container if isinstance(container, (dict, list)) else vars(container)
+        now = _entries(container)
         if isinstance(before, list):
             keys = range(max(len(before), len(now)))
             get = _list_get
@@ -621,6 +616,12 @@ def _changes(snapshot, mode) -> list:
                 continue
             out.append((container, k, old, new, _is_traced(mode, new)))
     return out
+
+
+def _entries(container):
+    """What ``_walk`` compares of a container: a dict or list itself, an object's
+    ``__dict__`` (written directly: a rollback must not run ``__setattr__`` logic)."""
+    return container if isinstance(container, (dict, list)) else vars(container)
 
 
 def _dict_get(d, k):
@@ -643,7 +644,7 @@ def rollback(changes) -> None:
     """Put back what a trace changed (``_changes``): the function then runs eagerly as if
     it had never been traced."""
     for container, k, old, _, _ in reversed(changes):
-        target = container if isinstance(container, (dict, list)) else vars(container)
+        target = _entries(container)
         if isinstance(target, list):
             if old is _MISSING:
                 del target[k:]
@@ -660,7 +661,7 @@ def settle(changes) -> None:
     values are this call's, and they must not outlive the trace as program inputs."""
     for container, k, _, new, _ in changes:
         if isinstance(new, SymFloat):
-            target = container if isinstance(container, (dict, list)) else vars(container)
+            target = _entries(container)
             if isinstance(target, list):
                 target[k] = float.__float__(new)
             else:
@@ -685,31 +686,17 @@ def _show(v) -> str:
     return repr(v) if type(v) in _PLAIN else f"<{type(v).__name__}>"
 
 
-def _stored_tensors(mode, roots, limit=50_000):
-    """``(container, key, tensor)`` for each tensor of this trace found on an object
-    reachable from ``roots`` (attributes, dict values, list items), i.e. left behind by the
-    traced code. The walk skips modules, classes and functions, and stops at ``limit``
-    objects."""
-    found, seen = [], set()
-    stack = [(None, None, r) for r in roots]
-    while stack and len(seen) < limit:
-        container, key, obj = stack.pop()
-        if isinstance(obj, Tensor):
-            if isinstance(obj._data, MetaArray) and (id(obj) in mode._node_of or
-                                                      id(obj._data) in mode._of_data):
-                found.append((container, key, obj))
-            continue
-        if id(obj) in seen or isinstance(obj, _OPAQUE):
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, dict):
-            stack.extend((obj, k, v) for k, v in obj.items())
-        elif isinstance(obj, list):
-            stack.extend((obj, i, v) for i, v in enumerate(obj))
-        elif isinstance(obj, tuple):
-            stack.extend((None, None, v) for v in obj)   # immutable: found, not replayable
-        elif hasattr(obj, "__dict__"):
-            stack.extend((obj, ("attr", k), v) for k, v in vars(obj).items())
+def _stored_tensors(mode, roots) -> list:
+    """``(container, key, tensor)`` for each tensor of this trace in a container ``_walk``
+    reaches from ``roots`` (a dict value, list item or object attribute, ``key`` naming
+    it), i.e. left behind by the traced code. In a tuple it is found but cannot be put
+    back: ``container`` and ``key`` are None."""
+    found = []
+    for c, e in _walk(roots):
+        items = e.items() if isinstance(e, dict) else enumerate(e)
+        for k, v in items:
+            if _is_traced(mode, v):
+                found.append((None, None, v) if isinstance(c, tuple) else (c, k, v))
     return found
 
 

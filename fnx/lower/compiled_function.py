@@ -429,10 +429,10 @@ class _Entry:
             value = env[node]
             if first or container is None:
                 _materialize(t, value)
-            elif isinstance(key, tuple) and key[0] == "attr":
-                setattr(container, key[1], value.detach())
-            else:
+            elif isinstance(container, (dict, list)):
                 container[key] = value.detach()
+            else:       # an attribute: through __setattr__, as the Python code stored it
+                setattr(container, key, value.detach())
         if self.stored:
             guards.bump()
 
