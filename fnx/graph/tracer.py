@@ -309,7 +309,7 @@ class FunctionalTracingMode(TracingMode):
         if not isinstance(new, (tuple, list)):
             # what eager's Functionalize refuses, the trace refuses (dtype: shapes that
             # differ are expanded by _like, as the functional variants of fills need)
-            check_writable(op, new, dst, resize=True)
+            check_writable(op.name, new, dst, resize=True)
         self._write(dst, _like(new, dst, op))
         return dst
 

@@ -35,16 +35,17 @@ def written_args(op):
     return [a.name for a in op.schema.arguments if a.is_write]
 
 
-def check_writable(op, new, dst, resize: bool) -> None:
-    """PyTorch's refusals for writing a result into ``dst`` (the functional passes, eager
-    and traced, ask before writing): an in-place result must keep ``dst``'s shape (``out=``
-    is resized instead), and every result but ``copy_``'s must cast to ``dst``'s dtype
-    without changing category (``int_tensor.add_(1.5)`` is an error, not a truncation)."""
+def check_writable(name: str, new, dst, resize: bool) -> None:
+    """PyTorch's refusals for writing the result ``new`` of op ``name`` into ``dst`` (the
+    meta functions, the CPU kernels and the functional passes, eager and traced, ask before
+    writing): an in-place result must keep ``dst``'s shape (``out=`` is resized instead),
+    and every result but ``copy_``'s must cast to ``dst``'s dtype without changing category
+    (``int_tensor.add_(1.5)`` is an error, not a truncation)."""
     if not resize and tuple(new.shape) != tuple(dst.shape):
-        raise RuntimeError(f"{op.name}: output with shape {list(dst.shape)} doesn't match "
+        raise RuntimeError(f"{name}: output with shape {list(dst.shape)} doesn't match "
                            f"the broadcast shape {list(new.shape)}")
-    if op.name != "copy_" and not D.can_cast(new.dtype, dst.dtype):
-        raise RuntimeError(f"{op.name}: result type {new.dtype.scalar_type} can't be cast "
+    if name != "copy_" and not D.can_cast(new.dtype, dst.dtype):
+        raise RuntimeError(f"{name}: result type {new.dtype.scalar_type} can't be cast "
                            f"to the desired output type {dst.dtype.scalar_type}")
 
 

@@ -429,7 +429,7 @@ def mutate(op, ks, args, kwargs):
                                       f"{len(news)}")
         values = []
         for v, d, resize in zip(news, dsts, plan.out):
-            check_writable(op, v, d, resize)
+            check_writable(op.name, v, d, resize)
             values.append(_like(v, d, resize))
     for d, v in zip(dsts, values):
         write(d, v)

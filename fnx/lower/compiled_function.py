@@ -151,23 +151,9 @@ class CompiledFunction:
         """Why no cached program fits this call, in words (for logs and warnings)."""
         same = self.cache.get(key)
         if same:
-            e = same[-1]
-            for t, m in zip(e.lifted, e.lifted_meta):
-                if _lifted_key(t) != m:
-                    return (f"a tensor the function reads changed: {m} -> "
-                            f"{_lifted_key(t)}")
-            for t, none in e.grad_reads:
-                if (t._grad is None) != none:
-                    return (f".grad of a {tuple(t.shape)} tensor was "
-                            f"{'None' if none else 'set'} when traced, now it is not")
-            inputs = e.flat_inputs(args, kwargs)
-            for i in e.scalar_inputs:
-                if type(inputs[i]) is not float:
-                    return f"input {e.places[i].name} is no longer a float: {inputs[i]!r}"
-            for g in e.guards:
-                if not g.holds(inputs):
-                    return f"{g.what} was {g.expected!r}"
-            return "unknown"
+            why = []
+            same[-1].match(args, kwargs, why)
+            return why[0] if why else "unknown"
         old = list(self.cache)[-1]
         names = [f"argument {i}" for i in range(len(args))] + \
                 [f"argument {k!r}" for k in sorted(kwargs)] + \
@@ -338,30 +324,32 @@ class _Entry:
         self._flat_args = None          # whether the arguments are tensors only (set lazily)
         self._plan = ProgramPlan.of(self)
 
-    def lifted_match(self) -> bool:
+    def match(self, args, kwargs, why=None):
+        """The program's inputs for this call if this entry's guards hold, else None; then
+        the failed guard, in words, is appended to ``why`` when it is a list (worded only
+        on failure: this runs on every call)."""
         for t, (shape, dtype, device, grad) in zip(self.lifted, self.lifted_meta):
             d = t.__dict__
             data = d.get("_data")
             if (data.shape if data is not None else d["_jax"].shape) != shape or \
                     t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
                     (t._device is not device and t._device != device):
-                return False
+                return _failed(why, lambda: f"a tensor the function reads changed: "
+                                            f"{(shape, dtype, device, grad)} -> "
+                                            f"{_lifted_key(t)}")
         for t, none in self.grad_reads:
             if (t._grad is None) is not none:
-                return False
-        return True
-
-    def match(self, args, kwargs):
-        """The program's inputs for this call if this entry's guards hold, else None."""
-        if not self.lifted_match():
-            return None
+                return _failed(why, lambda: f".grad of a {tuple(t.shape)} tensor was "
+                                            f"{'None' if none else 'set'} when traced, now "
+                                            f"it is not")
         inputs = self.flat_inputs(args, kwargs)
         for i in self.scalar_inputs:
             if type(inputs[i]) is not float:
-                return None
+                return _failed(why, lambda: f"input {self.places[i].name} is no longer a "
+                                            f"float: {inputs[i]!r}")
         for g in self.always_guards:
             if not g.holds(inputs):
-                return None
+                return _failed(why, lambda: f"{g.what} was {g.expected!r}")
         if self.guard_inputs:
             values = tuple(inputs[i] for i in self.guard_inputs)
             held = self._held_for
@@ -370,7 +358,7 @@ class _Entry:
                     {i for i, a, b in zip(self.guard_inputs, values, held) if a != b}
                 for g in self.guards:
                     if g.deps and not g.deps.isdisjoint(changed) and not g.holds(inputs):
-                        return None
+                        return _failed(why, lambda: f"{g.what} was {g.expected!r}")
                 self._held_for = values
         return inputs
 
@@ -572,6 +560,13 @@ def _lifted_key(t):
     .grad state, see ``grad_reads``), read without materializing a resident tensor's NumPy
     view."""
     return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS))
+
+
+def _failed(why, reason):
+    """``match``'s answer for a failed guard: None, with the reason worded into ``why``."""
+    if why is not None:
+        why.append(reason())
+    return None
 
 
 def _name(fn):

@@ -24,6 +24,7 @@ from ...ir.aten import elementwise as E
 from ...ir.aten._common import not_implemented
 from ...ir.promotion import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, computation_dtype, opmath_dtype
 from ...ir.dims import broadcast_shapes
+from ...ir.variants import check_writable
 from ...ops import aten
 from ._core import data, register, same_device_error, wrap
 
@@ -340,12 +341,7 @@ def inplace_from(functional_kernel, name):
     anything, and a failure falls back to the checked path for PyTorch's message."""
     def checked(ks, self, *args, **kwargs):
         r = functional_kernel(ks, self, *args, **kwargs)
-        if r._data.shape != self._data.shape:
-            raise RuntimeError(f"{name}: output with shape {list(self._data.shape)} doesn't "
-                               f"match the broadcast shape {list(r._data.shape)}")
-        if not D.can_cast(r._dtype, self._dtype):
-            raise RuntimeError(f"{name}: result type {r._dtype.scalar_type} can't be cast to "
-                               f"the desired output type {self._dtype.scalar_type}")
+        check_writable(name, r, self, resize=False)
         np.copyto(self._data, r._data, casting="unsafe")
         return self
 
@@ -385,9 +381,7 @@ def out_from(functional_kernel, name):
 def write_out(name, out, r):
     if out._device is not CPU:
         raise same_device_error(name, out._device, "cpu")
-    if not D.can_cast(r._dtype, out._dtype):
-        raise RuntimeError(f"{name}: result type {r._dtype.scalar_type} can't be cast to "
-                           f"the desired output type {out._dtype.scalar_type}")
+    check_writable(name, r, out, resize=True)
     if r._data.shape != out._data.shape:
         if out._base is not None:
             raise RuntimeError(f"{name}: cannot resize the out= view of shape "

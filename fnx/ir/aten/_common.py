@@ -2,11 +2,11 @@
 error for a dtype a kernel has no loop for."""
 from __future__ import annotations
 
-from ...core import dtype as D
 from ...core.meta_array import MetaArray
 from ..promotion import elementwise_dtypes
 from ..registry import TensorMeta
 from ..dims import broadcast_shapes
+from ..variants import check_writable
 
 __all__ = ["pointwise_meta", "inplace_meta", "out_meta", "shape_of", "not_implemented"]
 
@@ -51,13 +51,7 @@ def pointwise_meta(kind: str, n_tensor_args: int):
 def inplace_meta(functional_meta, name: str):
     """Meta of ``op_``: the functional result must broadcast to and cast to ``self``."""
     def meta(self, *args, **kwargs):
-        r = functional_meta(self, *args, **kwargs)
-        if tuple(r.shape) != tuple(self.shape):
-            raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match "
-                               f"the broadcast shape {list(r.shape)}")
-        if not D.can_cast(r.dtype, self.dtype):
-            raise RuntimeError(f"{name}: result type {r.dtype.scalar_type} can't be cast to "
-                               f"the desired output type {self.dtype.scalar_type}")
+        check_writable(name, functional_meta(self, *args, **kwargs), self, resize=False)
         return self
     return meta
 
@@ -66,9 +60,7 @@ def out_meta(functional_meta, name: str):
     """Meta of ``op.out``: the result must cast to ``out``'s dtype; out is resized."""
     def meta(*args, out, **kwargs):
         r = functional_meta(*args, **kwargs)
-        if not D.can_cast(r.dtype, out.dtype):
-            raise RuntimeError(f"{name}: result type {r.dtype.scalar_type} can't be cast to "
-                               f"the desired output type {out.dtype.scalar_type}")
+        check_writable(name, r, out, resize=True)
         if isinstance(out._data, MetaArray) and tuple(out.shape) != tuple(r.shape):
             out._data = MetaArray(r.shape, out._data.dtype)     # out= resizes, as on CPU
         return out
