@@ -26,6 +26,7 @@ from ..core.device import CPU, META, canonical
 from ..core.dispatch_key import META_KS, DispatchKey
 from ..core.meta_array import MetaArray, meta_tensor
 from ..core.tensor import GradWriteLog, Tensor
+from ..ir.strides import VIEW_STRIDES, contiguous_strides
 from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
                            inverse_view, is_view_op, written_args)
 from ..ops import aten
@@ -272,8 +273,14 @@ class FunctionalTracingMode(TracingMode):
                                                  not in_target(op, self.to)):
                 return op.decomposition(*args, **kwargs)
             return self._mutate(op, functional, args, kwargs)
+        view = is_view_op(op) and args and isinstance(args[0], Tensor)
+        if view:
+            # the strides the view has in PyTorch: view()'s errors (x.t().view(-1)) as eager
+            geometry = VIEW_STRIDES.get(op.qualname)
+            strides = geometry(args[0], bind_names(op, args, kwargs)) \
+                if geometry is not None else None
         out = super().handle(op, ks, args, kwargs)
-        if is_view_op(op) and args and isinstance(args[0], Tensor):
+        if view:
             base = args[0]
             root, chain = self._alias.get(id(base), (base, ()))
             rest = tuple(args[1:])
@@ -282,6 +289,9 @@ class FunctionalTracingMode(TracingMode):
                 index = i if isinstance(out, (tuple, list)) else None
                 self._alias[id(o)] = (root, chain + ((op, rest, dict(kwargs), index),))
                 self._seen[id(o)] = self._version.get(id(root), 0)
+                st = strides[i] if isinstance(strides, list) else strides
+                if st is not None and st != contiguous_strides(tuple(o.shape)):
+                    o.__dict__["_strides"] = st
         return out
 
     def _mutate(self, op, functional, args, kwargs):

@@ -362,3 +362,115 @@ def pad_geometry(shape, pad):
         in_start, in_end = max(-lo, 0), shape[d] - max(-hi, 0)
         regions[d] = (in_start, max(in_end, in_start), max(lo, 0))
     return tuple(out), regions
+
+
+# ----------------------------------------------------------------------------- view strides
+# Data with no strides of its own (a functional backend's arrays, a trace's meta tensors)
+# still reports the strides each view has in PyTorch, so is_contiguous(), contiguous(),
+# reshape() (view or copy) and view()'s errors behave as on CPU, eager and traced.
+# ``VIEW_STRIDES[op qualname](self, bound arguments)``: the view's strides (a list for
+# ops returning several views), raising the op's errors first.
+
+def _g_view(self, a):
+    return view_geometry(self, a["size"])[1]
+
+
+def _g_permute(self, a):
+    st = self.stride()
+    return tuple(st[d] for d in check_permutation(self.ndim, a["dims"]))
+
+
+def _g_expand(self, a):
+    return expand_geometry(tuple(self.shape), self.stride(), a["size"], self._dtype)[1]
+
+
+def _g_squeeze(self, a):
+    dims = squeeze_dims(tuple(self.shape), a["dim"])
+    return tuple(s for i, s in enumerate(self.stride()) if i not in dims)
+
+
+def _g_unsqueeze(self, a):
+    return unsqueeze_geometry(tuple(self.shape), self.stride(), a["dim"])[1]
+
+
+def _g_select(self, a):
+    d, _ = check_select(tuple(self.shape), a["dim"], a["index"])
+    return tuple(s for i, s in enumerate(self.stride()) if i != d)
+
+
+def _g_slice(self, a):
+    d = check_slice(tuple(self.shape), a["dim"])
+    st = list(self.stride())
+    st[d] *= a["step"]
+    return tuple(st)
+
+
+def _g_diagonal(self, a):
+    return diagonal_geometry(tuple(self.shape), self.stride(), a["offset"], a["dim1"],
+                             a["dim2"])[1]
+
+
+def _g_as_strided(self, a):
+    return tuple(int(s) for s in a["stride"])
+
+
+def _g_same(self, a):
+    return tuple(self.stride())
+
+
+def _g_split(self, a):
+    _, sizes = check_split_sizes(tuple(self.shape), a["split_sizes"], a["dim"])
+    return [tuple(self.stride())] * len(sizes)
+
+
+def _g_unfold(self, a):
+    return unfold_geometry(tuple(self.shape), self.stride(), a["dimension"], a["size"],
+                           a["step"])[1]
+
+
+def _g_view_as_real(self, a):
+    return tuple(s * 2 for s in self.stride()) + (1,)
+
+
+def _g_view_as_complex(self, a):
+    if self.numel() == 0:
+        return None
+    return tuple(s // 2 for s in self.stride()[:-1])
+
+
+VIEW_STRIDES = {
+    "aten::view": _g_view, "aten::permute": _g_permute, "aten::expand": _g_expand,
+    "aten::squeeze.dim": _g_squeeze, "aten::squeeze.dims": _g_squeeze,
+    "aten::unsqueeze": _g_unsqueeze, "aten::select.int": _g_select,
+    "aten::slice.Tensor": _g_slice, "aten::diagonal": _g_diagonal,
+    "aten::as_strided": _g_as_strided, "aten::alias": _g_same, "aten::detach": _g_same,
+    "aten::split_with_sizes": _g_split, "aten::unfold": _g_unfold,
+    "aten::view_as_real": _g_view_as_real, "aten::view_as_complex": _g_view_as_complex,
+}
+
+
+# ----------------------------------------------------------------------------- overlap
+
+OVERLAP_ERROR = ("unsupported operation: more than one element of the written-to tensor "
+                 "refers to a single memory location. Please clone() the tensor before "
+                 "performing the operation.")
+
+# ops PyTorch lets write an expanded tensor (every element gets the same value, or the
+# write is only deprecated there)
+OVERLAP_ALLOWED = frozenset({"fill_", "zero_", "index_put_", "masked_fill_"})
+
+
+def check_no_internal_overlap(name: str, t) -> None:
+    """PyTorch's refusal to write a tensor whose elements share memory: an expanded view
+    (stride 0 over a dim of size > 1), for every op but ``OVERLAP_ALLOWED``'s.
+
+    >>> import fnx
+    >>> check_no_internal_overlap("add_", fnx.zeros(1, 3).expand(3, 3))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    RuntimeError: unsupported operation: more than one element of the written-to tensor ...
+    """
+    if name in OVERLAP_ALLOWED:
+        return
+    if any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape)):
+        raise RuntimeError(OVERLAP_ERROR)

@@ -40,9 +40,7 @@ from ..core.tensor import Tensor
 from ..core.tls import ExcludeDispatchKeyGuard
 from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
 from ..dispatch.modes import current_mode
-from ..ir.strides import (check_permutation, check_select, check_slice, check_split_sizes,
-                          contiguous_strides, diagonal_geometry, expand_geometry, squeeze_dims,
-                          unfold_geometry, unsqueeze_geometry, view_geometry)
+from ..ir.strides import VIEW_STRIDES, contiguous_strides
 from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
                            inverse_view, is_view_op, written_args)
 from ..ops import aten
@@ -98,7 +96,7 @@ def _mutable_kernel(op):
 
 
 def _view_kernel(op):
-    geometry = _GEOMETRY.get(op.qualname)
+    geometry = VIEW_STRIDES.get(op.qualname)
 
     def kernel(ks, self, *args, **kwargs):
         if ks & _TRACER_BIT and _recording():
@@ -118,7 +116,7 @@ def _view_kernel(op):
                 d["_fchain"] = chain + ((op, args, kwargs, i if outs is out else None),)
                 _register_view(root, o)
                 st = strides[i] if isinstance(strides, list) else strides
-                if st is not None and st != _contiguous(o.shape):
+                if st is not None and st != contiguous_strides(tuple(o.shape)):
                     d["_strides"] = st
         return out
     return kernel
@@ -156,95 +154,6 @@ def register_all() -> None:
     for op in all_ops():
         register_op(op)
     register_fallback(DispatchKey.Functionalize, _fallback)
-
-
-# ----------------------------------------------------------------------------- strides
-# A functional backend's arrays have no strides; a view still reports the strides it has
-# in PyTorch (computed with the stride rules of fnx/ir/strides.py), so is_contiguous(),
-# contiguous(), reshape() (view or copy) and view()'s errors behave as on CPU.  Results
-# of other ops are contiguous; copies of dense tensors keep their strides (the backend's
-# ``_to_copy``, as PyTorch's preserve_format).
-
-def _contiguous(shape):
-    return contiguous_strides(tuple(shape))
-
-
-def _g_view(self, a):
-    return view_geometry(self, a["size"])[1]
-
-
-def _g_permute(self, a):
-    st = self.stride()
-    return tuple(st[d] for d in check_permutation(self.ndim, a["dims"]))
-
-
-def _g_expand(self, a):
-    return expand_geometry(tuple(self.shape), self.stride(), a["size"], self._dtype)[1]
-
-
-def _g_squeeze(self, a):
-    dims = squeeze_dims(tuple(self.shape), a["dim"])
-    return tuple(s for i, s in enumerate(self.stride()) if i not in dims)
-
-
-def _g_unsqueeze(self, a):
-    return unsqueeze_geometry(tuple(self.shape), self.stride(), a["dim"])[1]
-
-
-def _g_select(self, a):
-    d, _ = check_select(tuple(self.shape), a["dim"], a["index"])
-    return tuple(s for i, s in enumerate(self.stride()) if i != d)
-
-
-def _g_slice(self, a):
-    d = check_slice(tuple(self.shape), a["dim"])
-    st = list(self.stride())
-    st[d] *= a["step"]
-    return tuple(st)
-
-
-def _g_diagonal(self, a):
-    return diagonal_geometry(tuple(self.shape), self.stride(), a["offset"], a["dim1"],
-                             a["dim2"])[1]
-
-
-def _g_as_strided(self, a):
-    return tuple(int(s) for s in a["stride"])
-
-
-def _g_same(self, a):
-    return tuple(self.stride())
-
-
-def _g_split(self, a):
-    _, sizes = check_split_sizes(tuple(self.shape), a["split_sizes"], a["dim"])
-    return [tuple(self.stride())] * len(sizes)
-
-
-def _g_unfold(self, a):
-    return unfold_geometry(tuple(self.shape), self.stride(), a["dimension"], a["size"],
-                           a["step"])[1]
-
-
-def _g_view_as_real(self, a):
-    return tuple(s * 2 for s in self.stride()) + (1,)
-
-
-def _g_view_as_complex(self, a):
-    if self.numel() == 0:
-        return None
-    return tuple(s // 2 for s in self.stride()[:-1])
-
-
-_GEOMETRY = {
-    "aten::view": _g_view, "aten::permute": _g_permute, "aten::expand": _g_expand,
-    "aten::squeeze.dim": _g_squeeze, "aten::squeeze.dims": _g_squeeze,
-    "aten::unsqueeze": _g_unsqueeze, "aten::select.int": _g_select,
-    "aten::slice.Tensor": _g_slice, "aten::diagonal": _g_diagonal,
-    "aten::as_strided": _g_as_strided, "aten::alias": _g_same, "aten::detach": _g_same,
-    "aten::split_with_sizes": _g_split, "aten::unfold": _g_unfold,
-    "aten::view_as_real": _g_view_as_real, "aten::view_as_complex": _g_view_as_complex,
-}
 
 
 # ----------------------------------------------------------------------------- views

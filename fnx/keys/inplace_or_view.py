@@ -19,6 +19,7 @@ import weakref
 from ..core.dispatch_key import AUTOGRAD_BITS, BACKEND_KEYS, AliasKey, DispatchKey, below
 from ..core.tensor import make_private
 from ..dispatch.dispatcher import all_ops
+from ..ir.strides import check_no_internal_overlap
 from ..ir.variants import is_view_op
 
 _BELOW = below(DispatchKey.ADInplaceOrView)
@@ -54,11 +55,14 @@ def mark_view(out, base):
 
 
 def _inplace_kernel(op, pos, kw):
+    name = op.name
     if pos == (0,) and not kw:
         # the common case, written out: the op writes ``self`` alone
         def kernel(ks, self, *args, **kwargs):
             if self._jax is not None:
                 make_private(self)          # copy-on-write of a resident storage
+            if 0 in (self._strides or getattr(self._data, "strides", ())):
+                check_no_internal_overlap(name, self)
             out = op.redispatch(ks & _BELOW, self, *args, **kwargs)
             vc = self._vc
             if vc is None:
@@ -69,18 +73,14 @@ def _inplace_kernel(op, pos, kw):
         return kernel
 
     def kernel(ks, *args, **kwargs):
-        for i in pos:
-            if args[i]._jax is not None:
-                make_private(args[i])       # copy-on-write of a resident storage
-        for name in kw:
-            t = kwargs.get(name)
-            if t is not None and t._jax is not None:
-                make_private(t)
+        written = [args[i] for i in pos] + [kwargs[k] for k in kw if kwargs.get(k) is not None]
+        for t in written:
+            if t._jax is not None:
+                make_private(t)             # copy-on-write of a resident storage
+            check_no_internal_overlap(name, t)
         out = op.redispatch(ks & _BELOW, *args, **kwargs)
-        for i in pos:
-            args[i]._bump_version()
-        for name in kw:
-            kwargs[name]._bump_version()
+        for t in written:
+            t._bump_version()
         return out
     return kernel
 

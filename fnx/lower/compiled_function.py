@@ -57,8 +57,9 @@ class CompiledFunction:
     """What ``fnx.compile`` returns: call it like the original function or module."""
 
     def __init__(self, fn, *, backend="jax", decompose="prims", dynamic=False,
-                 fullgraph=False, cache_limit=8):
+                 fullgraph=False, cache_limit=8, value_checks=True):
         self.fn = fn
+        self.value_checks = value_checks
         self.target = get_target(backend)
         self.decompose = decompose
         self.dynamic = dynamic
@@ -239,6 +240,9 @@ class CompiledFunction:
         else:
             entry = _Entry(self.target, graph, parts, lifted, len(flat), stages)
         entry.one_shot = one_shot
+        if not self.value_checks:       # options={"value_checks": False}
+            for program in entry.programs():
+                program.check_values = False
         return entry
 
     def _python_writes_ok(self, graph, one_shot) -> bool:
@@ -323,6 +327,10 @@ class _Entry:
         self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
         self._flat_args = None          # whether the arguments are tensors only (set lazily)
         self._plan = ProgramPlan.of(self)
+
+    def programs(self) -> list:
+        """The compiled programs this entry runs (one per region)."""
+        return [p for _, p in self.steps if p is not None]
 
     def match(self, args, kwargs, why=None):
         """The program's inputs for this call if this entry's guards hold, else None; then
@@ -458,6 +466,9 @@ class _GradEntry(_Entry):
         self.whole = target.compile(graph)
         self.vjp = target.vjp(self.whole, graph)
         self.hows = feed_modes(self.sources)
+
+    def programs(self) -> list:
+        return [self.whole]
 
     def __call__(self, args, kwargs, inputs=None):
         if inputs is None:

@@ -21,10 +21,13 @@ OPTIONS = {"max_autotune": bool, "max_autotune_gemm": bool, "max_autotune_pointw
            "coordinate_descent_tuning": bool, "epilogue_fusion": bool, "shape_padding": bool,
            "freezing": bool, "aggressive_fusion": bool, "triton.cudagraphs": bool,
            "triton.cudagraph_trees": bool, "trace.enabled": bool, "trace.graph_diagram": bool,
-           "cache_limit": int, "decompose": str}
+           "cache_limit": int, "decompose": str, "value_checks": bool}
 """The ``options=`` keys fnx accepts, with the type each value must have. ``cache_limit``
-and ``decompose`` are honored (as the keywords of the same names); the others are
-Inductor's tuning and debugging switches, accepted so PyTorch code runs, with no effect."""
+and ``decompose`` are honored (as the keywords of the same names), and ``value_checks``
+(default True) turns off the checks compiled into the program (out-of-range indices and
+targets raise PyTorch's error, as in eager; off, they give unspecified values, as
+``jax.numpy`` does); the others are Inductor's tuning and debugging switches, accepted
+so PyTorch code runs, with no effect."""
 
 _BACKENDS = {"inductor": "jax", "eager": "interpreter", "aot_eager": "interpreter"}
 _wrappers: list = []        # (class, wrap): fnx.nn registers (Module, OptimizedModule)
@@ -133,7 +136,8 @@ def _settings(fullgraph, dynamic, backend, mode, options, recompile_limit, decom
         raise ValueError(f"fnx.compile: the recompile limit must be an int >= 0, got "
                          f"{cache_limit!r}")
     return {"backend": _backend(backend), "decompose": decompose, "dynamic": False,
-            "fullgraph": bool(fullgraph), "cache_limit": cache_limit}
+            "fullgraph": bool(fullgraph), "cache_limit": cache_limit,
+            "value_checks": options.get("value_checks", True)}
 
 
 def _check_options(options) -> dict:

@@ -173,6 +173,10 @@ def _rules():
     def _(shape, fill_value, *, dtype, device=None):
         return jnp.full(tuple(shape), fill_value, np_dtype(dtype))
 
+    @rule(P.check_in_range)
+    def _(x, low, high, error, message):
+        return x     # the check itself: graph_program computes it (range_status)
+
     @rule(P.device_put)
     def _(x, device):
         return x     # within one jitted region every array lives on the region's device

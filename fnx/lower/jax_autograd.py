@@ -94,8 +94,10 @@ def compile_vjp(run, graph):
             built = cache[diff_in] = build(diff_in)
         rest_in, fwd, bwd = built
         with jax.enable_x64(True):
-            primal, aux, vjp_fn = fwd([feed(inputs[i], hows[i]) for i in diff_in],
-                                      [feed(inputs[i], hows[i]) for i in rest_in])
+            arrays = [feed(t, h) for t, h in zip(inputs, hows)]
+            run.check(arrays)       # value checks first, as Program.call_arrays does
+            primal, aux, vjp_fn = fwd([arrays[i] for i in diff_in],
+                                      [arrays[i] for i in rest_in])
         env = {}
         for j, a in zip(diff_out, primal):
             env[out_nodes[j]] = makers[j](a)

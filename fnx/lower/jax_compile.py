@@ -22,10 +22,12 @@ from ..backends.cpu import wrap_resident
 from ..core.device import canonical
 from ..core.tensor import Tensor, resident
 from ..graph.graph import _collect, map_nodes
+from ..ir import prims as P
+from ..ir.prims.assertions import range_error
 from .jax_storage import ARRAY_TYPE, feed
 
 __all__ = ["compile_graph", "graph_program", "register_device_arrays", "Program",
-           "tensor_maker"]
+           "tensor_maker", "raise_failed"]
 
 # NumPy dtypes JAX narrows to 32 bits outside enable_x64
 _WIDE = {np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.complex128)}
@@ -44,7 +46,11 @@ def register_device_arrays(device_type: str, wrap_array) -> None:
 def graph_program(target, graph):
     """``(program, out_nodes)``: ``program(*arrays)`` evaluates ``graph`` with ``target``'s
     rules on arrays given in placeholder order and returns the arrays of ``out_nodes``.
-    Call (and jit) it under ``jax.enable_x64(True)`` so 64-bit dtypes stay exact."""
+    Call (and jit) it under ``jax.enable_x64(True)`` so 64-bit dtypes stay exact.
+
+    A graph with value checks (``prims.check_in_range``) returns one more array: their
+    status, ``int64[checks, 2]`` (failed, first bad value) for ``raise_failed`` with
+    ``program.checks``."""
     missing = sorted({str(n.target) for n in graph.calls() if not target.has_rule(n.target)})
     if missing:
         raise NotImplementedError(f"the {target.name!r} target has no lowering rule for "
@@ -54,6 +60,7 @@ def graph_program(target, graph):
     out_nodes = []
     _collect(graph.output_node.args[0], out_nodes)
     steps = [n for n in graph.nodes if n.kind in ("call", "getitem", "constant")]
+    checks = [n for n in steps if n.kind == "call" and n.target is P.check_in_range]
 
     def program(*arrays):
         env = dict(zip(places, arrays))
@@ -65,9 +72,32 @@ def graph_program(target, graph):
                 env[node] = env[node.args[0]][node.args[1]]
             else:
                 env[node] = _host(node.target)
-        return [env[n] for n in out_nodes]
+        outs = [env[n] for n in out_nodes]
+        if checks:
+            outs.append(jax.numpy.stack([range_status(env[n], *n.args[1:3]) for n in checks]))
+        return outs
 
+    program.checks = [tuple(n.args[3:5]) for n in checks]
     return program, out_nodes
+
+
+def range_status(x, low, high):
+    """``int64[2]``: whether any element of ``x`` is outside ``[low, high)``, and the first
+    that is (row-major), computed inside the program."""
+    flat = x.reshape(-1).astype(np.int64)
+    if flat.size == 0:
+        return jax.numpy.zeros(2, np.int64)
+    bad = (flat < low) | (flat >= high)
+    return jax.numpy.stack([bad.any().astype(np.int64), flat[jax.numpy.argmax(bad)]])
+
+
+def raise_failed(checks, status) -> None:
+    """Raise the error of the first failed check (``status`` from ``graph_program``; reading
+    it waits for the program: one host round-trip per call, not per op)."""
+    status = np.asarray(status)
+    for (error, message), (failed, bad) in zip(checks, status):
+        if failed:
+            raise range_error(error, message, int(bad))
 
 
 def compile_graph(target, graph):
@@ -99,6 +129,14 @@ class Program:
         def exact(*arrays):
             return [_exact(o, dt) for o, dt in zip(program(*arrays), dtypes)]
 
+        # Value checks run first, as a program of their own (XLA keeps only what they
+        # read): a failed check raises before anything is computed or written, so a
+        # donated input is never lost to a call that raises.
+        self.checks = program.checks
+        self.check_values = True        # fnx.compile(options={"value_checks": False})
+        self.checker = jax.jit(lambda *a: program(*a)[-1]) if self.checks else None
+        self._checker_call = None
+
         self.program = exact            # the un-jitted function of arrays (compiled autograd)
         self.out_nodes = out_nodes
         self.places = graph.placeholders()
@@ -115,6 +153,8 @@ class Program:
         reused for the outputs (the caller checked nothing else references them). The last
         ``sinks`` arrays are extra, never read: buffers given up for outputs of their shape
         to be written into (a ``.grad`` the step replaces), so no fresh memory is touched."""
+        if self.checker is not None and self.check_values:
+            self.check(arrays[:len(arrays) - sinks])
         key = (donate, sinks) if sinks else donate
         call = self._compiled.get(key)
         if call is None:
@@ -129,6 +169,22 @@ class Program:
                 with jax.enable_x64(True):
                     return call(*arrays)
         return call(*arrays)
+
+    def check(self, arrays) -> None:
+        """Run the value checks on ``arrays`` (placeholder order) and raise the first that
+        fails; nothing when there are none or they are off. The check program is compiled
+        ahead of time on first use and called like the program itself (``call_arrays``)."""
+        if self.checker is None or not self.check_values:
+            return
+        call = self._checker_call
+        if call is None or any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
+            with jax.enable_x64(True):
+                if call is None:
+                    call = self._checker_call = self.checker.lower(*arrays).compile()
+                status = call(*arrays)
+        else:
+            status = call(*arrays)
+        raise_failed(self.checks, status)
 
     def _compile(self, arrays, donate, sinks=0):
         """The executable for ``arrays``, donating what it can of ``donate``: XLA copies a

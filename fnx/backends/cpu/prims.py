@@ -18,6 +18,7 @@ import scipy.special as sp
 from ...core import dtype as D
 from ...core.device import device as _device
 from ...ir import prims as P
+from ...ir.prims.assertions import range_error
 from ...ir.prims.checks import I, fail, scalar_for
 from ...ir.prims.contraction import conv_shape, dot_general_dims
 from ...ir.prims.data_dependent import nonzero_check
@@ -458,6 +459,17 @@ def _conv_general(ks, lhs, rhs, window_strides, padding_low, padding_high, lhs_d
     with np.errstate(all="ignore"):
         r = conv_array(x, w, c)
     return _out(r, lhs.dtype)
+
+
+# ----------------------------------------------------------------------------- value checks
+
+@kernel(P.check_in_range)
+def _check_in_range(ks, self, low, high, error, message):
+    m = P.check_in_range.meta(self, low, high, error, message)
+    a = _np(self, "check_in_range")
+    if a.size and (a.min() < low or a.max() >= high):
+        raise range_error(error, message, int(a[(a < low) | (a >= high)].flat[0]))
+    return wrap(a.copy(), m.dtype)
 
 
 # ----------------------------------------------------------------------------- gather/scatter

@@ -35,7 +35,7 @@ from ...graph.graph import Node
 from ...graph.tracer import DataDependentError, trace
 from ...keys import functionalize as _functionalize
 from ...lower.jax import JAX_TARGET
-from ...lower.jax_compile import graph_program
+from ...lower.jax_compile import graph_program, raise_failed
 from ..cpu._core import same_device_error
 from ..cpu._core import wrap as cpu_wrap
 from . import devices as cuda
@@ -156,7 +156,7 @@ def generic_kernel(op, ks, args, kwargs):
 
 class _Jitted:
     """One traced, lowered, jitted program and how to feed it and wrap its results."""
-    __slots__ = ("fn", "feeds", "spec", "outs", "dev", "single", "checked")
+    __slots__ = ("fn", "feeds", "spec", "outs", "dev", "single", "checked", "checks")
 
     def __call__(self, args, kwargs, tensors):
         if self.feeds is None:
@@ -165,6 +165,9 @@ class _Jitted:
             arrays = [_feed(f, tensors, self.dev) for f in self.feeds]
         with x64(True):
             outs = self.fn(*arrays)
+        if self.checks:     # value checks (out-of-range indices): the last output
+            raise_failed(self.checks, outs[-1])
+            outs = outs[:-1]
         if not self.checked:
             self._check(outs)
         if self.single is not None:
@@ -326,6 +329,7 @@ def _build(op, args, kwargs, tensors, dev):
     e.spec = graph.output_node.args[0]
     e.outs = [(nd.meta.dtype, _out_device(nd.meta.device, dev)) for nd in out_nodes]
     e.checked = False
+    e.checks = program.checks
     single = len(out_nodes) == 1 and e.spec is out_nodes[0] and e.outs[0][1] is dev
     e.single = e.outs[0] if single else None
     jd = jax_device(dev)

@@ -133,7 +133,7 @@ class IndexPlan:
     """``self`` viewed as (M, *rest): the indexed dims first, merged into one of size M.
 
     ``linear`` is the flattened broadcast index into that merged dim.  A negative index
-    wraps; an out-of-range one is replaced by M, so the gather/scatter prim raises
+    wraps; an out-of-range one fails its ``check_in_range`` (eager, compiled and on cuda)
     instead of silently reading a neighbouring row.
     """
 
@@ -151,20 +151,19 @@ class IndexPlan:
         self.adjacent = self.pos[-1] - self.pos[0] + 1 == len(self.pos)
         self.lead = sum(1 for i in self.rest if i < self.pos[0]) if self.adjacent else 0
         dev, b = self_.device, list(self.index_shape)
-        linear, ok, stride = None, None, 1
+        linear, stride = None, 1
         for i in reversed(self.pos):
             size = shape[i]
-            e = refs.broadcast_to(entries[i], self.index_shape)
+            e = prims.check_in_range(entries[i], -size, size, "IndexError",
+                                     f"index {{}} is out of bounds for dimension {i} with "
+                                     f"size {size}")
+            e = refs.broadcast_to(e, self.index_shape)
             zero = refs.full(b, 0, D.int64, dev)
             e = prims.where(prims.lt(e, zero), prims.add(e, refs.full(b, size, D.int64, dev)),
                             e)
-            good = prims.bitwise_and(prims.ge(e, zero),
-                                     prims.lt(e, refs.full(b, size, D.int64, dev)))
             term = prims.mul(e, refs.full(b, stride, D.int64, dev))
             linear = term if linear is None else prims.add(linear, term)
-            ok = good if ok is None else prims.bitwise_and(ok, good)
             stride *= size
-        linear = prims.where(ok, linear, refs.full(b, self.merged, D.int64, dev))
         self.linear = _reshape_to(linear, [self.count])
 
     def merge(self, x):
@@ -333,8 +332,10 @@ def _index_select_decomp(self, dim, index):
     n = index.numel()
     rows = list(x.shape)
     rows[d] = n
-    # no wrapping of negative indices here (PyTorch raises for them, as does the gather)
-    idx = prims.broadcast_in_dim(_reshape_to(_int64(index), [n]), rows, [d])
+    # no wrapping of negative indices here: PyTorch raises for them
+    flat = prims.check_in_range(_reshape_to(_int64(index), [n]), 0, x.shape[d], "IndexError",
+                                "index out of range in self")
+    idx = prims.broadcast_in_dim(flat, rows, [d])
     return _reshape_to(prims.gather(x, d, idx), list(shape))
 
 
@@ -381,6 +382,13 @@ gather = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=F
 
 
 
+def checked_index(index, dim, size):
+    """``index`` through the bounds check of gather and scatter (PyTorch's words)."""
+    return prims.check_in_range(index, 0, size, "RuntimeError",
+                                f"index {{}} is out of bounds for dimension {dim} with size "
+                                f"{size}")
+
+
 def _at_least_1d(x):
     return x if x.ndim else _reshape_to(x, [1])
 
@@ -389,7 +397,8 @@ def _at_least_1d(x):
 def _gather_decomp(self, dim, index, *, sparse_grad=False):
     d = check_gather(self, dim, index)
     # 0-dim self/index behave as 1-element vectors
-    out = prims.gather(_at_least_1d(self), d, _at_least_1d(index))
+    x = _at_least_1d(self)
+    out = prims.gather(x, d, checked_index(_at_least_1d(index), d, x.shape[d]))
     return _reshape_to(out, list(index.shape))
 
 
@@ -452,7 +461,8 @@ scatter_add_ = defop(f"scatter_add_({_SCATTER_}, Tensor src) -> Tensor(a!)", tag
 def scatter_prim(self, dim, index, src, reduce="none"):
     """prims.scatter with torch's extras: 0-dim operands, a src larger than index (only
     its leading index-shaped block is used), a Python scalar src."""
-    x, idx = _at_least_1d(self), _at_least_1d(index)
+    x = _at_least_1d(self)
+    idx = checked_index(_at_least_1d(index), dim, x.shape[dim])
     if hasattr(src, "_ks"):
         s = _at_least_1d(src)
         s = prims.slice(s, [0] * s.ndim, list(idx.shape))
@@ -699,11 +709,13 @@ def _masked_scatter_decomp(self, mask, source):
     # The k-th True position (row-major, k from 1) takes source's k-th element: k is the
     # running count of Trues, so no nonzero is needed and the shape stays static.  A dummy
     # element in front of source serves the False positions (index 0); too few source
-    # elements give an index past the end, which the gather prim rejects, as eager does.
+    # elements give an index past the end, refused as eager refuses it.
     src = prims.concatenate([refs.full([1], _zero(self.dtype), self.dtype, dev),
                              _reshape_to(source, [source.numel()])], 0)
     k = prims.where(m, prims.cumsum(refs.to_dtype(m, D.int64), 0),
                     refs.full([n], 0, D.int64, dev))
+    k = prims.check_in_range(k, 0, source.numel() + 1, "RuntimeError",
+                             "Number of elements of source < number of ones in mask")
     taken = _reshape_to(prims.gather(src, 0, k), list(shape))
     return prims.where(_reshape_to(m, list(shape)), taken, refs.broadcast_to(self, shape))
 

@@ -23,8 +23,9 @@ True
 """
 from __future__ import annotations
 
-from . import (checks, contraction, creation, data_dependent, elementwise, fft, gather_scatter,
-               layout, random, reduction, scan, sorting)
+from . import (assertions, checks, contraction, creation, data_dependent, elementwise, fft,
+               gather_scatter, layout, random, reduction, scan, sorting)
+from .assertions import *  # noqa: F403
 from ._common import OPS, POINTWISE, PRIM, RNG
 from .checks import category_name, check_dims, check_tensor, scalar_for
 from .contraction import *  # noqa: F403
@@ -42,5 +43,6 @@ from .sorting import *  # noqa: F403
 __all__ = ["OPS", "PRIM", "POINTWISE", "RNG", "check_tensor", "check_dims", "category_name",
            "scalar_for", "checks",
            *(name for m in (elementwise, layout, reduction, scan, creation, contraction,
-                            gather_scatter, sorting, data_dependent, fft, random)
+                            gather_scatter, sorting, data_dependent, fft, random,
+                            assertions)
              for name in m.__all__)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ....core import dtype as D
-from ....ops import aten
+from ....ops import aten, prims
 from ...registry import TensorMeta, defop, derivative
 from ...dims import broadcast_shapes, wrap_dim
 from ._common import CORE, _arange, _check_float, _full, _opmath, _to, _up
@@ -203,13 +203,10 @@ def _nll_loss_forward(self, target, weight, reduction, ignore_index):
     t = _to(t, D.int64)
     c = x.shape[1]
     ignored = aten.eq.Scalar(t, ignore_index)
-    safe = aten.where.self(ignored, 0, t)
-    if x.shape[0]:
-        bad = aten.logical_and(aten.logical_not(ignored),
-                               aten.logical_or(aten.lt.Scalar(safe, 0), aten.ge.Scalar(safe, c)))
-        if _is_concrete(bad) and bool(aten.any(bad).item()):
-            raise IndexError(f"Target {int(aten.max(aten.where.self(bad, t, -1)).item())} is "
-                             f"out of bounds.")
+    # checked in the program too (compiled, cuda): an out-of-range target must not pick
+    # a neighbouring row's log-probability
+    safe = prims.check_in_range(aten.where.self(ignored, 0, t), 0, c, "IndexError",
+                                "Target {} is out of bounds.")
     picked = aten.squeeze.dim(aten.gather(x, 1, aten.unsqueeze(safe, 1)), 1)
     if weight is not None:
         w = aten.where.self(ignored, 0, aten.index_select(weight, 0, safe))
@@ -226,12 +223,6 @@ def _nll_loss_forward(self, target, weight, reduction, ignore_index):
     if reduction == 2:
         return s, total
     return s / total, total
-
-
-def _is_concrete(t):
-    """True for tensors with data (not meta or traced): data-dependent checks run only there."""
-    return t.device.type != "meta" and getattr(t, "_data", None) is not None and \
-        hasattr(t._data, "__array__")
 
 
 nll_loss_forward = defop(
