@@ -7,8 +7,10 @@ run with the same code run eagerly.
 """
 from __future__ import annotations
 
+import gc
 import logging
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -454,3 +456,27 @@ def test_store_through_a_helpers_global_is_real_on_every_call():
         x = fnx.full((2,), float(i))
         np.testing.assert_array_equal(to_numpy(cf(x)), [i + 1.0, i + 1.0])
         np.testing.assert_array_equal(to_numpy(_REMEMBERED["last"]), [2.0 * i, 2.0 * i])
+
+
+def test_at_the_cache_limit_compiled_shapes_stay_compiled_and_memory_is_released(monkeypatch):
+    traces = _traces(monkeypatch)
+    misses = []         # calls that no cached program fits
+    original = CompiledFunction._compile_and_run
+    monkeypatch.setattr(CompiledFunction, "_compile_and_run",
+                        lambda self, *a: misses.append(1) or original(self, *a))
+    cf = fnx.compile(lambda x: x * 2, cache_limit=2)
+    a, b, c = fnx.ones(1), fnx.ones(2), fnx.ones(3)
+    cf(a), cf(b)
+    assert len(traces) == 2
+    with pytest.warns(UserWarning, match="cache_limit"):
+        np.testing.assert_array_equal(to_numpy(cf(c)), [2.0, 2.0, 2.0])    # eager
+    for _ in range(3):          # the compiled shapes are served by their programs
+        np.testing.assert_array_equal(to_numpy(cf(a)), [2.0])
+        np.testing.assert_array_equal(to_numpy(cf(b)), [2.0, 2.0])
+    cf(c)                       # eager again: no trace, no new program
+    assert len(traces) == 2 and len(cf.entries()) == 2
+    assert len(misses) == 4             # a, b, then c twice: a and b always hit
+    ref = weakref.ref(cf)
+    del cf
+    gc.collect()
+    assert ref() is None        # the programs go with the compiled function

@@ -123,16 +123,21 @@ class CompiledFunction:
     def _compile_and_run(self, key, args, kwargs):
         """Trace and compile a program for this call (under the lock), cache it and run it;
         or run the function eagerly when it cannot be compiled."""
-        reason = self._recompile_reason(key, args, kwargs) if self.cache else None
-        if reason is not None:
+        full = sum(len(v) for v in self.cache.values()) >= self.cache_limit
+        reason = None
+        if self.cache and (_log.isEnabledFor(logging.INFO) or
+                           (full and "cache" not in self._warned)):
+            reason = self._recompile_reason(key, args, kwargs)
             _log.info("fnx.compile: recompiling %s: guard failed: %s", _name(self.fn),
                       reason)
-        if sum(len(v) for v in self.cache.values()) >= self.cache_limit:
+        if full:
+            # The programs compiled so far keep serving their calls (a shape already
+            # compiled stays compiled); a call none of them fits runs eagerly, so memory
+            # stays bounded by cache_limit programs.
             self._warn_once("cache", f"fnx.compile: {self.cache_limit} recompilations of "
-                                     f"{_name(self.fn)} (cache_limit); running eagerly "
-                                     f"from now on. The guard that kept failing: "
-                                     f"{reason}")
-            self._eager_reason = "cache_limit"
+                                     f"{_name(self.fn)} (cache_limit); calls that no "
+                                     f"compiled program fits run eagerly from now on. The "
+                                     f"guard that kept failing: {reason}")
             return self.fn(*args, **kwargs)
         try:
             entry = self._compile(args, kwargs)

@@ -62,7 +62,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="jax", mode=No
       instead of an eager fallback. ``dynamic``: ``None``/``False`` (shapes are always
       specialized); ``True`` is NotImplementedError.
     - ``disable=True`` returns ``model`` itself. ``recompile_limit`` is PyTorch's name for
-      ``cache_limit``: after that many specializations the function runs eagerly.
+      ``cache_limit``: after that many specializations, a call that none of them fits
+      runs eagerly (the compiled ones keep serving theirs).
     - ``decompose``: the level traced graphs are decomposed to (``"prims"``, ``"core"``,
       ``"aten"``).
 

@@ -177,10 +177,14 @@ class Program:
         if self.checker is None or not self.check_values:
             return
         call = self._checker_call
-        if call is None or any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
+        if call is None:
             with jax.enable_x64(True):
-                if call is None:
-                    call = self._checker_call = self.checker.lower(*arrays).compile()
+                compiled = self.checker.lower(*arrays).compile()
+                status = compiled(*arrays)
+            # the executable's own call (set by its first call): one Python frame less
+            self._checker_call = getattr(compiled, "_call", None) or compiled
+        elif any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
+            with jax.enable_x64(True):
                 status = call(*arrays)
         else:
             status = call(*arrays)
