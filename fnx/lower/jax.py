@@ -282,7 +282,7 @@ def random_key(data):
 
 def _precision(dtype):
     # Full float32 products, as PyTorch's default (no TF32) on every platform.
-    return lax.Precision.HIGHEST if np.issubdtype(dtype, np.floating) else None
+    return lax.Precision.HIGHEST if jnp.issubdtype(dtype, jnp.floating) else None
 
 
 def _reduce_max(x, axis):
@@ -294,11 +294,11 @@ def _reduce_min(x, axis):
 
 
 def _lowest(dtype):
-    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
+    return -np.inf if jnp.issubdtype(dtype, jnp.floating) else np.iinfo(dtype).min
 
 
 def _highest(dtype):
-    return np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).max
+    return np.inf if jnp.issubdtype(dtype, jnp.floating) else np.iinfo(dtype).max
 
 
 def _sort_key(x, descending):
@@ -306,7 +306,7 @@ def _sort_key(x, descending):
     ascending and first descending (PyTorch); ties keep input order under a stable sort."""
     if x.dtype == np.bool_:
         x = x.astype(np.int8)
-    if np.issubdtype(x.dtype, np.integer):
+    if jnp.issubdtype(x.dtype, jnp.integer):
         return lax.bitwise_not(x) if descending else x
     # Floats: map to ints with the same total order, NaN (canonicalized) above +inf.
     x = jnp.where(jnp.isnan(x), jnp.asarray(np.nan, x.dtype), x)

@@ -87,12 +87,17 @@ def _pad_circular(self, pad):
         n = self.shape[dim]
         if lo > n or hi > n:
             raise RuntimeError("Padding value causes wrapping around more than once.")
+        # negative pads crop first; the wrapped parts come from what is left (PyTorch)
+        core = aten.slice.Tensor(x, dim, max(-lo, 0), n - max(-hi, 0))
+        m = core.shape[dim]
+        if lo > m or hi > m:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
         parts = []
         if lo > 0:
-            parts.append(aten.slice.Tensor(x, dim, n - lo, n))
-        parts.append(aten.slice.Tensor(x, dim, max(-lo, 0), n - max(-hi, 0)))
+            parts.append(aten.slice.Tensor(core, dim, m - lo, m))
+        parts.append(core)
         if hi > 0:
-            parts.append(aten.slice.Tensor(x, dim, 0, hi))
+            parts.append(aten.slice.Tensor(core, dim, 0, hi))
         x = aten.cat(parts, dim)
     return x
 

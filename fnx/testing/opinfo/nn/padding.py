@@ -11,10 +11,16 @@ from ._common import FI, _t
 
 def np_pad(x, pad, mode="constant", value=0.0):
     """``pad`` lists (before, after) per dim from the last one; negative amounts crop."""
+    # e.g. circular: np_pad(np.arange(5.), [-1, 2], "circular") -> [1, 2, 3, 4, 1, 2]
     nd = len(pad) // 2
     widths = [(0, 0)] * (x.ndim - nd) + [(pad[2 * i], pad[2 * i + 1])
                                         for i in reversed(range(nd))]
     grow = [(max(a, 0), max(b, 0)) for a, b in widths]
+    if mode == "circular":
+        # PyTorch crops first and wraps what is left (pad (-1, 2) of [0..4] is 1 2 3 4 1 2)
+        core = x[tuple(slice(max(-a, 0), x.shape[i] - max(-b, 0))
+                       for i, (a, b) in enumerate(widths))]
+        return np.pad(core, grow, mode="wrap")
     np_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
                "circular": "wrap"}[mode]
     kw = {"constant_values": value} if mode == "constant" else {}
