@@ -129,13 +129,19 @@ class Program:
         def exact(*arrays):
             return [_exact(o, dt) for o, dt in zip(program(*arrays), dtypes)]
 
-        # Value checks run first, as a program of their own (XLA keeps only what they
-        # read): a failed check raises before anything is computed or written, so a
+        def exact_checked(*arrays):     # the outputs, then the checks' status
+            outs = program(*arrays)
+            return [_exact(o, dt) for o, dt in zip(outs, dtypes)] + [outs[-1]]
+
+        # Value checks: a call that donates no buffer returns their status beside its
+        # outputs, raised before the caller writes anything back. A call that donates runs
+        # them first, as a program of their own (XLA keeps only what they read), so a
         # donated input is never lost to a call that raises.
         self.checks = program.checks
         self.check_values = True        # fnx.compile(options={"value_checks": False})
         self.checker = jax.jit(lambda *a: program(*a)[-1]) if self.checks else None
         self._checker_call = None
+        self._exact_checked = exact_checked
 
         self.program = exact            # the un-jitted function of arrays (compiled autograd)
         self.out_nodes = out_nodes
@@ -154,6 +160,8 @@ class Program:
         ``sinks`` arrays are extra, never read: buffers given up for outputs of their shape
         to be written into (a ``.grad`` the step replaces), so no fresh memory is touched."""
         if self.checker is not None and self.check_values:
+            if not donate and not sinks:
+                return self._call_checked(arrays)
             self.check(arrays[:len(arrays) - sinks])
         key = (donate, sinks) if sinks else donate
         call = self._compiled.get(key)
@@ -169,6 +177,23 @@ class Program:
                 with jax.enable_x64(True):
                     return call(*arrays)
         return call(*arrays)
+
+    def _call_checked(self, arrays):
+        """The outputs for ``arrays`` from one program that also computes the value checks;
+        raises the first that failed (nothing was donated or written)."""
+        call = self._compiled.get("checked")
+        if call is None:
+            with jax.enable_x64(True):
+                compiled = jax.jit(self._exact_checked).lower(*arrays).compile()
+                outs = compiled(*arrays)
+            self._compiled["checked"] = getattr(compiled, "_call", None) or compiled
+        elif any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
+            with jax.enable_x64(True):
+                outs = call(*arrays)
+        else:
+            outs = call(*arrays)
+        raise_failed(self.checks, outs[-1])
+        return outs[:-1]
 
     def check(self, arrays) -> None:
         """Run the value checks on ``arrays`` (placeholder order) and raise the first that
