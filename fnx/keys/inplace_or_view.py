@@ -68,19 +68,21 @@ def _inplace_kernel(op, pos, kw):
             return out
         return kernel
 
+    def written(args, kwargs):
+        # a written argument may be a list of tensors (``Tensor(a!)[]``, the foreach ops)
+        for t in [args[i] for i in pos] + [kwargs.get(name) for name in kw]:
+            if isinstance(t, (list, tuple)):
+                yield from (x for x in t if x is not None)
+            elif t is not None:
+                yield t
+
     def kernel(ks, *args, **kwargs):
-        for i in pos:
-            if args[i]._jax is not None:
-                make_private(args[i])       # copy-on-write of a resident storage
-        for name in kw:
-            t = kwargs.get(name)
-            if t is not None and t._jax is not None:
-                make_private(t)
+        for t in written(args, kwargs):
+            if t._jax is not None:
+                make_private(t)             # copy-on-write of a resident storage
         out = op.redispatch(ks & _BELOW, *args, **kwargs)
-        for i in pos:
-            args[i]._bump_version()
-        for name in kw:
-            kwargs[name]._bump_version()
+        for t in written(args, kwargs):
+            t._bump_version()
         return out
     return kernel
 
