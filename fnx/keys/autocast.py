@@ -35,12 +35,16 @@ def _eligible(t, device_type) -> bool:
             and t._dtype is not D.float64)
 
 
+def _recording(st) -> bool:
+    return any(m.records_graph for m in st.modes)
+
+
 def cast_for(t, dtype, device_type):
     """``t`` cast to ``dtype`` when autocast on ``device_type`` casts it; else ``t``."""
     if not hasattr(t, "_ks") or t._dtype is dtype or not _eligible(t, device_type):
         return t
     st = tls.state
-    if (t._dtype is D.float32 and st.autocast_cache_enabled and not st.modes
+    if (t._dtype is D.float32 and st.autocast_cache_enabled and not _recording(st)
             and t.requires_grad and t.grad_fn is None and t._base is None
             and dtype is get_autocast_dtype(device_type)):
         grad = st.mask & AUTOGRAD_BITS == AUTOGRAD_BITS
