@@ -13,6 +13,8 @@ import pytest
 
 import fnx
 import fnx.testing as ft
+from fnx.cuda.amp import GradScaler as CudaGradScaler
+from fnx.cuda.amp import autocast as cuda_autocast
 from fnx.dispatch.dispatcher import _ops
 from fnx.dispatch.modes import DispatchMode
 from fnx.ir.autocast_policy import POLICY
@@ -258,8 +260,7 @@ def test_decorator_and_aliases():
     with fnx.amp.autocast("cpu", dtype=fnx.float16):
         assert (a @ a).dtype == fnx.float16
     assert fnx.cuda.amp.autocast().fast_dtype == fnx.float16
-    from fnx.cuda.amp import autocast as cuda_autocast
-    assert cuda_autocast is fnx.cuda.amp.autocast
+    assert cuda_autocast is fnx.cuda.amp.autocast and CudaGradScaler is fnx.cuda.amp.GradScaler
 
 
 def test_set_autocast_enabled():
