@@ -15,6 +15,7 @@ import fnx
 import fnx.testing as ft
 from fnx.cuda.amp import GradScaler as CudaGradScaler
 from fnx.cuda.amp import autocast as cuda_autocast
+from fnx.coverage import coverage_rows
 from fnx.dispatch.dispatcher import _ops
 from fnx.dispatch.modes import DispatchMode
 from fnx.ir.autocast_policy import POLICY
@@ -450,3 +451,13 @@ def test_no_warning_for_supported_dtypes():
         warnings.simplefilter("error")
         with fnx.autocast("cpu", dtype=fnx.float16), fnx.autocast("cuda", dtype=fnx.bfloat16):
             pass
+
+
+def test_coverage_table_shows_each_ops_policy():
+    rows = {r["op"]: r for r in coverage_rows(run=False, level="core")}
+    rows.update({r["op"]: r for r in coverage_rows(run=False, level="aten")})
+    assert rows["mm.default"]["autocast"] == "cuda lower; cpu lower"
+    assert rows["binary_cross_entropy.default"]["autocast"] == "cuda banned; cpu fp32"
+    assert rows["softmax.int"]["autocast"] == "cuda fp32 (dtype=)"
+    assert rows["cat.default"]["autocast"] == "cpu promote"
+    assert rows["add.Tensor"]["autocast"] == ""
