@@ -8,8 +8,9 @@ eager), lowering targets that handle it (``fnx.lower.targets()``, each answering
 ``has_rule(op)``; an op that is not a prim lowers when every prim it decomposes to has a
 rule), autograd (a derivative formula, an Autograd kernel, or differentiation through a
 composite decomposition), its autocast policy per device type (``fnx.ir.autocast_policy``;
-blank: the op runs in its inputs' dtypes under autocast) and its OpInfo sample count.  Nothing is hand-maintained except
-``NOT_APPLICABLE``: Core ATen overloads that mean nothing for fnx, with the reason.
+blank: the op runs in its inputs' dtypes under autocast) and its OpInfo sample count.
+Nothing is hand-maintained except ``NOT_APPLICABLE``: Core ATen overloads that mean nothing
+for fnx, with the reason.
 
 >>> rows = coverage_rows(run=False)
 >>> add = next(r for r in rows if r["op"] == "add.Tensor")
