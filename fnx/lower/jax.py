@@ -19,6 +19,7 @@ from .target import Target
 
 __all__ = ["JAX_TARGET", "JaxTarget", "np_dtype", "random_key"]
 
+_HALF = (np.dtype(np.float16), np.dtype(jnp.bfloat16))
 
 
 def np_dtype(dtype):
@@ -185,8 +186,10 @@ def _rules():
         if lhs.dtype == np.bool_:
             out = lax.dot_general(lhs.astype(np.int32), rhs.astype(np.int32), dims)
             return out != 0
-        return lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype),
-                               preferred_element_type=lhs.dtype)
+        acc = _accumulator(lhs.dtype)
+        out = lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype),
+                              preferred_element_type=acc)
+        return out if acc == lhs.dtype else out.astype(lhs.dtype)
 
     @rule(P.conv_general)
     def _(lhs, rhs, window_strides, padding_low, padding_high, lhs_dilation, rhs_dilation,
@@ -195,11 +198,13 @@ def _rules():
         spatial = "DHW"[-n:] if n <= 3 else None
         dn = lax.conv_dimension_numbers(lhs.shape, rhs.shape,
                                         ("NC" + spatial, "OI" + spatial, "NC" + spatial))
-        return lax.conv_general_dilated(
+        acc = _accumulator(lhs.dtype)
+        out = lax.conv_general_dilated(
             lhs, rhs, tuple(window_strides), list(zip(padding_low, padding_high)),
             lhs_dilation=tuple(lhs_dilation), rhs_dilation=tuple(rhs_dilation),
             dimension_numbers=dn, feature_group_count=feature_group_count,
-            precision=_precision(lhs.dtype), preferred_element_type=lhs.dtype)
+            precision=_precision(lhs.dtype), preferred_element_type=acc)
+        return out if acc == lhs.dtype else out.astype(lhs.dtype)
 
     @rule(P.gather)
     def _(x, dim, index):
@@ -274,6 +279,12 @@ def _rules():
 def random_key(data):
     """A threefry2x32 key from its int64[2] fnx form (two 32-bit words)."""
     return jax.random.wrap_key_data(data.astype(np.uint32), impl="threefry2x32")
+
+
+def _accumulator(dtype):
+    # 16-bit products accumulate in float32 and round once, as PyTorch's kernels (and the
+    # CPU eager kernels) do; tensor cores take the 16-bit operands as they are.
+    return np.dtype(np.float32) if dtype in _HALF else dtype
 
 
 def _precision(dtype):
