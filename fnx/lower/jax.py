@@ -7,6 +7,8 @@ Rules take JAX arrays plus the node's non-tensor arguments and return JAX arrays
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -20,6 +22,13 @@ from .target import Target
 __all__ = ["JAX_TARGET", "JaxTarget", "np_dtype", "random_key"]
 
 _HALF = (np.dtype(np.float16), np.dtype(jnp.bfloat16))
+
+
+@functools.cache
+def _host_only() -> bool:
+    """No accelerator: 16-bit products take float32 GEMMs (see the dot_general rule).
+    Asked at the first 16-bit product, not at import (that would start JAX's backends)."""
+    return jax.default_backend() == "cpu"
 
 
 def np_dtype(dtype):
@@ -187,6 +196,12 @@ def _rules():
             out = lax.dot_general(lhs.astype(np.int32), rhs.astype(np.int32), dims)
             return out != 0
         acc = _accumulator(lhs.dtype)
+        if acc != lhs.dtype and _host_only():
+            # XLA's CPU backend has no fast 16-bit GEMM: the exact float32 values of the
+            # operands through the float32 one give the same sums
+            lhs32, rhs32 = lhs.astype(acc), rhs.astype(acc)
+            out = lax.dot_general(lhs32, rhs32, dims, precision=_precision(acc))
+            return out.astype(lhs.dtype)
         out = lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype),
                               preferred_element_type=acc)
         return out if acc == lhs.dtype else out.astype(lhs.dtype)
