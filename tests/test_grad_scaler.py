@@ -3,7 +3,12 @@ sequences computed by hand, state_dict, errors, a PyTorch AMP loop with only the
 changed (cpu/bfloat16, cuda/float16 under FNX_CUDA_ON_CPU=1) and the loop under
 fnx.compile (one program; the skip is a select)."""
 import math
+import os
+import pathlib
 import pickle
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -11,6 +16,7 @@ import pytest
 import fnx
 
 aten = fnx.ops.aten
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 needs_cuda = pytest.mark.skipif(not fnx.cuda.is_available(),
                                 reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
 
@@ -308,3 +314,14 @@ def test_cuda_float16_loop():
     assert se == [256.0, 128.0, 128.0, 256.0]
     assert le[1] == le[2] and le[3] < le[2]
     assert all(p.device.type == "cuda" and p.dtype == fnx.float32 for p in me.parameters())
+
+
+def test_example_script_trains_compiled():
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "train_amp.py"), "--compile",
+                           "--steps", "60"], capture_output=True, text=True, timeout=600,
+                          env=env, cwd=str(ROOT))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    losses = [float(v) for v in re.findall(r"loss (\d+\.\d+)", proc.stdout)]
+    assert losses[-1] < 0.5 * losses[0], proc.stdout
+    assert "logits dtype: fnx.bfloat16; weights dtype: fnx.float32" in proc.stdout
