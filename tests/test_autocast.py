@@ -143,10 +143,13 @@ def test_only_floating_tensors_on_the_device_are_cast():
     with fnx.autocast("cpu"):
         assert (i @ i).dtype == fnx.int64
         assert (d @ d).dtype == fnx.float64            # float64 is never cast
-        # cuda autocast leaves cpu tensors alone
-    with fnx.autocast("cuda"):
+    # cuda autocast leaves cpu tensors alone (set directly: a region warns without cuda)
+    fnx.set_autocast_enabled("cuda", True)
+    try:
         assert (f @ f).dtype == fnx.float32
         assert fnx.is_autocast_enabled("cuda") and not fnx.is_autocast_enabled("cpu")
+    finally:
+        fnx.set_autocast_enabled("cuda", False)
 
 
 def test_promote_widens():
@@ -281,6 +284,14 @@ def test_unsupported_dtype_warns_and_disables():
     with ctx:
         assert not fnx.is_autocast_enabled("cpu")
         assert (a @ a).dtype == fnx.float32
+
+
+@pytest.mark.skipif(fnx.cuda.is_available(), reason="cuda is available: autocast stays on")
+def test_cuda_autocast_without_cuda_warns_and_disables():
+    with pytest.warns(UserWarning, match="CUDA is not available. Disabling autocast"):
+        ctx = fnx.autocast("cuda")
+    with ctx:
+        assert not fnx.is_autocast_enabled("cuda")
 
 
 def test_bad_device_type():
@@ -449,7 +460,7 @@ def test_compiled_backward_under_autocast_matches_eager():
 def test_no_warning_for_supported_dtypes():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with fnx.autocast("cpu", dtype=fnx.float16), fnx.autocast("cuda", dtype=fnx.bfloat16):
+        with fnx.autocast("cpu", dtype=fnx.float16), fnx.autocast("cpu", dtype=fnx.bfloat16):
             pass
 
 

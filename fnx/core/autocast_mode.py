@@ -19,13 +19,21 @@ from .dispatch_key import DispatchKey
 __all__ = ["autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
            "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
            "autocast_increment_nesting", "autocast_decrement_nesting", "clear_autocast_cache",
-           "is_autocast_available", "autocast_state"]
+           "is_autocast_available", "autocast_state", "register_autocast_device"]
 
 # The device types autocast supports: their key and PyTorch's default lower-precision dtype.
 _KEY = {"cpu": DispatchKey.AutocastCPU, "cuda": DispatchKey.AutocastCUDA}
 _DEFAULT_DTYPE = {"cpu": D.bfloat16, "cuda": D.float16}
 _SUPPORTED_DTYPES = (D.bfloat16, D.float16)
 _ALL_BITS = sum(1 << k for k in _KEY.values())
+# device type -> fn() -> bool: whether it has a device now (filled by the cuda backend, a
+# higher layer); autocast on a device type without one warns and stays off, as PyTorch.
+_available: dict = {}
+
+
+def register_autocast_device(device_type: str, is_available) -> None:
+    """Tell autocast how to ask whether ``device_type`` has a device (for its warning)."""
+    _available[device_type] = is_available
 
 
 def _device_type(device_type) -> str:
@@ -150,6 +158,11 @@ class autocast:
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._cache_enabled = (is_autocast_cache_enabled() if cache_enabled is None
                                else bool(cache_enabled))
+        available = _available.get(self.device)
+        if enabled and available is not None and not available():
+            warnings.warn(f"{self.device.upper()} is not available. Disabling autocast.",
+                          stacklevel=2)   # PyTorch: "CUDA is not available or ... Disabling"
+            enabled = False
         if enabled and self.fast_dtype not in _SUPPORTED_DTYPES:
             name = self.device.upper()
             warnings.warn(
