@@ -9,9 +9,17 @@ namespace (``fnx.api``) and the subpackages, as ``import torch`` does.
 tensor(18.)
 """
 from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
-from . import autograd, compiler, cuda, library, nn, ops, optim, random, serialization, utils
+import sys as _sys
+
+from . import (amp, autograd, compiler, cpu, cuda, library, nn, ops, optim, random,
+               serialization, utils)
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
 
-__all__ = ["autograd", "compiler", "cuda", "library", "nn", "ops", "optim", "random",
-           "serialization", "utils"] + _api_all
+# torch.cuda.amp: fnx.cuda is a module of a lower layer than amp, so the amp face for
+# cuda lives in fnx.amp and is installed here (``from fnx.cuda.amp import GradScaler``).
+cuda.amp = amp.cuda_amp
+_sys.modules["fnx.cuda.amp"] = amp.cuda_amp
+
+__all__ = ["amp", "autograd", "compiler", "cpu", "cuda", "library", "nn", "ops", "optim",
+           "random", "serialization", "utils"] + _api_all

@@ -11,11 +11,12 @@ from .backends import cpu  # noqa: F401  (its modules register the CPU kernels)
 from .backends import cuda, meta
 from .dispatch import defaults
 from .ir import aten  # noqa: F401  (defines every aten op, and the prims)
-from .keys import functionalize, inplace_or_view
+from .keys import autocast, functionalize, inplace_or_view
 
 defaults.install()                  # L0: the keys most ops pass through; the Tracer's fallback
 meta.register_all()                 # L2: a Meta kernel from every op's meta function
 inplace_or_view.register_all()      # L2: versions and view bookkeeping, from every schema
 functionalize.register_all()        # L2: in-place ops and views for functional backends
 autograd_kernels.install()          # L2: Autograd kernels from every derivative formula
+autocast.register_all()             # L2: the Autocast keys' kernels, from the cast policy
 cuda.register()                     # L5: the CUDA key's kernels, through the JAX lowering

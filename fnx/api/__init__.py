@@ -8,6 +8,11 @@ lower layers that PyTorch also exports at its top (``Tensor``, dtypes, ``no_grad
 (``fnx.nn``, ``fnx.optim``) reach the whole namespace without importing ``fnx`` itself.
 """
 from .. import ops
+from ..core.autocast_mode import (autocast, autocast_decrement_nesting,
+                                  autocast_increment_nesting, clear_autocast_cache,
+                                  get_autocast_dtype, is_autocast_cache_enabled,
+                                  is_autocast_enabled, set_autocast_cache_enabled,
+                                  set_autocast_dtype, set_autocast_enabled)
 from ..core.device import device
 from ..core.dtype import (bfloat16, bool, can_cast, complex64, complex128, dtype, float16, float32,
                           float64, get_default_dtype, int8, int16, int32, int64, promote_types,
@@ -40,6 +45,9 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
             "manual_seed", "seed", "can_cast", "promote_types", "result_type",
             "get_default_dtype", "set_default_dtype", "bool", "uint8", "int8", "int16", "int32",
             "int64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
-            "half", "float", "double", "short", "int", "long", "cfloat", "cdouble"]
+            "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
+            "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+            "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+            "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting"]
            + conversion.__all__ + creation.__all__ + indexing.__all__ + linalg.__all__
            + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__)

@@ -2,6 +2,16 @@
 import builtins
 from fnx import ops as ops
 from fnx.api.reduction import return_types as return_types
+from fnx.core.autocast_mode import autocast as autocast
+from fnx.core.autocast_mode import autocast_decrement_nesting as autocast_decrement_nesting
+from fnx.core.autocast_mode import autocast_increment_nesting as autocast_increment_nesting
+from fnx.core.autocast_mode import clear_autocast_cache as clear_autocast_cache
+from fnx.core.autocast_mode import get_autocast_dtype as get_autocast_dtype
+from fnx.core.autocast_mode import is_autocast_cache_enabled as is_autocast_cache_enabled
+from fnx.core.autocast_mode import is_autocast_enabled as is_autocast_enabled
+from fnx.core.autocast_mode import set_autocast_cache_enabled as set_autocast_cache_enabled
+from fnx.core.autocast_mode import set_autocast_dtype as set_autocast_dtype
+from fnx.core.autocast_mode import set_autocast_enabled as set_autocast_enabled
 from fnx.core.device import device as device
 from fnx.core.dtype import can_cast as can_cast
 from fnx.core.dtype import dtype as dtype
@@ -43,40 +53,43 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'manual_seed', 'seed', 'can_cast', 'promote_types', 'result_type', 'get_default_dtype',
            'set_default_dtype', 'bool', 'uint8', 'int8', 'int16', 'int32', 'int64', 'float16',
            'bfloat16', 'float32', 'float64', 'complex64', 'complex128', 'half', 'float', 'double',
-           'short', 'int', 'long', 'cfloat', 'cdouble', 'is_tensor', 'is_floating_point', 'numel',
-           'set_printoptions', 'tensor', 'as_tensor', 'from_numpy', 'scalar_tensor', 'empty',
-           'empty_strided', 'zeros', 'ones', 'full', 'empty_like', 'zeros_like', 'ones_like',
-           'full_like', 'arange', 'linspace', 'logspace', 'eye', 'rand', 'randn', 'randint',
-           'randperm', 'rand_like', 'randn_like', 'randint_like', 'normal', 'bernoulli',
-           'multinomial', 'index_select', 'gather', 'scatter', 'scatter_add', 'scatter_reduce',
-           'index_put', 'masked_fill', 'masked_select', 'masked_scatter', 'nonzero', 'argwhere',
-           'take_along_dim', 'matmul', 'mm', 'bmm', 'addmm', 'baddbmm', 'dot', 'mv', 'outer', 'ger',
-           'einsum', 'tensordot', 'abs', 'neg', 'sign', 'acos', 'acosh', 'asin', 'asinh', 'atan',
-           'atanh', 'cos', 'cosh', 'sin', 'sinh', 'tan', 'tanh', 'erf', 'exp', 'expm1', 'log',
-           'log10', 'log1p', 'log2', 'reciprocal', 'rsqrt', 'sqrt', 'sigmoid', 'exp2', 'erfinv',
-           'ceil', 'floor', 'round', 'trunc', 'frac', 'relu', 'bitwise_not', 'isnan', 'isinf',
-           'isfinite', 'logical_not', 'signbit', 'square', 'add', 'sub', 'mul', 'floor_divide',
-           'remainder', 'fmod', 'atan2', 'maximum', 'minimum', 'bitwise_and', 'bitwise_or',
-           'bitwise_xor', 'logical_and', 'logical_or', 'logical_xor', 'eq', 'ne', 'lt', 'le', 'gt',
-           'ge', 'div', 'divide', 'true_divide', 'multiply', 'subtract', 'rsub', 'pow', 'where',
-           'clamp', 'clip', 'clamp_min', 'clamp_max', 'softmax', 'log_softmax', 'conv1d', 'conv2d',
-           'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution',
-           'layer_norm', 'native_layer_norm', 'group_norm', 'native_group_norm', 'batch_norm',
-           'native_batch_norm', 'instance_norm', 'rms_norm', 'dropout', 'feature_dropout',
-           'native_dropout', 'embedding', 'embedding_bag', 'max_pool1d', 'max_pool2d', 'max_pool3d',
-           'max_pool1d_with_indices', 'avg_pool1d', 'adaptive_avg_pool1d', 'pdist', 'cdist',
-           'cosine_similarity', 'pairwise_distance', 'selu', 'celu', 'prelu', 'threshold',
-           'hardshrink', 'binary_cross_entropy_with_logits', 'kl_div', 'return_types', 'sum',
-           'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min', 'argmax', 'argmin', 'any',
-           'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp', 'cumsum', 'cumprod',
-           'count_nonzero', 'norm', 'reshape', 'permute', 'transpose', 'swapaxes', 'swapdims', 't',
-           'squeeze', 'unsqueeze', 'flatten', 'unflatten', 'ravel', 'cat', 'concat', 'concatenate',
-           'stack', 'hstack', 'vstack', 'dstack', 'row_stack', 'split', 'chunk', 'unbind', 'narrow',
-           'select', 'flip', 'fliplr', 'flipud', 'roll', 'tile', 'movedim', 'moveaxis', 'diagonal',
-           'tril', 'triu', 'clone', 'detach', 'as_strided', 'broadcast_to', 'atleast_1d',
-           'atleast_2d', 'atleast_3d', 'view_as_real', 'view_as_complex', 'constant_pad_nd',
-           'select_scatter', 'slice_scatter', 'diagonal_scatter', 'sort', 'argsort', 'msort',
-           'topk']
+           'short', 'int', 'long', 'cfloat', 'cdouble', 'autocast', 'is_autocast_enabled',
+           'set_autocast_enabled', 'get_autocast_dtype', 'set_autocast_dtype',
+           'is_autocast_cache_enabled', 'set_autocast_cache_enabled', 'clear_autocast_cache',
+           'autocast_increment_nesting', 'autocast_decrement_nesting', 'is_tensor',
+           'is_floating_point', 'numel', 'set_printoptions', 'tensor', 'as_tensor', 'from_numpy',
+           'scalar_tensor', 'empty', 'empty_strided', 'zeros', 'ones', 'full', 'empty_like',
+           'zeros_like', 'ones_like', 'full_like', 'arange', 'linspace', 'logspace', 'eye', 'rand',
+           'randn', 'randint', 'randperm', 'rand_like', 'randn_like', 'randint_like', 'normal',
+           'bernoulli', 'multinomial', 'index_select', 'gather', 'scatter', 'scatter_add',
+           'scatter_reduce', 'index_put', 'masked_fill', 'masked_select', 'masked_scatter',
+           'nonzero', 'argwhere', 'take_along_dim', 'matmul', 'mm', 'bmm', 'addmm', 'baddbmm',
+           'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot', 'abs', 'neg', 'sign', 'acos',
+           'acosh', 'asin', 'asinh', 'atan', 'atanh', 'cos', 'cosh', 'sin', 'sinh', 'tan', 'tanh',
+           'erf', 'exp', 'expm1', 'log', 'log10', 'log1p', 'log2', 'reciprocal', 'rsqrt', 'sqrt',
+           'sigmoid', 'exp2', 'erfinv', 'ceil', 'floor', 'round', 'trunc', 'frac', 'relu',
+           'bitwise_not', 'isnan', 'isinf', 'isfinite', 'logical_not', 'signbit', 'square', 'add',
+           'sub', 'mul', 'floor_divide', 'remainder', 'fmod', 'atan2', 'maximum', 'minimum',
+           'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and', 'logical_or', 'logical_xor',
+           'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'div', 'divide', 'true_divide', 'multiply',
+           'subtract', 'rsub', 'pow', 'where', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'softmax',
+           'log_softmax', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
+           'conv_transpose3d', 'convolution', 'layer_norm', 'native_layer_norm', 'group_norm',
+           'native_group_norm', 'batch_norm', 'native_batch_norm', 'instance_norm', 'rms_norm',
+           'dropout', 'feature_dropout', 'native_dropout', 'embedding', 'embedding_bag',
+           'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'avg_pool1d',
+           'adaptive_avg_pool1d', 'pdist', 'cdist', 'cosine_similarity', 'pairwise_distance',
+           'selu', 'celu', 'prelu', 'threshold', 'hardshrink', 'binary_cross_entropy_with_logits',
+           'kl_div', 'return_types', 'sum', 'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min',
+           'argmax', 'argmin', 'any', 'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp',
+           'cumsum', 'cumprod', 'count_nonzero', 'norm', 'reshape', 'permute', 'transpose',
+           'swapaxes', 'swapdims', 't', 'squeeze', 'unsqueeze', 'flatten', 'unflatten', 'ravel',
+           'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'dstack', 'row_stack',
+           'split', 'chunk', 'unbind', 'narrow', 'select', 'flip', 'fliplr', 'flipud', 'roll',
+           'tile', 'movedim', 'moveaxis', 'diagonal', 'tril', 'triu', 'clone', 'detach',
+           'as_strided', 'broadcast_to', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'view_as_real',
+           'view_as_complex', 'constant_pad_nd', 'select_scatter', 'slice_scatter',
+           'diagonal_scatter', 'sort', 'argsort', 'msort', 'topk']
 
 bfloat16: dtype
 bool: dtype

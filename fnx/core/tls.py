@@ -26,9 +26,15 @@ class State(threading.local):
     inference_depth = 0         # nesting of inference_mode (fnx.core.grad_mode)
     backward_runs = 0           # backward passes run (fnx.autograd.engine)
     suspensions = 0             # suspend_tracing blocks entered inside a trace
+    # Autocast (fnx.core.autocast_mode): whether it is on is the Autocast<device> bit of
+    # ``include``; the rest is here.
+    autocast_nesting = 0        # autocast regions entered and not left
+    autocast_cache_enabled = True
 
     def __init__(self):
         self.modes = []         # active interpreter modes (fnx.dispatch.modes), innermost last
+        self.autocast_dtypes = {}   # device type -> dtype set by set_autocast_dtype
+        self.autocast_cache = {}    # id(weight) -> (weakref, version, grad mode, its cast)
 
 
 state = State()

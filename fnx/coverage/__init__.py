@@ -7,8 +7,10 @@ core and to prims (found by running the op's first OpInfo sample, first dtype, t
 eager), lowering targets that handle it (``fnx.lower.targets()``, each answering
 ``has_rule(op)``; an op that is not a prim lowers when every prim it decomposes to has a
 rule), autograd (a derivative formula, an Autograd kernel, or differentiation through a
-composite decomposition) and its OpInfo sample count.  Nothing is hand-maintained except
-``NOT_APPLICABLE``: Core ATen overloads that mean nothing for fnx, with the reason.
+composite decomposition), its autocast policy per device type (``fnx.ir.autocast_policy``;
+blank: the op runs in its inputs' dtypes under autocast) and its OpInfo sample count.
+Nothing is hand-maintained except ``NOT_APPLICABLE``: Core ATen overloads that mean nothing
+for fnx, with the reason.
 
 >>> rows = coverage_rows(run=False)
 >>> add = next(r for r in rows if r["op"] == "add.Tensor")
@@ -27,6 +29,7 @@ from ..core.dispatch_key import AUTOGRAD_KEYS, AliasKey, DispatchKey
 from ..dispatch.dispatcher import _ops, all_ops
 from ..graph.decompose import level as _op_level
 from ..graph.decompose import run_decomposed
+from ..ir.autocast_policy import POLICY as AUTOCAST_POLICY
 from ..ir.registry import NONDIFFERENTIABLE
 from ..testing.checks import check_decomposition, lowering_targets
 from ._core_ops import CORE_ATEN_SCHEMAS
@@ -44,10 +47,11 @@ NOT_APPLICABLE = {
 
 LEVELS = ("prim", "core", "aten")
 COLUMNS = ("op", "schema", "level", "meta", "cpu", "to_core", "to_prims", "lowering",
-           "autograd", "samples")
+           "autograd", "autocast", "samples")
 HEADERS = {"op": "op", "schema": "schema", "level": "level", "meta": "meta",
            "cpu": "CPU kernel", "to_core": "to core", "to_prims": "to prims",
-           "lowering": "lowering", "autograd": "autograd", "samples": "OpInfo samples"}
+           "lowering": "lowering", "autograd": "autograd", "autocast": "autocast",
+           "samples": "OpInfo samples"}
 
 
 def level_of(op) -> str:
@@ -112,6 +116,18 @@ def _autograd(op) -> str:
     return ""
 
 
+_AUTOCAST_WORDS = {"lower_precision_fp": "lower", "fp32": "fp32",
+                   "fp32_set_opt_dtype": "fp32 (dtype=)", "fp32_append_dtype": "fp32 (dtype=)",
+                   "promote": "promote", "banned": "banned"}
+
+
+def _autocast(op) -> str:
+    """The op's autocast policy per device type: ``cpu lower; cuda lower`` (``lower``: runs
+    in the autocast dtype; ``fp32``: in float32; ``promote``: in the widest input type)."""
+    return "; ".join(f"{device} {_AUTOCAST_WORDS[table[op.qualname]]}"
+                     for device, table in AUTOCAST_POLICY.items() if op.qualname in table)
+
+
 def _targets():
     return lowering_targets()
 
@@ -154,6 +170,7 @@ def _row(op, infos, targets, run):
     level = level_of(op)
     row = {"op": _display_name(op), "schema": str(op.schema), "level": level,
            "meta": _meta(op), "cpu": _cpu(op), "autograd": _autograd(op),
+           "autocast": _autocast(op),
            "samples": sum(len(i.sample_inputs("cpu", i.dtypes[0])) for i in infos
                           if i.dtypes),
            "to_core": "", "to_prims": "", "lowering": ""}
@@ -224,6 +241,7 @@ def summarize(rows) -> dict:
         "lowering": lowering,
         "autograd": sum(r["autograd"] not in ("", "n/a") for r in rows),
         "opinfo": sum(r["samples"] > 0 for r in rows),
+        "autocast": sum(r["autocast"] not in ("", "n/a") for r in rows),
         "missing_core": missing_core(),
         "not_applicable": dict(NOT_APPLICABLE),
     }
@@ -235,7 +253,8 @@ def _summary_line(s) -> str:
     return (f"{s['ops']} ops ({lv}) | meta {s['meta']} | CPU {s['cpu']} | to core "
             f"{s['to_core_ok']}/{s['to_core_needed']} | to prims "
             f"{s['to_prims_ok']}/{s['to_prims_needed']} | lowering: {low} | autograd "
-            f"{s['autograd']} | OpInfo {s['opinfo']}/{s['ops']}")
+            f"{s['autograd']} | autocast policy {s['autocast']} | OpInfo "
+            f"{s['opinfo']}/{s['ops']}")
 
 
 def _cell(v, width=None):

@@ -295,7 +295,8 @@ def mutate(op, ks, args, kwargs):
     bound = bind_names(op, args, kwargs)
     written = plan.written
     dsts = [bound[n] for n in written]
-    for d in dsts:
+    # a written list (``Tensor(a!)[]``, the foreach ops) is checked tensor by tensor
+    for d in [x for v in dsts for x in (v if isinstance(v, (list, tuple)) else (v,))]:
         if not _is_functional(d):
             if plan.is_copy:
                 # copy_ into a non-functional tensor (cuda -> cpu): copy the source there

@@ -72,14 +72,22 @@ def _inplace_kernel(op, pos, kw):
             return out
         return kernel
 
+    def written(args, kwargs):
+        # a written argument may be a list of tensors (``Tensor(a!)[]``, the foreach ops)
+        for t in [args[i] for i in pos] + [kwargs.get(k) for k in kw]:
+            if isinstance(t, (list, tuple)):
+                yield from (x for x in t if x is not None)
+            elif t is not None:
+                yield t
+
     def kernel(ks, *args, **kwargs):
-        written = [args[i] for i in pos] + [kwargs[k] for k in kw if kwargs.get(k) is not None]
-        for t in written:
+        ts = list(written(args, kwargs))
+        for t in ts:
             if t._jax is not None:
                 make_private(t)             # copy-on-write of a resident storage
             check_no_internal_overlap(name, t)
         out = op.redispatch(ks & _BELOW, *args, **kwargs)
-        for t in written:
+        for t in ts:
             t._bump_version()
         return out
     return kernel

@@ -27,6 +27,7 @@ import numpy as np
 from ..backends.cpu import wrap
 from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS
+from ..core.autocast_mode import autocast_state
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import Tensor, resident, set_grad, set_resident, storage_shape
 from ..dispatch.modes import current_mode
@@ -83,6 +84,7 @@ class CompiledFunction:
         key.append(("modules", self._module_state()))
         key.append(("scope", guards.scope_state(self.fn)))
         key.append(("grad", is_grad_enabled()))
+        key.append(("autocast", autocast_state()))
         return tuple(key)
 
     def _module_state(self) -> int:
@@ -163,7 +165,7 @@ class CompiledFunction:
         old = list(self.cache)[-1]
         names = [f"argument {i}" for i in range(len(args))] + \
                 [f"argument {k!r}" for k in sorted(kwargs)] + \
-                ["module state", "globals and closure", "grad mode"]
+                ["module state", "globals and closure", "grad mode", "autocast state"]
         for name, a, b in zip(names, old, key):
             if a != b:
                 if name == "module state":

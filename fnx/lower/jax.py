@@ -7,6 +7,8 @@ Rules take JAX arrays plus the node's non-tensor arguments and return JAX arrays
 """
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -19,6 +21,14 @@ from .target import Target
 
 __all__ = ["JAX_TARGET", "JaxTarget", "np_dtype", "random_key"]
 
+_HALF = (np.dtype(np.float16), np.dtype(jnp.bfloat16))
+
+
+@functools.cache
+def _host_only() -> bool:
+    """No accelerator: 16-bit products take float32 GEMMs (see the dot_general rule).
+    Asked at the first 16-bit product, not at import (that would start JAX's backends)."""
+    return jax.default_backend() == "cpu"
 
 
 def np_dtype(dtype):
@@ -189,8 +199,16 @@ def _rules():
         if lhs.dtype == np.bool_:
             out = lax.dot_general(lhs.astype(np.int32), rhs.astype(np.int32), dims)
             return out != 0
-        return lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype),
-                               preferred_element_type=lhs.dtype)
+        acc = _accumulator(lhs.dtype)
+        if acc != lhs.dtype and _host_only():
+            # XLA's CPU backend has no fast 16-bit GEMM: the exact float32 values of the
+            # operands through the float32 one give the same sums
+            lhs32, rhs32 = lhs.astype(acc), rhs.astype(acc)
+            out = lax.dot_general(lhs32, rhs32, dims, precision=_precision(acc))
+            return out.astype(lhs.dtype)
+        out = lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype),
+                              preferred_element_type=acc)
+        return out if acc == lhs.dtype else out.astype(lhs.dtype)
 
     @rule(P.conv_general)
     def _(lhs, rhs, window_strides, padding_low, padding_high, lhs_dilation, rhs_dilation,
@@ -199,11 +217,13 @@ def _rules():
         spatial = "DHW"[-n:] if n <= 3 else None
         dn = lax.conv_dimension_numbers(lhs.shape, rhs.shape,
                                         ("NC" + spatial, "OI" + spatial, "NC" + spatial))
-        return lax.conv_general_dilated(
+        acc = _accumulator(lhs.dtype)
+        out = lax.conv_general_dilated(
             lhs, rhs, tuple(window_strides), list(zip(padding_low, padding_high)),
             lhs_dilation=tuple(lhs_dilation), rhs_dilation=tuple(rhs_dilation),
             dimension_numbers=dn, feature_group_count=feature_group_count,
-            precision=_precision(lhs.dtype), preferred_element_type=lhs.dtype)
+            precision=_precision(lhs.dtype), preferred_element_type=acc)
+        return out if acc == lhs.dtype else out.astype(lhs.dtype)
 
     @rule(P.gather)
     def _(x, dim, index):
@@ -278,6 +298,12 @@ def _rules():
 def random_key(data):
     """A threefry2x32 key from its int64[2] fnx form (two 32-bit words)."""
     return jax.random.wrap_key_data(data.astype(np.uint32), impl="threefry2x32")
+
+
+def _accumulator(dtype):
+    # 16-bit products accumulate in float32 and round once, as PyTorch's kernels (and the
+    # CPU eager kernels) do; tensor cores take the 16-bit operands as they are.
+    return np.dtype(np.float32) if dtype in _HALF else dtype
 
 
 def _precision(dtype):

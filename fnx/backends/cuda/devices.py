@@ -19,6 +19,7 @@ import os
 
 import jax
 
+from ...core.autocast_mode import register_autocast_device
 from ...core.device import current_index, set_current_index
 from ...core.device import device as _device
 from ...core.random import Generator, register_default_generator, register_seed_hook
@@ -225,3 +226,4 @@ def _seed_hook(s) -> None:
 
 register_seed_hook(_seed_hook)
 register_default_generator("cuda", generator_for)
+register_autocast_device("cuda", is_available)
