@@ -69,6 +69,12 @@ class _IdSet(dict):
     """A weak-referenceable dict used as a set of hook ids."""
 
 
+# The hook collections every module has (``__init__``).
+_HOOK_SETS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+              "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_state_dict_hooks",
+              "_load_state_dict_post_hooks")
+
+
 def _addindent(s: str, n: int) -> str:
     lines = s.split("\n")
     if len(lines) == 1:
@@ -365,13 +371,9 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for k, v in (("_forward_hooks_with_kwargs", _IdSet()),
-                     ("_forward_hooks_always_called", _IdSet()),
-                     ("_forward_pre_hooks_with_kwargs", _IdSet()),
-                     ("_state_dict_hooks", _IdSet()),
-                     ("_load_state_dict_post_hooks", _IdSet()),
-                     ("_non_persistent_buffers_set", set())):
-            self.__dict__.setdefault(k, v)
+        for k in _HOOK_SETS:
+            self.__dict__.setdefault(k, _IdSet())
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
         settings = state.get("_compile_settings")
         if settings is not None:
             self.compile(*settings[0], **settings[1])
@@ -379,6 +381,9 @@ class Module:
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_compiled_call_impl", None)      # programs of this module's tensors
+        for k in _HOOK_SETS:        # empty hook sets are remade by __setstate__: a saved
+            if not state.get(k, True):      # module's state is then plain data (fnx.save)
+                del state[k]
         return state
 
     # ------------------------------------------------------------------ iteration
