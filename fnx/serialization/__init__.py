@@ -29,7 +29,7 @@ from .errors import CheckpointError
 from .fnx_format import _member
 from .safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from .tensors import Placing, register_parameter_class
-from .tensors import rebuild_tensor as _rebuild_tensor     # noqa: F401 - old pickles name it
+from .tensors import rebuild_tensor as _rebuild_tensor  # noqa: F401 - old pickles name it
 
 __all__ = ["save", "load", "CheckpointError", "add_safe_globals", "safe_globals",
            "get_safe_globals", "clear_safe_globals", "register_parameter_class"]

@@ -297,7 +297,7 @@ class _Unpickler:
             return _ALLOWED[path]
         obj = self.user.get(path)
         if obj is None:
-            raise _safe.refuse(path, f"{self.ld.name!r}", "global")
+            raise _safe.refuse(path, "the checkpoint", "global")
         return obj
 
     def is_allowed(self, obj):
