@@ -11,6 +11,7 @@ import io
 import json
 import types
 import zipfile
+import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -143,7 +144,12 @@ def _member(z, member, name):
     if info.compress_type != zipfile.ZIP_STORED:
         raise CheckpointError(f"fnx.load: {name!r}: member {member!r} is compressed; fnx and "
                               f"PyTorch checkpoints store their members uncompressed")
-    return z.read(member)       # checks the size and the CRC
+    try:
+        return z.read(member)   # checks the size and the CRC
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError, OSError,
+            ValueError, zlib.error) as e:    # zipfile's RuntimeError: "encrypted" flag set
+        raise CheckpointError(f"fnx.load: {name!r}: member {member!r} is corrupt "
+                              f"({type(e).__name__}: {e})") from None
 
 
 def read_npy(raw: bytes, what: str):
@@ -158,7 +164,8 @@ def read_npy(raw: bytes, what: str):
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
         else:
             raise ValueError(f"unsupported .npy version {version}")
-    except (ValueError, SyntaxError, TypeError) as e:
+    except Exception as e:      # noqa: BLE001 - NumPy's parser raises ValueError,
+        # SyntaxError, tokenize.TokenError, ... for a corrupt header
         raise CheckpointError(f"fnx.load: {what}: corrupt .npy header ({e})") from None
     if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
         raise CheckpointError(f"fnx.load: {what}: array of dtype {dtype} (object arrays need "

@@ -12,6 +12,7 @@ from ..core import dtype as D
 from ..core.device import device as _device_cls
 from ..core.grad_mode import no_grad
 from ..core.tensor import _autograd_bit, tensor_method
+from .errors import CheckpointError
 
 __all__ = ["STORAGE", "make", "Placing", "register_parameter_class", "parameter",
            "rebuild_tensor"]
@@ -51,6 +52,8 @@ def make(arr, dtype_name, device_str, requires_grad, map_location, parameter=Fal
     t = wrap(np.array(arr, copy=True), dtype)
     try:
         t = _place(t, map_location, device_str)
+    except CheckpointError:
+        raise
     except Exception as e:      # noqa: BLE001 - the user's callable or a device move
         raise Placing(e) from None
     if parameter:
@@ -79,10 +82,17 @@ def _place(t, map_location, device_str):
 
 
 def _target(map_location, device_str):
-    if map_location is None:
-        return _device_cls(device_str)
-    if isinstance(map_location, dict):
-        return _device_cls(map_location.get(device_str, device_str))
+    if map_location is None or isinstance(map_location, dict):
+        name = device_str if map_location is None else map_location.get(device_str, device_str)
+        try:
+            return _device_cls(name)
+        except (TypeError, ValueError, RuntimeError) as e:
+            if name != device_str:
+                raise
+            # the file's own device string: a problem of the file (or of this fnx)
+            raise CheckpointError(f"fnx.load: the checkpoint puts a tensor on the device "
+                                  f"{device_str!r}, which fnx does not know ({e}); pass "
+                                  f"map_location='cpu' to load it on the CPU") from None
     if isinstance(map_location, (str, _device_cls)):
         return _device_cls(map_location)
     if callable(map_location):
