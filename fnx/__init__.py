@@ -8,19 +8,8 @@ namespace (``fnx.api``) and the subpackages, as ``import torch`` does.
 >>> (x * 2 + 1).sum()
 tensor(18.)
 """
-from . import (
-           _boot,  # noqa: F401  (first: defines every op and registers every kernel)
-           autograd,
-           compiler,
-           cuda,
-           library,
-           nn,
-           ops,
-           optim,
-           random,
-           serialization,
-           utils,
-)
+from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
+from . import autograd, compiler, cuda, library, nn, ops, optim, random, serialization, utils
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
 

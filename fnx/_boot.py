@@ -7,11 +7,8 @@ key replaces an earlier one (Autograd's fallback replaces the default fallthroug
 Ops an extension defines afterwards get these kernels from each key's fallback.
 """
 from .autograd import kernels as autograd_kernels
-from .backends import (
-    cpu,  # noqa: F401  (its modules register the CPU kernels)
-    cuda,
-    meta,
-)
+from .backends import cpu  # noqa: F401  (its modules register the CPU kernels)
+from .backends import cuda, meta
 from .dispatch import defaults
 from .ir import aten  # noqa: F401  (defines every aten op, and the prims)
 from .keys import functionalize, inplace_or_view

@@ -10,25 +10,10 @@ devices, so the backend runs and is tested anywhere.
 (True, 0)
 """
 from .backends.cuda import devices as _devices
-from .backends.cuda.devices import (
-    current_device,
-    device,
-    device_count,
-    get_device_name,
-    get_rng_state,
-    init,
-    initial_seed,
-    is_available,
-    is_initialized,
-    manual_seed,
-    manual_seed_all,
-    on_cpu,
-    seed,
-    seed_all,
-    set_device,
-    set_rng_state,
-    synchronize,
-)
+from .backends.cuda.devices import (current_device, device, device_count, get_device_name,
+                                    get_rng_state, init, initial_seed, is_available, is_initialized,
+                                    manual_seed, manual_seed_all, on_cpu, seed, seed_all,
+                                    set_device, set_rng_state, synchronize)
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device",
            "synchronize", "manual_seed", "manual_seed_all", "seed", "seed_all",

@@ -8,17 +8,8 @@ The state lives in ``fnx.core.random`` (L0), where every kernel that draws can r
 >>> bool((a == b).all())
 True
 """
-from .core.random import (
-                          Generator,
-                          default_generator,
-                          fork_rng,
-                          get_rng_state,
-                          initial_seed,
-                          manual_seed,
-                          register_seed_hook,
-                          seed,
-                          set_rng_state,
-)
+from .core.random import (Generator, default_generator, fork_rng, get_rng_state, initial_seed,
+                          manual_seed, register_seed_hook, seed, set_rng_state)
 from .ir.aten.random import next_key
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",

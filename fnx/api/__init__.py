@@ -9,35 +9,12 @@ lower layers that PyTorch also exports at its top (``Tensor``, dtypes, ``no_grad
 """
 from .. import ops
 from ..core.device import device
-from ..core.dtype import (
-                          bfloat16,
-                          bool,
-                          can_cast,
-                          complex64,
-                          complex128,
-                          dtype,
-                          float16,
-                          float32,
-                          float64,
-                          get_default_dtype,
-                          int8,
-                          int16,
-                          int32,
-                          int64,
-                          promote_types,
-                          result_type,
-                          set_default_dtype,
-                          uint8,
-)
 from ..core.errors import OutOfMemoryError
-from ..core.grad_mode import (
-                          enable_grad,
-                          inference_mode,
-                          is_grad_enabled,
-                          is_inference_mode_enabled,
-                          no_grad,
-                          set_grad_enabled,
-)
+from ..core.dtype import (bfloat16, bool, can_cast, complex64, complex128, dtype, float16, float32,
+                          float64, get_default_dtype, int8, int16, int32, int64, promote_types,
+                          result_type, set_default_dtype, uint8)
+from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                              is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ..core.random import Generator, default_generator, initial_seed, manual_seed, seed
 from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose

@@ -21,9 +21,9 @@ from ..ir.aten import arrange as A
 from ..ir.aten import conversion as C
 from ..ir.aten import indexing as I
 from ..ir.aten import shape as S
-from ..ir.scalars import checked_convert
 from ..ops import aten
 from .creation import tensor
+from ..ir.scalars import checked_convert
 
 __all__ = ["index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_put",
            "masked_fill", "masked_select", "masked_scatter", "nonzero", "argwhere",

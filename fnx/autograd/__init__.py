@@ -16,14 +16,8 @@ through their decomposition.
 tensor([[ 7., 11.],
         [ 9., 13.]])
 """
-from ..core.grad_mode import (
-                              enable_grad,
-                              inference_mode,
-                              is_grad_enabled,
-                              is_inference_mode_enabled,
-                              no_grad,
-                              set_grad_enabled,
-)
+from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                              is_inference_mode_enabled, no_grad, set_grad_enabled)
 from . import tensor_methods  # noqa: F401  (binds Tensor.backward, register_hook, ...)
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import inspect
-import math
 
 from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS, AUTOGRAD_KEYS, AliasKey, DispatchKey, below
@@ -25,6 +24,7 @@ from ..ir.variants import functional_variant
 from ..ops import aten, prims
 from .graph import FREED, Node, SavedTensor, ag_bit
 from .history import edge_of, rebase_history
+import math
 
 __all__ = ["install", "OpNode"]
 

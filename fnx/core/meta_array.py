@@ -5,11 +5,10 @@ Meta functions, the Meta backend and the tracer all work on it, so code that rea
 """
 from __future__ import annotations
 
-import math
-
 from .device import META
 from .dispatch_key import META_KS
 from .tensor import Tensor
+import math
 
 __all__ = ["MetaArray", "meta_tensor"]
 

@@ -15,7 +15,6 @@ whole class for IDEs and type checkers (generated: ``python -m fnx.api.stubs``).
 """
 from __future__ import annotations
 
-import math
 import sys
 import types
 from typing import Any
@@ -25,13 +24,9 @@ import numpy as np
 from . import dtype as D
 from . import tls
 from .device import device as _device_cls
-from .dispatch_key import (
-    AUTOGRAD_BITS,
-    AUTOGRAD_FOR_BACKEND,
-    BACKEND_BITS,
-    DispatchKey,
-    DispatchKeySet,
-)
+from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, BACKEND_BITS, DispatchKey,
+                           DispatchKeySet)
+import math
 
 __all__ = ["Tensor", "Size", "tensor_method", "set_grad", "read_grad", "GradWriteLog", "resident",
            "make_private", "drop_resident", "set_resident", "shared_data", "storage_shape",

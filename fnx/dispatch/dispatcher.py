@@ -25,18 +25,8 @@ from __future__ import annotations
 import keyword
 
 from ..core import tls
-from ..core.dispatch_key import (
-    AUTOCAST_KEYS,
-    AUTOGRAD_FOR_BACKEND,
-    AUTOGRAD_KEYS,
-    BACKEND_KEYS,
-    FULL,
-    KEYS,
-    NUM_KEYS,
-    AliasKey,
-    DispatchKey,
-    DispatchKeySet,
-)
+from ..core.dispatch_key import (AUTOCAST_KEYS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_KEYS, BACKEND_KEYS,
+                                 FULL, KEYS, NUM_KEYS, AliasKey, DispatchKey, DispatchKeySet)
 from ..core.errors import out_of_memory
 from .schema import FunctionSchema, check_argument_type, parse_schema
 

@@ -26,20 +26,13 @@ from ..core.device import CPU, META, canonical
 from ..core.dispatch_key import META_KS, DispatchKey
 from ..core.meta_array import MetaArray, meta_tensor
 from ..core.tensor import GradWriteLog, Tensor
-from ..ir.variants import (
-    Special,
-    bind_names,
-    check_writable,
-    functional_variant,
-    inverse_view,
-    is_view_op,
-    written_args,
-)
+from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
+                           inverse_view, is_view_op, written_args)
 from ..ops import aten
-from . import guards
 from .graph import Graph, NodeMeta
-from .guards import Guard
 from .levels import DecomposingMode, in_target
+from . import guards
+from .guards import Guard
 from .symbolic import SymFloat
 
 __all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",

@@ -24,9 +24,9 @@ from ..core import dtype as D
 from ..core.device import CPU
 from ..core.tensor import Tensor
 from ..ops import prims
-from .dims import broadcast_shapes
 from .promotion import NO_OPMATH, elementwise_dtypes, opmath_dtype
 from .registry import decomposition
+from .dims import broadcast_shapes
 
 __all__ = ["to_dtype", "broadcast_to", "broadcast", "scalar", "full", "as_tensor",
            "device_of", "opmath_dtype", "wrap_int", "promote", "pointwise"]

@@ -5,10 +5,10 @@ and functionalization, below the op families.
 """
 from __future__ import annotations
 
-import math
 import operator
 
 from .dims import infer_size, wrap_dim, wrap_dims
+import math
 
 
 def ints(values, op="op", arg="size") -> tuple:

@@ -34,41 +34,19 @@ import numpy as np
 from ..backends.cpu._core import same_device_error, wrap
 from ..core import dtype as D
 from ..core.device import CPU
-from ..core.dispatch_key import (
-    AUTOCAST_BITS,
-    AUTOGRAD_BITS,
-    BACKEND_KEYS,
-    AliasKey,
-    DispatchKey,
-    below,
-)
-from ..core.tensor import Tensor, register_functional_alias
+from ..core.dispatch_key import (AUTOCAST_BITS, AUTOGRAD_BITS, BACKEND_KEYS, AliasKey, DispatchKey,
+                                 below)
+from ..core.tensor import Tensor
 from ..core.tls import ExcludeDispatchKeyGuard
 from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
 from ..dispatch.modes import current_mode
-from ..ir.strides import (
-    check_permutation,
-    check_select,
-    check_slice,
-    check_split_sizes,
-    contiguous_strides,
-    diagonal_geometry,
-    expand_geometry,
-    squeeze_dims,
-    unfold_geometry,
-    unsqueeze_geometry,
-    view_geometry,
-)
-from ..ir.variants import (
-    Special,
-    bind_names,
-    check_writable,
-    functional_variant,
-    inverse_view,
-    is_view_op,
-    written_args,
-)
+from ..ir.strides import (check_permutation, check_select, check_slice, check_split_sizes,
+                          contiguous_strides, diagonal_geometry, expand_geometry, squeeze_dims,
+                          unfold_geometry, unsqueeze_geometry, view_geometry)
+from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
+                           inverse_view, is_view_op, written_args)
 from ..ops import aten
+from ..core.tensor import register_functional_alias
 
 __all__ = ["register_all", "register_op", "mutate", "write", "views_of", "make_alias"]
 

@@ -34,7 +34,8 @@ from ..graph import guards
 from ..graph.graph import Graph, map_nodes
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
-from ..graph.tracer import DataDependentError, TracingMode, describe_change, rollback, settle, trace
+from ..graph.tracer import (DataDependentError, TracingMode, describe_change, rollback, settle,
+                            trace)
 from ..ir.aten.random import next_key
 from .compiled_run import ProgramPlan, feed_modes
 from .jax_storage import array_of, rebind, rebindable

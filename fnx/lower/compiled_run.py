@@ -13,12 +13,13 @@ from __future__ import annotations
 import sys
 from weakref import getweakrefcount
 
-from ..core import tls
 from ..core.device import canonical
 from ..core.grad_mode import no_grad
+from ..core import tls
 from ..core.tensor import Tensor, set_grad
 from ..graph.graph import Node, map_nodes
-from .jax_storage import ARRAY_TYPE, BY_PROGRAM, BY_TRANSFER, KEEP, donatable, feed, rebindable
+from .jax_storage import (ARRAY_TYPE, BY_PROGRAM, BY_TRANSFER, KEEP, donatable, feed,
+                          rebindable)
 
 __all__ = ["ProgramPlan", "feed_modes"]
 

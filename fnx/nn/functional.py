@@ -18,38 +18,15 @@ import math
 import warnings
 
 from .. import api as fnx
-from ..api.nn import (
-    conv1d,
-    conv2d,
-    conv3d,
-    conv_transpose1d,
-    conv_transpose2d,
-    conv_transpose3d,
-    pdist,
-)
+from ..api.nn import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                      pdist)
 from ..core.grad_mode import no_grad
 from ..ops import aten
-
 # losses and distances live in their own module; they are part of this namespace
-from ._loss import (
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
-    cosine_embedding_loss,
-    cosine_similarity,
-    cross_entropy,
-    gaussian_nll_loss,
-    hinge_embedding_loss,
-    huber_loss,
-    kl_div,
-    l1_loss,
-    margin_ranking_loss,
-    mse_loss,
-    nll_loss,
-    pairwise_distance,
-    poisson_nll_loss,
-    smooth_l1_loss,
-    soft_margin_loss,
-)
+from ._loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
+                    cosine_similarity, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,
+                    huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss,
+                    pairwise_distance, poisson_nll_loss, smooth_l1_loss, soft_margin_loss)
 
 __all__ = [
     # activations

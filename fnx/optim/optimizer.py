@@ -16,8 +16,8 @@ from .. import api as fnx
 from .. import compiler
 from ..core import tls
 from ..core.grad_mode import enable_grad, no_grad
-from ..core.tensor import Tensor
 from ..graph.tracer import read_traced
+from ..core.tensor import Tensor
 from ..nn.modules.module import RemovableHandle
 
 __all__ = ["Optimizer", "ParamGroup", "required"]

@@ -20,42 +20,14 @@ register their entries; in-place and ``out=`` variants are derived from function
 """
 from ..ir.variants import variants_of
 from .cases import Case, backend_params, cases, params, run_check
-from .checks import (
-                     check_decomposition,
-                     check_errors,
-                     check_lowering,
-                     check_meta,
-                     check_reference,
-                     lowering_targets,
-)
+from .checks import (check_decomposition, check_errors, check_lowering, check_meta, check_reference,
+                     lowering_targets)
 from .compare import assert_close, assert_equal, to_numpy
-from .database import (
-                     ALL_DTYPES,
-                     CHECKS,
-                     DEFAULT_TOLS,
-                     FLOATS,
-                     INTS,
-                     ErrorInput,
-                     Known,
-                     OpInfo,
-                     SampleInput,
-                     make_tensor,
-                     op_db,
-                     op_name,
-                     register,
-)
-from .decomp import (
-                     REDUCTION_TOLS,
-                     assert_decomposes,
-                     assert_graph_decomposes,
-                     assert_ran_only,
-                     assert_same,
-                     assert_same_error,
-                     functional_aten_ops,
-                     outside_target,
-                     sample_params,
-                     seeded_tensor,
-)
+from .database import (ALL_DTYPES, CHECKS, DEFAULT_TOLS, FLOATS, INTS, ErrorInput, Known, OpInfo,
+                       SampleInput, make_tensor, op_db, op_name, register)
+from .decomp import (REDUCTION_TOLS, assert_decomposes, assert_graph_decomposes, assert_ran_only,
+                     assert_same, assert_same_error, functional_aten_ops, outside_target,
+                     sample_params, seeded_tensor)
 from .opinfo import entries, entry_for
 
 __all__ = ["OpInfo", "SampleInput", "ErrorInput", "Known", "make_tensor", "register",

@@ -22,8 +22,8 @@ from ...core.device import CPU
 from ...core.tensor import Tensor
 from ...ir.aten import elementwise as E
 from ...ir.aten._common import not_implemented
-from ...ir.dims import broadcast_shapes
 from ...ir.promotion import ALWAYS_BOOL, DEFAULT, INT_TO_FLOAT, computation_dtype, opmath_dtype
+from ...ir.dims import broadcast_shapes
 from ...ir.variants import check_writable
 from ...ops import aten
 from ._core import data, register, same_device_error, wrap

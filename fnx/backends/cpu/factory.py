@@ -10,8 +10,8 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ir.aten import factory as F
-from ...ir.scalars import scalar_value
 from ._core import kernel, wrap
+from ...ir.scalars import scalar_value
 
 
 @kernel(F.empty)

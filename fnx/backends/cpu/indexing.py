@@ -10,8 +10,8 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ir.aten import indexing as I
-from ...ir.dims import broadcast_shapes
 from ...ir.scalars import checked_convert
+from ...ir.dims import broadcast_shapes
 from ._core import data, kernel, wrap
 
 _ALL = slice(None)

@@ -10,7 +10,6 @@ bounds, integer negative powers) happen here, before anything is written.
 from __future__ import annotations
 
 import builtins
-import math
 
 import jax
 import numpy as np
@@ -23,6 +22,7 @@ from ...ir.prims.checks import I, fail, scalar_for
 from ...ir.prims.contraction import conv_shape, dot_general_dims
 from ...ir.prims.data_dependent import nonzero_check
 from ._core import data, kernel, register, wrap
+import math
 
 _HALF = (D.float16.numpy, D.bfloat16.numpy)
 _F32 = np.dtype(np.float32)

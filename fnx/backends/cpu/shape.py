@@ -7,36 +7,19 @@ here it is only applied to memory.  Copying kernels return fresh arrays.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...ir.aten import arrange as A
 from ...ir.aten import shape as S
-from ...ir.dims import infer_size, wrap_dims
 from ...ir.scalars import checked_convert
-from ...ir.strides import (
-    VIEW_ERROR,
-    cat_geometry,
-    check_as_strided,
-    check_permutation,
-    check_select,
-    check_slice,
-    check_split_sizes,
-    diagonal_geometry,
-    expand_geometry,
-    ints,
-    memory_format_name,
-    pad_geometry,
-    repeat_shape,
-    shape_str,
-    slice_bounds,
-    squeeze_dims,
-    unfold_geometry,
-    unsqueeze_geometry,
-    view_strides,
-)
+from ...ir.dims import infer_size, wrap_dims
+from ...ir.strides import (VIEW_ERROR, cat_geometry, check_as_strided, check_permutation,
+                           check_select, check_slice, check_split_sizes, diagonal_geometry,
+                           expand_geometry, ints, memory_format_name, pad_geometry, repeat_shape,
+                           shape_str, slice_bounds, squeeze_dims, unfold_geometry,
+                           unsqueeze_geometry, view_strides)
 from ._core import data, kernel, wrap
+import math
 
 _ALL = slice(None)
 

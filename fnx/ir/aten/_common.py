@@ -3,9 +3,9 @@ error for a dtype a kernel has no loop for."""
 from __future__ import annotations
 
 from ...core.meta_array import MetaArray
-from ..dims import broadcast_shapes
 from ..promotion import elementwise_dtypes
 from ..registry import TensorMeta
+from ..dims import broadcast_shapes
 from ..variants import check_writable
 
 __all__ = ["pointwise_meta", "inplace_meta", "out_meta", "shape_of", "not_implemented"]

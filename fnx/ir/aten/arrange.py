@@ -12,21 +12,12 @@ import operator
 from ...core import dtype as D
 from ...ops import aten, prims
 from .. import refs
-from ..dims import broadcast_shapes, wrap_dim, wrap_dims
 from ..registry import TensorMeta, decomposition, defop, derivative
-from ..scalars import checked_convert
+from ..dims import broadcast_shapes, wrap_dim, wrap_dims
 from ..strides import cat_geometry, expand_geometry, ints, pad_geometry, repeat_shape, shape_str
-from .shape import (
-    _composite,
-    _shape,
-    _zero,
-    clone,
-    flatten_using_ints,
-    reshape,
-    slice_Tensor,
-    unsqueeze,
-    view,
-)
+from .shape import (_composite, _shape, _zero, clone, flatten_using_ints, reshape,
+                    slice_Tensor, unsqueeze, view)
+from ..scalars import checked_convert
 
 CORE = ("core",)
 INPLACE = ("inplace",)

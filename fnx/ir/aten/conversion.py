@@ -5,8 +5,8 @@ from ...core import dtype as D
 from ...core.device import canonical
 from ...ops import aten, prims
 from .. import refs
-from ..dims import broadcast_shapes
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
+from ..dims import broadcast_shapes
 from .elementwise import copy_of, full
 from .factory import backend_select, device_arg
 

@@ -19,17 +19,11 @@ from ...core import dtype as D
 from ...dispatch.dispatcher import get_op
 from ...ops import aten, prims
 from .. import refs
-from ..dims import broadcast_shapes
 from ..grad_utils import conj, is_tensor
-from ..promotion import (
-    ALWAYS_BOOL,
-    COMPLEX_TO_FLOAT,
-    DEFAULT,
-    INT_TO_FLOAT,
-    NO_OPMATH,
-    elementwise_dtypes,
-)
+from ..promotion import (ALWAYS_BOOL, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT, NO_OPMATH,
+                         elementwise_dtypes)
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
+from ..dims import broadcast_shapes
 from ..variants import VARIANTS
 from ._common import inplace_meta, not_implemented, out_meta, pointwise_meta, shape_of
 

@@ -11,17 +11,12 @@ from ...core import dtype as D
 from ...ops import aten, prims
 from .. import refs
 from ..grad_utils import conj, sgn
-from ..promotion import (
-    ALWAYS_BOOL,
-    COMPLEX_TO_FLOAT,
-    DEFAULT,
-    INT_TO_FLOAT,
-    NO_OPMATH,
-    elementwise_dtypes,
-)
+from ..promotion import (ALWAYS_BOOL, COMPLEX_TO_FLOAT, DEFAULT, INT_TO_FLOAT, NO_OPMATH,
+                         elementwise_dtypes)
 from ..registry import decomposition, derivative, nondifferentiable
 from ._common import not_implemented
 from .elementwise import _is_int, _op, copy_of, full_like
+
 
 # ---------------------------------------------------------------------------- unary
 

@@ -23,8 +23,8 @@ from ...core import dtype as D
 from ...ops import aten, prims
 from ..backend_select import backend_select, device_arg
 from ..registry import TensorMeta, decomposition, defop, nondifferentiable
-from ..scalars import checked_convert, scalar_dtype, scalar_value
 from .elementwise import full as typed_full
+from ..scalars import checked_convert, scalar_dtype, scalar_value
 
 __all__ = ["size_arg", "dtype_arg", "arange_params"]
 

@@ -9,19 +9,18 @@ with a bool mask) have meta functions that validate and then refuse to guess a s
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...core import dtype as D
 from ...ops import aten, prims
 from .. import refs
-from ..dims import broadcast_shapes, wrap_dim
 from ..grad_utils import conj, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
-from ..scalars import checked_convert
+from ..dims import broadcast_shapes, wrap_dim
 from ..strides import expand_geometry, shape_str
 from .shape import _composite, _copy, _reshape_to, _slice_dim, _transpose_to, _zero
+from ..scalars import checked_convert
+import math
 
 CORE = ("core",)
 INPLACE = ("inplace",)

@@ -20,9 +20,9 @@ import string
 from ...core import dtype as D
 from ...ops import aten, prims
 from .. import refs
-from ..dims import broadcast_shapes, wrap_dim
 from ..grad_utils import conj
 from ..registry import TensorMeta, decomposition, defop, derivative
+from ..dims import broadcast_shapes, wrap_dim
 
 CORE = ("core",)
 ATEN = ()

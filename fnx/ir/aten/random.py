@@ -22,8 +22,8 @@ from ...dispatch.dispatcher import get_op
 from ...ops import aten, prims
 from .. import refs
 from ..backend_select import device_arg
-from ..dims import broadcast_shapes
 from ..registry import TensorMeta, decomposition, defop, nondifferentiable
+from ..dims import broadcast_shapes
 from .elementwise import full
 from .factory import OPTS, backend_select, dtype_arg, size_arg
 

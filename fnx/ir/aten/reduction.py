@@ -24,9 +24,9 @@ from ...core import dtype as D
 from ...core.grad_mode import is_grad_enabled
 from ...ops import aten, prims
 from .. import refs
-from ..dims import reduction_shape, wrap_dim, wrap_dims
 from ..grad_utils import conj, reduced_dims, reverse_cumsum, sgn, unreduce, zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
+from ..dims import reduction_shape, wrap_dim, wrap_dims
 
 CORE = ("core",)
 ATEN = ()

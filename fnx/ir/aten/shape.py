@@ -16,7 +16,6 @@ view bookkeeping; see fnx/keys/inplace_or_view.py).
 """
 from __future__ import annotations
 
-import math
 import operator
 
 from ...core import dtype as D
@@ -25,29 +24,14 @@ from ...core.tensor import make_private
 from ...dispatch.dispatcher import FALLTHROUGH
 from ...ops import aten, prims
 from .. import refs
-from ..dims import infer_size, wrap_dim
 from ..grad_utils import zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
-from ..strides import (
-    check_as_strided,
-    check_permutation,
-    check_select,
-    check_slice,
-    check_split_sizes,
-    diagonal_block,
-    diagonal_geometry,
-    expand_geometry,
-    ints,
-    is_contiguous_as,
-    memory_format_name,
-    shape_str,
-    slice_bounds,
-    squeeze_dims,
-    unfold_geometry,
-    unsqueeze_geometry,
-    view_geometry,
-    view_strides,
-)
+from ..dims import infer_size, wrap_dim
+from ..strides import (check_as_strided, check_permutation, check_select, check_slice,
+                       check_split_sizes, diagonal_block, diagonal_geometry, expand_geometry, ints,
+                       is_contiguous_as, memory_format_name, shape_str, slice_bounds, squeeze_dims,
+                       unfold_geometry, unsqueeze_geometry, view_geometry, view_strides)
+import math
 
 CORE = ("core",)
 CORE_VIEW = ("core", "view")

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from ...core import dtype as D
 from ...ops import aten, prims
-from ..dims import wrap_dim
 from ..registry import TensorMeta, decomposition, defop, derivative
+from ..dims import wrap_dim
 
 CORE = ("core",)
 ATEN = ()

@@ -23,20 +23,8 @@ True
 """
 from __future__ import annotations
 
-from . import (
-               checks,
-               contraction,
-               creation,
-               data_dependent,
-               elementwise,
-               fft,
-               gather_scatter,
-               layout,
-               random,
-               reduction,
-               scan,
-               sorting,
-)
+from . import (checks, contraction, creation, data_dependent, elementwise, fft, gather_scatter,
+               layout, random, reduction, scan, sorting)
 from ._common import OPS, POINTWISE, PRIM, RNG
 from .checks import category_name, check_dims, check_tensor, scalar_for
 from .contraction import *  # noqa: F403

@@ -6,22 +6,13 @@ accumulate in float32.
 """
 from __future__ import annotations
 
-import math
-
 from ...ops import prims as _p
 from ..registry import TensorMeta, derivative
 from ._common import cj, permute_to, prim, zeros
-from .checks import (
-    IFC,
-    check_category,
-    check_dims,
-    check_tensor,
-    fail,
-    int_arg,
-    per_dim,
-    same_dtype,
-)
+from .checks import (IFC, check_category, check_dims, check_tensor, fail, int_arg, per_dim,
+                     same_dtype)
 from .layout import pad_sizes
+import math
 
 __all__ = ["dot_general", "dot_general_dims", "conv_general", "conv_shape"]
 

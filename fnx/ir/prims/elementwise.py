@@ -16,24 +16,10 @@ from ...core import dtype as D
 from ...ops import prims as _p
 from ..grad_utils import trigamma
 from ..registry import NONDIFFERENTIABLE, TensorMeta, derivative, nondifferentiable
-from ._common import POINTWISE, cj, like, over, plus, prim, rsub, scale, square, times, to_complex
-from .checks import (
-    ANY,
-    BI,
-    BIF,
-    COMPLEX,
-    FC,
-    FLOAT,
-    IF,
-    IFC,
-    INT,
-    check_category,
-    check_tensor,
-    dtype_arg,
-    fail,
-    same_dtype,
-    same_shape,
-)
+from ._common import (POINTWISE, cj, like, over, plus, prim, rsub, scale, square, times,
+                      to_complex)
+from .checks import (ANY, BI, BIF, COMPLEX, FC, FLOAT, IF, IFC, INT, check_category,
+                     check_tensor, dtype_arg, fail, same_dtype, same_shape)
 
 # (name, accepted dtype categories, result rule) of each unary and binary prim, in order.
 # Result rules: "same" (the operand's dtype), "bool", "real" (complex -> its float type).

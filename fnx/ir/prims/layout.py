@@ -4,22 +4,12 @@ use it.
 """
 from __future__ import annotations
 
-import math
-
 from ...ops import prims as _p
 from ..registry import TensorMeta, derivative
 from ._common import prim
-from .checks import (
-    check_dims,
-    check_tensor,
-    dim_arg,
-    fail,
-    int_list,
-    per_dim,
-    same_dtype,
-    scalar_for,
-    shape_arg,
-)
+from .checks import (check_dims, check_tensor, dim_arg, fail, int_list, per_dim, same_dtype,
+                     scalar_for, shape_arg)
+import math
 
 __all__ = ["broadcast_in_dim", "reshape", "transpose", "squeeze", "slice", "pad", "pad_sizes",
            "concatenate", "rev"]

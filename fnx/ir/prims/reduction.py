@@ -5,13 +5,12 @@ The output dtype is the input's (callers convert first); on bool, sum is "any" a
 """
 from __future__ import annotations
 
-import math
-
 from ...core import dtype as D
 from ...ops import prims as _p
 from ..registry import TensorMeta, derivative, nondifferentiable
 from ._common import permute_to, prim, shift, times, unreduce, zeros
 from .checks import ANY, BIF, check_category, check_dims, check_tensor, dim_arg, fail
+import math
 
 __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "argmax", "argmin"]
 

@@ -1,20 +1,8 @@
 """The layer classes of ``fnx.nn``, one family a file (and ``compiled``: what
 ``fnx.compile(module)`` returns, registered with ``fnx.compile`` on import)."""
-from . import (
-               activation,
-               compiled,  # noqa: F401 - registers OptimizedModule with fnx.compile
-               container,
-               conv,
-               dropout,
-               flatten,
-               linear,
-               loss,
-               module,
-               normalization,
-               pooling,
-               sparse,
-               transformer,
-)
+from . import (activation, container, conv, dropout, flatten, linear, loss, module, normalization,
+               pooling, sparse, transformer)
+from . import compiled  # noqa: F401 - registers OptimizedModule with fnx.compile
 from .activation import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403

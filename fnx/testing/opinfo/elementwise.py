@@ -15,16 +15,8 @@ import fnx
 
 from ...core import dtype as D
 from ...ir.aten import elementwise as E
-from ..database import (
-    ALL_DTYPES,
-    FLOATS,
-    INTS,
-    ErrorInput,
-    OpInfo,
-    SampleInput,
-    make_tensor,
-    register,
-)
+from ..database import (ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor,
+                        register)
 from ..reference_dtypes import DEFAULT, INT_TO_FLOAT, category, pointwise, result_dtype
 
 NUMERIC = FLOATS + INTS

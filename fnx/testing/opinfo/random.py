@@ -18,16 +18,8 @@ import fnx
 
 from ...core import dtype as D
 from ...ops import aten
-from ..database import (
-    ALL_DTYPES,
-    FLOATS,
-    INTS,
-    ErrorInput,
-    OpInfo,
-    SampleInput,
-    make_tensor,
-    register,
-)
+from ..database import (ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor,
+                        register)
 
 SIZES = ([2, 3], [0])
 NUMERIC = FLOATS + INTS

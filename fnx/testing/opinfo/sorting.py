@@ -17,16 +17,8 @@ import fnx
 
 from ...core import dtype as D
 from ...ir.aten import sorting as S
-from ..database import (
-    ALL_DTYPES,
-    FLOATS,
-    INTS,
-    ErrorInput,
-    OpInfo,
-    SampleInput,
-    make_tensor,
-    register,
-)
+from ..database import (ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor,
+                        register)
 
 NUMERIC = FLOATS + INTS
 SPECIAL = [3.0, np.nan, -np.inf, 1.0, np.nan, 3.0, np.inf, 1.0, -0.0, 0.0, -2.5, 3.0]

@@ -17,19 +17,8 @@ their decomposition.  Multi-output ops whose first output users commonly modify 
 ``result``, because naming ``result`` saves every output and pins its version.
 """
 # In the order the ops were defined before the split (registration order is kept).
-from . import (
-               activation,
-               attention,
-               conv,
-               dropout,
-               embedding,
-               fft,
-               loss,
-               normalization,
-               padding,
-               pooling,
-               sampling,
-)
+from . import (activation, dropout, embedding, normalization, conv, pooling, padding,
+               sampling, loss, attention, fft)
 
 __all__ = ["activation", "dropout", "embedding", "normalization", "conv", "pooling", "padding",
            "sampling", "loss", "attention", "fft"]

@@ -6,9 +6,10 @@ import math
 
 from ....core import dtype as D
 from ....ops import aten
-from ...dims import wrap_dim
 from ...registry import TensorMeta, defop, derivative
+from ...dims import wrap_dim
 from ._common import _HALF, ATEN_PW, CORE, CORE_PW, _check_float, _same, _to, _up
+
 
 # ----------------------------------------------------------------------------- softmax
 

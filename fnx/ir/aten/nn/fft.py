@@ -5,8 +5,8 @@ import math
 
 from ....core import dtype as D
 from ....ops import aten, prims
-from ...dims import wrap_dim
 from ...registry import TensorMeta, defop
+from ...dims import wrap_dim
 from ._common import CORE
 
 

@@ -9,9 +9,10 @@ import math
 
 from ....core import dtype as D
 from ....ops import aten
-from ...dims import broadcast_shapes, wrap_dim
 from ...registry import TensorMeta, defop, derivative
+from ...dims import broadcast_shapes, wrap_dim
 from ._common import CORE, _arange, _check_float, _full, _opmath, _to, _up
+
 
 # ----------------------------------------------------------------------------- losses
 

@@ -12,6 +12,7 @@ from ....ops import aten
 from ...registry import TensorMeta, defop, derivative
 from ._common import CORE, _arange, _check_float, _full, _not_implemented, _same, _to, _up
 
+
 _NUM = {1: "one int", 2: "two ints", 3: "three ints"}
 
 

@@ -27,19 +27,8 @@ The ``*_backward`` ops are sampled with every ``output_mask`` entry True: the ch
 compare tuples of tensors and cannot compare the ``None`` a False entry gives.
 """
 # In the order the entries were registered before the split (the database keeps it).
-from . import (
-               activation,
-               attention,
-               conv,
-               dropout,
-               embedding,
-               fft,
-               loss,
-               normalization,
-               padding,
-               pooling,
-               sampling,
-)
+from . import (activation, dropout, embedding, normalization, conv, pooling, padding,
+               sampling, loss, attention, fft)
 
 __all__ = ["activation", "dropout", "embedding", "normalization", "conv", "pooling", "padding",
            "sampling", "loss", "attention", "fft"]

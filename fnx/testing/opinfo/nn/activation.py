@@ -9,7 +9,8 @@ import scipy.special as sp
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
-from ._common import FI, INF, NAN, TOLS, F, _arr, _floatref, _t
+from ._common import F, FI, INF, NAN, TOLS, _arr, _floatref, _t
+
 
 # --------------------------------------------------------------------------- softmax
 

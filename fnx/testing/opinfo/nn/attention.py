@@ -9,7 +9,7 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
-from ._common import SUMS, F, _arr, _floatref, _t
+from ._common import F, SUMS, _arr, _floatref, _t
 
 
 def _sdpa_ref(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,

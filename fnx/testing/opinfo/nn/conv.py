@@ -7,7 +7,7 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
-from ._common import SUMS, F, _floatref, _np, _per_dim, _t
+from ._common import F, SUMS, _floatref, _np, _per_dim, _t
 
 
 def np_conv(x, w, b, stride, padding, dilation, groups):

@@ -6,7 +6,7 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, Known, OpInfo, SampleInput, register
-from ._common import TOLS, F, _floatref, _grad_kink, _idx, _t
+from ._common import F, TOLS, _floatref, _grad_kink, _idx, _t
 
 
 def _embedding_ref(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):

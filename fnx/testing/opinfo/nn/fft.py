@@ -6,7 +6,8 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
-from ._common import SUMS, C, F, _arr, _np, _t
+from ._common import C, F, SUMS, _arr, _np, _t
+
 
 _NORM_R2C = {0: "backward", 1: "ortho", 2: "forward"}     # normalization: none, 1/sqrt(n), 1/n
 _NORM_C2R = {0: "forward", 1: "ortho", 2: "backward"}

@@ -7,8 +7,9 @@ from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
 from ...reference_dtypes import category, promote
-from ._common import INF, TOLS, F, _arr, _floatref, _grad_kink, _idx, _np, _t
+from ._common import F, INF, TOLS, _arr, _floatref, _grad_kink, _idx, _np, _t
 from .activation import np_softmax
+
 
 # --------------------------------------------------------------------------- losses
 

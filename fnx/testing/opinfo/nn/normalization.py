@@ -6,7 +6,7 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
-from ._common import SUMS, TOLS, F, _arr, _floatref, _np, _t, _wide
+from ._common import F, SUMS, TOLS, _arr, _floatref, _np, _t, _wide
 
 
 def np_layer_norm(x, ns, w=None, b=None, eps=1e-5):

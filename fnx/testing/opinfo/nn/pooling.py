@@ -6,7 +6,7 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
-from ._common import FI, INF, NAN, TOLS, F, _arr, _floatref, _idx, _np, _per_dim, _t
+from ._common import F, FI, INF, NAN, TOLS, _arr, _floatref, _idx, _np, _per_dim, _t
 
 
 def np_pool_size(n, k, p, s, d, ceil_mode):

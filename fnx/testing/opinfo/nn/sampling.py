@@ -9,7 +9,7 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
-from ._common import FI, TOLS, F, _arr, _floatref, _per_dim, _t
+from ._common import F, FI, TOLS, _arr, _floatref, _per_dim, _t
 
 
 def np_nearest_idx(n_in, n_out, scale=None):

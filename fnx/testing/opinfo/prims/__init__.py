@@ -12,19 +12,8 @@ they call ``np.fft``.
 from __future__ import annotations
 
 # in the order the families define their prims (the order the entries register in)
-from . import (
-               contraction,
-               creation,
-               data_dependent,
-               elementwise,
-               fft,
-               gather_scatter,
-               layout,
-               random,
-               reduction,
-               scan,
-               sorting,
-)
+from . import (elementwise, layout, reduction, scan, creation, contraction, gather_scatter,
+               sorting, data_dependent, fft, random)
 
 __all__ = ["elementwise", "layout", "reduction", "scan", "creation", "contraction",
            "gather_scatter", "sorting", "data_dependent", "fft", "random"]

@@ -20,18 +20,8 @@ import fnx
 from ....core import dtype as D
 from ....ir import prims as P
 from ...database import FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor, register
-from ._common import (
-    ALL,
-    ALLC,
-    COMPLEX,
-    SPECIAL,
-    SPECIAL_OTHER,
-    dtypes_of,
-    from_py,
-    is_float,
-    py_values,
-    tensor,
-)
+from ._common import (ALL, ALLC, COMPLEX, SPECIAL, SPECIAL_OTHER, dtypes_of, from_py, is_float,
+                      py_values, tensor)
 
 _NAN, _INF = math.nan, math.inf
 

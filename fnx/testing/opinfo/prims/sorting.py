@@ -8,7 +8,8 @@ import fnx
 
 from ....core import dtype as D
 from ....ir import prims as P
-from ...database import FLOATS, INTS, ErrorInput, OpInfo, SampleInput, _gen, make_tensor, register
+from ...database import (FLOATS, INTS, ErrorInput, OpInfo, SampleInput, _gen, make_tensor,
+                         register)
 from ._common import ALL, is_float, tensor, wide
 
 
