@@ -171,6 +171,26 @@ def test_views_offsets_zero_strides_and_scalars():
     assert out["t"].numpy()[0, 1] == 4.0
 
 
+def test_untyped_storage_v3_and_big_endian_files():
+    """_rebuild_tensor_v3 over an UntypedStorage (bytes) names its dtype; a file whose
+    byteorder member says big holds big-endian data."""
+    raw = np.array([1.5, -2.0, 4.0], ">f4").tobytes()
+    pid = _tuple(_str("storage"), _global("torch", "UntypedStorage"), _str("0"), _str("cpu"),
+                 _int(len(raw))) + b"Q"
+    ops = (_global("torch._utils", "_rebuild_tensor_v3") +
+           _tuple(pid, _int(1), _obj((2,)), _obj((1,)), _obj(False),
+                  _global("collections", "OrderedDict") + b")R", _global("torch", "float32"))
+           + b"R")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("archive/data.pkl", b"\x80\x02" + ops + b".")
+        z.writestr("archive/byteorder", "big")
+        z.writestr("archive/data/0", raw)
+    out.seek(0)
+    t = load(out)
+    assert t.dtype is fnx.float32 and t.tolist() == [-2.0, 4.0]
+
+
 def test_parameters_python_values_and_containers():
     st = _Storages()
     param = (_global("torch._utils", "_rebuild_parameter") +

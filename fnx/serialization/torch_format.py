@@ -51,10 +51,12 @@ class _StorageType:
 
 
 class _Storage:
-    """A storage's bytes as a 1-D array of its element type, and where it lived."""
+    """A storage's bytes as a 1-D array of its element type (bytes when untyped), where it
+    lived, and whether the file is big-endian."""
 
-    def __init__(self, array, dtype_name, location):
+    def __init__(self, array, dtype_name, location, big=False):
         self.array, self.dtype_name, self.location = array, dtype_name, location
+        self.big = big
 
     def typed(self, dtype_name):
         if dtype_name is None or dtype_name == self.dtype_name:
@@ -62,13 +64,11 @@ class _Storage:
         if self.dtype_name is not None:
             raise CheckpointError(f"a {self.dtype_name} storage read as {dtype_name}")
         # an untyped (byte) storage, viewed with the tensor's dtype
-        item = STORAGE[dtype_name].itemsize
-        if len(self.array) % item:
+        dt = STORAGE[dtype_name].newbyteorder(">" if self.big else "<")
+        if len(self.array) % dt.itemsize:
             raise CheckpointError(f"an untyped storage of {len(self.array)} bytes is not a "
                                   f"whole number of {dtype_name} elements")
-        return self.array.view(STORAGE[dtype_name].newbyteorder(self.array.dtype.byteorder)
-                               if self.array.dtype.byteorder == ">" else STORAGE[dtype_name]
-                               ), dtype_name
+        return self.array.view(dt), dtype_name
 
 
 class _Loader:
@@ -551,7 +551,7 @@ def _reduce(u):
     fn = u.stack[-1]
     if not isinstance(args, tuple):
         raise CheckpointError(f"REDUCE with arguments of type {type(args).__name__}")
-    if not u.is_allowed(fn) or isinstance(fn, _StorageType) and fn is not _PARAMETER:
+    if not u.is_allowed(fn):
         raise CheckpointError(f"REDUCE calls {fn!r}, which is not an allowed function")
     u.stack[-1] = _call(u.ld, fn, args)
 
@@ -664,7 +664,7 @@ def _storage(raw, stype, location, numel, byteorder, where):
         raise CheckpointError(f"{where}: {len(raw)} bytes are not whole elements")
     if byteorder == "big" and dt.itemsize > 1:
         dt = dt.newbyteorder(">")
-    return _Storage(np.frombuffer(raw, dt), stype.dtype_name, location)
+    return _Storage(np.frombuffer(raw, dt), stype.dtype_name, location, byteorder == "big")
 
 
 def read_zip(z, name, map_location, member):
