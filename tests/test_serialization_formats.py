@@ -417,8 +417,36 @@ def test_whole_module_shared_parameters_and_hooks():
         back = load(buf)
     assert back[0] is back[1] and back[0].weight is back[1].weight
     model.register_forward_hook(lambda m, i, o: o)
-    with pytest.raises(TypeError, match=r"cannot save .* at \['_forward_hooks'\]"):
+    with pytest.raises(TypeError, match=r"cannot save an object of type function at "
+                                        r"\['_forward_hooks'\]"):
         save(model, io.BytesIO())                # hooks are code: never saved
+
+
+class _Act(nn.Module):
+    """A module holding a function and a shape as plain attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.fn = nn.functional.relu
+        self.shape = fnx.zeros(2, 3).shape
+
+    def forward(self, x):
+        return self.fn(x).reshape(self.shape)
+
+
+def test_whole_module_with_a_function_attribute():
+    buf = io.BytesIO()
+    save(_Act(), buf)
+    data = buf.getvalue()
+    with safe_globals([_Act]):
+        with pytest.raises(CheckpointError, match="uses the function or class "
+                                                  "fnx.nn.functional.relu, which is not allowed"):
+            load(io.BytesIO(data))
+    with safe_globals([_Act, nn.functional.relu]):
+        m = load(io.BytesIO(data))
+    assert m.fn is nn.functional.relu and tuple(m.shape) == (2, 3)
+    x = np.array([-1.0, 2.0, -3.0, 4.0, 0.5, -0.5], np.float32)
+    assert np.array_equal(m(fnx.tensor(x)).numpy(), np.maximum(x, 0).reshape(2, 3))
 
 
 def test_weights_only_false_trusts_the_file():

@@ -72,15 +72,16 @@ class _Encoder:
             return {"__dtype__": obj.name}
         if isinstance(obj, _device_cls):
             return {"__device__": str(obj)}
-        if type(obj) in (dict, OrderedDict):
+        # subclasses (fnx.Size, named tuples) are saved as the plain container
+        if isinstance(obj, dict):
             return self.dict(obj, path)
-        if type(obj) is tuple:
+        if isinstance(obj, tuple):
             return {"__tuple__": [self.encode(v, path + [i]) for i, v in enumerate(obj)]}
-        if type(obj) is list:
+        if isinstance(obj, list):
             return [self.encode(v, path + [i]) for i, v in enumerate(obj)]
-        if type(obj) in (set, frozenset):
+        if isinstance(obj, (set, frozenset)):
             return {"__set__": [self.encode(v, path + [i]) for i, v in enumerate(obj)],
-                    "frozen": type(obj) is frozenset}
+                    "frozen": isinstance(obj, frozenset)}
         if isinstance(obj, (np.integer, np.floating, np.bool_)):
             return self.encode(obj.item(), path)
         if isinstance(obj, (types.FunctionType, type)) and "<" not in obj.__qualname__:
