@@ -63,6 +63,10 @@ def test_compiled_program_out_of_memory():
     with pytest.raises(fnx.OutOfMemoryError, match="^fnx.compile: the compiled program: "
                                                    "out of memory: RESOURCE_EXHAUSTED"):
         f(fnx.ones(1))
+    # a differentiable call runs the forward of its vjp program: the same error
+    with pytest.raises(fnx.OutOfMemoryError, match="^fnx.compile: the compiled program: "
+                                                   "out of memory"):
+        f(fnx.ones(1, requires_grad=True))
 
 
 def test_cuda_backend_out_of_memory():
