@@ -28,7 +28,8 @@ import safetensors.numpy
 import fnx
 import fnx.nn as nn
 from fnx.serialization import (CheckpointError, add_safe_globals, clear_safe_globals,
-                               get_safe_globals, load, safe_globals, save)
+                               get_safe_globals, get_unsafe_globals_in_checkpoint, load,
+                               safe_globals, save)
 
 DATA = Path(__file__).parent / "data"
 
@@ -455,3 +456,19 @@ def test_weights_only_false_trusts_the_file():
     buf.seek(0)
     m = load(buf, weights_only=False)
     assert type(m) is nn.Linear and m.weight.shape == (3, 2)
+
+
+def test_listing_the_globals_a_checkpoint_needs():
+    buf = io.BytesIO()
+    save({"net": _Net(), "act": _Act()}, buf)
+    buf.seek(0)
+    assert get_unsafe_globals_in_checkpoint(buf) == [
+        f"{__name__}._Net", "fnx.nn.modules.container.Sequential",
+        "fnx.nn.modules.linear.Linear", "fnx.nn.modules.activation.ReLU", f"{__name__}._Act",
+        "fnx.nn.functional.relu"]
+    for path in (DATA / "torch_small.pt", DATA / "torch_small_legacy.pt"):
+        assert get_unsafe_globals_in_checkpoint(path) == []     # tensors only
+    ops = _global("mypkg", "Net") + b")\x81" + _global("os", "system") + b"0"
+    assert get_unsafe_globals_in_checkpoint(_torch_file(ops, _Storages())) == [
+        "mypkg.Net", "os.system"]
+    assert get_unsafe_globals_in_checkpoint(io.BytesIO(b"garbage")) == []

@@ -24,6 +24,7 @@ import os
 import struct
 import zipfile
 
+from ..core.errors import out_of_memory
 from . import fnx_format, safetensors_format, torch_format
 from .errors import CheckpointError
 from .fnx_format import _member
@@ -32,7 +33,8 @@ from .tensors import Placing, register_parameter_class
 from .tensors import rebuild_tensor as _rebuild_tensor  # noqa: F401 - old pickles name it
 
 __all__ = ["save", "load", "CheckpointError", "add_safe_globals", "safe_globals",
-           "get_safe_globals", "clear_safe_globals", "register_parameter_class"]
+           "get_safe_globals", "clear_safe_globals", "get_unsafe_globals_in_checkpoint",
+           "register_parameter_class"]
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
@@ -100,14 +102,47 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     except RecursionError:
         raise CheckpointError(f"fnx.load: {name!r}: the checkpoint is nested too deeply") \
             from None
-    except MemoryError:
-        raise CheckpointError(f"fnx.load: {name!r}: the checkpoint asks for more memory than "
-                              f"there is (corrupt sizes?)") from None
+    except MemoryError as e:   # sizes were checked against the data: memory is short
+        raise out_of_memory(e, f"fnx.load: {name!r}") from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError,
             TypeError, KeyError, IndexError, AttributeError, OverflowError, struct.error,
             UnicodeDecodeError, NotImplementedError) as e:
         raise CheckpointError(f"fnx.load: {name!r} is corrupt ({type(e).__name__}: "
                               f"{e})") from None
+
+
+def get_unsafe_globals_in_checkpoint(f) -> list:
+    """The classes and functions (as ``"module.qualname"``) a checkpoint names that
+    ``fnx.load`` does not allow by default, read without loading anything, as
+    ``torch.serialization.get_unsafe_globals_in_checkpoint``: what to check, then allow with
+    ``add_safe_globals``, before loading it.
+
+    >>> import fnx, io
+    >>> buf = io.BytesIO()
+    >>> fnx.save({"net": fnx.nn.ReLU(), "w": fnx.ones(1)}, buf)
+    >>> _ = buf.seek(0)
+    >>> fnx.serialization.get_unsafe_globals_in_checkpoint(buf)
+    ['fnx.nn.modules.activation.ReLU']
+    """
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            data = fh.read()
+    else:
+        data = f.read()
+    try:
+        if data[:2] == b"PK":
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                if fnx_format.HEADER in z.namelist():
+                    return fnx_format.globals_in(z, "<file>")
+                return torch_format.globals_in_zip(z, _member)
+        if torch_format.is_legacy(data):
+            return torch_format.globals_in_legacy(data)
+        return []
+    except CheckpointError:
+        raise
+    except (zipfile.BadZipFile, ValueError, StopIteration, OSError, EOFError) as e:
+        raise CheckpointError(f"fnx.serialization.get_unsafe_globals_in_checkpoint: the file "
+                              f"is corrupt ({type(e).__name__}: {e})") from None
 
 
 def _load(data, name, map_location, weights_only):

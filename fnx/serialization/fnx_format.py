@@ -24,7 +24,7 @@ from . import safe_globals as _safe
 from .errors import CheckpointError
 from .tensors import STORAGE, make
 
-__all__ = ["HEADER", "write", "read"]
+__all__ = ["HEADER", "write", "read", "globals_in"]
 
 HEADER = "fnx_format.json"
 _FORMAT = "fnx.save"
@@ -337,3 +337,19 @@ def _import(path):
             return None
         return obj
     return None
+
+
+def globals_in(z, name):
+    """The class and function paths an fnx checkpoint names (none is allowed by default)."""
+    header = json.loads(_member(z, HEADER, name))
+    found, todo = [], [header.get("root") if isinstance(header, dict) else None]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, list):
+            todo.extend(reversed(v))
+        elif isinstance(v, dict):
+            for key in ("__object__", "__global__"):
+                if isinstance(v.get(key), str):
+                    found.append(v[key])
+            todo.extend(reversed(list(v.values())))
+    return list(dict.fromkeys(found))

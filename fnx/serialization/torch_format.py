@@ -16,6 +16,7 @@ alias each other.
 """
 from __future__ import annotations
 
+import pickletools
 import struct
 from collections import Counter, OrderedDict
 
@@ -29,7 +30,7 @@ from . import safe_globals as _safe
 from .errors import CheckpointError
 from .tensors import STORAGE, make, parameter
 
-__all__ = ["is_legacy", "read_zip", "read_legacy"]
+__all__ = ["is_legacy", "read_zip", "read_legacy", "globals_in_zip", "globals_in_legacy"]
 
 # The first pickle of a legacy torch.save file: this number.
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -774,3 +775,42 @@ def _legacy_pid(pid):
 
 def _no_storage(pid):
     raise CheckpointError("a storage where none is expected")
+
+
+# ----------------------------------------------------------------------------- listing globals
+
+def _globals_in(data, pos):
+    """The globals the pickle at ``data[pos:]`` names, read without running it, and the
+    position after it."""
+    found, strings, end = [], [], pos
+    try:
+        for op, arg, at in pickletools.genops(data[pos:]):
+            end = pos + at + 1
+            if op.name == "GLOBAL":
+                module, _, name = arg.partition(" ")
+                found.append(f"{_RENAMED.get(module, module)}.{name}")
+            elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+                found.append(f"{strings[-2]}.{strings[-1]}")
+            elif isinstance(arg, str):
+                strings.append(arg)
+    except ValueError as e:
+        raise CheckpointError(f"corrupt pickle ({e})") from None
+    return found, end
+
+
+def unsafe(paths):
+    """The names of ``paths`` that are not allowed by default, in order, once each."""
+    return list(dict.fromkeys(p for p in paths if p not in _ALLOWED))
+
+
+def globals_in_zip(z, member):
+    pkl = next(n for n in z.namelist() if n == "data.pkl" or n.endswith("/data.pkl"))
+    return unsafe(_globals_in(member(z, pkl, "<file>"), 0)[0])
+
+
+def globals_in_legacy(data):
+    pos, found = len(_LEGACY_PREFIX) + 1, []
+    for _ in range(3):          # the protocol version, the system info, the object
+        names, pos = _globals_in(data, pos)
+        found += names
+    return unsafe(found)
