@@ -1,7 +1,8 @@
 """``.safetensors`` files (a JSON header of names, dtypes, shapes and offsets, then the raw
 little-endian data), parsed and validated by the ``safetensors`` package: its Rust parser
 checks the header, that the offsets tile the data exactly and that each size matches its
-shape, which is the hard part to get right by hand."""
+shape, which is the hard part to get right by hand.  Its ``deserialize`` (raw bytes per
+tensor) rather than ``safetensors.numpy.load``, which has no NumPy dtype for BF16."""
 from __future__ import annotations
 
 import json
