@@ -250,6 +250,16 @@ def test_map_location_and_saved_device():
     assert load(io.BytesIO(data), map_location={"cuda:0": "meta"})["w"].device.type == "meta"
 
 
+def test_saved_cuda_location_loads_on_cuda():
+    if not fnx.cuda.is_available():
+        pytest.skip("no cuda device (run with FNX_CUDA_ON_CPU=1 to test the cuda backend)")
+    st = _Storages()
+    obj = {"w": st.tensor(np.array([1.0, 2.0], np.float32), "FloatStorage",
+                          location="cuda:0")}
+    w = load(_torch_file(_obj(obj), st))["w"]
+    assert w.device == fnx.device("cuda:0") and w.cpu().tolist() == [1.0, 2.0]
+
+
 def test_real_pytorch_files_match_hand_computed_values():
     for path in (DATA / "torch_small.pt", DATA / "torch_small_legacy.pt"):
         out = load(path)
