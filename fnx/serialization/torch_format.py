@@ -35,7 +35,7 @@ __all__ = ["is_legacy", "read_zip", "read_legacy", "globals_in_zip", "globals_in
 # The first pickle of a legacy torch.save file: this number.
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PREFIX = b"\x80\x02\x8a\x0a" + _LEGACY_MAGIC.to_bytes(10, "little")
-_MAX_BROADCAST_BYTES = 1 << 31      # a zero-stride tensor larger than its storage, at most
+_MAX_BROADCAST_BYTES = 1 << 30      # zero-stride tensors larger than their storage, in all
 
 
 def is_legacy(data: bytes) -> bool:
@@ -79,6 +79,7 @@ class _Loader:
 
     def __init__(self, name, map_location, storages):
         self.name, self.map_location, self.storages = name, map_location, storages
+        self.amplified = 0      # bytes of expanded tensors beyond their storages
 
 
 def _ints(v, what):
@@ -109,9 +110,11 @@ def _tensor(ld, storage, offset, size, stride, requires_grad, dtype_name=None):
             raise CheckpointError(f"a tensor of size {size}, stride {stride} and offset "
                                   f"{offset} reaches element {extent - 1} of a storage of "
                                   f"{len(arr)} elements")
-        if numel > len(arr) and numel * item > _MAX_BROADCAST_BYTES:
-            raise CheckpointError(f"a tensor of size {size} ({numel} elements) over a "
-                                  f"storage of {len(arr)} elements is implausibly large")
+        if numel > len(arr):        # zero strides (an expanded tensor): a copy is bigger
+            ld.amplified += numel * item        # than the file; bounded, per file
+            if ld.amplified > _MAX_BROADCAST_BYTES:
+                raise CheckpointError(f"a tensor of size {size} ({numel} elements) over a "
+                                      f"storage of {len(arr)} elements is implausibly large")
         view = np.ndarray(size, arr.dtype, arr, offset * item, tuple(s * item for s in stride))
     else:
         view = np.empty(size, arr.dtype)
@@ -164,6 +167,8 @@ def _rebuild_from_type_v2(ld, func, new_type, args, state):
     if func not in _CALLABLE or not isinstance(args, tuple):
         raise CheckpointError(f"_rebuild_from_type_v2: cannot call {func!r}")
     ret = _call(ld, func, args)
+    if not isinstance(ret, Tensor):
+        raise CheckpointError(f"_rebuild_from_type_v2: {func!r} made a {type(ret).__name__}")
     if new_type is _PARAMETER:
         ret = parameter(ret, ret.requires_grad)
     elif new_type is not Tensor:
