@@ -14,11 +14,12 @@ from .backends.cuda.devices import (current_device, device, device_count, get_de
                                     get_rng_state, init, initial_seed, is_available, is_initialized,
                                     manual_seed, manual_seed_all, on_cpu, seed, seed_all,
                                     set_device, set_rng_state, synchronize)
+from .core.errors import OutOfMemoryError   # torch.cuda.OutOfMemoryError is torch's too
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device",
            "synchronize", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "initial_seed", "get_rng_state", "set_rng_state", "get_device_name",
-           "is_initialized", "init", "on_cpu"]
+           "is_initialized", "init", "on_cpu", "OutOfMemoryError"]
 
 
 def __getattr__(name):

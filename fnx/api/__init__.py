@@ -14,6 +14,7 @@ from ..core.autocast_mode import (autocast, autocast_decrement_nesting,
                                   is_autocast_enabled, set_autocast_cache_enabled,
                                   set_autocast_dtype, set_autocast_enabled)
 from ..core.device import device
+from ..core.errors import OutOfMemoryError
 from ..core.dtype import (bfloat16, bool, can_cast, complex64, complex128, dtype, float16, float32,
                           float64, get_default_dtype, int8, int16, int32, int64, promote_types,
                           result_type, set_default_dtype, uint8)
@@ -48,6 +49,7 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
             "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
             "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
             "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
-            "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting"]
+            "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+            "OutOfMemoryError"]
            + conversion.__all__ + creation.__all__ + indexing.__all__ + linalg.__all__
            + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__)

@@ -19,6 +19,7 @@ from fnx.core.dtype import get_default_dtype as get_default_dtype
 from fnx.core.dtype import promote_types as promote_types
 from fnx.core.dtype import result_type as result_type
 from fnx.core.dtype import set_default_dtype as set_default_dtype
+from fnx.core.errors import OutOfMemoryError as OutOfMemoryError
 from fnx.core.grad_mode import enable_grad as enable_grad
 from fnx.core.grad_mode import inference_mode as inference_mode
 from fnx.core.grad_mode import is_grad_enabled as is_grad_enabled
@@ -56,12 +57,12 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'short', 'int', 'long', 'cfloat', 'cdouble', 'autocast', 'is_autocast_enabled',
            'set_autocast_enabled', 'get_autocast_dtype', 'set_autocast_dtype',
            'is_autocast_cache_enabled', 'set_autocast_cache_enabled', 'clear_autocast_cache',
-           'autocast_increment_nesting', 'autocast_decrement_nesting', 'is_tensor',
-           'is_floating_point', 'numel', 'set_printoptions', 'tensor', 'as_tensor', 'from_numpy',
-           'scalar_tensor', 'empty', 'empty_strided', 'zeros', 'ones', 'full', 'empty_like',
-           'zeros_like', 'ones_like', 'full_like', 'arange', 'linspace', 'logspace', 'eye', 'rand',
-           'randn', 'randint', 'randperm', 'rand_like', 'randn_like', 'randint_like', 'normal',
-           'bernoulli', 'multinomial', 'index_select', 'gather', 'scatter', 'scatter_add',
+           'autocast_increment_nesting', 'autocast_decrement_nesting', 'OutOfMemoryError',
+           'is_tensor', 'is_floating_point', 'numel', 'set_printoptions', 'tensor', 'as_tensor',
+           'from_numpy', 'scalar_tensor', 'empty', 'empty_strided', 'zeros', 'ones', 'full',
+           'empty_like', 'zeros_like', 'ones_like', 'full_like', 'arange', 'linspace', 'logspace',
+           'eye', 'rand', 'randn', 'randint', 'randperm', 'rand_like', 'randn_like', 'randint_like',
+           'normal', 'bernoulli', 'multinomial', 'index_select', 'gather', 'scatter', 'scatter_add',
            'scatter_reduce', 'index_put', 'masked_fill', 'masked_select', 'masked_scatter',
            'nonzero', 'argwhere', 'take_along_dim', 'matmul', 'mm', 'bmm', 'addmm', 'baddbmm',
            'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot', 'abs', 'neg', 'sign', 'acos',

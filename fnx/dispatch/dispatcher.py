@@ -27,6 +27,7 @@ import keyword
 from ..core import tls
 from ..core.dispatch_key import (AUTOCAST_KEYS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_KEYS, BACKEND_KEYS,
                                  FULL, KEYS, NUM_KEYS, AliasKey, DispatchKey, DispatchKeySet)
+from ..core.errors import out_of_memory
 from .schema import FunctionSchema, check_argument_type, parse_schema
 
 __all__ = ["OpOverload", "OpOverloadPacket", "FALLTHROUGH", "register_fallback",
@@ -234,7 +235,10 @@ def _generate_call(op: OpOverload):
     s = op.schema
     params, names, pos_call, kw_call, ks_terms = [], [], [], [], []
     env = {"_S": tls.state, "_tbl": op._table, "_m": FULL, "_op": op,
-           "_ksl": _ks_list, "_bad": _bad_arguments}
+           "_ksl": _ks_list, "_bad": _bad_arguments,
+           # an allocation failure (NumPy's MemoryError, XLA's RESOURCE_EXHAUSTED) becomes
+           # OutOfMemoryError naming the innermost op; no cost unless something raised
+           "_oom": out_of_memory}
     star = False
     first_tensor = True
     scalar_ok = "pointwise" in op.tags
@@ -276,7 +280,13 @@ def _generate_call(op: OpOverload):
            f"    except (AttributeError, TypeError):\n"
            f"        _bad(_op, ({', '.join(names)}{',' if names else ''}))\n"
            f"    _k = (_k | _S.include) & _S.mask & _m\n"
-           f"    return _tbl[_k.bit_length() - 1]({call_args})\n")
+           f"    try:\n"
+           f"        return _tbl[_k.bit_length() - 1]({call_args})\n"
+           f"    except (MemoryError, RuntimeError) as _e:\n"
+           f"        _o = _oom(_e, _op.qualname)\n"
+           f"        if _o is None:\n"
+           f"            raise\n"
+           f"        raise _o from None\n")
     exec(compile(src, f"<fnx op {op.qualname}>", "exec"), env)
     fn = env[fname]
     fn.__qualname__ = op.qualname

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 
 from ..autograd.graph import FREED, Node, ag_bit
 from ..autograd.history import edge_of
+from ..core.errors import out_of_memory
 from ..core.tensor import Tensor
 from ..graph.graph import _collect
 from .jax_compile import tensor_maker
@@ -23,6 +24,14 @@ __all__ = ["compile_vjp", "CompiledBackward"]
 
 def _is_float(dtype) -> bool:
     return dtype.is_floating_point or dtype.is_complex
+
+
+def _raise_oom(error, what):
+    """Re-raise ``error``, as fnx.OutOfMemoryError when it is XLA's RESOURCE_EXHAUSTED."""
+    oom = out_of_memory(error, what)
+    if oom is None:
+        raise error
+    raise oom from None
 
 
 class CompiledBackward(Node):
@@ -44,8 +53,11 @@ class CompiledBackward(Node):
             raise RuntimeError(FREED)
         cts = [program_input(g) if g is not None else jnp.zeros(m.shape, m.dtype.numpy)
                for g, m in zip(grads, self.out_meta)]
-        with jax.enable_x64(True):
-            res = self.bwd(self.vjp_fn, cts)
+        try:
+            with jax.enable_x64(True):
+                res = self.bwd(self.vjp_fn, cts)
+        except RuntimeError as e:
+            _raise_oom(e, "fnx.compile: the compiled backward")
         return [tensor_maker(m)(r) for r, m in zip(res, self.in_meta)]
 
 
@@ -93,11 +105,14 @@ def compile_vjp(run, graph):
         if built is None:
             built = cache[diff_in] = build(diff_in)
         rest_in, fwd, bwd = built
-        with jax.enable_x64(True):
-            arrays = [feed(t, h) for t, h in zip(inputs, hows)]
-            run.check(arrays)       # value checks first, as Program.call_arrays does
-            primal, aux, vjp_fn = fwd([arrays[i] for i in diff_in],
-                                      [arrays[i] for i in rest_in])
+        try:
+            with jax.enable_x64(True):
+                arrays = [feed(t, h) for t, h in zip(inputs, hows)]
+                run.check(arrays)       # value checks first, as Program.call_arrays does
+                primal, aux, vjp_fn = fwd([arrays[i] for i in diff_in],
+                                          [arrays[i] for i in rest_in])
+        except RuntimeError as e:
+            _raise_oom(e, "fnx.compile: the compiled program")
         env = {}
         for j, a in zip(diff_out, primal):
             env[out_nodes[j]] = makers[j](a)

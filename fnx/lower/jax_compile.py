@@ -20,6 +20,7 @@ import numpy as np
 
 from ..backends.cpu import wrap_resident
 from ..core.device import canonical
+from ..core.errors import out_of_memory
 from ..core.tensor import Tensor, resident
 from ..graph.graph import _collect, map_nodes
 from ..ir import prims as P
@@ -165,18 +166,24 @@ class Program:
             self.check(arrays[:len(arrays) - sinks])
         key = (donate, sinks) if sinks else donate
         call = self._compiled.get(key)
-        if call is None:
-            with jax.enable_x64(True):
-                compiled = self._compile(arrays, donate, sinks)
-                outs = compiled(*arrays)
-            # the executable's own call (set by its first call): one Python frame less
-            self._compiled[key] = getattr(compiled, "_call", None) or compiled
-            return outs
-        for i in self._wide:
-            if type(arrays[i]) is not ARRAY_TYPE:
+        try:
+            if call is None:
                 with jax.enable_x64(True):
-                    return call(*arrays)
-        return call(*arrays)
+                    compiled = self._compile(arrays, donate, sinks)
+                    outs = compiled(*arrays)
+                # the executable's own call (set by its first call): one Python frame less
+                self._compiled[key] = getattr(compiled, "_call", None) or compiled
+                return outs
+            for i in self._wide:
+                if type(arrays[i]) is not ARRAY_TYPE:
+                    with jax.enable_x64(True):
+                        return call(*arrays)
+            return call(*arrays)
+        except RuntimeError as e:   # XLA's RESOURCE_EXHAUSTED: fnx.OutOfMemoryError
+            oom = out_of_memory(e, "fnx.compile: the compiled program")
+            if oom is None:
+                raise
+            raise oom from None
 
     def _call_checked(self, arrays):
         """The outputs for ``arrays`` from one program that also computes the value checks;

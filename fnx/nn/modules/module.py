@@ -69,6 +69,15 @@ class _IdSet(dict):
     """A weak-referenceable dict used as a set of hook ids."""
 
 
+# ``local_metadata`` key of load_state_dict's first pass: check, write nothing.
+_CHECK_ONLY = "fnx_check_only"
+
+# The hook collections every module has (``__init__``).
+_HOOK_SETS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+              "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_state_dict_hooks",
+              "_load_state_dict_post_hooks")
+
+
 def _addindent(s: str, n: int) -> str:
     lines = s.split("\n")
     if len(lines) == 1:
@@ -365,13 +374,9 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for k, v in (("_forward_hooks_with_kwargs", _IdSet()),
-                     ("_forward_hooks_always_called", _IdSet()),
-                     ("_forward_pre_hooks_with_kwargs", _IdSet()),
-                     ("_state_dict_hooks", _IdSet()),
-                     ("_load_state_dict_post_hooks", _IdSet()),
-                     ("_non_persistent_buffers_set", set())):
-            self.__dict__.setdefault(k, v)
+        for k in _HOOK_SETS:
+            self.__dict__.setdefault(k, _IdSet())
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
         settings = state.get("_compile_settings")
         if settings is not None:
             self.compile(*settings[0], **settings[1])
@@ -379,6 +384,9 @@ class Module:
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_compiled_call_impl", None)      # programs of this module's tensors
+        for k in _HOOK_SETS:        # empty hook sets are remade by __setstate__: a saved
+            if not state.get(k, True):      # module's state is then plain data (fnx.save)
+                del state[k]
         return state
 
     # ------------------------------------------------------------------ iteration
@@ -606,6 +614,7 @@ class Module:
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
         assign = local_metadata.get("assign_to_params_buffers", False)
+        check_only = local_metadata.get(_CHECK_ONLY, False)
         persistent = {k: v for k, v in self._buffers.items()
                       if k not in self._non_persistent_buffers_set}
         local = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
@@ -627,6 +636,8 @@ class Module:
                                   f"{value.shape} from checkpoint, the shape in current model "
                                   f"is {param.shape}.")
                 continue
+            if check_only:
+                continue
             try:
                 with no_grad():
                     if assign:
@@ -646,7 +657,8 @@ class Module:
         extra_key = prefix + "_extra_state"
         if getattr(type(self), "set_extra_state", None) is not None:
             if extra_key in state_dict:
-                self.set_extra_state(state_dict[extra_key])
+                if not check_only:
+                    self.set_extra_state(state_dict[extra_key])
             elif strict:
                 missing_keys.append(extra_key)
         if strict:
@@ -663,23 +675,42 @@ class Module:
         """Copy parameters and buffers from ``state_dict`` (in place, keeping the tensor
         objects; ``assign=True`` puts the given tensors in instead).  Returns
         ``(missing_keys, unexpected_keys)``; with ``strict`` either raises, and a shape
-        mismatch always raises, a RuntimeError listing every problem."""
+        mismatch always raises, a RuntimeError listing every problem.  Every key and shape
+        is checked before anything is written: a load that raises leaves the module as it
+        was (PyTorch copies the tensors that fit before it raises).
+
+        >>> import fnx
+        >>> m = fnx.nn.Linear(2, 1)
+        >>> before = m.weight.clone()
+        >>> try:
+        ...     m.load_state_dict({"weight": fnx.zeros(1, 2), "bias": fnx.zeros(3)})
+        ... except RuntimeError as e:
+        ...     print(str(e).splitlines()[1].strip()[:26])
+        size mismatch for bias: co
+        >>> bool((m.weight == before).all())
+        True
+        """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, unexpected, errors = [], [], []
         metadata = {"assign_to_params_buffers": assign} if assign else {}
 
-        def load(module, prefix=""):
-            module._load_from_state_dict(state_dict, prefix, metadata, True, missing,
+        def load(module, meta, prefix="", hooks=True):
+            module._load_from_state_dict(state_dict, prefix, meta, True, missing,
                                          unexpected, errors)
             for name, child in module._modules.items():
                 if child is not None:
-                    load(child, prefix + name + ".")
-            keys = _IncompatibleKeys(missing, unexpected)
-            for hook in module._load_state_dict_post_hooks.values():
-                hook(module, keys)
+                    load(child, meta, prefix + name + ".", hooks)
+            if hooks:
+                keys = _IncompatibleKeys(missing, unexpected)
+                for hook in module._load_state_dict_post_hooks.values():
+                    hook(module, keys)
 
-        load(self)
+        # First every key and shape is checked, writing nothing; then the copy.
+        load(self, {**metadata, _CHECK_ONLY: True}, hooks=False)
+        if not errors and not (strict and (missing or unexpected)):
+            missing.clear(), unexpected.clear()
+            load(self, metadata)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
