@@ -25,7 +25,8 @@ from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
-from . import conversion, creation, indexing, linalg, math, nn, reduction, shape, sorting
+from . import (conversion, creation, indexing, linalg, math, nn, reduction, shape, sorting,
+               statistics)
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .indexing import *  # noqa: F403
@@ -33,6 +34,7 @@ from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .nn import *  # noqa: F403
 from .reduction import *  # noqa: F403
+from .statistics import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .sorting import *  # noqa: F403
 
@@ -52,4 +54,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
             "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
             "OutOfMemoryError"]
            + conversion.__all__ + creation.__all__ + indexing.__all__ + linalg.__all__
-           + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__)
+           + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__
+           + statistics.__all__)

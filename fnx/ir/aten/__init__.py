@@ -1,7 +1,8 @@
 """Operator definitions, one module per family; importing this package defines them all."""
 from .. import prims
 from . import (amp, arrange, conversion, elementwise, elementwise_unary, factory, indexing,
-               linalg, nn, random, reduction, shape, sorting)
+               linalg, nn, random, reduction, shape, sorting, statistics)
 
 __all__ = ["prims", "amp", "arrange", "conversion", "elementwise", "elementwise_unary", "factory",
-           "indexing", "linalg", "nn", "random", "reduction", "shape", "sorting"]
+           "indexing", "linalg", "nn", "random", "reduction", "shape", "sorting",
+           "statistics"]
