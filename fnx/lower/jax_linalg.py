@@ -90,6 +90,10 @@ def _(x, full_matrices):
     ph = _column_phases(u[..., :, :k])
     u = u.at[..., :, :k].multiply(jnp.conj(ph)[..., None, :])
     vh = vh.at[..., :k, :].multiply(ph[..., :, None])
+    if full_matrices:
+        u = u.at[..., :, k:].multiply(jnp.conj(_column_phases(u[..., :, k:]))[..., None, :])
+        vh = vh.at[..., k:, :].multiply(
+            jnp.conj(_column_phases(jnp.swapaxes(vh[..., k:, :], -1, -2)))[..., :, None])
     return u, s, vh
 
 

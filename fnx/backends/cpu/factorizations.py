@@ -22,7 +22,7 @@ def _np(x, name):
 
 
 def _out(r, dtype):
-    return wrap(np.ascontiguousarray(np.asarray(r), dtype=dtype.numpy), dtype)
+    return wrap(np.array(r, dtype=dtype.numpy, order="C"), dtype)
 
 
 def _matrices(a):
@@ -163,6 +163,9 @@ def _svd(ks, self, full_matrices):
     u, vh = u.copy(), vh.copy()
     u[..., :, :k] *= np.conj(ph)[..., None, :]
     vh[..., :k, :] *= ph[..., :, None]
+    if full_matrices:
+        u[..., :, k:] *= np.conj(column_phases(u[..., :, k:]))[..., None, :]
+        vh[..., k:, :] *= np.conj(column_phases(np.swapaxes(vh[..., k:, :], -1, -2)))[..., :, None]
     return _out(u, mu.dtype), _out(s, ms.dtype), _out(vh, mvh.dtype)
 
 

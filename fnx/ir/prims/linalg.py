@@ -8,7 +8,8 @@ free is fixed here, so every backend returns the same numbers:
   are rescaled by a unit phase);
 - ``eigh``, ``svd``: each eigenvector (each left singular vector) is scaled by a unit
   phase that makes its entry of largest magnitude (the first such) real and positive; the
-  matching right singular vector is scaled alike, so ``U diag(S) Vh`` is unchanged.
+  matching right singular vector is scaled alike, so ``U diag(S) Vh`` is unchanged; the
+  extra columns of U and rows of Vh of ``full_matrices`` are each fixed the same way.
 - ``cholesky`` and ``lu`` also return LAPACK's ``info`` (int32, one per matrix: 0, or the
   order of the first leading minor that is not positive-definite / the 1-based index of
   the first zero pivot of U), from which the ATen ops build PyTorch's errors.
