@@ -27,7 +27,7 @@ def _out(r, dtype):
 
 def _matrices(a):
     """``a`` as a ``[batch, m, n]`` array (a copy, so LAPACK may overwrite it)."""
-    return np.array(a.reshape((-1,) + a.shape[-2:]), copy=True)
+    return np.array(a.reshape((int(np.prod(a.shape[:-2])),) + a.shape[-2:]), copy=True)
 
 
 def unit_phase(x):

@@ -67,7 +67,7 @@ def each(fn, *arrays, out_ndims):
     """``fn`` applied to the matrices of the batch: ``out_ndims`` the core ndim of each
     output (``fn`` returns a tuple)."""
     batch = arrays[0].shape[:-2]
-    flat = [a.reshape((-1,) + a.shape[-2:]) for a in arrays]
+    flat = [a.reshape((int(np.prod(batch)),) + a.shape[-2:]) for a in arrays]
     results = [fn(*ms) for ms in zip(*flat)] if flat[0].shape[0] else []
     outs = []
     for j, nd in enumerate(out_ndims):
