@@ -8,6 +8,7 @@ U's diagonal, as LAPACK's getrf).
 from __future__ import annotations
 
 import jax.numpy as jnp
+import jax.scipy.linalg as jsl
 import numpy as np
 from jax import lax
 
@@ -102,3 +103,8 @@ def _(x):
     w, v = lax.linalg.eig(x, compute_left_eigenvectors=False)
     v = v * jnp.conj(_column_phases(v))[..., None, :]
     return w, v
+
+
+@rule(P.matrix_exp)
+def _(x):
+    return jsl.expm(x)

@@ -6,5 +6,6 @@ from . import (conversion, elementwise, factorizations, factory, indexing, linal
                random, reduction, shape, sorting)
 from ._core import CPU_KS, wrap, wrap_resident
 
-__all__ = ["CPU_KS", "wrap", "wrap_resident", "conversion", "elementwise", "factorizations", "factory",
-           "indexing", "linalg", "nn", "prims", "random", "reduction", "shape", "sorting"]
+__all__ = ["CPU_KS", "wrap", "wrap_resident", "conversion", "elementwise", "factorizations",
+           "factory", "indexing", "linalg", "nn", "prims", "random", "reduction", "shape",
+           "sorting"]

@@ -9,6 +9,7 @@ free the way the prim's documentation says, so eager and compiled results agree.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg as sl
 from scipy.linalg import blas, lapack
 
 from ...ir import prims as P
@@ -180,3 +181,12 @@ def _eig(ks, self):
     v = v * np.conj(column_phases(v))[..., None, :]
     return _out(w, mw.dtype), _out(v, mv.dtype)
 
+
+
+@kernel(P.matrix_exp)
+def _matrix_exp(ks, self):
+    m = P.matrix_exp.meta(self)
+    a = _np(self, "matrix_exp")
+    if a.size == 0:
+        return _out(a, m.dtype)
+    return _out(sl.expm(a), m.dtype)

@@ -22,7 +22,7 @@ from ...core import dtype as D
 from ...ops import aten, prims
 from ..dims import broadcast_shapes
 from ..grad_utils import conj
-from ..prims.linalg import diag, diag_embed, tril, triu
+from ..prims.linalg import diag, tril, triu
 from ..registry import TensorMeta, defop
 
 __all__ = ["LinAlgError", "check_linalg", "check_info", "mH", "mT", "batch_matmul", "eye_like",

@@ -1,4 +1,5 @@
-"""Matrix factorization prims: cholesky, lu, triangular_solve, qr, eigh, svd, eig.
+"""Matrix factorization prims: cholesky, lu, triangular_solve, qr, eigh, svd, eig; and
+the matrix exponential (matrix_exp), whose scaling and squaring needs the values.
 
 Each works on the last two dims of a float32/float64/complex64/complex128 tensor, every
 leading dim a batch dim (no broadcasting: callers expand).  What ``jax.lax.linalg`` leaves
@@ -29,7 +30,7 @@ from ..registry import TensorMeta, derivative, nondifferentiable
 from ._common import cj, like, prim, to_complex
 from .checks import FC, check_category, check_tensor, fail
 
-__all__ = ["cholesky", "lu", "triangular_solve", "qr", "eigh", "svd", "eig"]
+__all__ = ["cholesky", "lu", "triangular_solve", "qr", "eigh", "svd", "eig", "matrix_exp"]
 
 
 def _matrix(name, x, square=False, arg="self"):
@@ -436,3 +437,27 @@ def _eig_meta(self):
 
 eig = prim("eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)", _eig_meta)
 nondifferentiable(eig)
+
+
+# ----------------------------------------------------------------------------- matrix_exp
+
+def _matrix_exp_meta(self):
+    _matrix("matrix_exp", self, square=True)
+    return TensorMeta(tuple(self.shape), self.dtype)
+
+
+matrix_exp = prim("matrix_exp(Tensor self) -> Tensor", _matrix_exp_meta)
+
+
+@derivative(matrix_exp)
+def _matrix_exp_backward(grad, self):
+    # the Frechet derivative of exp at A^H applied to G is the upper-right block of
+    # exp([[A^H, G], [0, A^H]]) (Najfeld and Havel 1995)
+    n = self.shape[-1]
+    nd = self.ndim
+    ah = mH(self)
+    top = _p.concatenate([ah, grad], nd - 1)
+    bottom = _p.concatenate([_p.full(list(ah.shape), 0, dtype=ah.dtype, device=ah.device), ah],
+                            nd - 1)
+    big = _p.matrix_exp(_p.concatenate([top, bottom], nd - 2))
+    return _p.slice(big, [0] * (nd - 2) + [0, n], list(self.shape[:-2]) + [n, 2 * n])

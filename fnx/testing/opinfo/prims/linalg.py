@@ -267,6 +267,25 @@ def _eig_ref(a):
     return w.astype(c), v.astype(c)
 
 
+# ----------------------------------------------------------------------------- matrix_exp
+
+def _expm_samples(info, device, dtype):
+    yield SampleInput(matrix((3, 3), dtype, device))
+    yield SampleInput(matrix((2, 4, 4), dtype, device, transposed=True))
+    yield SampleInput(make_tensor((2, 2), dtype, device, low=-4, high=4))
+    yield SampleInput(matrix((1, 1), dtype, device))
+
+
+def _expm_ref(a):
+    """The eigendecomposition V exp(W) V^-1 (the kernel scales and squares a Pade
+    approximant); the samples are diagonalizable."""
+    def one(m):
+        w, v = np.linalg.eig(_wide(m))
+        return (v @ np.diag(np.exp(w)) @ np.linalg.inv(v),)
+    (r,) = each(one, a, out_ndims=(2,))
+    return (r.real if a.dtype.kind == "f" else r).astype(a.dtype)
+
+
 def _matrix_errors(name, op, args):
     def errors(info, device):
         yield ErrorInput(SampleInput(make_tensor((3,), D.float32, device), *args),
@@ -303,6 +322,8 @@ register(
            name="prims.svd.full_matrices",
            skips={"grad": "the extra columns of U and rows of Vh (a basis of the null "
                           "spaces) get no gradient, as in PyTorch"}),
+    OpInfo(P.matrix_exp, _expm_ref, LINALG_DTYPES, _expm_samples, tols=LINALG_TOLS,
+           error_inputs=_square_errors("matrix_exp", ())),
     OpInfo(P.eig, _eig_ref, LINALG_DTYPES, _eig_samples, tols=LINALG_TOLS,
            error_inputs=_square_errors("eig", ())),
 )
