@@ -324,12 +324,17 @@ def _empty(ref, dtype=None):
     return aten.zeros.default([0], dtype=dtype or ref.dtype, device=ref.device)
 
 
+def _empty_of(x):
+    """An empty ``[0]`` tensor computed from ``x`` (so autograd sees it as x's output)."""
+    return aten.slice.Tensor(aten.reshape.default(x, [-1]), 0, 0, 0)
+
+
 def _lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     _lu_unpack_meta(LU_data, LU_pivots, unpack_data, unpack_pivots)
     if unpack_data:
         L, U = _unpack(LU_data, LU_data.dtype)
     else:
-        L = U = _empty(LU_data)
+        L = U = _empty_of(LU_data)
     P = (_perm_matrix(pivots_to_perm(LU_pivots, LU_data.shape[-2]), LU_data.dtype)
          if unpack_pivots else _empty(LU_data))
     return P, L, U

@@ -89,10 +89,10 @@ def diag(x):
     m, n = x.shape[-2], x.shape[-1]
     k = min(m, n)
     lead = list(x.shape[:-2])
-    if k == 0:
-        return _p.full(lead + [0], 0, dtype=x.dtype, device=x.device)
     flat = _p.reshape(x, lead + [m * n])
     nl = len(lead)
+    if k == 0:          # an empty slice, still a function of x (autograd sees it)
+        return _p.slice(flat, [0] * (nl + 1), lead + [0])
     return _p.slice(flat, [0] * (nl + 1), lead + [(k - 1) * (n + 1) + 1],
                     [1] * nl + [n + 1])
 

@@ -22,7 +22,8 @@ from ....core import dtype as D
 from ....ir import prims as P
 from ...database import ErrorInput, OpInfo, SampleInput, make_tensor, register
 
-__all__ = ["LINALG_DTYPES", "LINALG_TOLS", "matrix", "square", "spd", "hermitian", "each"]
+__all__ = ["LINALG_DTYPES", "LINALG_TOLS", "matrix", "square", "spd", "hermitian", "each",
+           "doolittle", "from_numpy_as"]
 
 LINALG_DTYPES = (D.float32, D.float64, D.complex64, D.complex128)
 LINALG_TOLS = {D.float32: (1e-4, 1e-4), D.complex64: (1e-4, 1e-4),
@@ -38,7 +39,8 @@ def matrix(shape, dtype, device="cpu", transposed=False):
     return make_tensor(shape, dtype, device, low=-1, high=1)
 
 
-def _from(a, dtype, device):
+def from_numpy_as(a, dtype, device="cpu"):
+    """A tensor of ``dtype`` on ``device`` holding the NumPy array ``a``."""
     t = fnx.from_numpy(np.ascontiguousarray(a).astype(dtype.numpy))
     return t if str(device) == "cpu" else t.to(device)
 
@@ -47,7 +49,7 @@ def square(shape, dtype, device="cpu", transposed=False):
     """A well-conditioned square matrix (random plus 3 on the diagonal)."""
     a = matrix(shape, dtype, "cpu", transposed).numpy()
     a = a + 3 * np.eye(shape[-1], dtype=a.dtype)
-    t = _from(a, dtype, device)
+    t = from_numpy_as(a, dtype, device)
     return t.transpose(-1, -2).contiguous().transpose(-1, -2) if transposed else t
 
 
@@ -55,12 +57,12 @@ def spd(shape, dtype, device="cpu"):
     """A Hermitian positive-definite matrix ``B B^H + I``."""
     b = matrix(shape, dtype).numpy().astype(np.complex128 if dtype.is_complex else np.float64)
     a = b @ np.conj(np.swapaxes(b, -1, -2)) + np.eye(shape[-1])
-    return _from(a, dtype, device)
+    return from_numpy_as(a, dtype, device)
 
 
 def hermitian(shape, dtype, device="cpu"):
     b = matrix(shape, dtype).numpy()
-    return _from(b + np.conj(np.swapaxes(b, -1, -2)), dtype, device)
+    return from_numpy_as(b + np.conj(np.swapaxes(b, -1, -2)), dtype, device)
 
 
 def each(fn, *arrays, out_ndims):
