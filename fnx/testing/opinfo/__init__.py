@@ -23,7 +23,8 @@ from . import (arrange, conversion, elementwise, factorizations, factory, indexi
                matrix_functions, nn, prims, random, reduction, shape, sorting)
 
 __all__ = ["entries", "entry_for", "arrange", "conversion", "elementwise", "factorizations",
-           "factory", "indexing", "linalg", "matrix_functions", "nn", "prims", "random", "reduction", "shape", "sorting"]
+           "factory", "indexing", "linalg", "matrix_functions", "nn", "prims", "random",
+           "reduction", "shape", "sorting"]
 
 _derived: dict = {}      # id(functional entry) -> its derived entries
 

@@ -241,8 +241,8 @@ def _det_ref(a):
 def _slogdet_ref(a):
     if not a.size:
         return np.ones(a.shape[:-2], a.dtype), np.zeros(a.shape[:-2], _real(a))
-    s, l = np.linalg.slogdet(_wide(a))
-    return s.astype(a.dtype), l.astype(_real(a))
+    s, logabs = np.linalg.slogdet(_wide(a))
+    return s.astype(a.dtype), logabs.astype(_real(a))
 
 
 def _logdet_samples(info, device, dtype):
@@ -251,10 +251,10 @@ def _logdet_samples(info, device, dtype):
 
 
 def _logdet_ref(a):
-    s, l = _slogdet_ref(a)
+    s, logabs = _slogdet_ref(a)
     if a.dtype.kind == "c":
-        return (np.log(s.astype(np.complex128)) + l).astype(a.dtype)
-    return np.where(s < 0, np.nan, l).astype(a.dtype)
+        return (np.log(s.astype(np.complex128)) + logabs).astype(a.dtype)
+    return np.where(s < 0, np.nan, logabs).astype(a.dtype)
 
 
 # ----------------------------------------------------------------------------- inv, solve
