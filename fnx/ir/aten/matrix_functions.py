@@ -199,8 +199,9 @@ def _matrix_power_meta(self, n):
 
 def _matrix_power(self, n):
     _matrix_power_meta(self, n)
-    if n == 0:
-        return aten.clone.default(eye_like(self.shape[-1], self, tuple(self.shape[:-2])))
+    if n == 0:          # I, still a (constant) function of A for autograd, as PyTorch's
+        eye = eye_like(self.shape[-1], self, tuple(self.shape[:-2]))
+        return aten.where.self(aten.ones_like.default(eye, dtype=D.bool), eye, self)
     a = self
     if n < 0:
         a, info = _inv_ex(self)
@@ -511,14 +512,16 @@ def _vander_meta(x, *, N=None):
     n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
-    return TensorMeta(tuple(x.shape) + (n,), x.dtype)
+    # integers widen to int64, as the cumulative product does
+    out = x.dtype if x.dtype.is_floating_point or x.dtype.is_complex else D.int64
+    return TensorMeta(tuple(x.shape) + (n,), out)
 
 
 def _vander(x, *, N=None):
     """Columns x^0, x^1, ..., x^(N-1): a cumulative product of copies of x after ones."""
     r = _vander_meta(x, N=N)
     n = r.shape[-1]
-    ones = aten.ones.default(list(x.shape) + [1], dtype=x.dtype, device=x.device)
+    ones = aten.ones.default(list(x.shape) + [1], dtype=r.dtype, device=x.device)
     powers = aten.cumprod.default(aten.expand.default(aten.unsqueeze.default(x, -1),
                                                       list(x.shape) + [n - 1]), -1)
     return aten.cat.default([ones, powers], -1)
