@@ -204,23 +204,59 @@ def unpermute_rows(g, perm):
     return _p.scatter(like(g, 0), g.ndim - 2, idx, g, "none")
 
 
+def _lu_square_grad(L, U, gl, gu):
+    """gA of A = L U (square): L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H."""
+    phi = _p.add(tril(mm(mH(L), gl), -1), triu(mm(gu, mH(U))))
+    x = _solve_tri(mH(L), phi, True, False, True)
+    return _solve_tri(mH(U), x, False, True)
+
+
+def _rows(x, start, stop):
+    nd = x.ndim
+    limit = list(x.shape)
+    limit[nd - 2] = stop
+    return _p.slice(x, [0] * (nd - 2) + [start, 0], limit)
+
+
+def _cols(x, start, stop):
+    nd = x.ndim
+    limit = list(x.shape)
+    limit[nd - 1] = stop
+    return _p.slice(x, [0] * (nd - 1) + [start], limit)
+
+
+def _unit_lower(x):
+    return _p.add(tril(x, -1), diag_embed(like(diag(x), 1)))
+
+
 @derivative(lu)
 def _lu_backward(grads, self_shape, result0, result2):
     g = grads[0]
     if g is None:
         return None
     m, n = self_shape[-2], self_shape[-1]
-    if m != n:
-        raise NotImplementedError("prims.lu: the derivative of a rectangular LU "
-                                  "factorization is not implemented")
     packed = result0
-    L = _p.add(tril(packed, -1), diag_embed(like(diag(packed), 1)))
-    U = triu(packed)
-    # A[perm] = L U: gA[perm] = L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H
-    phi = _p.add(tril(mm(mH(L), tril(g, -1)), -1), triu(mm(triu(g), mH(U))))
-    x = _solve_tri(mH(L), phi, True, False, True)
-    x = _solve_tri(mH(U), x, False, True)
-    return unpermute_rows(x, result2)
+    nd = len(self_shape)
+    # A[perm] = L U.  A tall A is [A1; A2] = [L1; L2] U: L2 = A2 U^-1 adds -L2^H gL2 U^-H to
+    # U's gradient and gives A2 gL2 U^-H.  A wide A is L [U1 | U2]: U2 = L^-1 A2 adds
+    # -L^-H gU2 U2^H to L's gradient and gives A2 L^-H gU2.
+    if m > n:
+        top, g1 = _rows(packed, 0, n), _rows(g, 0, n)
+        L1, U = _unit_lower(top), triu(top)
+        L2, gl2 = _rows(packed, n, m), _rows(g, n, m)
+        gl2u = _solve_tri(mH(U), gl2, False, True)                      # gL2 U^-H
+        gu = _p.sub(triu(g1), mm(mH(L2), gl2u))
+        ga = _p.concatenate([_lu_square_grad(L1, U, tril(g1, -1), gu), gl2u], nd - 2)
+    elif m < n:
+        left, g1 = _cols(packed, 0, m), _cols(g, 0, m)
+        L, U1 = _unit_lower(left), triu(left)
+        U2, gu2 = _cols(packed, m, n), _cols(g, m, n)
+        lgu2 = _solve_tri(mH(L), gu2, True, False, True)                 # L^-H gU2
+        gl = _p.sub(tril(g1, -1), mm(lgu2, mH(U2)))
+        ga = _p.concatenate([_lu_square_grad(L, U1, gl, triu(g1)), lgu2], nd - 1)
+    else:
+        ga = _lu_square_grad(_unit_lower(packed), triu(packed), tril(g, -1), triu(g))
+    return unpermute_rows(ga, result2)
 
 
 # ----------------------------------------------------------------------------- triangular_solve

@@ -139,6 +139,8 @@ def _lu_samples(info, device, dtype):
     yield SampleInput(square((3, 3), dtype, device))
     yield SampleInput(matrix((2, 4, 4), dtype, device, transposed=True))
     yield SampleInput(matrix((2, 1, 3, 3), dtype, device))
+    yield SampleInput(matrix((2, 5, 3), dtype, device))
+    yield SampleInput(matrix((3, 5), dtype, device))
 
 
 def _lu_ref(a):
