@@ -231,8 +231,8 @@ def eigvalsh(A, UPLO="L"):
 
 
 def eig(A):
-    """``(eigenvalues, eigenvectors)`` of a general square matrix (complex; not
-    differentiable here).
+    """``(eigenvalues, eigenvectors)`` of a general square matrix (complex; eigenvectors
+    of unit norm, largest entry real and positive).
 
     >>> import fnx
     >>> fnx.linalg.eig(fnx.tensor([[2., 0.], [0., 3.]])).eigenvalues.tolist()

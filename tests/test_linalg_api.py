@@ -382,6 +382,16 @@ def test_gradients_match_finite_differences():
     assert gradcheck(lambda X: LA.svd(X, full_matrices=False).U, (x,))
 
 
+def test_eig_gradients_for_phase_invariant_losses():
+    P = fnx.ops.prims
+    a = fnx.tensor([[0., -2., 0.3], [1., 0.1, 0.], [0.2, 0.5, 1.]], dtype=fnx.float64)
+    assert abs(LA.eigvals(a).numpy().imag).max() > 0.5        # a complex pair
+    x = a.clone().requires_grad_()
+    assert gradcheck(lambda A: P.real(LA.eigvals(A)), (x,))
+    assert gradcheck(lambda A: P.imag(LA.eigvals(A)), (x,))
+    assert gradcheck(lambda A: P.abs(LA.eig(A).eigenvectors), (x,))
+
+
 def test_symmetric_gradient_agrees_with_pytorchs_convention():
     """PyTorch's eigh/cholesky backward returns the Hermitian gradient G; fnx returns the
     gradient of what the kernel reads (one triangle).  Through any symmetric

@@ -20,13 +20,14 @@ free is fixed here, so every backend returns the same numbers:
   parametrization, A = X + X^H, A = X X^H).
 
 The derivative formulas are the standard ones (Murray 2016 for cholesky, Walter/Liao et
-al. for qr, Giles 2008 for eigh, Townsend 2016 for svd, PyTorch's lu backward).
+al. for qr, Giles 2008 for eigh and eig, Townsend 2016 for svd, PyTorch's lu backward
+extended to rectangular matrices).
 """
 from __future__ import annotations
 
 from ...core import dtype as D
 from ...ops import prims as _p
-from ..registry import TensorMeta, derivative, nondifferentiable
+from ..registry import TensorMeta, derivative
 from ._common import cj, like, prim, to_complex
 from .checks import FC, check_category, check_tensor, fail
 
@@ -472,7 +473,39 @@ def _eig_meta(self):
 
 
 eig = prim("eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)", _eig_meta)
-nondifferentiable(eig)
+
+
+def solve(a, b):
+    """``a^-1 b`` for square ``a`` (same batch dims), through prims.lu."""
+    lu_, _, perm, _ = _p.lu(a)
+    idx = _p.broadcast_in_dim(perm, list(b.shape), list(range(b.ndim - 1)))
+    y = _p.gather(b, b.ndim - 2, idx)
+    y = _solve_tri(lu_, y, True, True, True)
+    return _solve_tri(lu_, y, True, False)
+
+
+@derivative(eig)
+def _eig_backward(grads, self_meta, result0, result1):
+    # PyTorch's formula for unit-norm eigenvectors and losses invariant to their phases:
+    # gA = V^-H (diag(gL) + (V^H gV - V^H V Re diag(V^H gV)) / conj(E)) V^H,
+    # E[i, j] = L[j] - L[i]; real for a real A
+    gl, gv = grads
+    w, v = result0, result1
+    inner = None
+    if gv is not None:
+        vhgv = mm(mH(v), gv)
+        re = to_complex(_p.real(diag(vhgv)))
+        inner = _p.sub(vhgv, mm(mH(v), _p.mul(v, _row(re, list(v.shape)))))
+        shape = list(v.shape)
+        gaps = _p.sub(_row(cj(w), shape), _col(cj(w), shape))
+        eye = diag_embed(like(w, 1))
+        inner = _p.div(inner, _p.add(gaps, eye))
+        inner = _p.where(_p.eq(eye, like(eye, 1)), like(inner, 0), inner)
+    if gl is not None:
+        d = diag_embed(gl)
+        inner = d if inner is None else _p.add(inner, d)
+    ga = solve(mH(v), mm(inner, mH(v)))
+    return ga if self_meta[1].is_complex else _p.real(ga)
 
 
 # ----------------------------------------------------------------------------- matrix_exp
