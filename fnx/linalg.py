@@ -304,12 +304,13 @@ def _float(x):
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """``(solution, residuals, rank, singular_values)`` of min ||A X - B||, with PyTorch's
-    driver rules: rank for every driver but 'gels', singular values for 'gelsd'/'gelss',
-    residuals when A has more rows than columns and full rank (empty tensors otherwise).
+    driver rules (default 'gelsy'): rank for every driver but 'gels', singular values for
+    'gelsd'/'gelss', residuals when A has more rows than columns, from 'gels' always and
+    from 'gelsd'/'gelss' at full rank (empty tensors otherwise).
 
     >>> import fnx
     >>> A = fnx.tensor([[1., 0.], [0., 1.], [0., 0.]])
-    >>> r = fnx.linalg.lstsq(A, fnx.tensor([[1.], [2.], [3.]]))
+    >>> r = fnx.linalg.lstsq(A, fnx.tensor([[1.], [2.], [3.]]), driver="gelsd")
     >>> r.solution.tolist(), r.residuals.tolist(), r.rank.item()
     ([[1.0], [2.0]], [9.0], 2)
     """

@@ -883,7 +883,9 @@ def _lstsq_meta(self, b, rcond=None, *, driver=None):
     k = () if vec else (b.shape[-1],)
     real = _real_dtype(self.dtype)
     sol = TensorMeta(batch + (ncol,) + k, self.dtype)
-    res = TensorMeta(batch + k if m > ncol else (0,), real)
+    # residuals: for tall A, not from gelsy (and, from gelsd/gelss, only at full rank:
+    # decided on the values); a vector b keeps its column
+    res = TensorMeta(batch + (k or (1,)) if m > ncol and driver != "gelsy" else (0,), real)
     rank = TensorMeta(batch if driver != "gels" else (0,), D.int64)
     sv = TensorMeta(batch + (min(m, ncol),) if driver in ("gelsd", "gelss") else (0,), real)
     return sol, res, rank, sv
@@ -921,11 +923,9 @@ def _lstsq(self, b, rcond=None, *, driver=None):
     else:
         diff = aten.sub.Tensor(batch_matmul(A, x), B)
         res = aten.sum.dim_IntList(aten.square.default(aten.abs.default(diff)), [-2])
-        if vec:
-            res = aten.squeeze.dim(res, -1)
         # a rank-deficient matrix has no residuals (PyTorch: computed only when every
         # matrix has full rank); only eager calls can see the rank
-        if (driver or "gelsy") != "gels" and _is_concrete(rank) and \
+        if driver != "gels" and _is_concrete(rank) and \
                 not (np.asarray(rank._data) == n).all():
             res = _empty(A, real)
     rank_out = rank if rank_m.shape != (0,) else _empty(A, D.int64)

@@ -516,6 +516,8 @@ def _lstsq_samples(info, device, dtype):
     yield SampleInput(matrix((2, 3, 4), dtype, device), matrix((2, 3, 2), dtype, device),
                       driver="gelss")
     yield SampleInput(matrix((2, 5, 3), dtype, device), matrix((2, 5), dtype, device))
+    yield SampleInput(matrix((2, 5, 3), dtype, device), matrix((2, 5), dtype, device),
+                      driver="gelss")
 
 
 def _lstsq_ref(a, b, rcond=None, driver=None):
@@ -529,10 +531,11 @@ def _lstsq_ref(a, b, rcond=None, driver=None):
         res = (np.abs(_wide(am) @ x - _wide(bm)) ** 2).sum(0)
         return x, res, rank, s
     x, res, rank, s = each(one, a, bb, out_ndims=(2, 1, 0, 1))
-    full = m > n and (driver == "gels" or bool((rank == n).all()))
+    # PyTorch: residuals for tall A from gels, and from gelsd/gelss at full rank
+    full = m > n and (driver == "gels" or (driver != "gelsy" and bool((rank == n).all())))
     real = _real(a)
     if vec:
-        x, res = x[..., 0], res[..., 0]
+        x = x[..., 0]
     return (x.astype(a.dtype), res.astype(real) if full else np.zeros((0,), real),
             rank.astype(np.int64) if driver != "gels" else np.zeros((0,), np.int64),
             s.astype(real) if driver in ("gelsd", "gelss") else np.zeros((0,), real))
