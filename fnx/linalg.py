@@ -15,12 +15,14 @@ a failed factorization gives NaN/inf there, as the ``*_ex`` results do.
 >>> round(fnx.linalg.det(A).item(), 4), fnx.linalg.solve(A, fnx.tensor([1., 2.])).tolist()
 (11.0, [0.09090909361839294, 0.6363636255264282])
 
-Not supported: ``out=`` arguments, ``ldl_factor``; ``driver=`` of ``lstsq`` is checked,
+``matmul`` is ``fnx.matmul``.  Not supported: ``out=`` arguments, ``ldl_factor``,
+``ldl_factor_ex``, ``ldl_solve``; ``driver=`` of ``lstsq`` is checked,
 but every driver computes the SVD's minimum-norm solution (equal to gelsy's for full-rank
 inputs).
 """
 from __future__ import annotations
 
+from .api.linalg import matmul
 from .api.reduction import return_types
 from .ir.aten.factorizations import LinAlgError
 from .ops import aten
@@ -30,7 +32,7 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "inv", "inv_ex", "det", "sl
            "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "pinv", "matrix_rank", "lstsq",
            "vector_norm", "matrix_norm", "norm", "cond", "matrix_power", "matrix_exp",
            "multi_dot", "cross", "vecdot", "householder_product", "tensorinv", "tensorsolve",
-           "diagonal", "vander"]
+           "diagonal", "vander", "matmul"]
 
 for _name, _fields in [("linalg_cholesky_ex", "L info"), ("linalg_inv_ex", "inverse info"),
                        ("linalg_solve_ex", "result info"), ("linalg_lu_factor", "LU pivots"),

@@ -331,16 +331,20 @@ def test_a_failed_call_changes_nothing():
 
 # ----------------------------------------------------------------------------- compile
 
-def test_compiled_matches_eager():
-    a = rand(2, 4, 4) + 4 * np.eye(4)
-    b = rand(2, 4, 2)
+@pytest.mark.parametrize("complex_", [False, True])
+def test_compiled_matches_eager(complex_):
+    a = rand(2, 4, 4, complex_=complex_) + 4 * np.eye(4)
+    b = rand(2, 4, 2, complex_=complex_)
 
     def f(A, B):
-        w, V = LA.eigh(A @ A.mT)
+        w, V = LA.eigh(A, "U")
         Q, R = LA.qr(A)
-        return (LA.solve(A, B), LA.det(A), LA.inv(A), w, V, Q, R, LA.svdvals(A),
-                LA.cholesky(A @ A.mT), LA.matrix_norm(A, "nuc"), LA.pinv(A),
-                LA.matrix_exp(A * 0.1), LA.lstsq(A, B).solution, LA.slogdet(A).logabsdet)
+        U, S, Vh = LA.svd(A)
+        return (LA.solve(A, B), LA.det(A), LA.inv(A), w, V, Q, R, U, S, Vh,
+                LA.cholesky(A @ A.mT if not complex_ else A + 8 * fnx.eye(4, dtype=A.dtype)),
+                LA.matrix_norm(A, "nuc"), LA.pinv(A), LA.matrix_exp(A * 0.1),
+                LA.lstsq(A, B).solution, LA.slogdet(A).logabsdet, LA.eigvals(A),
+                LA.lu_factor(A).LU)
     eager = f(t(a), t(b))
     compiled = fnx.compile(f, fullgraph=True)(t(a), t(b))
     for e, c in zip(eager, compiled):
