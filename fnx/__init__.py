@@ -11,7 +11,7 @@ tensor(18.)
 from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
 import sys as _sys
 
-from . import (amp, autograd, compiler, cpu, cuda, library, nn, ops, optim, random,
+from . import (amp, autograd, compiler, cpu, cuda, library, linalg, nn, ops, optim, random,
                serialization, utils)
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
@@ -21,5 +21,5 @@ from .api import __all__ as _api_all
 cuda.amp = amp.cuda_amp
 _sys.modules["fnx.cuda.amp"] = amp.cuda_amp
 
-__all__ = ["amp", "autograd", "compiler", "cpu", "cuda", "library", "nn", "ops", "optim",
-           "random", "serialization", "utils"] + _api_all
+__all__ = ["amp", "autograd", "compiler", "cpu", "cuda", "library", "linalg", "nn", "ops",
+           "optim", "random", "serialization", "utils"] + _api_all

@@ -476,8 +476,9 @@ def test_norm_specifics():
         fnx.norm(fnx.tensor([3, 4]))
     with pytest.raises(RuntimeError, match="cannot compute the inf norm on an empty tensor"):
         fnx.norm(fnx.zeros(0), math.inf)
-    with pytest.raises(NotImplementedError, match="nuc"):
-        fnx.norm(fnx.ones(2, 2), "nuc")
+    # the nuclear norm: the sum of the singular values (of [[1, 1], [1, 1]]: 2 and 0)
+    assert fnx.norm(fnx.ones(2, 2), "nuc").item() == pytest.approx(2.0)
+    assert fnx.norm(fnx.ones(3, 2, 2), "nuc", dim=(1, 2)).tolist() == pytest.approx([2.0] * 3)
     r = aten.linalg_vector_norm.default(fnx.tensor([[3., 4.]]), 2, [1], True)
     assert r.shape == (1, 1) and r.item() == 5.0
 

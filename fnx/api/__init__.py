@@ -25,10 +25,11 @@ from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
-from . import (conversion, creation, indexing, linalg, math, nn, reduction, shape, sorting,
-               statistics)
+from . import (conversion, creation, factorizations, indexing, linalg, math, nn, reduction, shape,
+               sorting, statistics)
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
+from .factorizations import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
@@ -53,6 +54,6 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
             "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
             "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
             "OutOfMemoryError"]
-           + conversion.__all__ + creation.__all__ + indexing.__all__ + linalg.__all__
-           + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__
-           + statistics.__all__)
+           + conversion.__all__ + creation.__all__ + factorizations.__all__ + indexing.__all__
+           + linalg.__all__ + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__
+           + sorting.__all__ + statistics.__all__)

@@ -39,6 +39,7 @@ from fnx.serialization import save as save
 
 from . import conversion as conversion
 from . import creation as creation
+from . import factorizations as factorizations
 from . import indexing as indexing
 from . import linalg as linalg
 from . import math as math
@@ -63,36 +64,38 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'from_numpy', 'scalar_tensor', 'empty', 'empty_strided', 'zeros', 'ones', 'full',
            'empty_like', 'zeros_like', 'ones_like', 'full_like', 'arange', 'linspace', 'logspace',
            'eye', 'rand', 'randn', 'randint', 'randperm', 'rand_like', 'randn_like', 'randint_like',
-           'normal', 'bernoulli', 'multinomial', 'index_select', 'gather', 'scatter', 'scatter_add',
-           'scatter_reduce', 'index_put', 'masked_fill', 'masked_select', 'masked_scatter',
-           'nonzero', 'argwhere', 'take_along_dim', 'matmul', 'mm', 'bmm', 'addmm', 'baddbmm',
-           'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot', 'abs', 'neg', 'sign', 'acos',
-           'acosh', 'asin', 'asinh', 'atan', 'atanh', 'cos', 'cosh', 'sin', 'sinh', 'tan', 'tanh',
-           'erf', 'exp', 'expm1', 'log', 'log10', 'log1p', 'log2', 'reciprocal', 'rsqrt', 'sqrt',
-           'sigmoid', 'exp2', 'erfinv', 'ceil', 'floor', 'round', 'trunc', 'frac', 'relu',
-           'bitwise_not', 'isnan', 'isinf', 'isfinite', 'logical_not', 'signbit', 'square', 'add',
-           'sub', 'mul', 'floor_divide', 'remainder', 'fmod', 'atan2', 'maximum', 'minimum',
-           'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and', 'logical_or', 'logical_xor',
-           'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'div', 'divide', 'true_divide', 'multiply',
-           'subtract', 'rsub', 'pow', 'where', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'softmax',
-           'log_softmax', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
-           'conv_transpose3d', 'convolution', 'layer_norm', 'native_layer_norm', 'group_norm',
-           'native_group_norm', 'batch_norm', 'native_batch_norm', 'instance_norm', 'rms_norm',
-           'dropout', 'feature_dropout', 'native_dropout', 'embedding', 'embedding_bag',
-           'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'avg_pool1d',
-           'adaptive_avg_pool1d', 'pdist', 'cdist', 'cosine_similarity', 'pairwise_distance',
-           'selu', 'celu', 'prelu', 'threshold', 'hardshrink', 'binary_cross_entropy_with_logits',
-           'kl_div', 'return_types', 'sum', 'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min',
-           'argmax', 'argmin', 'any', 'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp',
-           'cumsum', 'cumprod', 'count_nonzero', 'norm', 'reshape', 'permute', 'transpose',
-           'swapaxes', 'swapdims', 't', 'squeeze', 'unsqueeze', 'flatten', 'unflatten', 'ravel',
-           'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'dstack', 'row_stack',
-           'split', 'chunk', 'unbind', 'narrow', 'select', 'flip', 'fliplr', 'flipud', 'roll',
-           'tile', 'movedim', 'moveaxis', 'diagonal', 'tril', 'triu', 'clone', 'detach',
-           'as_strided', 'broadcast_to', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'view_as_real',
-           'view_as_complex', 'constant_pad_nd', 'select_scatter', 'slice_scatter',
-           'diagonal_scatter', 'sort', 'argsort', 'msort', 'topk', 'nansum', 'nanmean', 'cov',
-           'corrcoef', 'isclose', 'allclose', 'equal']
+           'normal', 'bernoulli', 'multinomial', 'det', 'logdet', 'slogdet', 'inverse', 'cholesky',
+           'cholesky_solve', 'cholesky_inverse', 'triangular_solve', 'pinverse', 'matrix_exp',
+           'matrix_power', 'svd', 'qr', 'lu', 'lu_unpack', 'lu_solve', 'orgqr', 'index_select',
+           'gather', 'scatter', 'scatter_add', 'scatter_reduce', 'index_put', 'masked_fill',
+           'masked_select', 'masked_scatter', 'nonzero', 'argwhere', 'take_along_dim', 'matmul',
+           'mm', 'bmm', 'addmm', 'baddbmm', 'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot',
+           'abs', 'neg', 'sign', 'acos', 'acosh', 'asin', 'asinh', 'atan', 'atanh', 'cos', 'cosh',
+           'sin', 'sinh', 'tan', 'tanh', 'erf', 'exp', 'expm1', 'log', 'log10', 'log1p', 'log2',
+           'reciprocal', 'rsqrt', 'sqrt', 'sigmoid', 'exp2', 'erfinv', 'ceil', 'floor', 'round',
+           'trunc', 'frac', 'relu', 'bitwise_not', 'isnan', 'isinf', 'isfinite', 'logical_not',
+           'signbit', 'square', 'add', 'sub', 'mul', 'floor_divide', 'remainder', 'fmod', 'atan2',
+           'maximum', 'minimum', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and',
+           'logical_or', 'logical_xor', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'div', 'divide',
+           'true_divide', 'multiply', 'subtract', 'rsub', 'pow', 'where', 'clamp', 'clip',
+           'clamp_min', 'clamp_max', 'softmax', 'log_softmax', 'conv1d', 'conv2d', 'conv3d',
+           'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution', 'layer_norm',
+           'native_layer_norm', 'group_norm', 'native_group_norm', 'batch_norm',
+           'native_batch_norm', 'instance_norm', 'rms_norm', 'dropout', 'feature_dropout',
+           'native_dropout', 'embedding', 'embedding_bag', 'max_pool1d', 'max_pool2d', 'max_pool3d',
+           'max_pool1d_with_indices', 'avg_pool1d', 'adaptive_avg_pool1d', 'pdist', 'cdist',
+           'cosine_similarity', 'pairwise_distance', 'selu', 'celu', 'prelu', 'threshold',
+           'hardshrink', 'binary_cross_entropy_with_logits', 'kl_div', 'return_types', 'sum',
+           'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min', 'argmax', 'argmin', 'any',
+           'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp', 'cumsum', 'cumprod',
+           'count_nonzero', 'norm', 'reshape', 'permute', 'transpose', 'swapaxes', 'swapdims', 't',
+           'squeeze', 'unsqueeze', 'flatten', 'unflatten', 'ravel', 'cat', 'concat', 'concatenate',
+           'stack', 'hstack', 'vstack', 'dstack', 'row_stack', 'split', 'chunk', 'unbind', 'narrow',
+           'select', 'flip', 'fliplr', 'flipud', 'roll', 'tile', 'movedim', 'moveaxis', 'diagonal',
+           'tril', 'triu', 'clone', 'detach', 'as_strided', 'broadcast_to', 'atleast_1d',
+           'atleast_2d', 'atleast_3d', 'view_as_real', 'view_as_complex', 'constant_pad_nd',
+           'select_scatter', 'slice_scatter', 'diagonal_scatter', 'sort', 'argsort', 'msort',
+           'topk', 'nansum', 'nanmean', 'cov', 'corrcoef', 'isclose', 'allclose', 'equal']
 
 bfloat16: dtype
 bool: dtype
@@ -170,6 +173,25 @@ def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
           **kw) -> Tensor: ...
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, pin_memory=False) -> Tensor: ...
+
+# fnx.api.factorizations
+def cholesky(input, upper=False): ...
+def cholesky_inverse(input, upper=False): ...
+def cholesky_solve(input, input2, upper=False): ...
+def det(input): ...
+def inverse(input): ...
+def logdet(input): ...
+def lu(input, pivot=True, get_infos=False): ...
+def lu_solve(b, LU_data, LU_pivots): ...
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True): ...
+def matrix_exp(input): ...
+def matrix_power(input, n): ...
+def orgqr(input, tau): ...
+def pinverse(input, rcond=1e-15): ...
+def qr(input, some=True): ...
+def slogdet(input): ...
+def svd(input, some=True, compute_uv=True): ...
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False): ...
 
 # fnx.api.indexing
 def argwhere(input): ...

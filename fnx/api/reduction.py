@@ -377,17 +377,18 @@ def count_nonzero(input, dim=None):
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over ``dim`` (every element when None), as ``torch.norm``.
 
-    ``p`` is a number (2, 1, ``inf``, ``-inf``, 0, any real) or ``'fro'`` (the 2-norm).
+    ``p`` is a number (2, 1, ``inf``, ``-inf``, 0, any real), ``'fro'`` (the 2-norm) or
+    ``'nuc'`` (the nuclear norm of the matrices over two dims, the last two by default).
 
     >>> import fnx
     >>> fnx.norm(fnx.tensor([3., 4.])).item(), fnx.tensor([[3., -4.]]).norm(1, dim=1).tolist()
     (5.0, [7.0])
     """
     if isinstance(p, str):
+        if p == "nuc":      # the sum of the singular values of the matrices over dim
+            dims = [-2, -1] if dim is None else _dims(dim)
+            return aten.linalg_matrix_norm.str_ord(input, "nuc", dims, keepdim, dtype=dtype)
         if p != "fro":
-            if p == "nuc":
-                raise NotImplementedError("norm(): the nuclear norm (p='nuc') is not "
-                                          "supported yet")
             raise RuntimeError(f"norm(): unknown p '{p}'; expected a number, 'fro' or 'nuc'")
         if _is_dim_list(dim) and len(dim) > 2:
             raise RuntimeError(f"norm(): the Frobenius norm takes at most 2 dims, got "

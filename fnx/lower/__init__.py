@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 from .interpreter import InterpreterTarget
+from . import jax_linalg  # noqa: F401  (registers the factorization prims' rules)
 from .jax import JAX_TARGET
 from .target import Target, get_target, register_target, targets
 

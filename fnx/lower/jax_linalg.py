@@ -1,0 +1,110 @@
+"""The JAX rules of the factorization prims (fnx/ir/prims/linalg.py): ``jax.lax.linalg``
+and ``jnp.linalg``, with the phases fixed as the prims define them.
+
+``info`` of a failed ``cholesky`` is 1 here (XLA fills a failed factor with NaN, so the
+order of the failing minor is not known); ``lu``'s ``info`` is exact (the first zero on
+U's diagonal, as LAPACK's getrf).
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import numpy as np
+from jax import lax
+
+from ..ir import prims as P
+from .jax import JAX_TARGET
+
+__all__ = []
+
+rule = JAX_TARGET.rule
+
+
+def _mH(x):
+    return jnp.conj(jnp.swapaxes(x, -1, -2))
+
+
+def _phase(x):
+    ax = jnp.abs(x)
+    return jnp.where(ax == 0, jnp.ones((), x.dtype), x / jnp.where(ax == 0, 1, ax).astype(x.dtype))
+
+
+def _column_phases(v):
+    if v.shape[-2] == 0:
+        return jnp.ones(v.shape[:-2] + v.shape[-1:], v.dtype)
+    idx = jnp.argmax(jnp.abs(v), axis=-2)[..., None, :]
+    return _phase(jnp.take_along_axis(v, idx, axis=-2)[..., 0, :])
+
+
+def _first_index(bad):
+    """1 + the index of the first True along the last dim, 0 when there is none."""
+    if bad.shape[-1] == 0:
+        return jnp.zeros(bad.shape[:-1], np.int32)
+    return jnp.where(bad.any(-1), jnp.argmax(bad, -1) + 1, 0).astype(np.int32)
+
+
+@rule(P.cholesky)
+def _(x, upper):
+    a = _mH(x) if upper else x
+    low = lax.linalg.cholesky(a, symmetrize_input=False)
+    d = jnp.diagonal(low, axis1=-2, axis2=-1)
+    info = _first_index(~jnp.isfinite(d))
+    return (_mH(low) if upper else low), info
+
+
+@rule(P.lu)
+def _(x):
+    lu, piv, perm = lax.linalg.lu(x)
+    k = min(x.shape[-2:])
+    d = jnp.diagonal(lu, axis1=-2, axis2=-1)[..., :k]
+    return lu, (piv + 1).astype(np.int32), perm.astype(np.int64), _first_index(d == 0)
+
+
+@rule(P.triangular_solve)
+def _(a, b, left, lower, unit_diagonal):
+    return lax.linalg.triangular_solve(a, b, left_side=left, lower=lower,
+                                       unit_diagonal=unit_diagonal)
+
+
+@rule(P.qr)
+def _(x, full_matrices):
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    q, r = jnp.linalg.qr(x, mode="complete" if full_matrices else "reduced")
+    ph = _phase(jnp.diagonal(r, axis1=-2, axis2=-1))
+    r = r.at[..., :k, :].multiply(jnp.conj(ph)[..., :, None])
+    q = q.at[..., :, :k].multiply(ph[..., None, :])
+    return q, r
+
+
+@rule(P.eigh)
+def _(x, lower):
+    v, w = lax.linalg.eigh(x, lower=lower, symmetrize_input=False)
+    v = v * jnp.conj(_column_phases(v))[..., None, :]
+    return w, v
+
+
+@rule(P.svd)
+def _(x, full_matrices):
+    k = min(x.shape[-2:])
+    u, s, vh = jnp.linalg.svd(x, full_matrices=full_matrices)
+    ph = _column_phases(u[..., :, :k])
+    u = u.at[..., :, :k].multiply(jnp.conj(ph)[..., None, :])
+    vh = vh.at[..., :k, :].multiply(ph[..., :, None])
+    if full_matrices:
+        u = u.at[..., :, k:].multiply(jnp.conj(_column_phases(u[..., :, k:]))[..., None, :])
+        vh = vh.at[..., k:, :].multiply(
+            jnp.conj(_column_phases(jnp.swapaxes(vh[..., k:, :], -1, -2)))[..., :, None])
+    return u, s, vh
+
+
+@rule(P.eig)
+def _(x):
+    w, v = lax.linalg.eig(x, compute_left_eigenvectors=False)
+    v = v * jnp.conj(_column_phases(v))[..., None, :]
+    return w, v
+
+
+@rule(P.matrix_exp)
+def _(x):
+    return jsl.expm(x)
