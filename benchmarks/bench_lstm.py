@@ -86,7 +86,9 @@ def jax_loss(params, x, y):
 
 
 def jax_step(model, num_layers):
-    get = (lambda t: jnp.asarray(t.detach().numpy()))
+    def get(t):
+        return jnp.asarray(t.detach().numpy())
+
     params = {"encoder": get(model.encoder.weight),
               "layers": [tuple(get(getattr(model.rnn, f"{k}_l{i}")) for k in
                                ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))

@@ -94,11 +94,11 @@ def make(mode, input_size, hidden, **kw):
 @pytest.mark.parametrize("mode,kw", CASES)
 def test_forward_matches_numpy_recurrence(mode, kw):
     rng = np.random.default_rng(0)
-    T, B, I, H = 5, 3, 4, 6
-    m = make(mode, I, H, **kw)
+    T, B, n_in, H = 5, 3, 4, 6
+    m = make(mode, n_in, H, **kw)
     dirs = 2 if kw.get("bidirectional") else 1
     L, proj = kw.get("num_layers", 1), kw.get("proj_size", 0)
-    x = rng.standard_normal((T, B, I))
+    x = rng.standard_normal((T, B, n_in))
     h0 = rng.standard_normal((L * dirs, B, proj or H))
     c0 = rng.standard_normal((L * dirs, B, H))
     xin = x.transpose(1, 0, 2) if kw.get("batch_first") else x
@@ -175,10 +175,10 @@ def test_unbatched_input():
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN_TANH"])
 def test_packed_sequence_input(mode):
     rng = np.random.default_rng(2)
-    T, B, I, H = 6, 4, 3, 5
+    T, B, n_in, H = 6, 4, 3, 5
     lengths = [4, 6, 1, 3]                                  # unsorted
-    m = make(mode, I, H, num_layers=2, bidirectional=True)
-    x = rng.standard_normal((T, B, I))
+    m = make(mode, n_in, H, num_layers=2, bidirectional=True)
+    x = rng.standard_normal((T, B, n_in))
     h0 = rng.standard_normal((4, B, H))
     c0 = rng.standard_normal((4, B, H))
     packed = pack_padded_sequence(fnx.tensor(x), fnx.tensor(lengths), enforce_sorted=False)

@@ -172,7 +172,9 @@ class RNNBase(Module):
 
     def _weights(self, layer, direction):
         suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
-        get = (lambda kind: getattr(self, kind + suffix, None))
+
+        def get(kind):
+            return getattr(self, kind + suffix, None)
         return (get("weight_ih"), get("bias_ih") if self.bias else None,
                 (get("weight_hh"), get("bias_hh") if self.bias else None,
                  get("weight_hr") if self.proj_size > 0 else None))
