@@ -456,3 +456,28 @@ def test_recurrent_errors():
     with pytest.raises(RuntimeError, match="hidden0 has inconsistent hidden_size: got 3, "
                                            "expected 20"):
         nn.GRUCell(10, 20)(fnx.randn(2, 10), fnx.zeros(2, 3))
+
+
+def test_cuda_backend_matches_cpu():
+    if not fnx.cuda.is_available():
+        pytest.skip("no CUDA backend available (set FNX_CUDA_ON_CPU=1 to emulate one)")
+    rng = np.random.default_rng(10)
+    m = nn.LSTM(3, 4, 2, bidirectional=True).double()
+    x = rng.standard_normal((5, 2, 3))
+    ref = np_rnn("LSTM", x, params_of(m), 2, True, lengths=[5, 3], hidden=4)
+    m.cuda()
+    xt = fnx.tensor(x, device="cuda", requires_grad=True)
+    out, (h, c) = m(pack_padded_sequence(xt, [5, 3]))
+    padded = pad_packed_sequence(out)[0]
+    assert padded.device.type == "cuda" and h.device.type == "cuda"
+    np.testing.assert_allclose(padded.numpy(force=True), ref[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(h.numpy(force=True), ref[1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(c.numpy(force=True), ref[2], rtol=1e-10, atol=1e-12)
+    (padded.sum() + h.sum()).backward()
+    assert xt.grad.device.type == "cuda" and m.weight_hh_l1_reverse.grad is not None
+    cell = nn.GRUCell(3, 4).double().cuda()
+    hc = cell(fnx.tensor(x[0], device="cuda"))
+    W = [p.numpy(force=True) for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih,
+                                       cell.bias_hh)]
+    np.testing.assert_allclose(hc.numpy(force=True)[1],
+                               np_cell("GRU", x[0, 1], np.zeros(4), None, *W)[0], rtol=1e-10)

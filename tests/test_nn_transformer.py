@@ -359,3 +359,18 @@ def test_transformer_module_structure_init_and_errors():
     # custom encoder/decoder are used as given
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4, 32), 1)
     assert nn.Transformer(16, 4, custom_encoder=enc, num_decoder_layers=1).encoder is enc
+
+
+def test_cuda_backend_matches_numpy():
+    if not fnx.cuda.is_available():
+        pytest.skip("no CUDA backend available (set FNX_CUDA_ON_CPU=1 to emulate one)")
+    rng = np.random.default_rng(7)
+    model = randomize_(nn.Transformer(8, 2, 1, 1, 16, dropout=0.0).double(), rng)
+    src, tgt = rng.standard_normal((5, 2, 8)), rng.standard_normal((3, 2, 8))
+    ref = np_transformer(src, tgt, params_of(model), 2, 1, 1, False,
+                         lambda x: np.maximum(x, 0), np.triu(np.full((3, 3), -np.inf), 1))
+    model.cuda()
+    mask = nn.Transformer.generate_square_subsequent_mask(3, device="cuda", dtype=fnx.float64)
+    out = model(fnx.tensor(src, device="cuda"), fnx.tensor(tgt, device="cuda"), tgt_mask=mask)
+    assert out.device.type == "cuda"
+    np.testing.assert_allclose(out.numpy(force=True), ref, rtol=1e-9, atol=1e-11)
