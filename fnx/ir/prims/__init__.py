@@ -24,7 +24,7 @@ True
 from __future__ import annotations
 
 from . import (checks, contraction, creation, data_dependent, elementwise, fft, gather_scatter,
-               layout, random, reduction, scan, sorting)
+               layout, random, recurrence, reduction, scan, sorting)
 from ._common import OPS, POINTWISE, PRIM, RNG
 from .checks import category_name, check_dims, check_tensor, scalar_for
 from .contraction import *  # noqa: F403
@@ -35,6 +35,7 @@ from .fft import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .layout import *  # noqa: F403
 from .random import *  # noqa: F403
+from .recurrence import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .sorting import *  # noqa: F403
@@ -42,5 +43,5 @@ from .sorting import *  # noqa: F403
 __all__ = ["OPS", "PRIM", "POINTWISE", "RNG", "check_tensor", "check_dims", "category_name",
            "scalar_for", "checks",
            *(name for m in (elementwise, layout, reduction, scan, creation, contraction,
-                            gather_scatter, sorting, data_dependent, fft, random)
+                            gather_scatter, sorting, data_dependent, fft, random, recurrence)
              for name in m.__all__)]
