@@ -13,6 +13,7 @@ import numpy as np
 from jax import lax
 
 from ..ir import prims as P
+from ..ir.prims.recurrence import RNN_MODES
 from .jax_autograd import compile_vjp
 from .jax_compile import compile_graph
 from .target import Target
@@ -326,5 +327,53 @@ def _sort(x, dim, descending, stable):
     return values, indices
 
 
+def _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
+    """``prims.rnn_scan`` as one ``lax.scan`` over the time steps."""
+    prec = _precision(gi.dtype)
+
+    def cell(carry, g_in):
+        h, c = carry
+        gh = jnp.dot(h, w_hh.T, precision=prec)
+        if b_hh is not None:
+            gh = gh + b_hh
+        if mode == "LSTM":
+            i, f, g, o = jnp.split(g_in + gh, 4, axis=1)
+            c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+            h = jax.nn.sigmoid(o) * jnp.tanh(c)
+            if w_hr is not None:
+                h = jnp.dot(h, w_hr.T, precision=prec)
+        elif mode == "GRU":
+            i_r, i_z, i_n = jnp.split(g_in, 3, axis=1)
+            h_r, h_z, h_n = jnp.split(gh, 3, axis=1)
+            r, z = jax.nn.sigmoid(i_r + h_r), jax.nn.sigmoid(i_z + h_z)
+            n = jnp.tanh(i_n + r * h_n)
+            h = n + z * (h - n)
+        else:
+            a = g_in + gh
+            h = jnp.tanh(a) if mode == "RNN_TANH" else jnp.maximum(a, 0)
+        return (h, c), h
+
+    (h, c), out = lax.scan(cell, (h0, c0), gi, reverse=reverse)
+    return out, h, c
+
+
+def _recurrence_rules():
+    @rule(P.rnn_scan)
+    def _(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
+        return _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse)
+
+    @rule(P.rnn_scan_backward)
+    def _(g_out, g_h, g_c, gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
+        # JAX's own reverse-mode of the scan: a second scan, backwards in time
+        def fwd(*ops):
+            return _rnn_scan(*ops, mode, reverse)
+        _, vjp = jax.vjp(fwd, gi, h0, c0, w_hh, b_hh, w_hr)
+        grads = vjp((g_out, g_h, g_c))
+        g = w_hh.shape[0]
+        return (*grads[:4], jnp.zeros((g,), gi.dtype) if b_hh is None else grads[4],
+                jnp.zeros((0, g // RNN_MODES[mode]), gi.dtype) if w_hr is None else grads[5])
+
+
 _bind_tables()
 _rules()
+_recurrence_rules()
