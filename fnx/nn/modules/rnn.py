@@ -2,9 +2,11 @@
 arguments, parameter names and shapes, default initialization and errors.
 
 Each layer projects the whole input sequence through ``weight_ih`` at once (one matmul),
-then runs the recurrence one time step at a time with tensor ops, so eager autograd and
-``fnx.compile`` see ordinary ops: under ``fnx.compile`` the loop is unrolled into the graph
-(one copy of the cell per time step), not a ``jax.lax.scan``.
+then runs the recurrence over the time steps: a padded (uniform) batch with one
+``prims.rnn_scan`` per layer and direction (a NumPy loop eagerly, one ``jax.lax.scan``
+under ``fnx.compile``, backpropagation through time as ``prims.rnn_scan_backward``); a
+``PackedSequence``, whose batch shrinks over time, and the cells one step at a time with
+tensor ops (under ``fnx.compile``, one copy of the cell per time step).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import numbers
 import warnings
 
 from ... import api as fnx
+from ...ops import prims as _p
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -235,11 +238,16 @@ class RNNBase(Module):
             for d in range(dirs):
                 w_ih, b_ih, recurrent = self._weights(layer, d)
                 gi = F.linear(x, w_ih, b_ih)
-                steps = gi.split(batch_sizes) if packed else gi.unbind(0)
                 k = layer * dirs + d
-                outs, h, c = _run_direction(self.mode, steps, batch_sizes, h0[k],
-                                            None if c0 is None else c0[k], recurrent, d == 1)
-                dir_outs.append(fnx.cat(outs) if packed else fnx.stack(outs))
+                if packed:
+                    outs, h, c = _run_direction(self.mode, gi.split(batch_sizes), batch_sizes,
+                                                h0[k], None if c0 is None else c0[k], recurrent,
+                                                d == 1)
+                    dir_outs.append(fnx.cat(outs))
+                else:
+                    ck = c0[k] if lstm else fnx.zeros(batch, 0, dtype=x.dtype, device=x.device)
+                    out, h, c = _p.rnn_scan(gi, h0[k], ck, *recurrent, self.mode, d == 1)
+                    dir_outs.append(out)
                 h_n.append(h)
                 c_n.append(c)
             x = dir_outs[0] if dirs == 1 else fnx.cat(dir_outs, -1)
