@@ -120,7 +120,8 @@ def _rnn_scan_backward(ks, grad_output, grad_h_n, grad_c_n, gi, h0, c0, w_hh, b_
         d_whh += d_gh.T @ h_prev
         d_bhh += d_gh.sum(0)
         dh = dh + d_gh @ w_hh
-    results = (d_gi, dh, dc, d_whh, d_bhh, d_whr)
+    # no bias (or projection): its gradient slot holds zeros, as the lowering's
+    results = (d_gi, dh, dc, d_whh, None if b_hh is None else d_bhh, d_whr)
     return tuple(wrap(np.zeros(m.shape, m.dtype.numpy) if a is None else
                       np.array(a, dtype=m.dtype.numpy), m.dtype)
                  for a, m in zip(results, metas))
