@@ -10,6 +10,7 @@ import pytest
 
 import fnx
 import fnx.nn as nn
+from fnx.graph.tracer import trace
 from fnx.nn.utils.rnn import (PackedSequence, pack_padded_sequence, pack_sequence,
                               pad_packed_sequence, pad_sequence, unpack_sequence,
                               unpad_sequence)
@@ -348,6 +349,17 @@ def test_compiled_lstm_model_matches_eager():
     for n, p in model.named_parameters():
         np.testing.assert_allclose(p.grad.numpy(), eager_grads[n], rtol=1e-4, atol=1e-6,
                                    err_msg=n)
+
+
+def test_traced_layer_is_one_scan_per_layer_and_direction():
+    m = nn.LSTM(3, 4, 2, bidirectional=True)
+
+    def ops(steps):
+        g = trace(lambda x: m(x)[0], fnx.randn(steps, 2, 3))
+        return [n.target.name for n in g.nodes if hasattr(getattr(n, "target", None), "name")]
+    short, long = ops(5), ops(60)
+    assert short.count("rnn_scan") == 4
+    assert long == short                                  # the graph does not grow with T
 
 
 def test_compiled_gru_bidirectional_matches_numpy():
