@@ -493,3 +493,72 @@ def test_cuda_backend_matches_cpu():
                                        cell.bias_hh)]
     np.testing.assert_allclose(hc.numpy(force=True)[1],
                                np_cell("GRU", x[0, 1], np.zeros(4), None, *W)[0], rtol=1e-10)
+
+
+# ----------------------------------------------------------------------------- a program
+
+class WordLM(nn.Module):
+    """A word-level language model written as a PyTorch program would be (the rnn type
+    chosen by name, ``init_hidden`` from ``next(self.parameters())``, log-softmax output)."""
+
+    def __init__(self, rnn_type, ntoken, ninp, nhid, nlayers, dropout=0.0):
+        super().__init__()
+        self.ntoken = ntoken
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        if rnn_type in ["LSTM", "GRU"]:
+            self.rnn = getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)
+        else:
+            nonlinearity = {"RNN_TANH": "tanh", "RNN_RELU": "relu"}[rnn_type]
+            self.rnn = nn.RNN(ninp, nhid, nlayers, nonlinearity=nonlinearity, dropout=dropout)
+        self.decoder = nn.Linear(nhid, ntoken)
+        self.rnn_type, self.nhid, self.nlayers = rnn_type, nhid, nlayers
+        nn.init.uniform_(self.encoder.weight, -0.1, 0.1)
+        nn.init.zeros_(self.decoder.bias)
+        nn.init.uniform_(self.decoder.weight, -0.1, 0.1)
+
+    def forward(self, input, hidden):
+        output, hidden = self.rnn(self.drop(self.encoder(input)), hidden)
+        decoded = self.decoder(self.drop(output)).view(-1, self.ntoken)
+        return nn.functional.log_softmax(decoded, dim=1), hidden
+
+    def init_hidden(self, bsz):
+        weight = next(self.parameters())
+        if self.rnn_type == "LSTM":
+            return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                    weight.new_zeros(self.nlayers, bsz, self.nhid))
+        return weight.new_zeros(self.nlayers, bsz, self.nhid)
+
+
+def _repackage(h):
+    return h.detach() if isinstance(h, fnx.Tensor) else tuple(_repackage(v) for v in h)
+
+
+def _train_word_lm(rnn_type, compiled, steps=3):
+    fnx.manual_seed(0)
+    model = WordLM(rnn_type, 50, 16, 16, 2)
+    run = fnx.compile(model) if compiled else model
+    data = fnx.randint(0, 50, (8 * steps + 1, 4), generator=fnx.Generator().manual_seed(1))
+    criterion = nn.NLLLoss()
+    hidden = model.init_hidden(4)
+    losses = []
+    for i in range(0, 8 * steps, 8):
+        x, y = data[i:i + 8], data[i + 1:i + 9].reshape(-1)
+        hidden = _repackage(hidden)
+        model.zero_grad()
+        out, hidden = run(x, hidden)
+        loss = criterion(out, y)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-20)
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("rnn_type", ["LSTM", "GRU", "RNN_TANH"])
+def test_word_language_model_program(rnn_type):
+    eager = _train_word_lm(rnn_type, compiled=False)
+    # decoder weights in U(-0.1, 0.1) and zero bias: the first logits are nearly equal
+    assert abs(eager[0] - math.log(50)) < 0.05
+    np.testing.assert_allclose(_train_word_lm(rnn_type, compiled=True), eager, rtol=1e-4)

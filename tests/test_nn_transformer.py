@@ -374,3 +374,43 @@ def test_cuda_backend_matches_numpy():
     out = model(fnx.tensor(src, device="cuda"), fnx.tensor(tgt, device="cuda"), tgt_mask=mask)
     assert out.device.type == "cuda"
     np.testing.assert_allclose(out.numpy(force=True), ref, rtol=1e-9, atol=1e-11)
+
+
+class TransformerLM(nn.Transformer):
+    """A language model written as PyTorch programs write one: a subclass of
+    ``nn.Transformer`` that keeps its encoder, replaces its decoder by a ``Linear`` head and
+    adds a causal mask made with ``log(tril(ones))``."""
+
+    def __init__(self, ntoken, ninp, nhead, nhid, nlayers):
+        super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid,
+                         num_encoder_layers=nlayers, dropout=0.0)
+        self.input_emb = nn.Embedding(ntoken, ninp)
+        self.ninp = ninp
+        self.decoder = nn.Linear(ninp, ntoken)
+
+    def forward(self, src):
+        mask = fnx.log(fnx.tril(fnx.ones(len(src), len(src))))
+        src = self.input_emb(src) * math.sqrt(self.ninp)
+        return F.log_softmax(self.decoder(self.encoder(src, mask=mask)), dim=-1)
+
+
+def test_transformer_subclass_program():
+    fnx.manual_seed(0)
+    model = TransformerLM(20, 8, 2, 16, 2)
+    assert "decoder.weight" in model.state_dict() and "decoder.layers.0.norm1.weight" not in \
+        model.state_dict()
+    tokens = fnx.randint(0, 20, (6, 3))
+    out = model(tokens)
+    P = params_of(model)
+    src = P["input_emb.weight"][tokens.numpy()] * math.sqrt(8)
+    mask = np.triu(np.full((6, 6), -np.inf), 1)
+    mem = src
+    for i in range(2):
+        mem = np_encoder_layer(mem, P, f"encoder.layers.{i}.", 2, False,
+                               lambda x: np.maximum(x, 0), mask=mask)
+    logits = np_ln(mem, P, "encoder.norm") @ P["decoder.weight"].T + P["decoder.bias"]
+    ref = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    np.testing.assert_allclose(out.numpy(force=True), ref, rtol=1e-4, atol=1e-5)
+    loss = F.nll_loss(out.view(-1, 20), fnx.randint(0, 20, (18,)))
+    loss.backward()
+    assert model.encoder.layers[1].self_attn.in_proj_weight.grad is not None
