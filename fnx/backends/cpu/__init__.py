@@ -7,4 +7,5 @@ from . import (conversion, elementwise, factory, indexing, linalg, nn, prims, ra
 from ._core import CPU_KS, wrap, wrap_resident
 
 __all__ = ["CPU_KS", "wrap", "wrap_resident", "conversion", "elementwise", "factory",
-           "indexing", "linalg", "nn", "prims", "random", "recurrence", "reduction", "shape", "sorting"]
+           "indexing", "linalg", "nn", "prims", "random", "recurrence", "reduction", "shape",
+           "sorting"]
