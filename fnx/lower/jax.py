@@ -327,12 +327,13 @@ def _sort(x, dim, descending, stable):
     return values, indices
 
 
-def _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
+def _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
     """``prims.rnn_scan`` as one ``lax.scan`` over the time steps."""
     prec = _precision(gi.dtype)
 
-    def cell(carry, g_in):
-        h, c = carry
+    def cell(carry, xs):
+        g_in, t = xs
+        h_prev, c_prev = h, c = carry
         gh = jnp.dot(h, w_hh.T, precision=prec)
         if b_hh is not None:
             gh = gh + b_hh
@@ -351,22 +352,27 @@ def _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
         else:
             a = g_in + gh
             h = jnp.tanh(a) if mode == "RNN_TANH" else jnp.maximum(a, 0)
-        return (h, c), h
+        if lengths is None:
+            return (h, c), h
+        act = (t < lengths)[:, None]              # finished or not yet started: hold
+        return ((jnp.where(act, h, h_prev), jnp.where(act, c, c_prev)),
+                jnp.where(act, h, jnp.zeros((), h.dtype)))
 
-    (h, c), out = lax.scan(cell, (h0, c0), gi, reverse=reverse)
+    steps = jnp.arange(gi.shape[0], dtype=np.int64)
+    (h, c), out = lax.scan(cell, (h0, c0), (gi, steps), reverse=reverse)
     return out, h, c
 
 
 def _recurrence_rules():
     @rule(P.rnn_scan)
-    def _(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
-        return _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse)
+    def _(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
+        return _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse)
 
     @rule(P.rnn_scan_backward)
-    def _(g_out, g_h, g_c, gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
+    def _(g_out, g_h, g_c, gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
         # JAX's own reverse-mode of the scan: a second scan, backwards in time
         def fwd(*ops):
-            return _rnn_scan(*ops, mode, reverse)
+            return _rnn_scan(*ops, lengths, mode, reverse)
         _, vjp = jax.vjp(fwd, gi, h0, c0, w_hh, b_hh, w_hr)
         grads = vjp((g_out, g_h, g_c))
         g = w_hh.shape[0]

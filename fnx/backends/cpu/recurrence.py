@@ -27,12 +27,18 @@ def _arrays(name, *ts):
     return out
 
 
-def _run(mode, gi, h, c, w_hh, b_hh, w_hr, reverse, keep):
+def _active(lengths, t):
+    """Which rows run step ``t`` (a (B, 1) bool column), or None when all do."""
+    return None if lengths is None else (t < lengths)[:, None]
+
+
+def _run(mode, gi, h, c, w_hh, b_hh, w_hr, lengths, reverse, keep):
     """The forward loop; with ``keep``, each step's saved values in time order of the run."""
     steps = range(gi.shape[0] - 1, -1, -1) if reverse else range(gi.shape[0])
     out = np.empty(gi.shape[:2] + (h.shape[1],), gi.dtype)
     saved = []
     for t in steps:
+        c_prev = c
         gh = h @ w_hh.T
         if b_hh is not None:
             gh = gh + b_hh
@@ -59,37 +65,52 @@ def _run(mode, gi, h, c, w_hh, b_hh, w_hr, reverse, keep):
             h_new = np.tanh(a) if mode == "RNN_TANH" else np.maximum(a, 0)
             if keep:
                 saved.append((t, h, h_new))
-        out[t] = h_new
-        h = h_new
+        act = _active(lengths, t)
+        if act is None:
+            out[t] = h_new
+            h = h_new
+        else:                                     # finished or not yet started: hold
+            out[t] = np.where(act, h_new, 0)
+            h = np.where(act, h_new, h)
+            c = None if c is None else np.where(act, c, c_prev)
     return out, h, c, saved
 
 
 @kernel(P.rnn_scan)
-def _rnn_scan(ks, gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
-    metas = P.rnn_scan.meta(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse)
+def _rnn_scan(ks, gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
+    metas = P.rnn_scan.meta(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse)
     arrays = _arrays("rnn_scan", gi, h0, c0, w_hh, b_hh, w_hr)
+    lens = None if lengths is None else data(lengths, "prims.rnn_scan")
     with np.errstate(over="ignore"):
-        out, h, c, _ = _run(mode, *arrays, reverse, keep=False)
+        out, h, c, _ = _run(mode, *arrays, lens, reverse, keep=False)
     return tuple(wrap(np.array(a, dtype=m.dtype.numpy), m.dtype)
                  for a, m in zip((out, h, c), metas))
 
 
 @kernel(P.rnn_scan_backward)
-def _rnn_scan_backward(ks, grad_output, grad_h_n, grad_c_n, gi, h0, c0, w_hh, b_hh, w_hr, mode,
-                       reverse):
+def _rnn_scan_backward(ks, grad_output, grad_h_n, grad_c_n, gi, h0, c0, w_hh, b_hh, w_hr,
+                       lengths, mode, reverse):
     metas = P.rnn_scan_backward.meta(grad_output, grad_h_n, grad_c_n, gi, h0, c0, w_hh, b_hh,
-                                     w_hr, mode, reverse)
+                                     w_hr, lengths, mode, reverse)
     g_out, dh, dc, gi, h0, c0, w_hh, b_hh, w_hr = _arrays(
         "rnn_scan_backward", grad_output, grad_h_n, grad_c_n, gi, h0, c0, w_hh, b_hh, w_hr)
+    lens = None if lengths is None else data(lengths, "prims.rnn_scan_backward")
     with np.errstate(over="ignore"):
-        _, _, _, saved = _run(mode, gi, h0, c0, w_hh, b_hh, w_hr, reverse, keep=True)
+        _, _, _, saved = _run(mode, gi, h0, c0, w_hh, b_hh, w_hr, lens, reverse, keep=True)
     d_gi = np.zeros_like(gi)
     d_whh = np.zeros_like(w_hh)
     d_bhh = np.zeros(w_hh.shape[0], gi.dtype)
     d_whr = np.zeros_like(w_hr) if w_hr is not None else None
     for rec in reversed(saved):
         t, h_prev = rec[0], rec[1]
-        dh = dh + g_out[t]
+        act = _active(lens, t)
+        if act is None:
+            dh = dh + g_out[t]
+            hold_h = hold_c = 0
+        else:                                     # held rows pass their gradient through
+            hold_h, hold_c = np.where(act, 0, dh), np.where(act, 0, dc)
+            dh = np.where(act, dh + g_out[t], 0)
+            dc = np.where(act, dc, 0)
         if mode == "LSTM":
             _, _, c_prev, i, f, g, o, tc, m = rec
             if w_hr is not None:
@@ -119,7 +140,9 @@ def _rnn_scan_backward(ks, grad_output, grad_h_n, grad_c_n, gi, h0, c0, w_hh, b_
         d_gi[t] = da
         d_whh += d_gh.T @ h_prev
         d_bhh += d_gh.sum(0)
-        dh = dh + d_gh @ w_hh
+        dh = dh + d_gh @ w_hh + hold_h
+        if mode == "LSTM":
+            dc = dc + hold_c
     # no bias (or projection): its gradient slot holds zeros, as the lowering's
     results = (d_gi, dh, dc, d_whh, None if b_hh is None else d_bhh, d_whr)
     return tuple(wrap(np.zeros(m.shape, m.dtype.numpy) if a is None else

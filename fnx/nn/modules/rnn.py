@@ -246,7 +246,7 @@ class RNNBase(Module):
                     dir_outs.append(fnx.cat(outs))
                 else:
                     ck = c0[k] if lstm else fnx.zeros(batch, 0, dtype=x.dtype, device=x.device)
-                    out, h, c = _p.rnn_scan(gi, h0[k], ck, *recurrent, self.mode, d == 1)
+                    out, h, c = _p.rnn_scan(gi, h0[k], ck, *recurrent, None, self.mode, d == 1)
                     dir_outs.append(out)
                 h_n.append(h)
                 c_n.append(c)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import fnx
+
 from ....core import dtype as D
 from ....ir import prims as P
 from ...database import ErrorInput, OpInfo, SampleInput, make_tensor, register
@@ -41,14 +43,14 @@ def _vector_step(mode, g_in, h, c, w_hh, b_hh, w_hr):
     return (np.tanh(a) if mode == "RNN_TANH" else np.where(a > 0, a, 0.0)), c
 
 
-def _forward64(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
+def _forward64(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
     steps, batch = gi.shape[:2]
     out = np.zeros((steps, batch, h0.shape[1]))
     h_n, c_n = np.zeros(h0.shape), np.zeros(c0.shape)
-    order = list(range(steps))[::-1] if reverse else list(range(steps))
     for b in range(batch):
         h, c = h0[b], c0[b]
-        for t in order:
+        n = steps if lengths is None else int(lengths[b])
+        for t in (range(n - 1, -1, -1) if reverse else range(n)):
             h, c = _vector_step(mode, gi[t, b], h, c, w_hh, b_hh, w_hr)
             out[t, b] = h
         h_n[b], c_n[b] = h, c
@@ -59,19 +61,19 @@ def _f64(*arrays):
     return [None if a is None else np.asarray(a, np.float64) for a in arrays]
 
 
-def _rnn_scan_ref(gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse):
+def _rnn_scan_ref(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
     dtype = gi.dtype
-    res = _forward64(*_f64(gi, h0, c0, w_hh, b_hh, w_hr), mode, reverse)
+    res = _forward64(*_f64(gi, h0, c0, w_hh, b_hh, w_hr), lengths, mode, reverse)
     return tuple(r.astype(dtype) for r in res)
 
 
-def _rnn_scan_backward_ref(g_out, g_h, g_c, gi, h0, c0, w_hh, b_hh, w_hr, mode, reverse,
-                           eps=1e-6):
+def _rnn_scan_backward_ref(g_out, g_h, g_c, gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode,
+                           reverse, eps=1e-6):
     dtype = gi.dtype
     g_out, g_h, g_c, *ops = _f64(g_out, g_h, g_c, gi, h0, c0, w_hh, b_hh, w_hr)
 
     def objective():
-        out, h, c = _forward64(*ops, mode, reverse)
+        out, h, c = _forward64(*ops, lengths, mode, reverse)
         return float((out * g_out).sum() + (h * g_h).sum() + (c * g_c).sum())
 
     grads = []
@@ -93,7 +95,8 @@ def _rnn_scan_backward_ref(g_out, g_h, g_c, gi, h0, c0, w_hh, b_hh, w_hr, mode, 
     return tuple(g.astype(dtype) for g in grads)
 
 
-def _operands(dtype, device, mode, steps=3, batch=2, hidden=3, proj=0, bias=True):
+def _operands(dtype, device, mode, steps=3, batch=2, hidden=3, proj=0, bias=True,
+              lengths=None):
     gates = _GATES[mode]
     width = proj or hidden
 
@@ -101,12 +104,14 @@ def _operands(dtype, device, mode, steps=3, batch=2, hidden=3, proj=0, bias=True
         return make_tensor(shape, dtype, device, low=-1, high=1)
     return (mk(steps, batch, gates * hidden), mk(batch, width),
             mk(batch, hidden if mode == "LSTM" else 0), mk(gates * hidden, width),
-            mk(gates * hidden) if bias else None, mk(proj, hidden) if proj else None)
+            mk(gates * hidden) if bias else None, mk(proj, hidden) if proj else None,
+            None if lengths is None else fnx.tensor(lengths, device=device))
 
 
 _CASES = (("LSTM", False, {}), ("LSTM", True, {"proj": 2}), ("LSTM", True, {"bias": False}),
           ("GRU", False, {}), ("GRU", True, {"batch": 1}), ("RNN_TANH", True, {}),
-          ("RNN_RELU", False, {}), ("LSTM", False, {"steps": 0}))
+          ("RNN_RELU", False, {}), ("LSTM", True, {"proj": 2, "lengths": [3, 1]}),
+          ("GRU", False, {"batch": 3, "lengths": [2, 3, 0]}), ("LSTM", False, {"steps": 0}))
 
 
 def _rnn_scan_samples(info, device, dtype):
@@ -116,7 +121,7 @@ def _rnn_scan_samples(info, device, dtype):
 
 
 def _rnn_scan_backward_samples(info, device, dtype):
-    for mode, reverse, kw in _CASES[:7]:
+    for mode, reverse, kw in _CASES[:-1]:
         ops = _operands(dtype, device, mode, **kw)
         gi, h0, c0 = ops[:3]
         grads = (make_tensor((gi.shape[0], gi.shape[1], h0.shape[1]), dtype, device),
@@ -126,12 +131,15 @@ def _rnn_scan_backward_samples(info, device, dtype):
 
 
 def _rnn_scan_errors(info, device):
-    gi, h0, c0, w_hh, b_hh, w_hr = _operands(D.float32, device, "LSTM")
-    yield ErrorInput(SampleInput(gi, h0, c0, w_hh, b_hh, w_hr, "LSTX", False), RuntimeError,
-                     r"prims.rnn_scan: mode must be one of")
-    yield ErrorInput(SampleInput(gi, h0[:1], c0, w_hh, b_hh, w_hr, "LSTM", False),
+    gi, h0, c0, w_hh, b_hh, w_hr, _ = _operands(D.float32, device, "LSTM")
+    yield ErrorInput(SampleInput(gi, h0, c0, w_hh, b_hh, w_hr, None, "LSTX", False),
+                     RuntimeError, r"prims.rnn_scan: mode must be one of")
+    yield ErrorInput(SampleInput(gi, h0[:1], c0, w_hh, b_hh, w_hr, None, "LSTM", False),
                      RuntimeError, r"prims.rnn_scan: h0 must be \[2, 3\], got \[1, 3\]")
-    yield ErrorInput(SampleInput(gi[..., :10], h0, c0, w_hh, b_hh, w_hr, "LSTM", False),
+    yield ErrorInput(SampleInput(gi, h0, c0, w_hh, b_hh, w_hr, fnx.tensor([1, 2, 3]), "LSTM",
+                                 False),
+                     RuntimeError, r"prims.rnn_scan: lengths must be \[2\], got \[3\]")
+    yield ErrorInput(SampleInput(gi[..., :10], h0, c0, w_hh, b_hh, w_hr, None, "LSTM", False),
                      RuntimeError, r"prims.rnn_scan: gi's last dim 10 is not a multiple of the "
                                    r"4 gates of LSTM")
 
