@@ -362,6 +362,28 @@ def test_traced_layer_is_one_scan_per_layer_and_direction():
     assert long == short                                  # the graph does not grow with T
 
 
+def test_compiled_packed_lstm_matches_numpy():
+    rng = np.random.default_rng(11)
+    m = nn.LSTM(3, 4, 2, bidirectional=True, batch_first=True).double()
+    lengths = [2, 5, 3]
+
+    def f(x):
+        out, (h, c) = m(pack_padded_sequence(x, lengths, batch_first=True,
+                                             enforce_sorted=False))
+        return pad_packed_sequence(out, batch_first=True)[0], h, c
+    x = rng.standard_normal((3, 5, 3))
+    got = fnx.compile(f)(fnx.tensor(x))
+    ref = np_rnn("LSTM", x.transpose(1, 0, 2), params_of(m), 2, True, lengths=lengths,
+                 hidden=4)
+    np.testing.assert_allclose(got[0].numpy(force=True), ref[0].transpose(1, 0, 2),
+                               rtol=1e-10, atol=1e-12)
+    for a, b in zip(got[1:], ref[1:]):
+        np.testing.assert_allclose(a.numpy(force=True), b, rtol=1e-10, atol=1e-12)
+    g = trace(lambda x: f(x)[0], fnx.tensor(x))
+    assert sum(getattr(getattr(n, "target", None), "name", "") == "rnn_scan"
+               for n in g.nodes) == 4
+
+
 def test_compiled_gru_bidirectional_matches_numpy():
     rng = np.random.default_rng(9)
     m = nn.GRU(3, 4, 2, bidirectional=True, batch_first=True).double()

@@ -2,11 +2,11 @@
 arguments, parameter names and shapes, default initialization and errors.
 
 Each layer projects the whole input sequence through ``weight_ih`` at once (one matmul),
-then runs the recurrence over the time steps: a padded (uniform) batch with one
-``prims.rnn_scan`` per layer and direction (a NumPy loop eagerly, one ``jax.lax.scan``
-under ``fnx.compile``, backpropagation through time as ``prims.rnn_scan_backward``); a
-``PackedSequence``, whose batch shrinks over time, and the cells one step at a time with
-tensor ops (under ``fnx.compile``, one copy of the cell per time step).
+then runs the recurrence with one ``prims.rnn_scan`` per layer and direction: a NumPy
+loop eagerly, one ``jax.lax.scan`` under ``fnx.compile`` (so the program does not grow
+with the sequence length), backpropagation through time as ``prims.rnn_scan_backward``.
+A ``PackedSequence`` runs padded, with its lengths (each sequence's state holds past its
+end). The cells are one step of tensor ops.
 """
 from __future__ import annotations
 
@@ -49,36 +49,22 @@ def _step(mode, gi, h, c, w_hh, b_hh, w_hr=None):
     return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
 
 
-def _run_direction(mode, steps, batch_sizes, h0, c0, weights, reverse):
-    """Runs one direction of one layer over ``steps`` (the per-step input projections,
-    ``batch_sizes[t]`` rows each, non-increasing); returns the per-step outputs and the
-    final ``(h, c)`` of every sequence (``h0``'s rows)."""
-    outs = [None] * len(steps)
-    if not reverse:
-        h, c, ended = h0, c0, []
-        for t, gi in enumerate(steps):
-            b = batch_sizes[t]
-            if b < h.shape[0]:                    # sequences b.. ended at step t - 1
-                ended.append((h[b:], None if c is None else c[b:]))
-                h, c = h[:b], None if c is None else c[:b]
-            h, c = _step(mode, gi, h, c, *weights)
-            outs[t] = h
-        if ended:
-            h = fnx.cat([h] + [e[0] for e in reversed(ended)])
-            if c is not None:
-                c = fnx.cat([c] + [e[1] for e in reversed(ended)])
-        return outs, h, c
-    n = batch_sizes[-1]
-    h, c = h0[:n], None if c0 is None else c0[:n]
-    for t in range(len(steps) - 1, -1, -1):
-        b = batch_sizes[t]
-        if b > h.shape[0]:                        # sequences h.shape[0]..b start at step t
-            h = fnx.cat([h, h0[h.shape[0]:b]])
-            if c is not None:
-                c = fnx.cat([c, c0[c.shape[0]:b]])
-        h, c = _step(mode, steps[t], h, c, *weights)
-        outs[t] = h
-    return outs, h, c
+def _unpack(data, batch_sizes):
+    """A packed batch as a padded ``(T, B, *)`` one (zeros past each sequence's end), its
+    lengths, and the index that takes the padded rows (flattened) back to packed order."""
+    steps, batch, total = len(batch_sizes), batch_sizes[0], data.shape[0]
+    offsets = [0]
+    for b in batch_sizes[:-1]:
+        offsets.append(offsets[-1] + b)
+    # padded (t, b) reads packed row offsets[t] + b, or the zero row appended at ``total``
+    to_padded = [offsets[t] + b if b < batch_sizes[t] else total
+                 for t in range(steps) for b in range(batch)]
+    to_packed = [t * batch + b for t in range(steps) for b in range(batch_sizes[t])]
+    lengths = [sum(1 for n in batch_sizes if n > b) for b in range(batch)]
+    def idx(values):
+        return fnx.tensor(values, dtype=fnx.int64, device=data.device)
+    padded = fnx.cat([data, data.new_zeros(1, *data.shape[1:])]).index_select(0, idx(to_padded))
+    return padded.reshape(steps, batch, *data.shape[1:]), idx(lengths), idx(to_packed)
 
 
 def _check_dropout(dropout):
@@ -206,17 +192,16 @@ class RNNBase(Module):
         ``hx``: ``None``, ``h0``, or ``(h0, c0)`` (batched). Returns ``(output, h_n, c_n)``."""
         lstm = self.mode == "LSTM"
         packed = isinstance(input, PackedSequence)
+        lengths = None
         if packed:
-            x, batch_sizes_t, sorted_indices, unsorted_indices = input
-            batch_sizes = [int(b) for b in batch_sizes_t.tolist()]
-            batch = batch_sizes[0]
-            self._check_input(x, 2)
+            data, batch_sizes_t, sorted_indices, unsorted_indices = input
+            self._check_input(data, 2)
+            x, lengths, to_packed = _unpack(data, [int(b) for b in batch_sizes_t.tolist()])
         else:
             self._check_input(input, 3)
             x = input.transpose(0, 1) if self.batch_first else input
-            batch = x.shape[1]
-            batch_sizes = [batch] * x.shape[0]
             sorted_indices = unsorted_indices = None
+        batch = x.shape[1]
         dirs = self._directions
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         h_shape = (self.num_layers * dirs, batch, real_hidden)
@@ -239,15 +224,9 @@ class RNNBase(Module):
                 w_ih, b_ih, recurrent = self._weights(layer, d)
                 gi = F.linear(x, w_ih, b_ih)
                 k = layer * dirs + d
-                if packed:
-                    outs, h, c = _run_direction(self.mode, gi.split(batch_sizes), batch_sizes,
-                                                h0[k], None if c0 is None else c0[k], recurrent,
-                                                d == 1)
-                    dir_outs.append(fnx.cat(outs))
-                else:
-                    ck = c0[k] if lstm else fnx.zeros(batch, 0, dtype=x.dtype, device=x.device)
-                    out, h, c = _p.rnn_scan(gi, h0[k], ck, *recurrent, None, self.mode, d == 1)
-                    dir_outs.append(out)
+                ck = c0[k] if lstm else fnx.zeros(batch, 0, dtype=x.dtype, device=x.device)
+                out, h, c = _p.rnn_scan(gi, h0[k], ck, *recurrent, lengths, self.mode, d == 1)
+                dir_outs.append(out)
                 h_n.append(h)
                 c_n.append(c)
             x = dir_outs[0] if dirs == 1 else fnx.cat(dir_outs, -1)
@@ -259,6 +238,7 @@ class RNNBase(Module):
             if unsorted_indices is not None:
                 h_n = h_n.index_select(1, unsorted_indices)
                 c_n = None if c_n is None else c_n.index_select(1, unsorted_indices)
+            x = x.reshape(-1, x.shape[-1]).index_select(0, to_packed)
             return PackedSequence(x, batch_sizes_t, sorted_indices, unsorted_indices), h_n, c_n
         if self.batch_first:
             x = x.transpose(0, 1)

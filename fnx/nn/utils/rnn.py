@@ -123,11 +123,15 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     """
     lens = _lengths_list(lengths)
     batch_dim = 0 if batch_first else 1
-    sorted_indices = None
+    sorted_indices = unsorted_indices = None
     if not enforce_sorted:
         order = sorted(range(len(lens)), key=lambda b: -lens[b])     # stable
+        inverse = [0] * len(order)
+        for i, b in enumerate(order):
+            inverse[b] = i
         lens = [lens[b] for b in order]
         sorted_indices = fnx.tensor(order, dtype=fnx.int64, device=input.device)
+        unsorted_indices = fnx.tensor(inverse, dtype=fnx.int64, device=input.device)
         input = input.index_select(batch_dim, sorted_indices)
     batch = input.shape[batch_dim]
     if len(lens) != batch:
@@ -148,7 +152,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                            f"{input.shape[0]} time steps of the input")
     sizes = _batch_sizes(lens)
     data = fnx.cat([input[t, :b] for t, b in enumerate(sizes)])
-    return PackedSequence(data, fnx.tensor(sizes, dtype=fnx.int64), sorted_indices, None)
+    return PackedSequence(data, fnx.tensor(sizes, dtype=fnx.int64), sorted_indices,
+                          unsorted_indices)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -182,13 +187,14 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     if total_length > max_len:
         padded = fnx.cat([padded, data.new_full((total_length - max_len, max_batch) + trailing,
                                                 padding_value)])
-    lengths = [sum(1 for s in sizes if s > b) for b in range(max_batch)]
+    lengths = fnx.tensor([sum(1 for s in sizes if s > b) for b in range(max_batch)],
+                         dtype=fnx.int64)
     if unsorted_indices is not None:
         padded = padded.index_select(1, unsorted_indices)
-        lengths = [lengths[i] for i in unsorted_indices.tolist()]
+        lengths = lengths.index_select(0, unsorted_indices.cpu())
     if batch_first:
         padded = padded.transpose(0, 1)
-    return padded, fnx.tensor(lengths, dtype=fnx.int64)
+    return padded, lengths
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
