@@ -15,6 +15,7 @@ import numbers
 import warnings
 
 from ... import api as fnx
+from ...ir.prims.recurrence import RNN_MODES as _GATES
 from ...ops import prims as _p
 from .. import functional as F
 from .. import init
@@ -24,12 +25,9 @@ from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
-_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-
-
 def _step(mode, gi, h, c, w_hh, b_hh, w_hr=None):
-    """One time step: ``gi`` is the input's projection (with ``bias_ih``) for the rows
-    still running; returns the new ``(h, c)`` (``c`` is None but for LSTM)."""
+    """One step of a cell: ``gi`` is the input's projection (with ``bias_ih``); returns the
+    new ``(h, c)`` (``c`` is None but for LSTM)."""
     gh = F.linear(h, w_hh, b_hh)
     if mode == "LSTM":
         i, f, g, o = (gi + gh).chunk(4, 1)
@@ -61,6 +59,7 @@ def _unpack(data, batch_sizes):
                  for t in range(steps) for b in range(batch)]
     to_packed = [t * batch + b for t in range(steps) for b in range(batch_sizes[t])]
     lengths = [sum(1 for n in batch_sizes if n > b) for b in range(batch)]
+
     def idx(values):
         return fnx.tensor(values, dtype=fnx.int64, device=data.device)
     padded = fnx.cat([data, data.new_zeros(1, *data.shape[1:])]).index_select(0, idx(to_padded))
