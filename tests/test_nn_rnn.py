@@ -384,6 +384,20 @@ def test_compiled_packed_lstm_matches_numpy():
                for n in g.nodes) == 4
 
 
+def test_compiled_module_given_a_packed_sequence_runs_eagerly():
+    # its batch sizes are data the trace does not have: fnx.compile warns and runs eagerly
+    rng = np.random.default_rng(12)
+    m = nn.GRU(3, 4).double()
+    x = [rng.standard_normal((4, 3)), rng.standard_normal((2, 3))]
+    with pytest.warns(UserWarning, match="running GRU eagerly"):
+        out, h = fnx.compile(m)(pack_sequence([fnx.tensor(a) for a in x]))
+    padded = np.zeros((4, 2, 3))
+    padded[:, 0], padded[:2, 1] = x
+    ro, rh, _ = np_rnn("GRU", padded, params_of(m), lengths=[4, 2], hidden=4)
+    np.testing.assert_allclose(pad_packed_sequence(out)[0].numpy(force=True), ro, rtol=1e-10)
+    np.testing.assert_allclose(h.numpy(force=True), rh, rtol=1e-10)
+
+
 def test_compiled_gru_bidirectional_matches_numpy():
     rng = np.random.default_rng(9)
     m = nn.GRU(3, 4, 2, bidirectional=True, batch_first=True).double()

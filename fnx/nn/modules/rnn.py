@@ -20,7 +20,7 @@ from ...ops import prims as _p
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence
+from ..utils.rnn import PackedSequence, batch_sizes_list
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -195,7 +195,7 @@ class RNNBase(Module):
         if packed:
             data, batch_sizes_t, sorted_indices, unsorted_indices = input
             self._check_input(data, 2)
-            x, lengths, to_packed = _unpack(data, [int(b) for b in batch_sizes_t.tolist()])
+            x, lengths, to_packed = _unpack(data, batch_sizes_list(batch_sizes_t))
         else:
             self._check_input(input, 3)
             x = input.transpose(0, 1) if self.batch_first else input

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ... import api as fnx
+from ...core.meta_array import MetaArray
 from ...core.tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -39,10 +40,12 @@ class PackedSequence(_PackedSequenceBase):
     """
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if batch_sizes is None:                   # PackedSequence((data, batch_sizes[, ...]))
+            data, batch_sizes, *rest = tuple(data)
+            if rest:
+                sorted_indices, unsorted_indices = rest
         if unsorted_indices is None and sorted_indices is not None:
             unsorted_indices = invert_permutation(sorted_indices)
-        if batch_sizes is None:                   # PackedSequence((data, batch_sizes))
-            data, batch_sizes = data
         if batch_sizes.device.type != "cpu":
             raise ValueError("batch_sizes should always be on CPU. Instances of PackedSequence "
                              "should never be created manually. They should be instantiated by "
@@ -96,12 +99,22 @@ def invert_permutation(permutation):
     return fnx.argsort(permutation)
 
 
+def batch_sizes_list(batch_sizes):
+    """``batch_sizes`` (or lengths) as Python ints. Under ``fnx.compile`` a
+    ``PackedSequence`` made inside the function holds constants; one that came in as an
+    argument has no data, and ``int()`` raises the tracer's data-dependence error, so the
+    function runs eagerly."""
+    if isinstance(batch_sizes._data, MetaArray):
+        return [int(b) for b in batch_sizes]
+    return [int(b) for b in batch_sizes.tolist()]
+
+
 def _lengths_list(lengths):
     if isinstance(lengths, Tensor):
         if lengths.ndim != 1:
             raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
                                f"{lengths.ndim}D {lengths.device.type} {lengths.dtype} tensor")
-        return [int(v) for v in lengths.tolist()]
+        return batch_sizes_list(lengths)
     return [int(v) for v in lengths]
 
 
@@ -169,7 +182,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
             [3., 0.]]), tensor([2, 1]))
     """
     data, batch_sizes, _, unsorted_indices = sequence
-    sizes = [int(b) for b in batch_sizes.tolist()]
+    sizes = batch_sizes_list(batch_sizes)
     max_len, max_batch = len(sizes), sizes[0]
     if total_length is None:
         total_length = max_len
