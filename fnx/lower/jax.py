@@ -15,6 +15,7 @@ import numpy as np
 from jax import lax
 
 from ..ir import prims as P
+from ..ir.prims.recurrence import RNN_MODES
 from .jax_autograd import compile_vjp
 from .jax_compile import compile_graph
 from .target import Target
@@ -356,5 +357,59 @@ def _sort(x, dim, descending, stable):
     return values, indices
 
 
+def _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
+    """``prims.rnn_scan`` as one ``lax.scan`` over the time steps."""
+    prec = _precision(gi.dtype)
+
+    def cell(carry, xs):
+        g_in, t = xs
+        h_prev, c_prev = h, c = carry
+        gh = jnp.dot(h, w_hh.T, precision=prec)
+        if b_hh is not None:
+            gh = gh + b_hh
+        if mode == "LSTM":
+            i, f, g, o = jnp.split(g_in + gh, 4, axis=1)
+            c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+            h = jax.nn.sigmoid(o) * jnp.tanh(c)
+            if w_hr is not None:
+                h = jnp.dot(h, w_hr.T, precision=prec)
+        elif mode == "GRU":
+            i_r, i_z, i_n = jnp.split(g_in, 3, axis=1)
+            h_r, h_z, h_n = jnp.split(gh, 3, axis=1)
+            r, z = jax.nn.sigmoid(i_r + h_r), jax.nn.sigmoid(i_z + h_z)
+            n = jnp.tanh(i_n + r * h_n)
+            h = n + z * (h - n)
+        else:
+            a = g_in + gh
+            h = jnp.tanh(a) if mode == "RNN_TANH" else jnp.maximum(a, 0)
+        if lengths is None:
+            return (h, c), h
+        act = (t < lengths)[:, None]              # finished or not yet started: hold
+        return ((jnp.where(act, h, h_prev), jnp.where(act, c, c_prev)),
+                jnp.where(act, h, jnp.zeros((), h.dtype)))
+
+    steps = jnp.arange(gi.shape[0], dtype=np.int64)
+    (h, c), out = lax.scan(cell, (h0, c0), (gi, steps), reverse=reverse)
+    return out, h, c
+
+
+def _recurrence_rules():
+    @rule(P.rnn_scan)
+    def _(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
+        return _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse)
+
+    @rule(P.rnn_scan_backward)
+    def _(g_out, g_h, g_c, gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
+        # JAX's own reverse-mode of the scan: a second scan, backwards in time
+        def fwd(*ops):
+            return _rnn_scan(*ops, lengths, mode, reverse)
+        _, vjp = jax.vjp(fwd, gi, h0, c0, w_hh, b_hh, w_hr)
+        grads = vjp((g_out, g_h, g_c))
+        g = w_hh.shape[0]
+        return (*grads[:4], jnp.zeros((g,), gi.dtype) if b_hh is None else grads[4],
+                jnp.zeros((0, g // RNN_MODES[mode]), gi.dtype) if w_hr is None else grads[5])
+
+
 _bind_tables()
 _rules()
+_recurrence_rules()

@@ -3,9 +3,9 @@
 NumPy views give real aliasing, so ``y = x[0]; y.add_(1)`` changes ``x``.
 """
 from . import (conversion, elementwise, factorizations, factory, indexing, linalg, nn, prims,
-               random, reduction, shape, sorting)
+               random, recurrence, reduction, shape, sorting)
 from ._core import CPU_KS, wrap, wrap_resident
 
 __all__ = ["CPU_KS", "wrap", "wrap_resident", "conversion", "elementwise", "factorizations",
-           "factory", "indexing", "linalg", "nn", "prims", "random", "reduction", "shape",
-           "sorting"]
+           "factory", "indexing", "linalg", "nn", "prims", "random", "recurrence", "reduction",
+           "shape", "sorting"]

@@ -24,7 +24,7 @@ True
 from __future__ import annotations
 
 from . import (assertions, checks, contraction, creation, data_dependent, elementwise, fft,
-               gather_scatter, layout, linalg, random, reduction, scan, sorting)
+               gather_scatter, layout, linalg, random, recurrence, reduction, scan, sorting)
 from .assertions import *  # noqa: F403
 from ._common import OPS, POINTWISE, PRIM, RNG
 from .checks import category_name, check_dims, check_tensor, scalar_for
@@ -37,6 +37,7 @@ from .gather_scatter import *  # noqa: F403
 from .layout import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .random import *  # noqa: F403
+from .recurrence import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .sorting import *  # noqa: F403
@@ -45,5 +46,5 @@ __all__ = ["OPS", "PRIM", "POINTWISE", "RNG", "check_tensor", "check_dims", "cat
            "scalar_for", "checks",
            *(name for m in (elementwise, layout, reduction, scan, creation, contraction,
                             gather_scatter, sorting, data_dependent, fft, linalg, random,
-                            assertions)
+                            recurrence, assertions)
              for name in m.__all__)]

@@ -1,7 +1,7 @@
 """The layer classes of ``fnx.nn``, one family a file (and ``compiled``: what
 ``fnx.compile(module)`` returns, registered with ``fnx.compile`` on import)."""
 from . import (activation, container, conv, dropout, flatten, linear, loss, module, normalization,
-               pooling, sparse, transformer)
+               pooling, rnn, sparse, transformer)
 from . import compiled  # noqa: F401 - registers OptimizedModule with fnx.compile
 from .activation import *  # noqa: F403
 from .container import *  # noqa: F403
@@ -13,9 +13,10 @@ from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
 __all__ = (activation.__all__ + container.__all__ + conv.__all__ + dropout.__all__ + flatten.__all__
            + linear.__all__ + loss.__all__ + module.__all__ + normalization.__all__ +
-           pooling.__all__ + sparse.__all__ + transformer.__all__)
+           pooling.__all__ + rnn.__all__ + sparse.__all__ + transformer.__all__)
