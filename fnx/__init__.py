@@ -9,9 +9,12 @@ namespace (``fnx.api``) and the subpackages, as ``import torch`` does.
 tensor(18.)
 """
 from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
-from . import autograd, compiler, cuda, library, nn, ops, optim, random, serialization, utils
+from . import (accelerator, autograd, compiler, cuda, library, nn, onnx, ops, optim, random,
+               serialization, utils)
+# the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
+from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
 
-__all__ = ["autograd", "compiler", "cuda", "library", "nn", "ops", "optim", "random",
-           "serialization", "utils"] + _api_all
+__all__ = ["accelerator", "autograd", "compiler", "cuda", "library", "nn", "onnx", "ops",
+           "optim", "random", "serialization", "utils"] + _api_all

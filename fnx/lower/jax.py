@@ -13,6 +13,7 @@ import numpy as np
 from jax import lax
 
 from ..ir import prims as P
+from . import precision
 from .jax_autograd import compile_vjp
 from .jax_compile import compile_graph
 from .target import Target
@@ -185,7 +186,7 @@ def _rules():
         if lhs.dtype == np.bool_:
             out = lax.dot_general(lhs.astype(np.int32), rhs.astype(np.int32), dims)
             return out != 0
-        return lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype),
+        return lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype, "matmul"),
                                preferred_element_type=lhs.dtype)
 
     @rule(P.conv_general)
@@ -199,7 +200,7 @@ def _rules():
             lhs, rhs, tuple(window_strides), list(zip(padding_low, padding_high)),
             lhs_dilation=tuple(lhs_dilation), rhs_dilation=tuple(rhs_dilation),
             dimension_numbers=dn, feature_group_count=feature_group_count,
-            precision=_precision(lhs.dtype), preferred_element_type=lhs.dtype)
+            precision=_precision(lhs.dtype, "conv"), preferred_element_type=lhs.dtype)
 
     @rule(P.gather)
     def _(x, dim, index):
@@ -276,9 +277,10 @@ def random_key(data):
     return jax.random.wrap_key_data(data.astype(np.uint32), impl="threefry2x32")
 
 
-def _precision(dtype):
-    # Full float32 products, as PyTorch's default (no TF32) on every platform.
-    return lax.Precision.HIGHEST if np.issubdtype(dtype, np.floating) else None
+def _precision(dtype, kind):
+    # Full float32 products by default, as PyTorch's matmuls (no TF32) on every platform;
+    # the backends' allow_tf32 flags relax it (fnx.lower.precision)
+    return precision.lax_precision(kind) if np.issubdtype(dtype, np.floating) else None
 
 
 def _reduce_max(x, axis):
