@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import api as fnx
-from ._functional import check, check_lr, make_state
+from ._functional import check_lr, make_state
 from .optimizer import Optimizer, _use_grad
 
 __all__ = ["Rprop"]
