@@ -347,7 +347,9 @@ def test_lbfgs_in_a_compiled_function_runs_eagerly_and_equals_eager():
             loss = ((x - fnx.tensor([1.0, 2.0, 3.0], dtype=fnx.float64)) ** 2).sum()
             loss.backward()
             return loss
-        step = (lambda: opt.step(closure))
+
+        def step():
+            return opt.step(closure)
         f = fnx.compile(step) if compiled else step
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
