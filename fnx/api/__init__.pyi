@@ -59,24 +59,24 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'remainder', 'fmod', 'atan2', 'maximum', 'minimum', 'bitwise_and', 'bitwise_or',
            'bitwise_xor', 'logical_and', 'logical_or', 'logical_xor', 'eq', 'ne', 'lt', 'le', 'gt',
            'ge', 'div', 'divide', 'true_divide', 'multiply', 'subtract', 'rsub', 'pow', 'where',
-           'clamp', 'clip', 'clamp_min', 'clamp_max', 'softmax', 'log_softmax', 'conv1d', 'conv2d',
-           'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution',
-           'layer_norm', 'native_layer_norm', 'group_norm', 'native_group_norm', 'batch_norm',
-           'native_batch_norm', 'instance_norm', 'rms_norm', 'dropout', 'feature_dropout',
-           'native_dropout', 'embedding', 'embedding_bag', 'max_pool1d', 'max_pool2d', 'max_pool3d',
-           'max_pool1d_with_indices', 'avg_pool1d', 'adaptive_avg_pool1d', 'pdist', 'cdist',
-           'cosine_similarity', 'pairwise_distance', 'selu', 'celu', 'prelu', 'threshold',
-           'hardshrink', 'binary_cross_entropy_with_logits', 'kl_div', 'return_types', 'sum',
-           'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min', 'argmax', 'argmin', 'any',
-           'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp', 'cumsum', 'cumprod',
-           'count_nonzero', 'norm', 'reshape', 'permute', 'transpose', 'swapaxes', 'swapdims', 't',
-           'squeeze', 'unsqueeze', 'flatten', 'unflatten', 'ravel', 'cat', 'concat', 'concatenate',
-           'stack', 'hstack', 'vstack', 'dstack', 'row_stack', 'split', 'chunk', 'unbind', 'narrow',
-           'select', 'flip', 'fliplr', 'flipud', 'roll', 'tile', 'movedim', 'moveaxis', 'diagonal',
-           'tril', 'triu', 'clone', 'detach', 'as_strided', 'broadcast_to', 'atleast_1d',
-           'atleast_2d', 'atleast_3d', 'view_as_real', 'view_as_complex', 'constant_pad_nd',
-           'select_scatter', 'slice_scatter', 'diagonal_scatter', 'sort', 'argsort', 'msort',
-           'topk']
+           'clamp', 'clip', 'clamp_min', 'clamp_max', 'addcmul', 'addcdiv', 'lerp', 'softmax',
+           'log_softmax', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
+           'conv_transpose3d', 'convolution', 'layer_norm', 'native_layer_norm', 'group_norm',
+           'native_group_norm', 'batch_norm', 'native_batch_norm', 'instance_norm', 'rms_norm',
+           'dropout', 'feature_dropout', 'native_dropout', 'embedding', 'embedding_bag',
+           'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'avg_pool1d',
+           'adaptive_avg_pool1d', 'pdist', 'cdist', 'cosine_similarity', 'pairwise_distance',
+           'selu', 'celu', 'prelu', 'threshold', 'hardshrink', 'binary_cross_entropy_with_logits',
+           'kl_div', 'return_types', 'sum', 'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min',
+           'argmax', 'argmin', 'any', 'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp',
+           'cumsum', 'cumprod', 'count_nonzero', 'norm', 'reshape', 'permute', 'transpose',
+           'swapaxes', 'swapdims', 't', 'squeeze', 'unsqueeze', 'flatten', 'unflatten', 'ravel',
+           'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'dstack', 'row_stack',
+           'split', 'chunk', 'unbind', 'narrow', 'select', 'flip', 'fliplr', 'flipud', 'roll',
+           'tile', 'movedim', 'moveaxis', 'diagonal', 'tril', 'triu', 'clone', 'detach',
+           'as_strided', 'broadcast_to', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'view_as_real',
+           'view_as_complex', 'constant_pad_nd', 'select_scatter', 'slice_scatter',
+           'diagonal_scatter', 'sort', 'argsort', 'msort', 'topk']
 
 bfloat16: dtype
 bool: dtype
@@ -187,6 +187,8 @@ def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def acos(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def acosh(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def add(input: Tensor, other, *, alpha=1, out: Tensor | None = None) -> Tensor: ...
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None): ...
+def addcmul(input, tensor1, tensor2, *, value=1, out=None): ...
 def asin(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def asinh(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def atan(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
@@ -221,6 +223,7 @@ def isfinite(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def isinf(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def isnan(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def le(input: Tensor, other, *, out: Tensor | None = None) -> Tensor: ...
+def lerp(input, end, weight, *, out=None): ...
 def log(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
 def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
