@@ -514,3 +514,25 @@ def test_scheduler_warns_when_step_was_replaced():
     opt.step()
     with pytest.warns(UserWarning, match=r"Seems like `optimizer.step\(\)` has been overridden"):
         sched.step()
+
+
+def test_no_order_warning_after_a_compiled_optimizer_step():
+    # the first call traces the step: that it ran must still count, without making the
+    # compiled program stand for a Python write
+    fnx.manual_seed(0)
+    m = nn.Linear(3, 1)
+    opt = optim.SGD(m.parameters(), lr=0.1)
+    sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    x = fnx.randn(4, 3)
+
+    def step(x):
+        opt.zero_grad()
+        m(x).sum().backward()
+        opt.step()
+    f = fnx.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            f(x)
+            sched.step()
+    assert len(f.entries()) == 1 and sched.get_last_lr() == [0.1 * 0.5 ** 3]

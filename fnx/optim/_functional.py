@@ -16,13 +16,13 @@ def add_scaled_(t: Tensor, other: Tensor, scale) -> Tensor:
 
 
 def lerp_(t: Tensor, end: Tensor, weight: float) -> Tensor:
-    """``t += weight * (end - t)``, i.e. ``t = (1 - weight) * t + weight * end``."""
-    return t.mul_(1 - weight).add_(end, alpha=weight)
+    """``t += weight * (end - t)`` (``Tensor.lerp_``, as PyTorch's optimizers)."""
+    return t.lerp_(end, weight)
 
 
 def addcmul_(t: Tensor, a: Tensor, b: Tensor, value: float = 1.0) -> Tensor:
-    """``t += value * a * b``."""
-    return t.add_(a * b, alpha=value)
+    """``t += value * a * b`` (``Tensor.addcmul_``)."""
+    return t.addcmul_(a, b, value=value)
 
 
 def check(name: str, ok: bool, value) -> None:

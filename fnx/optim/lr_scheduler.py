@@ -100,10 +100,16 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
+# The optimizers whose ``step`` has run since a scheduler wrapped it. A set outside the
+# optimizer, not an attribute on it: a compiled step's trace treats the optimizer's
+# attributes as Python state a program cannot replay, but that ``step`` ran is true of the
+# call every trace stands for, and it only ever goes from unset to set.
+_STEPPED = weakref.WeakSet()
+
+
 def _track_step_calls(optimizer):
-    """Wrap ``optimizer.step`` so it records that it ran (``_opt_called``), as PyTorch does
-    to warn about a scheduler stepped first. The flag is set once, outside any trace (so a
-    compiled step's first program runs once and later ones do not write Python state)."""
+    """Wrap ``optimizer.step`` so it records that it ran, as PyTorch does to warn about a
+    scheduler stepped first (PyTorch's ``_opt_called`` flag is set too, on eager calls)."""
     if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
         return
     ref = weakref.ref(optimizer)
@@ -112,9 +118,9 @@ def _track_step_calls(optimizer):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         opt = ref()
-        if not opt.__dict__.get("_opt_called"):
-            with compiler.suspend_tracing():
-                opt._opt_called = True
+        _STEPPED.add(opt)
+        if not compiler.is_compiling():
+            opt._opt_called = True
         return func.__get__(opt, type(opt))(*args, **kwargs)
     wrapper._wrapped_by_lr_sched = True
     optimizer.step = wrapper
@@ -129,7 +135,7 @@ def _warn_order(optimizer):
                       "before `lr_scheduler.step()`. See more details at "
                       "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                       UserWarning, stacklevel=3)
-    elif not getattr(optimizer, "_opt_called", False):
+    elif optimizer not in _STEPPED:
         warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In "
                       "PyTorch 1.1.0 and later, you should call them in the opposite order: "
                       "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
