@@ -536,3 +536,48 @@ def test_no_order_warning_after_a_compiled_optimizer_step():
             f(x)
             sched.step()
     assert len(f.entries()) == 1 and sched.get_last_lr() == [0.1 * 0.5 ** 3]
+
+
+# ------------------------------------------------------------------- on the cuda backend
+
+CUDA = pytest.mark.skipif(not fnx.cuda.is_available(),
+                          reason="needs a cuda device (a JAX GPU, or FNX_CUDA_ON_CPU=1)")
+
+
+@CUDA
+@pytest.mark.parametrize("name", sorted(CASES) + ["ASGD"])
+def test_optimizer_on_cuda_matches_numpy(rng, name):
+    shape = (3, 4)
+    init = rng.standard_normal(shape)
+    grads = [rng.standard_normal(shape) for _ in range(STEPS)]
+    p = nn.Parameter(fnx.tensor(init, device="cuda"))
+    kw = dict(lr=0.01) if name != "Adadelta" else {}
+    opt = getattr(optim, name)([p], **kw)
+    for g in grads:
+        p.grad = fnx.tensor(g, device="cuda")
+        opt.step()
+    ref = np_asgd if name == "ASGD" else CASES[name][0]
+    expect = ref(init, grads, **kw)
+    expect = expect[0] if name == "ASGD" else expect
+    assert p.device.type == "cuda" and opt.state[p]["step"].device.type == "cuda"
+    np.testing.assert_allclose(p.detach().cpu().numpy(), expect, rtol=RTOL.get(name, 1e-9),
+                               atol=1e-12)
+
+
+@CUDA
+def test_compiled_step_on_cuda_equals_eager():
+    def train(compiled):
+        fnx.manual_seed(0)
+        model = nn.Linear(4, 3).to("cuda")
+        opt = optim.NAdam(model.parameters(), lr=0.01)
+        x, y = fnx.randn(8, 4).to("cuda"), fnx.randn(8, 3).to("cuda")
+
+        def step():
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+        f = fnx.compile(step) if compiled else step
+        for _ in range(4):
+            f()
+        return model.weight.detach().cpu().numpy()
+    np.testing.assert_allclose(train(True), train(False), rtol=1e-5, atol=1e-6)
