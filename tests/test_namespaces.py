@@ -31,9 +31,8 @@ def restore_precision():
     jax_saved = jax.config.jax_default_matmul_precision
     yield
     for k, v in saved.items():
-        precision._state[k] = v
+        precision.set_precision(k, v)       # (empties the caches if it changes)
     jax.config.update("jax_default_matmul_precision", jax_saved)
-    fnx.compiler.reset()
 
 
 def test_backend_flags_defaults_and_tf32_mapping(restore_precision):
@@ -65,10 +64,15 @@ def test_a_compiled_matmul_uses_the_flag(restore_precision):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((8, 5)).astype(np.float32), rng.standard_normal((5, 3)).astype(
         np.float32)
+    f = fnx.compile(lambda x, y: x @ y)
+    f(fnx.tensor(a), fnx.tensor(b))
+    assert len(f.entries()) == 1
     fnx.backends.cuda.matmul.allow_tf32 = True
-    fnx.compiler.reset()
-    got = fnx.compile(lambda x, y: x @ y)(fnx.tensor(a), fnx.tensor(b))
+    assert len(f.entries()) == 0        # programs built with the old precision are dropped
+    got = f(fnx.tensor(a), fnx.tensor(b))
     np.testing.assert_allclose(got.numpy(), a.astype(np.float64) @ b, rtol=2e-3, atol=2e-3)
+    fnx.backends.cuda.matmul.allow_tf32 = True      # no change: nothing dropped
+    assert len(f.entries()) == 1
 
 
 # PyTorch's file -> classes under torch.nn.modules.<file>
