@@ -119,9 +119,10 @@ class Fetcher:
 
 
 def seed_worker(seed, worker_id):
-    """fnx's and Python's generators from ``seed``; NumPy's legacy global one from a state
-    derived from it (as PyTorch's workers, not the same state)."""
-    fnx.manual_seed(seed)
+    """fnx's CPU generator and Python's from ``seed``; NumPy's legacy global one from a
+    state derived from it (as PyTorch's workers, not the same state). Not the cuda
+    generators: they live in JAX, which a forked worker must not enter."""
+    fnx.default_generator.manual_seed(seed)
     random.seed(seed)
     np.random.seed(np.random.SeedSequence([worker_id, seed % 2 ** 64]).generate_state(4))
 

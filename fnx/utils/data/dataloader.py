@@ -398,4 +398,7 @@ class _MultiProcessIter:
             q.close()
 
     def __del__(self):
-        self._shutdown()
+        try:
+            self._shutdown()
+        except Exception:       # at interpreter exit the queues may already be gone
+            pass
