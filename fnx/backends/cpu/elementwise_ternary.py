@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core import dtype as D
+from ...core.device import CPU
 from ...core.tensor import Tensor
 from ...ir.aten import elementwise_ternary as T
 from ...ir.aten.elementwise import _python_value
@@ -52,14 +54,68 @@ def _lerp(op):
     return kernel
 
 
+def _same(self, *others) -> bool:
+    """The in-place shortcut applies: CPU float32/float64 tensors of one dtype and shape."""
+    d = self._dtype
+    if self._device is not CPU or (d is not D.float32 and d is not D.float64):
+        return False
+    shape = self._data.shape
+    return all(o.__class__ is Tensor and o._dtype is d and o._device is CPU and
+               o._data.shape == shape for o in others)
+
+
+def _addc_(combine, checked):
+    """``addcmul_``/``addcdiv_`` with one temporary, written into ``self`` (the optimizers'
+    case); anything else, or a failed write, takes the checked path."""
+    def kernel(ks, self, tensor1, tensor2, *, value=1):
+        if _same(self, tensor1, tensor2) and not isinstance(value, (Tensor, complex)):
+            s = self._data
+            try:
+                with np.errstate(all="ignore"):
+                    tmp = np.multiply(tensor1._data, value) if value != 1 else \
+                        tensor1._data.copy()
+                    combine(tmp, tensor2._data, out=tmp)
+                    np.add(s, tmp, out=s)
+                return self
+            except ValueError:          # read-only data: the checked path says why
+                pass
+        return checked(ks, self, tensor1, tensor2, value=value)
+    return kernel
+
+
+def _lerp_(checked):
+    """``lerp_`` with a number weight and one temporary (the optimizers' case)."""
+    def kernel(ks, self, end, weight):
+        if _same(self, end) and isinstance(weight, (int, float)):
+            s, e = self._data, end._data
+            w = s.dtype.type(weight)
+            try:
+                with np.errstate(all="ignore"):
+                    diff = np.subtract(e, s)
+                    if abs(w) < 0.5:
+                        np.multiply(diff, w, out=diff)
+                        np.add(s, diff, out=s)
+                    else:
+                        np.multiply(diff, s.dtype.type(1) - w, out=diff)
+                        np.subtract(e, diff, out=s)
+                return self
+            except ValueError:
+                pass
+        return checked(ks, self, end, weight)
+    return kernel
+
+
 def _register_all():
     kernels = {T.addcmul: _addc(T.addcmul, np.multiply),
                T.addcdiv: _addc(T.addcdiv, np.true_divide),
                T.lerp_Scalar: _lerp(T.lerp_Scalar), T.lerp_Tensor: _lerp(T.lerp_Tensor)}
+    fast = {T.addcmul: lambda c: _addc_(np.multiply, c),
+            T.addcdiv: lambda c: _addc_(np.true_divide, c), T.lerp_Scalar: _lerp_}
     for op, fk in kernels.items():
         family = VARIANTS[op]
         register(op, fk)
-        register(family["inplace"], inplace_from(fk, family["inplace"].name))
+        inplace = inplace_from(fk, family["inplace"].name)
+        register(family["inplace"], fast[op](inplace) if op in fast else inplace)
         register(family["out"], out_from(fk, op.name))
 
 
