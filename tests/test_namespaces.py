@@ -117,3 +117,14 @@ def test_onnx_import_works_and_export_refuses():
     assert fnx.onnx.is_in_onnx_export() is False
     with pytest.raises(NotImplementedError, match="fnx.onnx.export is not supported"):
         fnx.onnx.export(fnx.nn.Linear(2, 2), (fnx.ones(1, 2),), "m.onnx")
+
+
+def test_set_float32_matmul_precision_is_the_same_setting(restore_precision):
+    assert fnx.get_float32_matmul_precision() == "highest"
+    fnx.set_float32_matmul_precision("medium")
+    assert fnx.backends.cuda.matmul.allow_tf32 is True
+    assert jax.config.jax_default_matmul_precision == "bfloat16"
+    fnx.backends.cuda.matmul.allow_tf32 = False
+    assert fnx.get_float32_matmul_precision() == "highest"
+    with pytest.raises(RuntimeError, match="Invalid precision 'fast'"):
+        fnx.set_float32_matmul_precision("fast")

@@ -32,6 +32,7 @@ from . import indexing as indexing
 from . import linalg as linalg
 from . import math as math
 from . import nn as nn
+from . import precision as precision
 from . import printing as printing
 from . import reduction as reduction
 from . import shape as shape
@@ -67,16 +68,17 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'avg_pool1d',
            'adaptive_avg_pool1d', 'pdist', 'cdist', 'cosine_similarity', 'pairwise_distance',
            'selu', 'celu', 'prelu', 'threshold', 'hardshrink', 'binary_cross_entropy_with_logits',
-           'kl_div', 'return_types', 'sum', 'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min',
-           'argmax', 'argmin', 'any', 'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp',
-           'cumsum', 'cumprod', 'count_nonzero', 'norm', 'reshape', 'permute', 'transpose',
-           'swapaxes', 'swapdims', 't', 'squeeze', 'unsqueeze', 'flatten', 'unflatten', 'ravel',
-           'cat', 'concat', 'concatenate', 'stack', 'hstack', 'vstack', 'dstack', 'row_stack',
-           'split', 'chunk', 'unbind', 'narrow', 'select', 'flip', 'fliplr', 'flipud', 'roll',
-           'tile', 'movedim', 'moveaxis', 'diagonal', 'tril', 'triu', 'clone', 'detach',
-           'as_strided', 'broadcast_to', 'atleast_1d', 'atleast_2d', 'atleast_3d', 'view_as_real',
-           'view_as_complex', 'constant_pad_nd', 'select_scatter', 'slice_scatter',
-           'diagonal_scatter', 'sort', 'argsort', 'msort', 'topk']
+           'kl_div', 'set_float32_matmul_precision', 'get_float32_matmul_precision', 'return_types',
+           'sum', 'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min', 'argmax', 'argmin',
+           'any', 'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp', 'cumsum', 'cumprod',
+           'count_nonzero', 'norm', 'reshape', 'permute', 'transpose', 'swapaxes', 'swapdims', 't',
+           'squeeze', 'unsqueeze', 'flatten', 'unflatten', 'ravel', 'cat', 'concat', 'concatenate',
+           'stack', 'hstack', 'vstack', 'dstack', 'row_stack', 'split', 'chunk', 'unbind', 'narrow',
+           'select', 'flip', 'fliplr', 'flipud', 'roll', 'tile', 'movedim', 'moveaxis', 'diagonal',
+           'tril', 'triu', 'clone', 'detach', 'as_strided', 'broadcast_to', 'atleast_1d',
+           'atleast_2d', 'atleast_3d', 'view_as_real', 'view_as_complex', 'constant_pad_nd',
+           'select_scatter', 'slice_scatter', 'diagonal_scatter', 'sort', 'argsort', 'msort',
+           'topk']
 
 bfloat16: dtype
 bool: dtype
@@ -310,6 +312,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None): ...
 def selu(input): ...
 def softmax(input, dim, dtype=None): ...
 def threshold(input, threshold, value): ...
+
+# fnx.api.precision
+def get_float32_matmul_precision() -> builtins.str: ...
+def set_float32_matmul_precision(precision: builtins.str) -> None: ...
 
 # fnx.api.printing
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
