@@ -11,8 +11,10 @@ tensor(18.)
 from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
 import sys as _sys
 
-from . import (amp, autograd, compiler, cpu, cuda, library, linalg, nn, ops, optim, random,
-               serialization, utils)
+from . import (accelerator, amp, autograd, compiler, cpu, cuda, library, linalg, nn, onnx, ops,
+               optim, random, serialization, utils)
+# the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
+from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
 
@@ -21,5 +23,6 @@ from .api import __all__ as _api_all
 cuda.amp = amp.cuda_amp
 _sys.modules["fnx.cuda.amp"] = amp.cuda_amp
 
-__all__ = ["amp", "autograd", "compiler", "cpu", "cuda", "library", "linalg", "nn", "ops",
+__all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "library", "linalg",
+           "nn", "onnx", "ops",
            "optim", "random", "serialization", "utils"] + _api_all

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..core.tensor import Tensor, tensor_method
 from ..ir.aten import elementwise as E
+from ..ir.aten import elementwise_ternary as T
 from ..ops import aten
 
 __all__ = ["abs", "neg", "sign", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos",
@@ -20,7 +21,7 @@ __all__ = ["abs", "neg", "sign", "acos", "acosh", "asin", "asinh", "atan", "atan
            "minimum", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or",
            "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
            "div", "divide", "true_divide", "multiply", "subtract", "rsub", "pow", "where",
-           "clamp", "clip", "clamp_min", "clamp_max"]
+           "clamp", "clip", "clamp_min", "clamp_max", "addcmul", "addcdiv", "lerp"]
 
 
 def _wrapped(x):
@@ -406,3 +407,91 @@ Tensor.__neg__ = Tensor.neg
 Tensor.__abs__ = Tensor.abs
 Tensor.__invert__ = Tensor.bitwise_not
 Tensor.negative = Tensor.neg
+
+
+# ---------------------------------------------------------------- addcmul, addcdiv, lerp
+
+def _ternary_variants(op):
+    fam = E.VARIANTS[op]
+    return fam["functional"]._call, fam["inplace"]._call, fam["out"]._call
+
+
+_addcmul, _addcmul_, _addcmul_out = _ternary_variants(T.addcmul)
+_addcdiv, _addcdiv_, _addcdiv_out = _ternary_variants(T.addcdiv)
+_lerp_s, _lerp_s_, _lerp_s_out = _ternary_variants(T.lerp_Scalar)
+_lerp_t, _lerp_t_, _lerp_t_out = _ternary_variants(T.lerp_Tensor)
+
+
+@tensor_method()
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 * tensor2`` with broadcasting, as ``torch.addcmul``.
+
+    >>> import fnx
+    >>> fnx.addcmul(fnx.tensor([1., 1.]), fnx.tensor([2., 3.]), fnx.tensor([4., 5.]), value=0.5)
+    tensor([5.0000, 8.5000])
+    """
+    if out is not None:
+        return _addcmul_out(input, tensor1, tensor2, value=value, out=out)
+    return _addcmul(input, tensor1, tensor2, value=value)
+
+
+@tensor_method()
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    """``addcmul`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(2).addcmul_(fnx.tensor([1., 2.]), fnx.tensor([3., 4.]))
+    tensor([3., 8.])
+    """
+    return _addcmul_(self, tensor1, tensor2, value=value)
+
+
+@tensor_method()
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """``input + value * tensor1 / tensor2`` with broadcasting, as ``torch.addcdiv``
+    (integer ``tensor1`` and ``tensor2`` are refused, as in PyTorch).
+
+    >>> import fnx
+    >>> fnx.addcdiv(fnx.tensor([1., 1.]), fnx.tensor([2., 3.]), fnx.tensor([4., 6.]), value=2)
+    tensor([2., 2.])
+    """
+    if out is not None:
+        return _addcdiv_out(input, tensor1, tensor2, value=value, out=out)
+    return _addcdiv(input, tensor1, tensor2, value=value)
+
+
+@tensor_method()
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    """``addcdiv`` in place.
+
+    >>> import fnx
+    >>> fnx.ones(2).addcdiv_(fnx.tensor([1., 2.]), fnx.tensor([4., 4.]))
+    tensor([1.2500, 1.5000])
+    """
+    return _addcdiv_(self, tensor1, tensor2, value=value)
+
+
+@tensor_method()
+def lerp(input, end, weight, *, out=None):
+    """``input + weight * (end - input)``, as ``torch.lerp``; ``weight`` a number or a
+    tensor (of ``input``'s dtype, broadcasting).
+
+    >>> import fnx
+    >>> fnx.lerp(fnx.tensor([0., 10.]), fnx.tensor([10., 20.]), 0.25)
+    tensor([ 2.5000, 12.5000])
+    """
+    tensor_weight = isinstance(weight, Tensor)
+    if out is not None:
+        return (_lerp_t_out if tensor_weight else _lerp_s_out)(input, end, weight, out=out)
+    return (_lerp_t if tensor_weight else _lerp_s)(input, end, weight)
+
+
+@tensor_method()
+def lerp_(self, end, weight):
+    """``lerp`` in place.
+
+    >>> import fnx
+    >>> fnx.zeros(2).lerp_(fnx.tensor([4., 8.]), fnx.tensor([0.5, 0.25]))
+    tensor([2., 2.])
+    """
+    return (_lerp_t_ if isinstance(weight, Tensor) else _lerp_s_)(self, end, weight)

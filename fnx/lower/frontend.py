@@ -8,6 +8,7 @@ class registered, so ``fnx.compile(model)`` is again a module.
 """
 from __future__ import annotations
 
+from . import precision
 from .compiled_function import CompiledFunction, live_compiled_functions
 from .target import targets
 
@@ -173,6 +174,7 @@ def _backend(backend) -> str:
     return name
 
 
+@precision.on_change
 def reset() -> None:
     """Forget every compiled program of every ``CompiledFunction`` (and any decision to run
     one eagerly): the next call of each traces and compiles again."""

@@ -16,6 +16,7 @@ from jax import lax
 
 from ..ir import prims as P
 from ..ir.prims.recurrence import RNN_MODES
+from . import precision
 from .jax_autograd import compile_vjp
 from .jax_compile import compile_graph
 from .target import Target
@@ -205,9 +206,9 @@ def _rules():
             # XLA's CPU backend has no fast 16-bit GEMM: the exact float32 values of the
             # operands through the float32 one give the same sums
             lhs32, rhs32 = lhs.astype(acc), rhs.astype(acc)
-            out = lax.dot_general(lhs32, rhs32, dims, precision=_precision(acc))
+            out = lax.dot_general(lhs32, rhs32, dims, precision=_precision(acc, "matmul"))
             return out.astype(lhs.dtype)
-        out = lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype),
+        out = lax.dot_general(lhs, rhs, dims, precision=_precision(lhs.dtype, "matmul"),
                               preferred_element_type=acc)
         return out if acc == lhs.dtype else out.astype(lhs.dtype)
 
@@ -223,7 +224,7 @@ def _rules():
             lhs, rhs, tuple(window_strides), list(zip(padding_low, padding_high)),
             lhs_dilation=tuple(lhs_dilation), rhs_dilation=tuple(rhs_dilation),
             dimension_numbers=dn, feature_group_count=feature_group_count,
-            precision=_precision(lhs.dtype), preferred_element_type=acc)
+            precision=_precision(lhs.dtype, "conv"), preferred_element_type=acc)
         return out if acc == lhs.dtype else out.astype(lhs.dtype)
 
     @rule(P.gather)
@@ -307,9 +308,10 @@ def _accumulator(dtype):
     return np.dtype(np.float32) if dtype in _HALF else dtype
 
 
-def _precision(dtype):
-    # Full float32 products, as PyTorch's default (no TF32) on every platform.
-    return lax.Precision.HIGHEST if jnp.issubdtype(dtype, jnp.floating) else None
+def _precision(dtype, kind):
+    # Full float32 products by default, as PyTorch's matmuls (no TF32) on every platform;
+    # the backends' allow_tf32 flags relax it (fnx.lower.precision)
+    return precision.lax_precision(kind) if jnp.issubdtype(dtype, jnp.floating) else None
 
 
 def _reduce_max(x, axis):
@@ -359,7 +361,7 @@ def _sort(x, dim, descending, stable):
 
 def _rnn_scan(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
     """``prims.rnn_scan`` as one ``lax.scan`` over the time steps."""
-    prec = _precision(gi.dtype)
+    prec = _precision(gi.dtype, "matmul")
 
     def cell(carry, xs):
         g_in, t = xs

@@ -2,6 +2,9 @@
 stays a tensor or a Python constant, so the updates trace)."""
 from __future__ import annotations
 
+from .. import compiler
+from ..api.creation import zeros
+from ..core.dtype import float32, float64
 from ..core.tensor import Tensor
 
 
@@ -13,13 +16,13 @@ def add_scaled_(t: Tensor, other: Tensor, scale) -> Tensor:
 
 
 def lerp_(t: Tensor, end: Tensor, weight: float) -> Tensor:
-    """``t += weight * (end - t)``, i.e. ``t = (1 - weight) * t + weight * end``."""
-    return t.mul_(1 - weight).add_(end, alpha=weight)
+    """``t += weight * (end - t)`` (``Tensor.lerp_``, as PyTorch's optimizers)."""
+    return t.lerp_(end, weight)
 
 
 def addcmul_(t: Tensor, a: Tensor, b: Tensor, value: float = 1.0) -> Tensor:
-    """``t += value * a * b``."""
-    return t.add_(a * b, alpha=value)
+    """``t += value * a * b`` (``Tensor.addcmul_``)."""
+    return t.addcmul_(a, b, value=value)
 
 
 def check(name: str, ok: bool, value) -> None:
@@ -34,3 +37,21 @@ def check_lr(lr) -> None:
         return
     if not 0.0 <= lr:
         raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def make_state(state: dict, p: Tensor, **factories) -> dict:
+    """Fill ``state`` (one parameter's) on its first step: each ``factories`` value is
+    called to make the tensor of that name. Made outside a compiled step's trace, on real
+    tensors, since the state outlives it; ``step`` is a float32 0-dim tensor as PyTorch's."""
+    if "step" not in state:
+        with compiler.suspend_tracing():
+            state["step"] = zeros((), dtype=float32, device=p.device)
+            for name, make in factories.items():
+                state[name] = make()
+    return state
+
+
+def as_float64(step: Tensor) -> Tensor:
+    """The step count in float64: powers such as ``beta ** step`` lose digits in float32,
+    and 0-dim results do not change the parameters' dtype."""
+    return step.to(float64)

@@ -14,11 +14,14 @@ per epoch (after ``optimizer.step()``); it writes the new ``lr`` into each param
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import types
 import warnings
+import weakref
 from collections import Counter
 
+from .. import compiler
 from ..core.tensor import Tensor
 from .optimizer import Optimizer
 
@@ -47,6 +50,7 @@ class LRScheduler:
                                    f"when resuming an optimizer")
         self.base_lrs = [_value(g["initial_lr"]) for g in optimizer.param_groups]
         self.last_epoch = last_epoch
+        _track_step_calls(optimizer)
         self._initial_step()
 
     def _initial_step(self):
@@ -66,6 +70,8 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch=None):
+        if self._step_count == 1:
+            _warn_order(self.optimizer)
         self._step_count += 1
         if epoch is not None:
             warnings.warn(_EPOCH_DEPRECATED, UserWarning, stacklevel=2)
@@ -92,6 +98,51 @@ class LRScheduler:
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
+
+
+# The optimizers whose ``step`` has run since a scheduler wrapped it. A set outside the
+# optimizer, not an attribute on it: a compiled step's trace treats the optimizer's
+# attributes as Python state a program cannot replay, but that ``step`` ran is true of the
+# call every trace stands for, and it only ever goes from unset to set.
+_STEPPED = weakref.WeakSet()
+
+
+def _track_step_calls(optimizer):
+    """Wrap ``optimizer.step`` so it records that it ran, as PyTorch does to warn about a
+    scheduler stepped first (PyTorch's ``_opt_called`` flag is set too, on eager calls)."""
+    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        return
+    ref = weakref.ref(optimizer)
+    func = optimizer.step.__func__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        opt = ref()
+        _STEPPED.add(opt)
+        if not compiler.is_compiling():
+            opt._opt_called = True
+        return func.__get__(opt, type(opt))(*args, **kwargs)
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
+
+
+def _warn_order(optimizer):
+    """PyTorch's warnings for a first ``scheduler.step()`` that no ``optimizer.step()``
+    preceded (or whose optimizer's ``step`` was replaced after the scheduler was made)."""
+    if not hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate "
+                      "scheduler initialization. Please, make sure to call `optimizer.step()` "
+                      "before `lr_scheduler.step()`. See more details at "
+                      "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                      UserWarning, stacklevel=3)
+    elif optimizer not in _STEPPED:
+        warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In "
+                      "PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                      "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
+                      "will result in PyTorch skipping the first value of the learning rate "
+                      "schedule. See more details at "
+                      "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                      UserWarning, stacklevel=3)
 
 
 _EPOCH_DEPRECATED = ("The epoch parameter in `scheduler.step()` was not necessary and is being "

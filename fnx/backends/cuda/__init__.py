@@ -37,12 +37,13 @@ from ...ir.strides import channels_last_strides, contiguous_strides, memory_form
 from ...lower.jax_compile import register_device_arrays
 from ..cpu import conversion as cpu_conversion
 from ..cpu._core import wrap as cpu_wrap
+from .flags import matmul
 from .jit_kernel import cache_info, clear_cache, generic_kernel, run_on_cpu
 from .storage import (CUDA_KS, canonical_cuda, host_strides, jax_device, preserved_strides,
                       to_device, to_host, with_strides, wrap_array, x64)
 
 __all__ = ["CUDA_KS", "wrap_array", "jax_device", "from_host", "cache_info", "clear_cache",
-           "run_on_cpu", "register"]
+           "run_on_cpu", "register", "matmul"]
 
 _CUDA = DispatchKey.CUDA
 _CUDA_BIT = 1 << _CUDA

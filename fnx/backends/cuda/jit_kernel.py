@@ -35,6 +35,7 @@ from ...graph.graph import Node
 from ...graph.tracer import DataDependentError, trace
 from ...keys import functionalize as _functionalize
 from ...lower.jax import JAX_TARGET
+from ...lower import precision
 from ...lower.jax_compile import graph_program, raise_failed
 from ..cpu._core import same_device_error
 from ..cpu._core import wrap as cpu_wrap
@@ -359,5 +360,6 @@ def cache_info() -> dict:
     return {**_stats, "entries": len(_cache)}
 
 
+@precision.on_change      # a kernel jitted with the old float32 precision must not run
 def clear_cache() -> None:
     _cache.clear()

@@ -3,6 +3,8 @@
 from . import (activation, container, conv, dropout, flatten, linear, loss, module, normalization,
                pooling, rnn, sparse, transformer)
 from . import compiled  # noqa: F401 - registers OptimizedModule with fnx.compile
+# PyTorch's module paths of classes fnx keeps in another family's file
+from . import batchnorm, instancenorm  # noqa: F401
 from .activation import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403

@@ -19,12 +19,14 @@ from __future__ import annotations
 from ...ir.variants import variants_of
 from ..database import by_name, op_db, op_name
 from ..variant_entries import inplace_entry, out_entry
-from . import (amp, arrange, conversion, elementwise, factorizations, factory, indexing, linalg,
-               matrix_functions, nn, prims, random, reduction, shape, sorting, statistics)
+from . import (amp, arrange, conversion, elementwise, elementwise_ternary, factorizations,
+               factory, indexing, linalg, matrix_functions, nn, prims, random, reduction, shape,
+               sorting, statistics)
 
 __all__ = ["entries", "entry_for", "amp", "arrange", "conversion", "elementwise",
-           "factorizations", "factory", "indexing", "linalg", "matrix_functions", "nn", "prims",
-           "random", "reduction", "shape", "sorting", "statistics"]
+           "elementwise_ternary", "factorizations", "factory", "indexing", "linalg",
+           "matrix_functions", "nn", "prims", "random", "reduction", "shape", "sorting",
+           "statistics"]
 
 _derived: dict = {}      # id(functional entry) -> its derived entries
 

@@ -1,18 +1,30 @@
 """``DataLoader``: batches of samples from a dataset, as ``torch.utils.data.DataLoader``.
 
-Loading runs in the calling process (``num_workers`` is accepted for compatibility and
-ignored); shuffling draws from ``generator``, else from a generator seeded by fnx's global
-one, so ``fnx.manual_seed`` makes epochs reproducible.
+With ``num_workers=0`` loading runs in the calling process; with ``num_workers > 0`` in
+that many worker processes (``multiprocessing``, the platform's default start method unless
+``multiprocessing_context`` says otherwise; see ``_worker``), each batch by one worker in
+turn, ``prefetch_factor`` batches per worker requested ahead, and handed out in the
+sampler's order, so the batches are those of ``num_workers=0``. ``persistent_workers``
+keeps the workers between epochs; ``pin_memory`` is accepted (fnx has no pinned memory).
+Shuffling draws from ``generator``, else from a generator seeded by fnx's global one, so
+``fnx.manual_seed`` makes epochs reproducible. Each epoch first draws the workers' base
+seed from the same source (as PyTorch does, whatever ``num_workers``).
 """
 from __future__ import annotations
 
 import collections.abc
+import itertools
+import multiprocessing
 import numbers
+import queue
+import time
+import warnings
 
 import numpy as np
 
 from ... import api as fnx
 from ...core.tensor import Tensor
+from ._worker import ExceptionWrapper, Fetcher, IterableEnd, worker_loop
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -112,12 +124,27 @@ class DataLoader:
                              "disable multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing.let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         self.dataset = dataset
         self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        self.persistent_workers = persistent_workers
         self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
         self.generator = generator
+        self._iterator = None
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if shuffle not in (None, False):
@@ -166,6 +193,18 @@ class DataLoader:
         return len(self.sampler)
 
     def __iter__(self):
+        if self.num_workers == 0:
+            return self._single_process()
+        if not self.persistent_workers:
+            return _MultiProcessIter(self)
+        if self._iterator is None:
+            self._iterator = _MultiProcessIter(self)
+        else:
+            self._iterator.next_epoch()
+        return self._iterator
+
+    def _single_process(self):
+        _base_seed(self.generator)      # the workers' seed: drawn whatever num_workers
         if self._iterable:
             yield from self._iter_iterable()
             return
@@ -193,3 +232,173 @@ class DataLoader:
                 batch = []
         if batch and not self.drop_last:
             yield self.collate_fn(batch)
+
+
+def _base_seed(generator) -> int:
+    """The epoch's base seed for the workers (worker ``i`` is seeded ``base + i``)."""
+    return int(fnx.empty((), dtype=fnx.int64).random_(generator=generator).item())
+
+
+class _MultiProcessIter:
+    """An epoch of a ``DataLoader`` with worker processes.
+
+    Tasks (one batch each) go to the workers in turn, ``prefetch_factor`` per worker
+    ahead; answers come back on one queue in any order and are handed out in task order.
+    An iterable dataset's worker that runs out answers ``IterableEnd`` and gets no more
+    tasks; the epoch ends when every task is answered and nothing is left to ask for.
+    """
+
+    def __init__(self, loader):
+        self.loader = loader
+        ctx = loader.multiprocessing_context
+        if ctx is None or isinstance(ctx, str):
+            ctx = multiprocessing.get_context(ctx)
+        n = self.n = loader.num_workers
+        self.prefetch = loader.prefetch_factor
+        self.iterable = loader._iterable
+        self.auto_collation = loader.batch_sampler is not None or \
+            (self.iterable and loader.batch_size is not None)
+        self.persistent = loader.persistent_workers
+        self.epoch = 0
+        seed = _base_seed(loader.generator)
+        fetcher = Fetcher(loader.dataset, self.iterable, self.auto_collation,
+                          loader.batch_size, loader.drop_last, loader.collate_fn,
+                          loader._default_collate)
+        self.result_queue = ctx.Queue()
+        self.done = ctx.Event()
+        self.index_queues, self.workers = [], []
+        for i in range(n):
+            q = ctx.Queue()
+            q.cancel_join_thread()      # never block exit on tasks a worker did not take
+            w = ctx.Process(target=worker_loop, daemon=True,
+                            args=(fetcher, q, self.result_queue, self.done, seed + i,
+                                  loader.worker_init_fn, i, n))
+            with warnings.catch_warnings():
+                # JAX warns on every fork once it has threads. A worker runs the dataset on
+                # fnx's NumPy CPU backend, which never enters JAX; a dataset that makes
+                # cuda tensors or runs compiled code should pass
+                # multiprocessing_context="spawn" (or "forkserver")
+                warnings.filterwarnings("ignore", message="os.fork\\(\\) was called",
+                                        category=RuntimeWarning)
+                w.start()
+            self.index_queues.append(q)
+            self.workers.append(w)
+        self.alive = True
+        self._start_epoch()
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self.loader)
+
+    def _start_epoch(self):
+        loader = self.loader
+        self.sampler_iter = None if self.iterable else iter(
+            loader.batch_sampler if loader.batch_sampler is not None else loader.sampler)
+        self.send_idx = self.rcvd_idx = 0
+        self.tasks = {}             # task -> [worker] or [worker, answer]
+        self.active = [True] * self.n
+        self.cycle = itertools.cycle(range(self.n))
+        for _ in range(self.prefetch * self.n):
+            self._put_task()
+
+    def next_epoch(self):
+        """A new epoch on the same workers (``persistent_workers``); answers still coming
+        from the last one are dropped by their epoch number."""
+        self.epoch += 1
+        if self.iterable:
+            for q in self.index_queues:
+                q.put(("reset", self.epoch))
+        self._start_epoch()
+
+    def _put_task(self):
+        if self.iterable:
+            payload = None
+        else:
+            try:
+                payload = next(self.sampler_iter)
+            except StopIteration:
+                return
+        for _ in range(self.n):
+            w = next(self.cycle)
+            if self.active[w]:
+                break
+        else:
+            return
+        self.index_queues[w].put((self.epoch, self.send_idx, payload))
+        self.tasks[self.send_idx] = [w]
+        self.send_idx += 1
+
+    def __next__(self):
+        while True:
+            # tasks of workers that ran out (iterable datasets) have nothing to hand out
+            while self.rcvd_idx < self.send_idx:
+                task = self.tasks[self.rcvd_idx]
+                if len(task) == 2 or self.active[task[0]]:
+                    break
+                del self.tasks[self.rcvd_idx]
+                self.rcvd_idx += 1
+            else:
+                if not self.persistent:
+                    self._shutdown()
+                raise StopIteration
+            task = self.tasks[self.rcvd_idx]
+            if len(task) == 2:
+                del self.tasks[self.rcvd_idx]
+                self.rcvd_idx += 1
+                self._put_task()
+                return self._handout(task[1])
+            epoch, idx, data = self._get()
+            if epoch != self.epoch or idx not in self.tasks:
+                continue                    # the last epoch's, or an ended worker's
+            if isinstance(data, IterableEnd):
+                self.active[data.worker_id] = False     # its tasks are skipped in order
+                continue
+            self.tasks[idx].append(data)
+
+    def _handout(self, data):
+        if isinstance(data, ExceptionWrapper):
+            data.reraise()
+        return data
+
+    def _get(self):
+        """The next answer from any worker, checking every 5 s that the workers live and
+        that ``timeout`` (if set) has not passed."""
+        timeout = self.loader.timeout
+        start = time.monotonic()
+        while True:
+            wait = 5.0 if timeout <= 0 else min(5.0, max(timeout - (time.monotonic() - start),
+                                                         0.0))
+            try:
+                return self.result_queue.get(timeout=wait)
+            except queue.Empty:
+                if timeout > 0 and time.monotonic() - start >= timeout:
+                    raise RuntimeError(f"DataLoader timed out after {timeout} "
+                                       f"seconds") from None
+                dead = [str(w.pid) for w in self.workers if not w.is_alive()]
+                if dead:
+                    self._shutdown()
+                    raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(dead)}) "
+                                       f"exited unexpectedly") from None
+
+    def _shutdown(self):
+        if not getattr(self, "alive", False):
+            return
+        self.alive = False
+        self.done.set()
+        for q in self.index_queues:
+            q.put(None)
+        for w in self.workers:
+            w.join(timeout=5.0)
+            if w.is_alive():
+                w.terminate()
+        for q in self.index_queues + [self.result_queue]:
+            q.cancel_join_thread()
+            q.close()
+
+    def __del__(self):
+        try:
+            self._shutdown()
+        except Exception:       # at interpreter exit the queues may already be gone
+            pass

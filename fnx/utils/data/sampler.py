@@ -30,6 +30,9 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+_CHUNK = 32     # indices drawn per call with replacement (as PyTorch's sampler)
+
+
 def _fresh_generator(generator):
     """``generator``, or a new one seeded from the global generator (so
     ``fnx.manual_seed`` makes shuffling reproducible, as in PyTorch)."""
@@ -70,8 +73,13 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         g = _fresh_generator(self.generator)
         if self.replacement:
-            yield from fnx.randint(0, n, (self.num_samples,), dtype=fnx.int64,
-                                   generator=g).tolist()
+            # drawn lazily, a chunk at a time: ``num_samples`` may be far larger than
+            # memory (makemore asks for 1e10)
+            left = self.num_samples
+            while left > 0:
+                k = min(left, _CHUNK)
+                yield from fnx.randint(0, n, (k,), dtype=fnx.int64, generator=g).tolist()
+                left -= k
             return
         for _ in range(self.num_samples // n):
             yield from fnx.randperm(n, generator=g).tolist()
