@@ -10,8 +10,9 @@ tensor(18.)
 """
 from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
 from . import autograd, compiler, cuda, library, nn, ops, optim, random, serialization, utils
+from . import fft, special
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
 
 __all__ = ["autograd", "compiler", "cuda", "library", "nn", "ops", "optim", "random",
-           "serialization", "utils"] + _api_all
+           "serialization", "utils", "fft", "special"] + _api_all

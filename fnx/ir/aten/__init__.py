@@ -1,7 +1,7 @@
 """Operator definitions, one module per family; importing this package defines them all."""
 from .. import prims
-from . import (arrange, conversion, elementwise, elementwise_unary, factory, indexing, linalg, nn,
-               random, reduction, shape, sorting)
+from . import (arrange, conversion, elementwise, elementwise_unary, factory, fft, indexing, linalg,
+               nn, random, reduction, shape, sorting)
 
 __all__ = ["prims", "arrange", "conversion", "elementwise", "elementwise_unary", "factory",
-           "indexing", "linalg", "nn", "random", "reduction", "shape", "sorting"]
+           "fft", "indexing", "linalg", "nn", "random", "reduction", "shape", "sorting"]

@@ -1,0 +1,4 @@
+"""``fnx.special``: special functions, as ``torch.special``."""
+from __future__ import annotations
+
+__all__ = []
