@@ -58,7 +58,8 @@ def _promote(name, x, *, require_complex=False, require_real=False):
     half types have no CPU FFT; a real input of a complex-only transform becomes complex."""
     d = x.dtype
     if require_real and d.is_complex:
-        raise RuntimeError(f"{name} expects a real input tensor, but got {d.scalar_type}")
+        what = "real-valued" if name.endswith("n") else "real"
+        raise RuntimeError(f"{name} expects a {what} input tensor, but got {d.scalar_type}")
     if not (d.is_floating_point or d.is_complex):
         x = aten._to_copy.default(x, dtype=D.get_default_dtype())
     elif d in (D.float16, D.bfloat16):
@@ -262,18 +263,23 @@ def _freq_meta(name, count):
     return meta
 
 
+def _reciprocal(v):
+    """1 / v with C's infinities at zero (PyTorch computes the scale in double)."""
+    return math.copysign(math.inf, v) if v == 0 else 1.0 / v
+
+
 def _fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=None):
     """[0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n), as PyTorch computes it."""
     m = fftfreq.meta(n, d, dtype=dtype)
     i = aten.arange.default(n, dtype=D.int64, device=device_arg(device))
     i = aten.where.self(aten.ge.Scalar(i, (n + 1) // 2), aten.sub.Scalar(i, n), i)
-    return aten.mul.Scalar(aten._to_copy.default(i, dtype=m.dtype), 1.0 / (n * d))
+    return aten.mul.Scalar(aten._to_copy.default(i, dtype=m.dtype), _reciprocal(n * d))
 
 
 def _rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=None):
     m = rfftfreq.meta(n, d, dtype=dtype)
     i = aten.arange.default(n // 2 + 1, dtype=m.dtype, device=device_arg(device))
-    return aten.mul.Scalar(i, 1.0 / (n * d))
+    return aten.mul.Scalar(i, _reciprocal(n * d))
 
 
 fftfreq = defop(f"fft_fftfreq(int n, float d=1.0, *, {OPTS}) -> Tensor",

@@ -19,11 +19,11 @@ from __future__ import annotations
 from ...ir.variants import variants_of
 from ..database import by_name, op_db, op_name
 from ..variant_entries import inplace_entry, out_entry
-from . import (arrange, conversion, elementwise, factory, indexing, linalg, nn, prims, random,
-               reduction, shape, sorting)
+from . import (arrange, conversion, elementwise, factory, fft, indexing, linalg, nn, prims,
+               random, reduction, shape, sorting)
 
-__all__ = ["entries", "entry_for", "arrange", "conversion", "elementwise", "factory", "indexing",
-           "linalg", "nn", "prims", "random", "reduction", "shape", "sorting"]
+__all__ = ["entries", "entry_for", "arrange", "conversion", "elementwise", "factory", "fft",
+           "indexing", "linalg", "nn", "prims", "random", "reduction", "shape", "sorting"]
 
 _derived: dict = {}      # id(functional entry) -> its derived entries
 
