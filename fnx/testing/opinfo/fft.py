@@ -239,8 +239,8 @@ register(
            error_inputs=_c2c_errors),
     OpInfo(aten.fft_fftfreq.default, _freq_ref(lambda n: n, True), _FLOATS, _freq_samples,
            error_inputs=_freq_errors),
-    OpInfo(aten.fft_rfftfreq.default, _freq_ref(lambda n: n // 2 + 1, False), _FLOATS, _freq_samples,
-           error_inputs=_freq_errors),
+    OpInfo(aten.fft_rfftfreq.default, _freq_ref(lambda n: n // 2 + 1, False), _FLOATS,
+           _freq_samples, error_inputs=_freq_errors),
     OpInfo(aten.fft_fftshift.default, _shift_ref(np.fft.fftshift), _ALL, _shift_samples),
     OpInfo(aten.fft_ifftshift.default, _shift_ref(np.fft.ifftshift), _ALL, _shift_samples),
 )
