@@ -24,7 +24,7 @@ True
 from __future__ import annotations
 
 from . import (checks, contraction, creation, data_dependent, elementwise, fft, gather_scatter,
-               layout, random, reduction, scan, sorting)
+               layout, random, reduction, scan, sorting, special)
 from ._common import OPS, POINTWISE, PRIM, RNG
 from .checks import category_name, check_dims, check_tensor, scalar_for
 from .contraction import *  # noqa: F403
@@ -38,9 +38,10 @@ from .random import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .sorting import *  # noqa: F403
+from .special import *  # noqa: F403
 
 __all__ = ["OPS", "PRIM", "POINTWISE", "RNG", "check_tensor", "check_dims", "category_name",
            "scalar_for", "checks",
            *(name for m in (elementwise, layout, reduction, scan, creation, contraction,
-                            gather_scatter, sorting, data_dependent, fft, random)
+                            gather_scatter, sorting, data_dependent, fft, random, special)
              for name in m.__all__)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 # in the order the families define their prims (the order the entries register in)
 from . import (elementwise, layout, reduction, scan, creation, contraction, gather_scatter,
-               sorting, data_dependent, fft, random)
+               sorting, data_dependent, fft, random, special)
 
 __all__ = ["elementwise", "layout", "reduction", "scan", "creation", "contraction",
-           "gather_scatter", "sorting", "data_dependent", "fft", "random"]
+           "gather_scatter", "sorting", "data_dependent", "fft", "random", "special"]
