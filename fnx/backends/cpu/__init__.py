@@ -3,8 +3,9 @@
 NumPy views give real aliasing, so ``y = x[0]; y.add_(1)`` changes ``x``.
 """
 from . import (conversion, elementwise, factory, indexing, linalg, nn, prims, random, reduction,
-               shape, sorting)
+               shape, sorting, special)
 from ._core import CPU_KS, wrap, wrap_resident
 
 __all__ = ["CPU_KS", "wrap", "wrap_resident", "conversion", "elementwise", "factory",
-           "indexing", "linalg", "nn", "prims", "random", "reduction", "shape", "sorting"]
+           "indexing", "linalg", "nn", "prims", "random", "reduction", "shape", "sorting",
+           "special"]
