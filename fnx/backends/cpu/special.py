@@ -81,11 +81,21 @@ def _none(args, kwargs):
     return ()
 
 
+def _checked_first(op, kernel):
+    """An in-place kernel that refuses a result ``self`` cannot hold before it computes
+    (PyTorch's order: mvlgamma_ on a bool tensor is a cast error, not a domain error)."""
+    def checked(ks, self, *args, **kwargs):
+        op.meta(self, *args, **kwargs)
+        return kernel(ks, self, *args, **kwargs)
+    return checked
+
+
 def _register(op, kernel):
     fam = S.FAMILIES.get(op, {"functional": op})
     register(op, kernel)
     if "inplace" in fam:
-        register(fam["inplace"], inplace_from(kernel, fam["inplace"].name))
+        register(fam["inplace"], _checked_first(fam["inplace"],
+                                                inplace_from(kernel, fam["inplace"].name)))
     if "out" in fam:
         register(fam["out"], out_from(kernel, op.name))
 

@@ -154,22 +154,20 @@ def _erfc(self):
     return prims.erfc(self)
 
 
-def _scaled_up(x, scaled, odd):
-    """e^|x| times an exponentially scaled Bessel function, +-inf at +-inf."""
-    out = prims.mul(prims.exp(prims.abs(x)), scaled)
-    inf = _c(x, _INF)
-    at_inf = prims.where(prims.signbit(x), prims.neg(inf), inf) if odd else inf
-    return prims.where(_is(prims.abs(x), _INF), at_inf, out)
+def _scaled_up(x, scaled):
+    """e^|x| times an exponentially scaled Bessel function (NaN at +-inf, where e^|x| is
+    inf and the scaled function 0: PyTorch's and SciPy's value there)."""
+    return prims.mul(prims.exp(prims.abs(x)), scaled)
 
 
 @_unary_decomposition("i0")
 def _i0(self):
-    return _scaled_up(self, prims.bessel_i0e(self), False)
+    return _scaled_up(self, prims.bessel_i0e(self))
 
 
 @_unary_decomposition("special_i1")
 def _i1(self):
-    return _scaled_up(self, prims.bessel_i1e(self), True)
+    return _scaled_up(self, prims.bessel_i1e(self))
 
 
 @_unary_decomposition("special_i0e")
@@ -287,7 +285,8 @@ def _polygamma(n, self):
     _polygamma_meta(n, self)
     if n == 0:
         return _digamma_of(self)
-    return prims.polygamma(_c(self, n), self)
+    # psi^(n)(+inf) = 0 (SciPy's value; lax gives NaN)
+    return prims.where(_is(self, _INF), _c(self, 0), prims.polygamma(_c(self, n), self))
 
 
 @decomposition(mvlgamma)
