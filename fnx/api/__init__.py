@@ -19,7 +19,8 @@ from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
-from . import conversion, creation, indexing, linalg, math, nn, reduction, shape, sorting
+from . import (conversion, creation, indexing, linalg, math, nn, reduction, shape, sorting,
+               special)
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .indexing import *  # noqa: F403
@@ -29,6 +30,7 @@ from .nn import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .sorting import *  # noqa: F403
+from .special import *  # noqa: F403
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
@@ -42,4 +44,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
             "int64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
             "half", "float", "double", "short", "int", "long", "cfloat", "cdouble"]
            + conversion.__all__ + creation.__all__ + indexing.__all__ + linalg.__all__
-           + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__)
+           + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__
+           + special.__all__)
