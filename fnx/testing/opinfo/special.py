@@ -18,6 +18,7 @@ from ...core import dtype as D
 from ...ops import aten
 from ..database import FLOATS, INTS, ErrorInput, OpInfo, SampleInput, make_tensor, register
 from ..reference_dtypes import INT_TO_FLOAT, pointwise
+from ..variant_entries import out_entry
 from .elementwise import _binary_tensor_samples, _unary_samples
 
 REAL = FLOATS + INTS + (D.bool,)
@@ -172,10 +173,15 @@ def _entries():
     return out
 
 
+# polygamma's in-place form takes (self, n), not the functional (n, self): no derived
+# in-place entry (``Tensor.polygamma_`` is tested in tests/test_special.py); out= is derived
+_POLYGAMMA = OpInfo(aten.polygamma.default, _polygamma_ref, REAL, _polygamma_samples,
+                    tols=_LOOSE, error_inputs=_polygamma_errors, variants=False)
+
 register(
     *_entries(),
-    OpInfo(aten.polygamma.default, _polygamma_ref, REAL, _polygamma_samples, tols=_LOOSE,
-           error_inputs=_polygamma_errors, variants=False),
+    _POLYGAMMA,
+    out_entry(_POLYGAMMA, aten.polygamma.out),
     OpInfo(aten.mvlgamma.default, _mvlgamma_ref, FLOATS + INTS, _mvlgamma_samples, tols=_LOOSE,
            error_inputs=_mvlgamma_errors),
     OpInfo(aten.logit.default, _logit_ref, FLOATS, _logit_samples, tols=_TOLS),
