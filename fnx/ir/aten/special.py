@@ -112,13 +112,25 @@ _SQRT1_2 = math.sqrt(0.5)
 _SQRT_PI = math.sqrt(math.pi)
 
 
+def _checked(op, fn):
+    """``fn`` after the op's meta: PyTorch's refusals (complex inputs) on every backend."""
+    def checked(*args, **kwargs):
+        op.meta(*args, **kwargs)
+        return fn(*args, **kwargs)
+    checked.__name__ = fn.__name__
+    return checked
+
+
 def _unary_decomposition(name):
-    return lambda fn: decomposition(_op(name))(refs.promote(INT_TO_FLOAT, ("self",))(fn))
+    op = _op(name)
+    return lambda fn: decomposition(op)(_checked(op, refs.promote(INT_TO_FLOAT,
+                                                                  ("self",))(fn)))
 
 
 def _binary_decomposition(name, overload="default"):
     op = getattr(getattr(aten, name), overload)
-    return lambda fn: decomposition(op)(refs.promote(INT_TO_FLOAT, ("self", "other"))(fn))
+    return lambda fn: decomposition(op)(_checked(op, refs.promote(INT_TO_FLOAT,
+                                                                  ("self", "other"))(fn)))
 
 
 def _c(x, v):
@@ -280,9 +292,13 @@ _binary_decomposition("igammac")(_igamma_with(prims.igammac, 1))
 
 
 @decomposition(polygamma)
-@refs.promote(INT_TO_FLOAT, ("self",))
 def _polygamma(n, self):
     _polygamma_meta(n, self)
+    return _polygamma_promoted(n, self)
+
+
+@refs.promote(INT_TO_FLOAT, ("self",))
+def _polygamma_promoted(n, self):
     if n == 0:
         return _digamma_of(self)
     # psi^(n)(+inf) = 0 (SciPy's value; lax gives NaN)
@@ -290,11 +306,15 @@ def _polygamma(n, self):
 
 
 @decomposition(mvlgamma)
-@refs.promote(INT_TO_FLOAT, ("self",))
 def _mvlgamma(self, p):
     """sum_{j < p} lgamma(x - j / 2) + p (p - 1) / 4 log(pi). (The eager kernel also checks
     PyTorch's domain, every element > (p - 1) / 2; a traced graph cannot look at values.)"""
     _mvlgamma_meta(self, p)
+    return _mvlgamma_promoted(self, p)
+
+
+@refs.promote(INT_TO_FLOAT, ("self",))
+def _mvlgamma_promoted(self, p):
     acc = _c(self, p * (p - 1) / 4 * math.log(math.pi))
     for j in range(p):
         acc = prims.add(acc, prims.lgamma(prims.sub(self, _c(self, j / 2))))
@@ -302,8 +322,13 @@ def _mvlgamma(self, p):
 
 
 @decomposition(logit)
-@refs.promote(INT_TO_FLOAT, ("self",))
 def _logit(self, eps=None):
+    _logit_meta(self, eps)
+    return _logit_promoted(self, eps)
+
+
+@refs.promote(INT_TO_FLOAT, ("self",))
+def _logit_promoted(self, eps=None):
     x = self
     if eps is not None and eps >= 0:        # PyTorch clamps to [eps, 1 - eps] (NaN stays)
         lo, hi = _c(x, eps), _c(x, 1 - eps)
