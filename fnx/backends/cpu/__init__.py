@@ -2,10 +2,10 @@
 
 NumPy views give real aliasing, so ``y = x[0]; y.add_(1)`` changes ``x``.
 """
-from . import (conversion, elementwise, factory, indexing, linalg, nn, prims, random, reduction,
-               shape, sorting, special)
+from . import (conversion, elementwise, factory, indexing, linalg, nn, pointwise_math, prims,
+               random, reduction, shape, sorting, special)
 from ._core import CPU_KS, wrap, wrap_resident
 
 __all__ = ["CPU_KS", "wrap", "wrap_resident", "conversion", "elementwise", "factory",
-           "indexing", "linalg", "nn", "prims", "random", "reduction", "shape", "sorting",
-           "special"]
+           "indexing", "linalg", "nn", "pointwise_math", "prims", "random", "reduction", "shape",
+           "sorting", "special"]

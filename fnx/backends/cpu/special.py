@@ -65,7 +65,7 @@ def _compute(x, dtype, name):
     return np.asarray(a).astype(opmath_dtype(dtype).numpy, copy=False)
 
 
-def _kernel(op, fn, tensors, extra):
+def kernel_of(op, fn, tensors, extra):
     """``fn(*arrays, *extra(args, kwargs))`` on the operands named by position ``tensors``,
     broadcast, in the meta's dtype."""
     def kernel(ks, *args, **kwargs):
@@ -77,7 +77,7 @@ def _kernel(op, fn, tensors, extra):
     return kernel
 
 
-def _none(args, kwargs):
+def no_extra(args, kwargs):
     return ()
 
 
@@ -90,7 +90,7 @@ def _checked_first(op, kernel):
     return checked
 
 
-def _register(op, kernel):
+def register_family(op, kernel):
     fam = S.FAMILIES.get(op, {"functional": op})
     register(op, kernel)
     if "inplace" in fam:
@@ -102,15 +102,15 @@ def _register(op, kernel):
 
 for _name, _fn in UNARY_FNS.items():
     _op = getattr(aten, _name).default
-    _register(_op, _kernel(_op, _fn, (0,), _none))
+    register_family(_op, kernel_of(_op, _fn, (0,), no_extra))
 for _name, _fn in BINARY_FNS.items():
     _op = aten.xlogy.Tensor if _name == "xlogy" else getattr(aten, _name).default
-    _register(_op, _kernel(_op, _fn, (0, 1), _none))
+    register_family(_op, kernel_of(_op, _fn, (0, 1), no_extra))
 
-_polygamma_kernel = _kernel(S.polygamma, _polygamma, (1,), lambda a, k: (a[0],))
+_polygamma_kernel = kernel_of(S.polygamma, _polygamma, (1,), lambda a, k: (a[0],))
 register(S.polygamma, _polygamma_kernel)
 register(S.polygamma_out, out_from(_polygamma_kernel, "polygamma"))
-_register(S.mvlgamma, _kernel(S.mvlgamma, _mvlgamma, (0,),
+register_family(S.mvlgamma, kernel_of(S.mvlgamma, _mvlgamma, (0,),
                               lambda a, k: (a[1] if len(a) > 1 else k["p"],)))
-_register(S.logit, _kernel(S.logit, _logit, (0,),
+register_family(S.logit, kernel_of(S.logit, _logit, (0,),
                            lambda a, k: (a[1] if len(a) > 1 else k.get("eps"),)))

@@ -22,7 +22,8 @@ from ..variants import VARIANTS
 from ._common import inplace_meta, not_implemented, out_meta, pointwise_meta
 from .elementwise import full_like
 
-__all__ = ["UNARY", "BINARY", "FAMILIES", "polygamma", "polygamma_out", "mvlgamma", "logit"]
+__all__ = ["UNARY", "BINARY", "FAMILIES", "polygamma", "polygamma_out", "mvlgamma", "logit",
+           "real_meta", "pointwise_family"]
 
 ATEN = ("pointwise",)
 
@@ -38,30 +39,36 @@ BINARY = [("xlogy", "Tensor", True), ("special_xlog1py", "default", False),
 FAMILIES = {}
 
 
-def _real_meta(name, n):
-    base = pointwise_meta(INT_TO_FLOAT, n)
+def real_meta(name, n, kind=INT_TO_FLOAT, floats_only=False):
+    """The pointwise meta of ``kind`` refusing complex results (and, ``floats_only``,
+    integer ones), with PyTorch's "not implemented" error."""
+    base = pointwise_meta(kind, n)
 
     def meta(*args, **kwargs):
         m = base(*args, **kwargs)
-        if m.dtype.is_complex:
+        if m.dtype.is_complex or (floats_only and not m.dtype.is_floating_point):
             raise not_implemented(f"{name}_cpu", m.dtype)
         return m
     meta.__name__ = f"_{name}_meta"
     return meta
 
 
-def _family(name, overload, args, meta, inplace, inplace_args=None):
-    """``name.overload``, ``name_.overload`` (when ``inplace``) and ``name.out``."""
+_real_meta = real_meta
+
+
+def pointwise_family(name, overload, args, meta, inplace, kind=INT_TO_FLOAT):
+    """``name.overload``, ``name_.overload`` (when ``inplace``) and ``name.out``, recorded
+    in ``FAMILIES`` and ``VARIANTS``."""
     ov = "" if overload == "default" else f".{overload}"
-    op = defop(f"{name}{ov}({args}) -> Tensor", tags=ATEN, promotion=INT_TO_FLOAT, meta=meta)
+    op = defop(f"{name}{ov}({args}) -> Tensor", tags=ATEN, promotion=kind, meta=meta)
     fam = {"functional": op}
     if inplace:
-        a = inplace_args or args.replace("Tensor self", "Tensor(a!) self", 1)
+        a = args.replace("Tensor self", "Tensor(a!) self", 1)
         fam["inplace"] = defop(f"{name}_{ov}({a}) -> Tensor(a!)", tags=("inplace", "pointwise"),
-                               promotion=INT_TO_FLOAT, meta=inplace_meta(meta, f"{name}_"))
+                               promotion=kind, meta=inplace_meta(meta, f"{name}_"))
     kw = ", *" if "*" not in args else ""
     fam["out"] = defop(f"{name}.out({args}{kw}, Tensor(a!) out) -> Tensor(a!)",
-                       tags=("out", "pointwise"), promotion=INT_TO_FLOAT,
+                       tags=("out", "pointwise"), promotion=kind,
                        meta=out_meta(meta, name))
     FAMILIES[op] = fam
     VARIANTS[op] = fam
@@ -69,9 +76,9 @@ def _family(name, overload, args, meta, inplace, inplace_args=None):
 
 
 for _name, _inplace in UNARY:
-    _family(_name, "default", "Tensor self", _real_meta(_name, 1), _inplace)
+    pointwise_family(_name, "default", "Tensor self", _real_meta(_name, 1), _inplace)
 for _name, _ov, _inplace in BINARY:
-    _family(_name, _ov, "Tensor self, Tensor other", _real_meta(_name, 2), _inplace)
+    pointwise_family(_name, _ov, "Tensor self, Tensor other", _real_meta(_name, 2), _inplace)
 
 
 def _polygamma_meta(n, self):
@@ -96,8 +103,8 @@ polygamma = defop("polygamma(int n, Tensor self) -> Tensor", tags=ATEN, promotio
 polygamma_out = defop("polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
                       tags=("out", "pointwise"), promotion=INT_TO_FLOAT,
                       meta=out_meta(_polygamma_meta, "polygamma"))
-mvlgamma = _family("mvlgamma", "default", "Tensor self, int p", _mvlgamma_meta, True)
-logit = _family("logit", "default", "Tensor self, float? eps=None", _logit_meta, True)
+mvlgamma = pointwise_family("mvlgamma", "default", "Tensor self, int p", _mvlgamma_meta, True)
+logit = pointwise_family("logit", "default", "Tensor self, float? eps=None", _logit_meta, True)
 
 
 def _op(name):

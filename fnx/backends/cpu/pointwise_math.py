@@ -1,0 +1,22 @@
+"""NumPy kernels of the pointwise math functions (``fnx.ir.aten.pointwise_math``), with
+their in-place and ``out=`` forms; ``nextafter`` runs its prim (NumPy has no bfloat16 loop)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.aten import pointwise_math as M
+from .special import kernel_of, no_extra, register_family
+
+
+def _heaviside(a, v):
+    return np.where(a == 0, v, a > 0)      # NaN gives 0 (NumPy's heaviside gives NaN)
+
+
+_FNS = {"hypot": np.hypot, "copysign": np.copysign, "logaddexp": np.logaddexp,
+        "logaddexp2": np.logaddexp2}
+
+for _name, _fn in _FNS.items():
+    register_family(M.OPS[_name], kernel_of(M.OPS[_name], _fn, (0, 1), no_extra))
+register_family(M.heaviside, kernel_of(M.heaviside, _heaviside, (0, 1), no_extra))
+_next = M.OPS["nextafter"]
+register_family(_next, lambda ks, self, other: _next.decomposition(self, other))
