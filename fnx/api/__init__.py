@@ -19,14 +19,15 @@ from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
-from . import (conversion, creation, indexing, linalg, math, nn, reduction, shape, sorting,
-               special)
+from . import (conversion, creation, indexing, linalg, math, nn, pointwise_math, reduction,
+               shape, sorting, special)
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .nn import *  # noqa: F403
+from .pointwise_math import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .sorting import *  # noqa: F403
@@ -45,4 +46,4 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
             "half", "float", "double", "short", "int", "long", "cfloat", "cdouble"]
            + conversion.__all__ + creation.__all__ + indexing.__all__ + linalg.__all__
            + math.__all__ + nn.__all__ + reduction.__all__ + shape.__all__ + sorting.__all__
-           + special.__all__)
+           + special.__all__ + pointwise_math.__all__)

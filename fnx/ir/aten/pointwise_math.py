@@ -14,9 +14,10 @@ from ...core import dtype as D
 from ...ops import aten, prims
 from .. import refs
 from ..promotion import DEFAULT, INT_TO_FLOAT
+from ..grad_utils import is_tensor
 from ..registry import decomposition, defop, derivative, nondifferentiable
 from .elementwise import full_like
-from .special import pointwise_family, real_meta
+from .special import FAMILIES, pointwise_family, real_meta
 
 __all__ = ["BINARY", "OPS", "heaviside", "sgn", "ldexp", "float_power", "float_power_scalar"]
 
@@ -124,7 +125,11 @@ def _heaviside_promoted(self, values):
 @decomposition(sgn)
 def _sgn(self):
     if self.dtype.is_complex:
-        return prims.sign(self)          # z / |z|, 0 at 0
+        # z / |z|, 0 at 0 (an infinite z gives NaN, as PyTorch; lax's sign gives z's phase)
+        m = prims.abs(self)
+        zero = prims.eq(m, _c(m, 0))
+        safe = prims.complex(prims.where(zero, _c(m, 1), m), _c(m, 0))
+        return prims.where(zero, _c(self, 0), prims.div(self, safe))
     return aten.sign.default(self)
 
 
@@ -170,8 +175,9 @@ def _copysign_backward(grad, self, result, needs_input_grad):
 
 def _logaddexp_backward(exp):
     def formula(grad, self, other, needs_input_grad):
-        def part(a, b):
-            return aten.div.Tensor(grad, aten.add.Scalar(exp(aten.sub.Tensor(b, a)), 1))
+        def part(a, b):       # a is a tensor; b may be a number
+            diff = aten.sub.Tensor(b, a) if is_tensor(b) else aten.rsub.Scalar(a, b)
+            return aten.div.Tensor(grad, aten.add.Scalar(exp(diff), 1))
         return (part(self, other) if needs_input_grad[0] else None,
                 part(other, self) if needs_input_grad[1] else None)
     return formula
@@ -179,4 +185,5 @@ def _logaddexp_backward(exp):
 
 derivative(OPS["logaddexp"])(_logaddexp_backward(aten.exp.default))
 derivative(OPS["logaddexp2"])(_logaddexp_backward(aten.exp2.default))
-nondifferentiable(OPS["nextafter"], heaviside)
+# no derivative in PyTorch (nextafter's finite differences would say 1: it is not)
+nondifferentiable(*(v for op in (OPS["nextafter"], heaviside) for v in FAMILIES[op].values()))

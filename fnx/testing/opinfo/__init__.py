@@ -19,12 +19,12 @@ from __future__ import annotations
 from ...ir.variants import variants_of
 from ..database import by_name, op_db, op_name
 from ..variant_entries import inplace_entry, out_entry
-from . import (arrange, conversion, elementwise, factory, fft, indexing, linalg, nn, prims,
-               random, reduction, shape, sorting, special)
+from . import (arrange, conversion, elementwise, factory, fft, indexing, linalg, nn,
+               pointwise_math, prims, random, reduction, shape, sorting, special)
 
 __all__ = ["entries", "entry_for", "arrange", "conversion", "elementwise", "factory", "fft",
-           "indexing", "linalg", "nn", "prims", "random", "reduction", "shape", "sorting",
-           "special"]
+           "indexing", "linalg", "nn", "pointwise_math", "prims", "random", "reduction", "shape",
+           "sorting", "special"]
 
 _derived: dict = {}      # id(functional entry) -> its derived entries
 

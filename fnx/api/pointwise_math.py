@@ -1,0 +1,105 @@
+"""Pointwise math beyond the arithmetic core, as ``torch.*``: ``fnx.hypot``,
+``fnx.copysign``, ``fnx.logaddexp``, ``fnx.logaddexp2``, ``fnx.nextafter``,
+``fnx.heaviside``, ``fnx.sgn``, ``fnx.ldexp``, ``fnx.float_power``, with their ``Tensor``
+methods (and in-place forms where PyTorch has them).
+"""
+from __future__ import annotations
+
+from ..core import dtype as D
+from ..core.tensor import Tensor
+from ..ir.variants import check_writable
+from ..ops import aten
+from .math import _binary, _doc, _named, _wrapped
+from .special import _method
+
+__all__ = ["hypot", "copysign", "logaddexp", "logaddexp2", "nextafter", "heaviside", "sgn",
+           "ldexp", "float_power"]
+
+hypot = _binary("hypot", "default")
+copysign = _binary("copysign", "default")
+nextafter = _binary("nextafter", "default")
+heaviside = _binary("heaviside", "default")
+
+
+def _no_inplace(name):
+    op = getattr(aten, name)
+
+    def fn(input: Tensor, other, *, out: Tensor | None = None) -> Tensor:
+        return op.default(input, other) if out is None else op.out(input, other, out=out)
+    _method(name, lambda self, other: op.default(self, other),
+            f"fnx.tensor([0.5]).{name}(fnx.tensor([1.0])).shape")
+    return _named(fn, name, _doc(f"``{name}`` elementwise with broadcasting, as "
+                                 f"``torch.{name}``.",
+                                 f"fnx.{name}(fnx.tensor([0.0]), fnx.tensor([0.0])).shape",
+                                 "fnx.Size([1])"))
+
+
+logaddexp = _no_inplace("logaddexp")
+logaddexp2 = _no_inplace("logaddexp2")
+
+
+def _into(name, self, r):
+    """``self`` overwritten by ``r``, refused first when ``self`` cannot hold it."""
+    check_writable(name, r, self, resize=False)
+    return self.copy_(r)
+
+
+def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``x / |x|`` (0 at 0): the sign of a real tensor, the unit phase of a complex one, as
+    ``torch.sgn``.
+
+    >>> import fnx
+    >>> fnx.sgn(fnx.tensor([-2.0, 0.0, 3.0]))
+    tensor([-1.,  0.,  1.])
+    """
+    r = aten.sgn.default(input)
+    return r if out is None else out.copy_(r)
+
+
+def ldexp(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``input * 2 ** other``, as ``torch.ldexp``.
+
+    >>> import fnx
+    >>> fnx.ldexp(fnx.tensor([1.0, 3.0]), fnx.tensor([2, -1]))
+    tensor([4.0000, 1.5000])
+    """
+    r = aten.ldexp.Tensor(input, other)
+    return r if out is None else out.copy_(r)
+
+
+def float_power(input, exponent, *, out: Tensor | None = None) -> Tensor:
+    """``input ** exponent`` computed in double precision (complex128 if either is complex),
+    as ``torch.float_power``.
+
+    >>> import fnx
+    >>> fnx.float_power(fnx.tensor([2, 3]), 2)
+    tensor([4., 9.], dtype=fnx.float64)
+    """
+    if not isinstance(input, Tensor):
+        input = _wrapped(input)
+    if isinstance(exponent, Tensor):
+        r = aten.float_power.Tensor_Tensor(input, exponent)
+    else:
+        r = aten.float_power.Tensor_Scalar(input, exponent)
+    return r if out is None else out.copy_(r)
+
+
+def _float_power_(self, exponent):
+    want = D.complex128 if self.dtype.is_complex or isinstance(exponent, complex) else D.float64
+    if self.dtype is not want:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.scalar_type} "
+                           f"but the operation's result requires dtype {want.scalar_type}")
+    return _into("float_power_", self, float_power(self, exponent))
+
+
+_method("sgn", lambda self: aten.sgn.default(self), "fnx.tensor([0.5]).sgn().shape")
+_method("sgn_", lambda self: _into("sgn_", self, aten.sgn.default(self)),
+        "fnx.tensor([0.5]).sgn_().shape")
+_method("ldexp", lambda self, other: aten.ldexp.Tensor(self, other),
+        "fnx.tensor([0.5]).ldexp(fnx.tensor([1])).shape")
+_method("ldexp_", lambda self, other: _into("ldexp_", self, aten.ldexp.Tensor(self, other)),
+        "fnx.tensor([0.5]).ldexp_(fnx.tensor([1])).shape")
+_method("float_power", lambda self, exponent: float_power(self, exponent),
+        "fnx.tensor([0.5]).float_power(2).shape")
+_method("float_power_", _float_power_,
+        "fnx.tensor([0.5], dtype=fnx.float64).float_power_(2).shape")
