@@ -19,6 +19,8 @@ hypot = _binary("hypot", "default")
 copysign = _binary("copysign", "default")
 nextafter = _binary("nextafter", "default")
 heaviside = _binary("heaviside", "default")
+for _f in (hypot, copysign, nextafter, heaviside):
+    _f.__module__ = __name__        # made by math's builders, bound here
 
 
 def _no_inplace(name):

@@ -21,6 +21,8 @@ sinc = _unary("sinc")
 igamma = _binary("igamma", "default")
 igammac = _binary("igammac", "default")
 _xlogy = _binary("xlogy")
+for _f in (lgamma, digamma, erfc, i0, sinc, igamma, igammac):
+    _f.__module__ = __name__        # made by math's builders, bound here
 
 
 def xlogy(input, other, *, out: Tensor | None = None) -> Tensor:
