@@ -21,6 +21,12 @@ nextafter = _binary("nextafter", "default")
 heaviside = _binary("heaviside", "default")
 for _f in (hypot, copysign, nextafter, heaviside):
     _f.__module__ = __name__        # made by math's builders, bound here
+hypot.__doc__ = _doc("``sqrt(input^2 + other^2)`` without overflow, as ``torch.hypot``.",
+                     "fnx.hypot(fnx.tensor([3.0]), fnx.tensor([4.0]))", "tensor([5.])")
+nextafter.__doc__ = _doc("The next floating-point value after ``input`` towards ``other``, "
+                         "as ``torch.nextafter``.",
+                         "fnx.nextafter(fnx.tensor([1.0]), fnx.tensor([2.0])) > 1",
+                         "tensor([True])")
 
 
 def _no_inplace(name):
