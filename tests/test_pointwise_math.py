@@ -113,3 +113,25 @@ def test_gradients():
     fnx.logaddexp(x, y).backward()
     _close(x.grad, [1 / (1 + math.exp(-2))])
     _close(y.grad, [1 / (1 + math.exp(2))])
+
+
+def test_gcd_lcm():
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(-50, 50, (4, 5)), rng.integers(-50, 50, (5,))
+    np.testing.assert_array_equal(fnx.gcd(fnx.tensor(a), fnx.tensor(b)).numpy(), np.gcd(a, b))
+    np.testing.assert_array_equal(_compiled(fnx.gcd, fnx.tensor(a), fnx.tensor(b)).numpy(),
+                                  np.gcd(a, b))
+    np.testing.assert_array_equal(fnx.lcm(fnx.tensor(a), fnx.tensor(b)).numpy(), np.lcm(a, b))
+    np.testing.assert_array_equal(_compiled(fnx.lcm, fnx.tensor(a), fnx.tensor(b)).numpy(),
+                                  np.lcm(a, b))
+    # 64-bit values need Euclid's longest runs (consecutive Fibonacci numbers)
+    f = [1, 1]
+    while f[-1] < 2 ** 62:
+        f.append(f[-1] + f[-2])
+    x, y = fnx.tensor([f[-1], 2 ** 61 * 3]), fnx.tensor([f[-2], 2 ** 40 * 9])
+    np.testing.assert_array_equal(_compiled(fnx.gcd, x, y).numpy(), [1, 2 ** 40 * 3])
+    with pytest.raises(RuntimeError, match="\"gcd_cpu\" not implemented for 'Float'"):
+        fnx.gcd(fnx.ones(2), fnx.ones(2))
+    t = fnx.tensor([4, 6])
+    assert t.gcd_(fnx.tensor([6, 4])) is t and t.tolist() == [2, 2]
+    assert fnx.tensor([4, 6]).lcm(fnx.tensor([6, 4])).tolist() == [12, 12]

@@ -1,6 +1,7 @@
 """Pointwise math beyond the arithmetic core, as ``torch.*``: ``fnx.hypot``,
 ``fnx.copysign``, ``fnx.logaddexp``, ``fnx.logaddexp2``, ``fnx.nextafter``,
-``fnx.heaviside``, ``fnx.sgn``, ``fnx.ldexp``, ``fnx.float_power``, with their ``Tensor``
+``fnx.heaviside``, ``fnx.sgn``, ``fnx.ldexp``, ``fnx.float_power``, ``fnx.gcd``,
+``fnx.lcm``, with their ``Tensor``
 methods (and in-place forms where PyTorch has them).
 """
 from __future__ import annotations
@@ -13,14 +14,25 @@ from .math import _binary, _doc, _named, _wrapped
 from .special import _method
 
 __all__ = ["hypot", "copysign", "logaddexp", "logaddexp2", "nextafter", "heaviside", "sgn",
-           "ldexp", "float_power"]
+           "ldexp", "float_power", "gcd", "lcm"]
 
 hypot = _binary("hypot", "default")
 copysign = _binary("copysign", "default")
 nextafter = _binary("nextafter", "default")
 heaviside = _binary("heaviside", "default")
-for _f in (hypot, copysign, nextafter, heaviside):
+gcd = _binary("gcd", "default")
+lcm = _binary("lcm", "default")
+for _f in (hypot, copysign, nextafter, heaviside, gcd, lcm):
     _f.__module__ = __name__        # made by math's builders, bound here
+for _n in ("gcd", "lcm"):           # integer-only: examples on integers
+    getattr(Tensor, _n).__doc__ = _doc(f"The method form of ``fnx.{_n}``, as "
+                                       f"``torch.Tensor.{_n}``.",
+                                       f"fnx.tensor([4]).{_n}(fnx.tensor([6])).shape",
+                                       "fnx.Size([1])")
+    getattr(Tensor, _n + "_").__doc__ = _doc(f"``{_n}`` in place: writes the result into "
+                                             f"``self`` and returns it.",
+                                             f"x = fnx.tensor([4]); x.{_n}_(fnx.tensor([6])) is x",
+                                             "True")
 hypot.__doc__ = _doc("``sqrt(input^2 + other^2)`` without overflow, as ``torch.hypot``.",
                      "fnx.hypot(fnx.tensor([3.0]), fnx.tensor([4.0]))", "tensor([5.])")
 nextafter.__doc__ = _doc("The next floating-point value after ``input`` towards ``other``, "

@@ -1,7 +1,7 @@
 """Pointwise math functions beyond the arithmetic core, as PyTorch defines them: ``hypot``,
-``copysign``, ``logaddexp``, ``logaddexp2``, ``nextafter``, ``heaviside`` (each with its
-``out=`` form and, where PyTorch has one, its in-place form), and the composites ``sgn``,
-``ldexp`` and ``float_power``.
+``copysign``, ``logaddexp``, ``logaddexp2``, ``nextafter``, ``heaviside``, ``gcd``, ``lcm``
+(each with its ``out=`` form and, where PyTorch has one, its in-place form), and the
+composites ``sgn``, ``ldexp`` and ``float_power``.
 
 Each decomposes to prims (the composites to ATen ops) and carries PyTorch's derivative
 formula; ``nextafter`` and ``heaviside`` have none (as in PyTorch).
@@ -17,9 +17,11 @@ from ..promotion import DEFAULT, INT_TO_FLOAT
 from ..grad_utils import is_tensor
 from ..registry import decomposition, defop, derivative, nondifferentiable
 from .elementwise import full_like
+from ._common import not_implemented
 from .special import FAMILIES, pointwise_family, real_meta
 
-__all__ = ["BINARY", "OPS", "heaviside", "sgn", "ldexp", "float_power", "float_power_scalar"]
+__all__ = ["BINARY", "OPS", "gcd", "lcm", "heaviside", "sgn", "ldexp", "float_power",
+           "float_power_scalar"]
 
 _ARGS = "Tensor self, Tensor other"
 # name, promotion kind, floating results only, has an in-place variant
@@ -38,6 +40,19 @@ def _heaviside_meta(self, values):
     return real_meta("heaviside", 2, DEFAULT)(self, values)
 
 
+def _integer_meta(name):
+    base = real_meta(name, 2, DEFAULT)
+
+    def meta(self, other):
+        m = base(self, other)
+        if m.dtype.is_floating_point or m.dtype is D.bool:
+            raise not_implemented(f"{name}_cpu", m.dtype)
+        return m
+    return meta
+
+
+gcd = pointwise_family("gcd", "default", _ARGS, _integer_meta("gcd"), True, DEFAULT)
+lcm = pointwise_family("lcm", "default", _ARGS, _integer_meta("lcm"), True, DEFAULT)
 heaviside = pointwise_family("heaviside", "default", "Tensor self, Tensor values",
                              _heaviside_meta, True, DEFAULT)
 sgn = defop("sgn(Tensor self) -> Tensor", tags=("pointwise",))
@@ -122,6 +137,43 @@ def _heaviside_promoted(self, values):
     return prims.where(prims.eq(self, _c(self, 0)), values, pos)
 
 
+def _euclid_steps(dtype):
+    """Euclid's algorithm on values below 2^bits ends within n steps, F(n) > 2^bits (Lamé)."""
+    a, b, n = 1, 1, 2
+    while b <= 2 ** (8 * dtype.itemsize):
+        a, b, n = b, a + b, n + 1
+    return n
+
+
+def _gcd_of(self, other):
+    a, b = prims.abs(self), prims.abs(other)
+    zero = _c(b, 0)
+    for _ in range(_euclid_steps(self.dtype)):    # a fixed number of steps: no loop prim
+        nz = prims.ne(b, zero)
+        r = prims.rem(a, prims.where(nz, b, _c(b, 1)))
+        a, b = prims.where(nz, b, a), prims.where(nz, r, b)
+    return a
+
+
+@decomposition(gcd)
+def _gcd(self, other):
+    gcd.meta(self, other)
+    return refs.promote(DEFAULT, ("self", "other"))(_gcd_of)(self, other)
+
+
+@decomposition(lcm)
+def _lcm(self, other):
+    lcm.meta(self, other)
+    return refs.promote(DEFAULT, ("self", "other"))(_lcm_of)(self, other)
+
+
+def _lcm_of(self, other):
+    g = _gcd_of(self, other)
+    zero = prims.eq(g, _c(g, 0))
+    out = prims.abs(prims.mul(prims.div(self, prims.where(zero, _c(g, 1), g)), other))
+    return prims.where(zero, _c(g, 0), out)
+
+
 @decomposition(sgn)
 def _sgn(self):
     if self.dtype.is_complex:
@@ -186,4 +238,5 @@ def _logaddexp_backward(exp):
 derivative(OPS["logaddexp"])(_logaddexp_backward(aten.exp.default))
 derivative(OPS["logaddexp2"])(_logaddexp_backward(aten.exp2.default))
 # no derivative in PyTorch (nextafter's finite differences would say 1: it is not)
-nondifferentiable(*(v for op in (OPS["nextafter"], heaviside) for v in FAMILIES[op].values()))
+nondifferentiable(*(v for op in (OPS["nextafter"], heaviside, gcd, lcm)
+                    for v in FAMILIES[op].values()))

@@ -109,8 +109,48 @@ def _entries():
     return out
 
 
+def _int_samples(info, device, dtype):
+    def mk(shape, **kw):
+        return make_tensor(shape, dtype, device, low=None if dtype.is_signed else 0,
+                           high=60, **kw)
+    yield SampleInput(mk((3, 4)), mk((3, 4)))
+    yield SampleInput(mk((3, 1)), mk((1, 4)))
+    yield SampleInput(mk(()), mk(()))
+    yield SampleInput(mk((0, 3)), mk((3,)))
+    yield SampleInput(mk((3, 4), noncontiguous=True), mk((4, 3)).t())
+    zeros = [0, 0, 5, 7, 12, 1]
+    yield SampleInput(_tensor(zeros, dtype, device), _tensor([0, 9, 0, 7, 18, 1], dtype, device))
+
+
+def _tensor(values, dtype, device):
+    t = make_tensor((len(values),), dtype, device)
+    t.copy_(make_tensor((len(values),), dtype, device).new_tensor(values, dtype=dtype))
+    return t
+
+
+def _gcd_ref(a, b):
+    return np.gcd(a, b)
+
+
+def _lcm_ref(a, b):
+    # PyTorch: |a / gcd(a, b) * b| in the operands' dtype (wrapping), 0 where gcd is 0
+    g = np.gcd(a, b)
+    with np.errstate(all="ignore"):
+        return np.where(g == 0, 0, np.abs(a // np.where(g == 0, 1, g) * b)).astype(a.dtype)
+
+
+def _float_error(name):
+    def errors(info, device):
+        x = make_tensor((3,), D.float32, device)
+        yield ErrorInput(SampleInput(x, x), RuntimeError,
+                         f"\"{name}_cpu\" not implemented for 'Float'")
+    return errors
+
+
 register(
     *_entries(),
+    OpInfo(aten.gcd.default, _gcd_ref, INTS, _int_samples, error_inputs=_float_error("gcd")),
+    OpInfo(aten.lcm.default, _lcm_ref, INTS, _int_samples, error_inputs=_float_error("lcm")),
     OpInfo(aten.heaviside.default, _heaviside_ref, REAL, _heaviside_samples,
            error_inputs=_heaviside_errors),
     OpInfo(aten.sgn.default, _sgn_ref, REAL + (D.complex64, D.complex128), _unary_samples({}),
