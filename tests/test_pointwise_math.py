@@ -135,3 +135,21 @@ def test_gcd_lcm():
     t = fnx.tensor([4, 6])
     assert t.gcd_(fnx.tensor([6, 4])) is t and t.tolist() == [2, 2]
     assert fnx.tensor([4, 6]).lcm(fnx.tensor([6, 4])).tolist() == [12, 12]
+
+
+def test_frexp():
+    v = np.array([0.0, -0.0, 1.0, 0.5, 3.0, -7.25, 1e-310, 1.7e308, INF, -INF, NAN, 2.0 ** -1074])
+    for fn, values in ((fnx.frexp, v),
+                       # XLA's CPU flushes subnormal numbers to zero: normal values only
+                       (lambda t: _compiled(fnx.ops.aten.frexp.Tensor, t), v[v != 1e-310][:-1])):
+        m, e = fn(T(values))
+        want_m, want_e = np.frexp(values)
+        np.testing.assert_array_equal(m.numpy(), want_m)
+        np.testing.assert_array_equal(e.numpy(), want_e)
+        assert e.dtype is fnx.int32
+    r = fnx.tensor([6.0]).frexp()
+    assert r.mantissa.tolist() == [0.75] and r.exponent.tolist() == [3]
+    with pytest.raises(RuntimeError, match=r"frexp\(\) only supports floating-point dtypes"):
+        fnx.frexp(fnx.arange(3))
+    x = T([3.0, -0.3]).requires_grad_()
+    assert gradcheck(lambda t: fnx.frexp(t).mantissa, [x])

@@ -11,10 +11,11 @@ from ..core.tensor import Tensor
 from ..ir.variants import check_writable
 from ..ops import aten
 from .math import _binary, _doc, _named, _wrapped
+from .reduction import return_types
 from .special import _method
 
 __all__ = ["hypot", "copysign", "logaddexp", "logaddexp2", "nextafter", "heaviside", "sgn",
-           "ldexp", "float_power", "gcd", "lcm"]
+           "ldexp", "float_power", "gcd", "lcm", "frexp"]
 
 hypot = _binary("hypot", "default")
 copysign = _binary("copysign", "default")
@@ -104,6 +105,23 @@ def float_power(input, exponent, *, out: Tensor | None = None) -> Tensor:
     return r if out is None else out.copy_(r)
 
 
+def frexp(input: Tensor, *, out=None):
+    """``input`` as ``mantissa * 2 ** exponent`` with ``0.5 <= |mantissa| < 1`` (int32
+    exponents), as ``torch.frexp``.
+
+    >>> import fnx
+    >>> r = fnx.frexp(fnx.tensor([8.0, -0.75]))
+    >>> r.mantissa.tolist(), r.exponent.tolist(), r.exponent.dtype
+    ([0.5, -0.75], [4, 0], fnx.int32)
+    """
+    m, e = aten.frexp.Tensor(input)
+    if out is not None:
+        out[0].copy_(m)
+        out[1].copy_(e)
+        m, e = out
+    return return_types.frexp((m, e))
+
+
 def _float_power_(self, exponent):
     want = D.complex128 if self.dtype.is_complex or isinstance(exponent, complex) else D.float64
     if self.dtype is not want:
@@ -112,6 +130,7 @@ def _float_power_(self, exponent):
     return _into("float_power_", self, float_power(self, exponent))
 
 
+_method("frexp", lambda self: frexp(self), "fnx.tensor([0.5]).frexp().mantissa.shape")
 _method("sgn", lambda self: aten.sgn.default(self), "fnx.tensor([0.5]).sgn().shape")
 _method("sgn_", lambda self: _into("sgn_", self, aten.sgn.default(self)),
         "fnx.tensor([0.5]).sgn_().shape")

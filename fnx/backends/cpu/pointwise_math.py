@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.aten import pointwise_math as M
+from ._core import data, kernel, wrap
 from .special import kernel_of, no_extra, register_family
 
 
@@ -29,3 +30,12 @@ register_family(M.lcm, kernel_of(M.lcm, _lcm, (0, 1), no_extra))
 register_family(M.heaviside, kernel_of(M.heaviside, _heaviside, (0, 1), no_extra))
 _next = M.OPS["nextafter"]
 register_family(_next, lambda ks, self, other: _next.decomposition(self, other))
+
+
+@kernel(M.frexp)
+def _frexp(ks, self):
+    m, e = M.frexp.meta(self)
+    a = data(self, "frexp")
+    wide = a.astype(np.float32) if a.dtype == m.dtype.numpy and a.dtype.itemsize < 4 else a
+    mant, exp = np.frexp(wide)          # C's frexp: (x, 0) for 0, inf and NaN
+    return wrap(mant.astype(m.dtype.numpy), m.dtype), wrap(exp.astype(np.int32), e.dtype)

@@ -15,12 +15,12 @@ from ...ops import aten, prims
 from .. import refs
 from ..promotion import DEFAULT, INT_TO_FLOAT
 from ..grad_utils import is_tensor
-from ..registry import decomposition, defop, derivative, nondifferentiable
+from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from .elementwise import full_like
 from ._common import not_implemented
 from .special import FAMILIES, pointwise_family, real_meta
 
-__all__ = ["BINARY", "OPS", "gcd", "lcm", "heaviside", "sgn", "ldexp", "float_power",
+__all__ = ["BINARY", "OPS", "gcd", "lcm", "frexp", "heaviside", "sgn", "ldexp", "float_power",
            "float_power_scalar"]
 
 _ARGS = "Tensor self, Tensor other"
@@ -55,6 +55,14 @@ gcd = pointwise_family("gcd", "default", _ARGS, _integer_meta("gcd"), True, DEFA
 lcm = pointwise_family("lcm", "default", _ARGS, _integer_meta("lcm"), True, DEFAULT)
 heaviside = pointwise_family("heaviside", "default", "Tensor self, Tensor values",
                              _heaviside_meta, True, DEFAULT)
+def _frexp_meta(self):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    return TensorMeta(tuple(self.shape), self.dtype), TensorMeta(tuple(self.shape), D.int32)
+
+
+frexp = defop("frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
+              tags=("pointwise",), meta=_frexp_meta)
 sgn = defop("sgn(Tensor self) -> Tensor", tags=("pointwise",))
 ldexp = defop("ldexp.Tensor(Tensor self, Tensor other) -> Tensor", tags=("pointwise",))
 float_power = defop("float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
@@ -172,6 +180,47 @@ def _lcm_of(self, other):
     zero = prims.eq(g, _c(g, 0))
     out = prims.abs(prims.mul(prims.div(self, prims.where(zero, _c(g, 1), g)), other))
     return prims.where(zero, _c(g, 0), out)
+
+
+def _pow2(x, e):
+    """x * 2^e for a whole-valued float tensor e, in two halves (2^e alone can over- or
+    underflow); pow, not exp2, which XLA approximates even at integers."""
+    half = prims.floor(prims.mul(e, _c(e, 0.5)))
+    two = _c(e, 2)
+    return prims.mul(prims.mul(x, prims.pow(two, half)), prims.pow(two, prims.sub(e, half)))
+
+
+def _renormalize(cond, m, e, factor, step):
+    return (prims.where(cond, prims.mul(m, _c(m, factor)), m),
+            prims.where(cond, prims.add(e, _c(e, step)), e))
+
+
+@decomposition(frexp)
+def _frexp(self):
+    """x = m 2^e with 0.5 <= |m| < 1 (C's frexp): e from log2|x|, corrected by one where
+    log2 rounded across a power of two; 0, inf and NaN give (x, 0)."""
+    _frexp_meta(self)
+    x = self if self.dtype.itemsize >= 4 else prims.convert_element_type(self, D.float32)
+    ax = prims.abs(x)
+    normal = prims.bitwise_and(prims.isfinite(x), prims.ne(x, _c(x, 0)))
+    safe = prims.where(normal, ax, _c(x, 1))
+    e = prims.add(prims.floor(prims.log2(safe)), _c(x, 1))
+    m = _pow2(prims.where(normal, x, _c(x, 0)), prims.neg(e))
+    m, e = _renormalize(prims.ge(prims.abs(m), _c(m, 1)), m, e, 0.5, 1)
+    small = prims.bitwise_and(prims.lt(prims.abs(m), _c(m, 0.5)), normal)
+    m, e = _renormalize(small, m, e, 2, -1)
+    m = prims.where(normal, m, x)
+    e = prims.convert_element_type(prims.where(normal, e, _c(e, 0)), D.int32)
+    return prims.convert_element_type(m, self.dtype), e
+
+
+@derivative(frexp)
+def _frexp_backward(grads, self, result1):
+    # mantissa = x / 2^exponent; the exponent is piecewise constant (no gradient)
+    g = grads[0]
+    if g is None:
+        return None
+    return aten.div.Tensor(g, aten.pow.Scalar(2.0, result1))
 
 
 @decomposition(sgn)

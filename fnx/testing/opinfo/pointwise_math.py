@@ -147,8 +147,25 @@ def _float_error(name):
     return errors
 
 
+def _frexp_ref(x):
+    m, e = np.frexp(x.astype(np.float64))
+    return m.astype(x.dtype), e.astype(np.int32)
+
+
+def _frexp_samples(info, device, dtype):
+    yield from _unary_samples({})(info, device, dtype)
+    yield SampleInput(make_tensor((3, 4), dtype, device, low=-1e-3, high=1e-3))
+
+
+def _frexp_errors(info, device):
+    yield ErrorInput(SampleInput(make_tensor((3,), D.int64, device)), RuntimeError,
+                     r"torch.frexp\(\) only supports floating-point dtypes")
+
+
 register(
     *_entries(),
+    OpInfo(aten.frexp.Tensor, _frexp_ref, FLOATS, _frexp_samples, error_inputs=_frexp_errors,
+           tols={d: (0.0, 0.0) for d in FLOATS}),
     OpInfo(aten.gcd.default, _gcd_ref, INTS, _int_samples, error_inputs=_float_error("gcd")),
     OpInfo(aten.lcm.default, _lcm_ref, INTS, _int_samples, error_inputs=_float_error("lcm")),
     OpInfo(aten.heaviside.default, _heaviside_ref, REAL, _heaviside_samples,
