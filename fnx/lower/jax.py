@@ -67,6 +67,7 @@ _UNARY = {
     P.bitwise_not: lax.bitwise_not, P.conj: lambda x: lax.conj(x) if jnp.iscomplexobj(x) else x,
     P.reciprocal: lambda x: lax.div(jnp.ones((), x.dtype), x), P.signbit: jnp.signbit,
     P.isfinite: lax.is_finite, P.real: lax.real, P.imag: lax.imag,
+    P.bessel_i0e: lax.bessel_i0e, P.bessel_i1e: lax.bessel_i1e,
 }
 
 
@@ -83,7 +84,8 @@ _BINARY = {
     P.bitwise_xor: lax.bitwise_xor, P.shift_left: lax.shift_left,
     P.shift_right_arithmetic: lax.shift_right_arithmetic, P.nextafter: lax.nextafter,
     P.eq: lax.eq, P.ne: lax.ne, P.lt: lax.lt, P.le: lax.le, P.gt: lax.gt, P.ge: lax.ge,
-    P.complex: lax.complex,
+    P.complex: lax.complex, P.igamma: lax.igamma, P.igammac: lax.igammac,
+    P.polygamma: lax.polygamma, P.zeta: lax.zeta,
 }
 
 

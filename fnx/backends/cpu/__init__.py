@@ -3,9 +3,11 @@
 NumPy views give real aliasing, so ``y = x[0]; y.add_(1)`` changes ``x``.
 """
 from . import (conversion, elementwise, elementwise_ternary, factorizations, factory, indexing,
-               linalg, nn, prims, random, recurrence, reduction, shape, sorting)
+               linalg, nn, pointwise_math, prims, random, recurrence, reduction, shape, sorting,
+               special)
 from ._core import CPU_KS, wrap, wrap_resident
 
 __all__ = ["CPU_KS", "wrap", "wrap_resident", "conversion", "elementwise",
            "elementwise_ternary", "factorizations", "factory", "indexing", "linalg", "nn",
-           "prims", "random", "recurrence", "reduction", "shape", "sorting"]
+           "pointwise_math", "prims", "random", "recurrence", "reduction", "shape", "sorting",
+           "special"]

@@ -77,6 +77,7 @@ UNARY_FNS = {
     P.floor: np.floor, P.ceil: np.ceil, P.round: np.rint, P.trunc: np.trunc,
     P.bitwise_not: np.invert, P.conj: np.conj, P.signbit: np.signbit,
     P.isfinite: np.isfinite, P.real: np.real, P.imag: np.imag,
+    P.bessel_i0e: sp.i0e, P.bessel_i1e: sp.i1e,
 }
 
 
@@ -146,6 +147,8 @@ BINARY_FNS = {
     P.shift_right_arithmetic: _shift_right_arithmetic, P.nextafter: _nextafter,
     P.eq: np.equal, P.ne: np.not_equal, P.lt: np.less, P.le: np.less_equal,
     P.gt: np.greater, P.ge: np.greater_equal,
+    P.igamma: sp.gammainc, P.igammac: sp.gammaincc, P.polygamma: sp.polygamma,
+    P.zeta: sp.zeta,
 }
 _NO_UPCAST = {P.nextafter}      # its half types step their own bits (no float32 detour)
 

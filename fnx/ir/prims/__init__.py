@@ -24,7 +24,8 @@ True
 from __future__ import annotations
 
 from . import (assertions, checks, contraction, creation, data_dependent, elementwise, fft,
-               gather_scatter, layout, linalg, random, recurrence, reduction, scan, sorting)
+               gather_scatter, layout, linalg, random, recurrence, reduction, scan, sorting,
+               special)
 from .assertions import *  # noqa: F403
 from ._common import OPS, POINTWISE, PRIM, RNG
 from .checks import category_name, check_dims, check_tensor, scalar_for
@@ -41,10 +42,11 @@ from .recurrence import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .sorting import *  # noqa: F403
+from .special import *  # noqa: F403
 
 __all__ = ["OPS", "PRIM", "POINTWISE", "RNG", "check_tensor", "check_dims", "category_name",
            "scalar_for", "checks",
            *(name for m in (elementwise, layout, reduction, scan, creation, contraction,
                             gather_scatter, sorting, data_dependent, fft, linalg, random,
-                            recurrence, assertions)
+                            recurrence, special, assertions)
              for name in m.__all__)]

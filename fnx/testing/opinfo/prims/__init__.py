@@ -13,8 +13,8 @@ from __future__ import annotations
 
 # in the order the families define their prims (the order the entries register in)
 from . import (elementwise, layout, reduction, scan, creation, contraction, gather_scatter,
-               sorting, data_dependent, fft, linalg, random, recurrence, assertions)
+               sorting, data_dependent, fft, linalg, random, recurrence, special, assertions)
 
 __all__ = ["elementwise", "layout", "reduction", "scan", "creation", "contraction",
            "gather_scatter", "sorting", "data_dependent", "fft", "linalg", "random",
-           "recurrence", "assertions"]
+           "recurrence", "special", "assertions"]
