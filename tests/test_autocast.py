@@ -52,6 +52,12 @@ CPU_EXPECTED = {
         linalg_solve linalg_svd linalg_svdvals linalg_tensorinv linalg_tensorsolve pinverse qr
         svd triangular_solve"""), ("bfloat16", "float32")),
     **dict.fromkeys(_names("linalg_eig linalg_eigvals"), ("bfloat16", "complex64")),
+    # fft (fp32 on cpu): real-to-complex and complex transforms give complex64, the
+    # complex-to-real ones float32
+    **dict.fromkeys(_names("""
+        fft_fft fft_fft2 fft_fftn fft_ifft fft_ifft2 fft_ifftn fft_rfft fft_rfft2 fft_rfftn
+        fft_ihfft"""), ("bfloat16", "complex64")),
+    **dict.fromkeys(_names("fft_hfft fft_irfft fft_irfft2 fft_irfftn"), ("bfloat16", "float32")),
     "aten::linalg_vecdot": ("float32", "bfloat16"),
     "aten::view_as_complex": ("bfloat16", "complex64"),
     # promote: all inputs bfloat16 stay bfloat16 (mixed inputs: test_promote_widens)
