@@ -477,6 +477,10 @@ class Tensor:
         if not self.ndim:
             return self.item()
         arr = self.cpu()._data
+        if not isinstance(arr, np.ndarray):
+            # no values here (a meta tensor, a tensor of a trace): item() says why, as the
+            # dispatcher sees it (under fnx.compile, the trace's data-dependence error)
+            return self.reshape(-1)[0].item() if self.numel() else []
         return (arr.astype("float32") if self._dtype is D.bfloat16 else arr).tolist()
 
     def __array__(self, dtype=None, copy=None):
