@@ -1,6 +1,8 @@
 """Bad input raises under fnx.compile what it raises eagerly, and writes nothing."""
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -37,3 +39,10 @@ def test_tolist_is_a_data_dependent_point_like_item():
     strict = fnx.compile(lambda x: fnx.tensor(x.tolist()) * 2, fullgraph=True)
     with pytest.raises(RuntimeError, match="Tensor.item"):
         strict(fnx.ones(2))
+
+
+def test_a_named_tuple_argument_keeps_its_fields():
+    pair = collections.namedtuple("pair", "a b")
+    f = fnx.compile(lambda p: p.a * 2 + p.b)
+    np.testing.assert_array_equal(to_numpy(f(pair(fnx.ones(2), fnx.tensor([1.0, 2.0])))),
+                                  [3.0, 4.0])

@@ -19,7 +19,7 @@ from ..core.dtype import all_dtypes
 from ..core.dtype import dtype as _dtype_cls
 from ..core.meta_array import meta_tensor
 
-__all__ = ["NodeMeta", "Node", "Graph", "map_nodes"]
+__all__ = ["NodeMeta", "Node", "Graph", "map_nodes", "same_sequence"]
 
 
 class NodeMeta(NamedTuple):
@@ -258,6 +258,18 @@ _RESERVED = {"sum", "max", "min", "abs", "pow", "round", "slice", "all", "any", 
 # What printed programs call: fnx.ops.<ns>.<op>.<overload>, fnx.<dtype>, fnx.device(...).
 _PROGRAM_NAMESPACE = types.SimpleNamespace(ops=ops, device=_device_cls,
                                            **{d.name: d for d in all_dtypes()})
+
+
+def same_sequence(like, items):
+    """A list or tuple of ``like``'s type holding ``items``; a named tuple (a
+    ``PackedSequence``, ``torch.return_types``) is built from its fields by position.
+
+    >>> import collections
+    >>> P = collections.namedtuple("P", "x y")
+    >>> same_sequence(P(1, 2), (v * 10 for v in (1, 2)))
+    P(x=10, y=20)
+    """
+    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
 
 
 def map_nodes(value, fn):

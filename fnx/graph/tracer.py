@@ -30,7 +30,7 @@ from ..ir.strides import VIEW_STRIDES, contiguous_strides
 from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
                            inverse_view, is_view_op, written_args)
 from ..ops import aten
-from .graph import Graph, NodeMeta
+from .graph import Graph, NodeMeta, same_sequence
 from .levels import DecomposingMode, in_target
 from . import guards
 from .guards import Guard
@@ -164,7 +164,7 @@ class TracingMode(DecomposingMode):
             self.bind(value, node)
             return node
         if isinstance(value, (list, tuple)):
-            return type(value)(self.node_of(v) for v in value)
+            return same_sequence(value, (self.node_of(v) for v in value))
         return value
 
     def _meta_arg(self, value):
@@ -173,7 +173,7 @@ class TracingMode(DecomposingMode):
                 return meta_tensor(tuple(value.shape), value.dtype, value._device)
             return value
         if isinstance(value, (list, tuple)):
-            return type(value)(self._meta_arg(v) for v in value)
+            return same_sequence(value, (self._meta_arg(v) for v in value))
         return value
 
     def emit(self, op, ks, args, kwargs):
@@ -384,7 +384,7 @@ def _specialize(value):
     if type(value) is SymFloat:
         return float(value)                 # SymFloat.__float__ records the guard
     if isinstance(value, (list, tuple)):
-        return type(value)(_specialize(v) for v in value)
+        return same_sequence(value, (_specialize(v) for v in value))
     if isinstance(value, dict):
         return {k: _specialize(v) for k, v in value.items()}
     return value
@@ -497,7 +497,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
             count[0] += 1
             return sym
         if isinstance(value, (list, tuple)):
-            return type(value)(placeholder(v, f"{name}_{i}") for i, v in enumerate(value))
+            return same_sequence(value, (placeholder(v, f"{name}_{i}")
+                                         for i, v in enumerate(value)))
         return value
 
     targs = [placeholder(a, n) for a, n in zip(args, names)]

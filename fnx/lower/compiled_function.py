@@ -32,7 +32,7 @@ from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import Tensor, resident, set_grad, set_resident, storage_shape
 from ..dispatch.modes import current_mode
 from ..graph import guards
-from ..graph.graph import Graph, map_nodes
+from ..graph.graph import Graph, map_nodes, same_sequence
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
 from ..graph.tracer import (DataDependentError, TracingMode, describe_change, rollback, settle,
@@ -534,7 +534,7 @@ def _flatten_call(args, kwargs):
             if isinstance(v, Tensor) or type(v) is float:
                 return next(it)
             if isinstance(v, (list, tuple)):
-                return type(v)(put(x) for x in v)
+                return same_sequence(v, (put(x) for x in v))
             if isinstance(v, dict):
                 return {k: put(x) for k, x in v.items()}
             return v
