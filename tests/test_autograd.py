@@ -340,3 +340,27 @@ def test_views_and_sums_save_only_shapes():
     h.add_(1)
     y.backward()
     np.testing.assert_allclose(npy(x.grad), [1 + 1 / 3 + 1, 1 + 1 / 3 + 1, 1 / 3 + 1])
+
+
+def test_gradcheck_with_complex_outputs_follows_pytorchs_convention():
+    """A complex output is checked as its real and imaginary parts, so holomorphic and
+    non-holomorphic functions of complex inputs pass, and a backward that forgets the
+    conjugate (grad * 2z instead of grad * conj(2z) for z * z) fails."""
+    z = fnx.tensor([0.5 + 1j, -1.0 + 0.25j], dtype=fnx.complex128, requires_grad=True)
+    w = fnx.tensor([[1.0 - 2j, 0.5j], [0.3, -1.0 + 1j]], dtype=fnx.complex128)
+    assert gradcheck(lambda a: a * a, (z,))
+    assert gradcheck(lambda a: (w @ a).exp(), (z,))
+    assert gradcheck(lambda a: a.abs(), (z,), fast_mode=True)
+
+    class NoConj(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x        # PyTorch's convention needs g * conj(2 x)
+
+    assert not gradcheck(NoConj.apply, (z,), raise_exception=False)

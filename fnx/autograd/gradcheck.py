@@ -14,7 +14,7 @@ import numpy as np
 from ..backends.cpu._core import wrap_np
 from ..core.grad_mode import no_grad
 from ..core.tensor import Tensor
-from ..ops import aten
+from ..ops import aten, prims
 from .engine import grad as _grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -33,8 +33,17 @@ def _tensors(x):
 
 
 def _outputs(fn, inputs):
+    """The differentiable outputs of ``fn``, each complex one as its real and imaginary
+    parts (PyTorch's convention: a complex output is checked as two real ones, so the
+    input's gradient is d/dRe + i d/dIm of each real function)."""
     out = fn(*inputs)
-    return [o for o in _tensors(out) if o._dtype.is_floating_point or o._dtype.is_complex]
+    res = []
+    for o in _tensors(out):
+        if o._dtype.is_complex:
+            res += [prims.real(o), prims.imag(o)]
+        elif o._dtype.is_floating_point:
+            res.append(o)
+    return res
 
 
 def _flat(t):
