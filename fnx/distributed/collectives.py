@@ -1,0 +1,401 @@
+"""Collectives on tensors, run as XLA programs over the group's mesh.
+
+Each call builds the global array from this process's tensor (one shard per rank, stacked
+on a new leading axis, ``jax.make_array_from_single_device_arrays``) and calls a jitted
+``jax.shard_map`` whose body is the collective (``psum``, ``all_gather``, ``psum_scatter``,
+``all_to_all``); XLA runs it across the processes (gloo on CPU, NCCL on GPU). Programs are
+compiled once per (collective, shape, dtype, op) and group.
+
+Before the data moves, the ranks exchange a small signature (op, dtype, shape) with one
+tiny all-gather, so a rank that passes a different shape or dtype gets an error that names
+the op and the ranks on every rank, instead of a hang or garbage.
+
+The result is written into the output tensor in place, as PyTorch does; with
+``async_op=True`` the call returns a ``Work`` whose ``wait()`` writes it (XLA runs the
+collective in the background meanwhile).
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from .. import api as fnx
+from .process_group import AXIS, GroupMember, ReduceOp, default_group
+
+__all__ = ["Work", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
+           "reduce_scatter_tensor", "all_to_all_single", "barrier"]
+
+_MAX_DIMS = 8
+_SIG_LEN = 4 + _MAX_DIMS     # op code, dtype code, ndim, extra, shape...
+_OPS = ["all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
+        "reduce_scatter_tensor", "all_to_all_single", "barrier"]
+_REDS = [op.value for op in ReduceOp]
+_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+           "float32", "float64", "complex64", "complex128"]
+
+
+class Work:
+    """The handle of an ``async_op=True`` collective: ``wait()`` blocks until the result is
+    in the output tensor; ``is_completed()`` asks without blocking.
+
+    >>> import fnx, fnx.distributed as dist
+    >>> dist.init_process_group("gloo", world_size=1, rank=0)
+    >>> t = fnx.ones(3)
+    >>> w = dist.all_reduce(t, async_op=True)
+    >>> w.wait(), t
+    (True, tensor([1., 1., 1.]))
+    >>> w.is_completed()
+    True
+    >>> dist.destroy_process_group()
+    """
+
+    def __init__(self, out, finish):
+        self._out = out             # the global jax.Array the program returns
+        self._finish = finish       # writes this process's shard into the output tensor
+        self._done = False
+
+    def is_completed(self) -> bool:
+        return self._done or self._out.is_ready()
+
+    def is_success(self) -> bool:
+        return self.is_completed()
+
+    def wait(self, timeout=None) -> bool:
+        if not self._done:
+            with jax.enable_x64(True):
+                local = np.asarray(self._out.addressable_shards[0].data)[0]
+            self._finish(local)
+            self._done = True
+            self._out = None
+        return True
+
+    def result(self):
+        self.wait()
+        return []
+
+
+def _host(tensor, op, name="tensor"):
+    if not isinstance(tensor, fnx.Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(tensor).__name__}")
+    arr = np.ascontiguousarray(tensor.detach().cpu().numpy())
+    if str(arr.dtype) not in _DTYPES:
+        raise TypeError(f"{op}: unsupported dtype {tensor.dtype} for a collective")
+    return arr
+
+
+def _write(tensor, value):
+    with fnx.no_grad():
+        tensor.copy_(fnx.from_numpy(np.ascontiguousarray(value)))
+
+
+def _group(group, op):
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    return default_group(group)
+
+
+def _check_signature(pg, op, arr, extra=0):
+    """All ranks agree on (op, dtype, shape, extra) or every rank raises, naming them."""
+    if pg.size() == 1:
+        return
+    if arr.ndim > _MAX_DIMS:
+        raise ValueError(f"{op}: tensors of more than {_MAX_DIMS} dims are not supported")
+    sig = np.zeros(_SIG_LEN, np.int64)
+    sig[:4] = (_OPS.index(op), _DTYPES.index(str(arr.dtype)), arr.ndim, extra)
+    sig[4:4 + arr.ndim] = arr.shape
+    sigs = _run(pg, "gather", sig, ())
+    if (sigs == sigs[0]).all():
+        return
+    seen = []
+    for r, s in zip(pg.ranks, sigs.tolist()):
+        name = _OPS[s[0]]
+        arg = (f" op={_REDS[s[3] - 1]}" if name in ("all_reduce", "reduce_scatter_tensor")
+               else f" src={s[3]}" if name == "broadcast" else "")
+        seen.append(f"rank {r}: {name} {_DTYPES[s[1]]}{s[4:4 + s[2]]}{arg}")
+    kind = TypeError if len(set(sigs[:, 1])) > 1 else RuntimeError
+    raise kind(f"{op}: the ranks passed different tensors or arguments ({'; '.join(seen)})")
+
+
+def _body(kind, params, n):
+    """The per-rank function of the shard_map: ``x`` is this rank's value."""
+    if kind == "gather":
+        return lambda x: jax.lax.all_gather(x, AXIS)
+    if kind == "gather_cat":
+        return lambda x: jax.lax.all_gather(x, AXIS, tiled=True)
+    if kind == "broadcast":
+        src, = params
+        return lambda x: jax.lax.psum(jnp.where(jax.lax.axis_index(AXIS) == src, x,
+                                                jnp.zeros_like(x)), AXIS)
+    if kind == "all_to_all":
+        return lambda x: jax.lax.all_to_all(x, AXIS, 0, 0, tiled=True)
+    if kind == "reduce":
+        red, = params
+        if red in ("sum", "avg"):
+            return lambda x: jax.lax.psum(x, AXIS)
+        if red == "max":
+            return lambda x: jax.lax.pmax(x, AXIS)
+        if red == "min":
+            return lambda x: jax.lax.pmin(x, AXIS)
+        return lambda x: jnp.prod(jax.lax.all_gather(x, AXIS), axis=0, dtype=x.dtype)
+    if kind == "reduce_scatter":
+        red, = params
+        if red in ("sum", "avg"):
+            return lambda x: jax.lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
+        combine = {"max": jnp.max, "min": jnp.min, "product": jnp.prod}[red]
+
+        def scatter(x):
+            chunks = x.reshape((n, x.shape[0] // n) + x.shape[1:])
+            mine = jax.lax.all_to_all(chunks, AXIS, 0, 0)    # chunk `me` of every rank
+            return combine(mine, axis=0).astype(x.dtype)
+        return scatter
+    raise AssertionError(kind)
+
+
+def _program(pg, kind, params, shape, dtype):
+    key = (kind, params, shape, dtype)
+    fn = pg.programs.get(key)
+    if fn is None:
+        body = _body(kind, params, pg.size())
+        fn = jax.jit(jax.shard_map(lambda x: body(x[0])[None], mesh=pg.mesh,
+                                   in_specs=P(AXIS), out_specs=P(AXIS), check_vma=False))
+        pg.programs[key] = fn
+    return fn
+
+
+def _launch(pg, kind, arr, params):
+    """Start the program on this rank's ``arr``; returns the global result (not waited)."""
+    with jax.enable_x64(True):
+        shard = jax.device_put(arr[None], pg.device)
+        glob = jax.make_array_from_single_device_arrays(
+            (pg.size(),) + arr.shape, NamedSharding(pg.mesh, P(AXIS)), [shard])
+        return _program(pg, kind, params, arr.shape, str(arr.dtype))(glob)
+
+
+def _run(pg, kind, arr, params):
+    out = _launch(pg, kind, arr, params)
+    with jax.enable_x64(True):
+        return np.asarray(out.addressable_shards[0].data)[0]
+
+
+def _start(pg, kind, arr, params, finish, async_op):
+    work = Work(_launch(pg, kind, arr, params), finish)
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+def _op_name(op):
+    if isinstance(op, ReduceOp):
+        return op.value
+    raise TypeError(f"expected a fnx.distributed.ReduceOp, got {op!r}")
+
+
+def _reduce_operand(arr, red, op):
+    """bool reduces as int32 (SUM/MAX = any, MIN/PRODUCT = all); AVG needs a float."""
+    if arr.dtype == np.bool_:
+        return arr.astype(np.int32), lambda v: v != 0
+    if red == "avg" and arr.dtype.kind in "iu":
+        raise TypeError(f"{op}: ReduceOp.AVG needs a floating point or complex tensor, got "
+                        f"{arr.dtype}")
+    if red in ("max", "min") and arr.dtype.kind == "c":
+        raise TypeError(f"{op}: ReduceOp.{red.upper()} is not defined for complex tensors")
+    return arr, lambda v: v
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce ``tensor`` across the ranks of ``group``; every rank gets the result, in place.
+
+    >>> import fnx, fnx.distributed as dist
+    >>> dist.init_process_group("gloo", world_size=1, rank=0)
+    >>> t = fnx.tensor([3, 4])
+    >>> dist.all_reduce(t, op=dist.ReduceOp.MAX); t
+    tensor([3, 4])
+    >>> dist.destroy_process_group()
+    """
+    red = _op_name(op)
+    pg = _group(group, "all_reduce")
+    if pg is None:
+        return None
+    arr = _host(tensor, "all_reduce")
+    _check_signature(pg, "all_reduce", arr, _REDS.index(red) + 1)
+    operand, post = _reduce_operand(arr, red, "all_reduce")
+    n = pg.size()
+
+    def finish(v):
+        v = post(v)
+        _write(tensor, v / n if red == "avg" else v)
+    return _start(pg, "reduce", operand, (red,), finish, async_op)
+
+
+def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
+    """Copy rank ``src``'s ``tensor`` into every rank's ``tensor``.
+
+    >>> import fnx, fnx.distributed as dist
+    >>> dist.init_process_group("gloo", world_size=1, rank=0)
+    >>> t = fnx.tensor([5., 6.])
+    >>> dist.broadcast(t, src=0); t
+    tensor([5., 6.])
+    >>> dist.destroy_process_group()
+    """
+    pg = _group(group, "broadcast")
+    if pg is None:
+        return None
+    if group_src is None:
+        if src is None:
+            raise ValueError("broadcast: give src (a global rank) or group_src")
+        if src not in pg.ranks:
+            raise ValueError(f"broadcast: src rank {src} is not in the group {pg.ranks}")
+        group_src = pg.ranks.index(src)
+    arr = _host(tensor, "broadcast")
+    _check_signature(pg, "broadcast", arr, group_src)
+    operand, post = (arr.astype(np.int32), lambda v: v != 0) if arr.dtype == np.bool_ \
+        else (arr, lambda v: v)
+    if pg.size() == 1:
+        return _start(pg, "broadcast", operand, (group_src,), lambda v: None, async_op)
+    return _start(pg, "broadcast", operand, (group_src,), lambda v: _write(tensor, post(v)),
+                  async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """Gather every rank's ``tensor`` into ``tensor_list`` (one tensor per rank).
+
+    >>> import fnx, fnx.distributed as dist
+    >>> dist.init_process_group("gloo", world_size=1, rank=0)
+    >>> out = [fnx.zeros(2)]
+    >>> dist.all_gather(out, fnx.tensor([1., 2.])); out
+    [tensor([1., 2.])]
+    >>> dist.destroy_process_group()
+    """
+    pg = _group(group, "all_gather")
+    if pg is None:
+        return None
+    arr = _host(tensor, "all_gather")
+    if len(tensor_list) != pg.size():
+        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors, the group "
+                         f"has {pg.size()} ranks")
+    for i, t in enumerate(tensor_list):
+        if tuple(t.shape) != arr.shape:
+            raise ValueError(f"all_gather: tensor_list[{i}] has shape {tuple(t.shape)}, the "
+                             f"input has {arr.shape}")
+    _check_signature(pg, "all_gather", arr)
+
+    def finish(v):
+        for t, part in zip(tensor_list, v):
+            _write(t, part)
+    return _start(pg, "gather", arr, (), finish, async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """Concatenate every rank's ``input_tensor`` along dim 0 into ``output_tensor``
+    (``world_size * input.shape[0]`` rows); a ``(world_size, *input.shape)`` output takes
+    them stacked.
+
+    >>> import fnx, fnx.distributed as dist
+    >>> dist.init_process_group("gloo", world_size=1, rank=0)
+    >>> out = fnx.zeros(2)
+    >>> dist.all_gather_into_tensor(out, fnx.tensor([7., 8.])); out
+    tensor([7., 8.])
+    >>> dist.destroy_process_group()
+    """
+    pg = _group(group, "all_gather_into_tensor")
+    if pg is None:
+        return None
+    op = "all_gather_into_tensor"
+    arr = _host(input_tensor, op, "input_tensor")
+    n = pg.size()
+    out_shape = tuple(output_tensor.shape)
+    if output_tensor.dtype != input_tensor.dtype:
+        raise TypeError(f"{op}: output dtype {output_tensor.dtype} differs from the input "
+                        f"dtype {input_tensor.dtype}")
+    stacked = (n,) + arr.shape
+    cat = (n * arr.shape[0],) + arr.shape[1:] if arr.ndim else None
+    if out_shape not in (stacked, cat):
+        raise ValueError(f"{op}: output shape {out_shape} must be {cat or stacked} (world "
+                         f"size {n} times the input's {arr.shape})")
+    _check_signature(pg, op, arr)
+    return _start(pg, "gather", arr, (), lambda v: _write(output_tensor, v.reshape(out_shape)),
+                  async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce ``input`` across ranks, then give rank ``r`` the ``r``-th of ``world_size``
+    equal chunks along dim 0, in ``output``.
+
+    >>> import fnx, fnx.distributed as dist
+    >>> dist.init_process_group("gloo", world_size=1, rank=0)
+    >>> out = fnx.zeros(2)
+    >>> dist.reduce_scatter_tensor(out, fnx.tensor([1., 2.])); out
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
+    name = "reduce_scatter_tensor"
+    red = _op_name(op)
+    pg = _group(group, name)
+    if pg is None:
+        return None
+    arr = _host(input, name, "input")
+    n = pg.size()
+    if output.dtype != input.dtype:
+        raise TypeError(f"{name}: output dtype {output.dtype} differs from the input dtype "
+                        f"{input.dtype}")
+    if arr.ndim == 0 or tuple(output.shape) != (arr.shape[0] // n,) + arr.shape[1:] \
+            or arr.shape[0] % n:
+        raise ValueError(f"{name}: input shape {arr.shape} must be the output shape "
+                         f"{tuple(output.shape)} with dim 0 times the world size {n}")
+    _check_signature(pg, name, arr, _REDS.index(red) + 1)
+    operand, post = _reduce_operand(arr, red, name)
+
+    def finish(v):
+        v = post(v)
+        _write(output, v / n if red == "avg" else v)
+    return _start(pg, "reduce_scatter", operand, (red,), finish, async_op)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
+                      group=None, async_op=False):
+    """Split ``input`` into ``world_size`` equal chunks along dim 0, send chunk ``j`` to
+    rank ``j``, and concatenate what arrives (from rank 0 first) into ``output``.
+    Uneven ``*_split_sizes`` are not supported yet.
+
+    >>> import fnx, fnx.distributed as dist
+    >>> dist.init_process_group("gloo", world_size=1, rank=0)
+    >>> out = fnx.zeros(3)
+    >>> dist.all_to_all_single(out, fnx.tensor([1., 2., 3.])); out
+    tensor([1., 2., 3.])
+    >>> dist.destroy_process_group()
+    """
+    name = "all_to_all_single"
+    pg = _group(group, name)
+    if pg is None:
+        return None
+    arr = _host(input, name, "input")
+    n = pg.size()
+    for given in (output_split_sizes, input_split_sizes):
+        if given is not None and arr.ndim and len(set(given)) > 1:
+            raise NotImplementedError(f"{name}: uneven split sizes are not supported yet")
+    if output.dtype != input.dtype:
+        raise TypeError(f"{name}: output dtype {output.dtype} differs from the input dtype "
+                        f"{input.dtype}")
+    if arr.ndim == 0 or arr.shape[0] % n or tuple(output.shape) != arr.shape:
+        raise ValueError(f"{name}: input shape {arr.shape} must split into {n} equal chunks "
+                         f"along dim 0 and match the output shape {tuple(output.shape)}")
+    _check_signature(pg, name, arr)
+    return _start(pg, "all_to_all", arr, (), lambda v: _write(output, v), async_op)
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    """Block until every rank of ``group`` reached the barrier.
+
+    >>> import fnx.distributed as dist
+    >>> dist.init_process_group("gloo", world_size=1, rank=0)
+    >>> dist.barrier()
+    >>> dist.destroy_process_group()
+    """
+    pg = _group(group, "barrier")
+    if pg is None:
+        return None
+    return _start(pg, "reduce", np.zeros(1, np.int32), ("sum",), lambda v: None, async_op)
