@@ -8,9 +8,9 @@
 >>> loss.shape, loss.dtype
 (fnx.Size([]), fnx.float32)
 """
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "utils"] + _modules_all
+__all__ = ["Parameter", "Buffer", "functional", "init", "parallel", "utils"] + _modules_all

@@ -8,14 +8,15 @@ import sys
 
 import numpy as np
 
+import fnx
+import fnx.distributed as dist
+
 
 def base(r, shape=(2, 3), dtype=np.float32):
     return (np.arange(np.prod(shape)).reshape(shape) * (r + 1) + r).astype(dtype)
 
 
 def main():
-    import fnx
-    import fnx.distributed as dist
     dist.init_process_group("gloo")
     r, n = dist.get_rank(), dist.get_world_size()
     assert (r, n) == (int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]))
