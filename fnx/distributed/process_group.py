@@ -14,6 +14,9 @@ from __future__ import annotations
 import datetime
 import enum
 import os
+import socket
+import sys
+import time
 
 import jax
 import numpy as np
@@ -188,6 +191,39 @@ def _address(init_method):
                      f"(use 'env://' or 'tcp://host:port')")
 
 
+def _wait_for_coordinator(address, seconds, rank, world_size):
+    """Wait until the coordinator (rank 0) accepts connections; a clear error after
+    ``seconds`` (JAX itself aborts the process when it cannot register in time)."""
+    host, _, port = address.rpartition(":")
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=1):
+                return
+        except OSError as e:
+            if time.monotonic() >= deadline:
+                raise RuntimeError(f"init_process_group: rank {rank} of {world_size} timed "
+                                   f"out after {seconds} s waiting for the master (rank 0) at "
+                                   f"{address}: {e}") from e
+            time.sleep(0.2)
+
+
+def _exit_on_uncaught_exception():
+    """A rank that dies of an exception exits at once (after printing it), as a torchrun
+    worker does; otherwise JAX's exit handler would wait for every other rank to reach its
+    own shutdown, and a rank that failed would hang instead of exiting."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        try:
+            previous(kind, value, tb)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
+    sys.excepthook = hook
+
+
 def _default_backend():
     try:
         return Backend.NCCL if jax.devices("gpu") else Backend.GLOO
@@ -250,6 +286,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             kwargs["local_device_ids"] = [device_id.index if hasattr(device_id, "index")
                                           else int(device_id if device_id is not None
                                                    else local)]
+        if rank != 0:
+            _wait_for_coordinator(address, seconds, rank, world_size)
         try:
             jax.distributed.initialize(coordinator_address=address, num_processes=world_size,
                                        process_id=rank, initialization_timeout=max(seconds, 1),
@@ -258,6 +296,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             raise RuntimeError(f"init_process_group: rank {rank} of {world_size} could not "
                                f"join the coordinator at {address} within {seconds} s: "
                                f"{type(e).__name__}: {e}") from e
+        _exit_on_uncaught_exception()
         devices = _world_devices(backend)
         if len(devices) != world_size:
             raise RuntimeError(f"init_process_group: expected {world_size} processes with "

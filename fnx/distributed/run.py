@@ -41,7 +41,6 @@ def parse_args(argv=None):
                    help="single node on localhost (the default)")
     p.add_argument("--stop-timeout", type=float, default=10.0,
                    help="seconds between SIGTERM and SIGKILL when stopping the workers")
-    p.add_argument("--monitor-interval", type=float, default=0.1)
     p.add_argument("-m", "--module", action="store_true",
                    help="run script as a module (python -m script)")
     p.add_argument("script")
@@ -106,20 +105,22 @@ def launch(args) -> int:
         _stop(procs, args.stop_timeout)
         sys.exit(128 + signum)
     old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    by_pid = {p.pid: i for i, p in enumerate(procs)}
     try:
-        while True:
-            codes = [p.poll() for p in procs]
-            failed = [i for i, c in enumerate(codes) if c not in (None, 0)]
-            if failed:
-                i = failed[0]
+        while any(p.returncode is None for p in procs):
+            pid, status = os.wait()         # whichever worker ends first, in true order
+            i = by_pid.get(pid)
+            if i is None:
+                continue
+            code = os.waitstatus_to_exitcode(status)
+            procs[i].returncode = code
+            if code != 0:
                 print(f"fnx.distributed.run: rank {first + i} (local_rank {i}, pid "
-                      f"{procs[i].pid}) failed: {_describe(codes[i])}; stopping the other "
+                      f"{procs[i].pid}) failed: {_describe(code)}; stopping the other "
                       f"workers", file=sys.stderr, flush=True)
                 _stop(procs, args.stop_timeout)
-                return codes[i] if codes[i] > 0 else 1
-            if all(c == 0 for c in codes):
-                return 0
-            time.sleep(args.monitor_interval)
+                return code if code > 0 else 1
+        return 0
     finally:
         for s, h in old.items():
             signal.signal(s, h)

@@ -1,0 +1,174 @@
+"""Run under ``python -m fnx.distributed.run``: ``worker.py CHECK...`` runs the named checks
+in one process group, each against NumPy computed here, independently of fnx.
+
+- ``collectives``: rank r contributes ``base(r)``; every collective's result is compared
+  with NumPy over every rank's (known) input.
+- ``ddp``: every rank builds its replica from a different seed; DDP must broadcast rank 0's
+  weights, and after each step on rank r's shard of the batch the weights must equal plain
+  SGD on the whole batch, computed with NumPy from rank 0's initial weights.
+- ``fail``: the last rank raises while the others wait in a collective it never joins; it
+  must exit (code 1) and the launcher must stop the others.
+"""
+import os
+import sys
+
+import numpy as np
+
+import fnx
+import fnx.distributed as dist
+from fnx import nn
+
+
+def base(r, shape=(2, 3), dtype=np.float32):
+    return (np.arange(np.prod(shape)).reshape(shape) * (r + 1) + r).astype(dtype)
+
+
+def check_collectives():
+    r, n = dist.get_rank(), dist.get_world_size()
+    assert (r, n) == (int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]))
+    every = np.stack([base(q) for q in range(n)])
+    # all_reduce, every op
+    for op, ref in [(dist.ReduceOp.SUM, every.sum(0)), (dist.ReduceOp.AVG, every.mean(0)),
+                    (dist.ReduceOp.MAX, every.max(0)), (dist.ReduceOp.MIN, every.min(0)),
+                    (dist.ReduceOp.PRODUCT, every.prod(0))]:
+        t = fnx.tensor(base(r))
+        dist.all_reduce(t, op=op)
+        np.testing.assert_allclose(t.numpy(), ref, rtol=1e-6, err_msg=str(op))
+    ints = fnx.tensor(base(r, dtype=np.int64))
+    dist.all_reduce(ints)
+    assert ints.dtype == fnx.int64
+    np.testing.assert_array_equal(ints.numpy(), every.astype(np.int64).sum(0))
+    flags = fnx.tensor(np.array([r == 0, False, True]))
+    dist.all_reduce(flags, op=dist.ReduceOp.MIN)
+    np.testing.assert_array_equal(flags.numpy(), [n == 1, False, True])
+    # async
+    t = fnx.tensor(base(r))
+    work = dist.all_reduce(t, async_op=True)
+    assert work.wait() and work.is_completed()
+    np.testing.assert_allclose(t.numpy(), every.sum(0), rtol=1e-6)
+    # broadcast from the last rank
+    t = fnx.tensor(base(r))
+    dist.broadcast(t, src=n - 1)
+    np.testing.assert_array_equal(t.numpy(), base(n - 1))
+    # all_gather / all_gather_into_tensor
+    out = [fnx.zeros(2, 3) for _ in range(n)]
+    dist.all_gather(out, fnx.tensor(base(r)))
+    for q in range(n):
+        np.testing.assert_array_equal(out[q].numpy(), base(q))
+    cat = fnx.zeros(2 * n, 3)
+    dist.all_gather_into_tensor(cat, fnx.tensor(base(r)))
+    np.testing.assert_array_equal(cat.numpy(), np.concatenate([base(q) for q in range(n)]))
+    # reduce_scatter_tensor: input (2n, 3), rank r gets rows [2r, 2r+2) of the sum
+    big = [base(q, shape=(2 * n, 3)) for q in range(n)]
+    for op, red in [(dist.ReduceOp.SUM, np.sum), (dist.ReduceOp.MAX, np.max)]:
+        o = fnx.zeros(2, 3)
+        dist.reduce_scatter_tensor(o, fnx.tensor(big[r]), op=op)
+        np.testing.assert_allclose(o.numpy(), red(np.stack(big), 0)[2 * r:2 * r + 2],
+                                   rtol=1e-6)
+    # all_to_all_single: chunk j of rank q goes to rank j, at position q
+    o = fnx.zeros(2 * n, 3)
+    dist.all_to_all_single(o, fnx.tensor(big[r]))
+    np.testing.assert_array_equal(o.numpy(),
+                                  np.concatenate([big[q][2 * r:2 * r + 2] for q in range(n)]))
+    # a sub-group of the even ranks
+    evens = dist.new_group(list(range(0, n, 2)))
+    if r % 2 == 0:
+        t = fnx.tensor(base(r))
+        dist.all_reduce(t, group=evens)
+        np.testing.assert_allclose(t.numpy(), every[0::2].sum(0), rtol=1e-6)
+    else:
+        assert evens is dist.GroupMember.NON_GROUP_MEMBER
+    dist.barrier()
+    # mismatched shapes: every rank gets an error naming the op and the ranks
+    try:
+        dist.all_reduce(fnx.zeros(r + 1))
+    except RuntimeError as e:
+        assert "all_reduce" in str(e) and "rank 1: all_reduce float32[2]" in str(e), e
+    else:
+        raise AssertionError("mismatched shapes did not raise")
+    dist.barrier()
+    print(f"rank {r}: collectives ok", flush=True)
+
+
+B, LR, STEPS = 8, 0.1, 3
+
+
+def make_model(seed):
+    fnx.manual_seed(seed)
+    return nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+
+
+def numpy_step(w, x, y):
+    """One SGD step of mean((relu(x W1' + b1) W2' + b2 - y)^2) on the full batch."""
+    w1, b1, w2, b2 = w
+    h = x @ w1.T + b1
+    a = np.maximum(h, 0)
+    out = a @ w2.T + b2
+    dout = 2 * (out - y) / out.size
+    dh = (dout @ w2) * (h > 0)
+    grads = [dh.T @ x, dh.sum(0), dout.T @ a, dout.sum(0)]
+    return [p - LR * g for p, g in zip(w, grads)]
+
+
+def check_ddp():
+    r, n = dist.get_rank(), dist.get_world_size()
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((B, 4)).astype(np.float32)
+    y = rng.standard_normal((B, 2)).astype(np.float32)
+    ref = [p.detach().numpy().astype(np.float64) for p in make_model(100).parameters()]
+    model = nn.parallel.DistributedDataParallel(make_model(100 + r), bucket_cap_mb=1e-5)
+    assert len(model._buckets) > 1        # tiny cap: one bucket per parameter
+    for p, q in zip(model.module.parameters(), ref):
+        np.testing.assert_array_equal(p.detach().numpy(), q.astype(np.float32))
+    opt = fnx.optim.SGD(model.parameters(), lr=LR)
+    rows = slice(r * B // n, (r + 1) * B // n)
+    for _ in range(STEPS):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(fnx.tensor(x[rows])), fnx.tensor(y[rows]))
+        loss.backward()
+        opt.step()
+        ref = numpy_step(ref, x.astype(np.float64), y.astype(np.float64))
+    for p, q in zip(model.module.parameters(), ref):
+        np.testing.assert_allclose(p.detach().numpy(), q, rtol=1e-5, atol=1e-6)
+    # every rank holds bit-identical weights
+    flat = fnx.cat([p.detach().reshape(-1) for p in model.parameters()])
+    every = [fnx.zeros_like(flat) for _ in range(n)]
+    dist.all_gather(every, flat)
+    for e in every:
+        np.testing.assert_array_equal(e.numpy(), flat.numpy())
+    # no_sync: local gradients, then the next synced backward averages the accumulated sum
+    opt.zero_grad()
+    with model.no_sync():
+        nn.functional.mse_loss(model(fnx.tensor(x[rows])), fnx.tensor(y[rows])).backward()
+    local = model.module[2].bias.grad.clone()
+    every = [fnx.zeros_like(local) for _ in range(n)]
+    dist.all_gather(every, local)
+    nn.functional.mse_loss(model(fnx.tensor(x[rows])), fnx.tensor(y[rows])).backward()
+    np.testing.assert_allclose(model.module[2].bias.grad.numpy(),
+                               2 * np.mean([e.numpy() for e in every], axis=0), rtol=1e-5)
+    print(f"rank {r}: ddp ok", flush=True)
+
+
+def fail():
+    dist.barrier()
+    if dist.get_rank() == dist.get_world_size() - 1:
+        raise ZeroDivisionError("failing on purpose")
+    dist.barrier()          # never completes: the last rank is gone
+    return 0
+
+
+CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "fail": fail}
+
+
+def main(names):
+    dist.init_process_group("gloo")
+    for name in names:
+        code = CHECKS[name]()
+        if code:
+            return code
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
