@@ -7,6 +7,7 @@ passes when every rank exits 0. Single-process tests use a world of one.
 """
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -203,3 +204,21 @@ def test_distributed_sampler_shuffle_is_shared_and_changes_per_epoch():
     assert epoch0 != [draw(r, 1) for r in range(3)]
     with pytest.raises(ValueError, match=r"Invalid rank 3, rank should be in the interval"):
         DistributedSampler(range(9), num_replicas=3, rank=3)
+
+
+def test_ddp_example_under_the_launcher():
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("XLA_FLAGS", None)
+    cmd = [sys.executable, "-m", "fnx.distributed.run", "--nproc-per-node", "2",
+           "--master-port", str(free_port()), str(ROOT / "examples" / "ddp_train.py"),
+           "--epochs", "2"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    losses = [float(v) for v in re.findall(r"epoch \d: mean loss (\d+\.\d+)", proc.stdout)]
+    assert len(losses) == 2 and losses[1] < losses[0]
+    assert "rank 0/2: replicas identical: True" in proc.stdout
+    assert "rank 1/2: replicas identical: True" in proc.stdout
+    sent, grads = re.search(r"all-reduce bytes per step: (\d+) \(gradient bytes: (\d+)\)",
+                            proc.stdout).groups()
+    # one Linear(8, 64) and one Linear(64, 4), float32
+    assert int(sent) == int(grads) == 4 * (8 * 64 + 64 + 64 * 4 + 4)

@@ -7,7 +7,8 @@ their gradients); a post-accumulate-grad hook on each parameter counts the ready
 when a bucket is complete its gradients, flattened, start an asynchronous AVG
 ``all_reduce`` while backward goes on. When the last bucket has started, the reductions
 are waited for and written back into ``.grad``, so after ``loss.backward()`` every rank
-holds the average of the ranks' gradients.
+holds the average of the ranks' gradients. ``reduced_bytes`` counts the gradient bytes
+all-reduced so far: one step reduces exactly the model's gradient bytes.
 """
 from __future__ import annotations
 
@@ -100,6 +101,7 @@ class DistributedDataParallel(Module):
                 self._bucket_of[id(p)] = b
                 p.register_post_accumulate_grad_hook(self._grad_ready)
         self._launched = 0
+        self.reduced_bytes = 0          # gradient bytes all-reduced so far (all buckets)
 
     def forward(self, *inputs, **kwargs):
         if self._launched or any(b.ready for b in self._buckets):
@@ -143,6 +145,7 @@ class DistributedDataParallel(Module):
         if bucket.ready < len(bucket.params):
             return
         bucket.flat = fnx.cat([p.grad.detach().reshape(-1) for p in bucket.params])
+        self.reduced_bytes += bucket.flat.numel() * bucket.flat.element_size()
         bucket.work = all_reduce(bucket.flat, op=ReduceOp.AVG, group=self.process_group,
                                  async_op=True)
         self._launched += 1
