@@ -146,7 +146,11 @@ def test_collective_bad_input_leaves_tensors_unchanged(world_of_one):
         dist.all_reduce(fnx.ones(2), op="sum")
     with pytest.raises(ValueError, match="broadcast: src rank 3"):
         dist.broadcast(out, src=3)
+    with pytest.raises(ValueError, match=r"input_split_sizes \[2\] must be 1 non-negative"):
+        dist.all_to_all_single(out, fnx.ones(3), [3], [2])
     assert out.tolist() == [0.0, 0.0, 0.0]
+    dist.all_to_all_single(out, fnx.tensor([4., 5., 6.]), [3], [3])
+    assert out.tolist() == [4.0, 5.0, 6.0]
 
 
 def test_init_argument_errors():

@@ -355,11 +355,24 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     return _start(pg, "reduce_scatter", operand, (red,), finish, async_op)
 
 
+def _splits(given, rows, n, op, name):
+    if given is None:
+        if rows % n:
+            raise ValueError(f"{op}: dim 0 of {name} ({rows}) does not split into {n} equal "
+                             f"chunks; give {name}_split_sizes")
+        return [rows // n] * n
+    given = [int(v) for v in given]
+    if len(given) != n or min(given) < 0 or sum(given) != rows:
+        raise ValueError(f"{op}: {name}_split_sizes {given} must be {n} non-negative sizes "
+                         f"summing to dim 0 of {name} ({rows})")
+    return given
+
+
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
                       group=None, async_op=False):
-    """Split ``input`` into ``world_size`` equal chunks along dim 0, send chunk ``j`` to
-    rank ``j``, and concatenate what arrives (from rank 0 first) into ``output``.
-    Uneven ``*_split_sizes`` are not supported yet.
+    """Split ``input`` along dim 0 (into ``world_size`` equal chunks, or by
+    ``input_split_sizes``), send chunk ``j`` to rank ``j``, and concatenate what arrives
+    (from rank 0 first, sized by ``output_split_sizes``) into ``output``.
 
     >>> import fnx, fnx.distributed as dist
     >>> dist.init_process_group("gloo", world_size=1, rank=0)
@@ -373,18 +386,40 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     if pg is None:
         return None
     arr = _host(input, name, "input")
-    n = pg.size()
-    for given in (output_split_sizes, input_split_sizes):
-        if given is not None and arr.ndim and len(set(given)) > 1:
-            raise NotImplementedError(f"{name}: uneven split sizes are not supported yet")
+    n, me = pg.size(), pg.rank()
     if output.dtype != input.dtype:
         raise TypeError(f"{name}: output dtype {output.dtype} differs from the input dtype "
                         f"{input.dtype}")
-    if arr.ndim == 0 or arr.shape[0] % n or tuple(output.shape) != arr.shape:
-        raise ValueError(f"{name}: input shape {arr.shape} must split into {n} equal chunks "
-                         f"along dim 0 and match the output shape {tuple(output.shape)}")
-    _check_signature(pg, name, arr)
-    return _start(pg, "all_to_all", arr, (), lambda v: _write(output, v), async_op)
+    if arr.ndim == 0 or output.dim() == 0 or tuple(output.shape[1:]) != arr.shape[1:]:
+        raise ValueError(f"{name}: input {arr.shape} and output {tuple(output.shape)} must "
+                         f"have a dim 0 and the same other dims")
+    sends = _splits(input_split_sizes, arr.shape[0], n, name, "input")
+    gets = _splits(output_split_sizes, output.shape[0], n, name, "output")
+    if input_split_sizes is None and output_split_sizes is None:
+        if tuple(output.shape) != arr.shape:
+            raise ValueError(f"{name}: output shape {tuple(output.shape)} must match the "
+                             f"input shape {arr.shape}")
+        _check_signature(pg, name, arr)
+        return _start(pg, "all_to_all", arr, (), lambda v: _write(output, v), async_op)
+    # Uneven splits: learn every rank's sizes, pad each chunk to the largest, exchange.
+    rest = arr.shape[1:]
+    _check_signature(pg, name, np.empty((0,) + rest, arr.dtype), 1)
+    matrix = _run(pg, "gather", np.asarray(sends, np.int64), ()) if n > 1 \
+        else np.asarray([sends], np.int64)
+    column = matrix[:, me].tolist()             # what every rank sends to this one
+    if column != gets:
+        raise ValueError(f"{name}: rank {pg.ranks[me]} expects output_split_sizes {gets} "
+                         f"but the ranks send it {column}")
+    width = max(int(matrix.max()), 1)
+    padded = np.zeros((n, width) + rest, arr.dtype)
+    offsets = np.concatenate([[0], np.cumsum(sends)])
+    for j in range(n):
+        padded[j, :sends[j]] = arr[offsets[j]:offsets[j + 1]]
+
+    def finish(v):
+        v = v.reshape((n, width) + rest)
+        _write(output, np.concatenate([v[i, :gets[i]] for i in range(n)]))
+    return _start(pg, "all_to_all", padded.reshape((n * width,) + rest), (), finish, async_op)
 
 
 def barrier(group=None, async_op=False, device_ids=None):

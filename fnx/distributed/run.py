@@ -8,7 +8,11 @@ Each worker gets torchrun's environment: ``MASTER_ADDR``, ``MASTER_PORT``, ``WOR
 ``RANK``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``, ``GROUP_RANK``, so ``init_process_group()``
 needs no argument. When a worker fails (nonzero exit or a signal), the launcher reports
 which rank failed and how, stops the others (SIGTERM, then SIGKILL after
-``--stop-timeout`` seconds) and exits with the failed worker's exit code (1 for a signal).
+``--stop-timeout`` seconds: JAX's preemption notifier catches SIGTERM, so a worker blocked
+in a collective ends by the SIGKILL) and exits with the failed worker's exit code (1 for a
+signal). A worker that dies of an uncaught exception exits at once with code 1
+(``init_process_group`` arranges it; JAX's exit handler would otherwise wait for the other
+ranks).
 
 >>> from fnx.distributed.run import parse_args, worker_env
 >>> args = parse_args(["--nproc-per-node", "2", "train.py", "--lr", "0.1"])

@@ -38,6 +38,15 @@ def check_collectives():
     dist.all_reduce(ints)
     assert ints.dtype == fnx.int64
     np.testing.assert_array_equal(ints.numpy(), every.astype(np.int64).sum(0))
+    for dtype, npdtype in [(fnx.float16, np.float16), (fnx.bfloat16, np.float32),
+                           (fnx.float64, np.float64), (fnx.complex64, np.complex64)]:
+        t = fnx.tensor(base(r)).to(dtype) * (1 + 1j if dtype.is_complex else 1)
+        dist.all_reduce(t, op=dist.ReduceOp.AVG)
+        assert t.dtype == dtype
+        want = every.mean(0) * (1 + 1j if dtype.is_complex else 1)
+        got = t.to(fnx.complex128 if dtype.is_complex else fnx.float64).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-2 if npdtype != np.float64 else 1e-12,
+                                   err_msg=str(dtype))
     flags = fnx.tensor(np.array([r == 0, False, True]))
     dist.all_reduce(flags, op=dist.ReduceOp.MIN)
     np.testing.assert_array_equal(flags.numpy(), [n == 1, False, True])
@@ -60,7 +69,9 @@ def check_collectives():
     np.testing.assert_array_equal(cat.numpy(), np.concatenate([base(q) for q in range(n)]))
     # reduce_scatter_tensor: input (2n, 3), rank r gets rows [2r, 2r+2) of the sum
     big = [base(q, shape=(2 * n, 3)) for q in range(n)]
-    for op, red in [(dist.ReduceOp.SUM, np.sum), (dist.ReduceOp.MAX, np.max)]:
+    for op, red in [(dist.ReduceOp.SUM, np.sum), (dist.ReduceOp.MAX, np.max),
+                    (dist.ReduceOp.AVG, np.mean), (dist.ReduceOp.MIN, np.min),
+                    (dist.ReduceOp.PRODUCT, np.prod)]:
         o = fnx.zeros(2, 3)
         dist.reduce_scatter_tensor(o, fnx.tensor(big[r]), op=op)
         np.testing.assert_allclose(o.numpy(), red(np.stack(big), 0)[2 * r:2 * r + 2],
@@ -70,6 +81,23 @@ def check_collectives():
     dist.all_to_all_single(o, fnx.tensor(big[r]))
     np.testing.assert_array_equal(o.numpy(),
                                   np.concatenate([big[q][2 * r:2 * r + 2] for q in range(n)]))
+    # uneven all_to_all_single: rank q sends (q + j) % 3 + 1 rows to rank j, 10 * q + k
+    def rows(q, j):
+        return (q + j) % 3 + 1
+    sends = [rows(r, j) for j in range(n)]
+    data = np.concatenate([np.full((sends[j], 2), 10 * r + j, np.float32) for j in range(n)])
+    gets = [rows(q, r) for q in range(n)]
+    o = fnx.zeros(sum(gets), 2)
+    dist.all_to_all_single(o, fnx.tensor(data), gets, sends)
+    np.testing.assert_array_equal(
+        o.numpy(), np.concatenate([np.full((gets[q], 2), 10 * q + r) for q in range(n)]))
+    try:
+        dist.all_to_all_single(fnx.zeros(sum(gets) + 1, 2), fnx.tensor(data),
+                               [gets[0] + 1] + gets[1:], sends)
+    except ValueError as e:
+        assert f"rank {r} expects output_split_sizes" in str(e), e
+    else:
+        raise AssertionError("inconsistent split sizes did not raise")
     # a sub-group of the even ranks
     evens = dist.new_group(list(range(0, n, 2)))
     if r % 2 == 0:
