@@ -13,6 +13,7 @@ False
 tensor([1., 2.])
 >>> dist.destroy_process_group()
 """
+from . import functional_ops  # noqa: F401  (defines the _c10d_functional ops)
 from .collectives import (Work, all_gather, all_gather_into_tensor, all_reduce,
                           all_to_all_single, barrier, broadcast, reduce_scatter_tensor)
 from .process_group import (Backend, GroupMember, ProcessGroup, ReduceOp, destroy_process_group,

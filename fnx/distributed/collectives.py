@@ -23,6 +23,8 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from .. import api as fnx
+from ..compiler import is_compiling
+from .. import ops as _ops
 from .process_group import AXIS, GroupMember, ReduceOp, default_group
 
 __all__ = ["Work", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
@@ -55,7 +57,7 @@ class Work:
     def __init__(self, out, finish):
         self._out = out             # the global jax.Array the program returns
         self._finish = finish       # writes this process's shard into the output tensor
-        self._done = False
+        self._done = out is None    # a traced call (the op ran synchronously)
 
     def is_completed(self) -> bool:
         return self._done or self._out.is_ready()
@@ -188,6 +190,18 @@ def _start(pg, kind, arr, params, finish, async_op):
     return None
 
 
+def _traced(outputs, results, async_op):
+    """While tracing: record the functional op's result and a copy into the output."""
+    with fnx.no_grad():
+        for out, res in zip(outputs, results):
+            out.copy_(res)
+    return Work(None, None) if async_op else None
+
+
+def _fun(name):
+    return getattr(_ops._c10d_functional, name).default
+
+
 def _op_name(op):
     if isinstance(op, ReduceOp):
         return op.value
@@ -220,6 +234,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = _group(group, "all_reduce")
     if pg is None:
         return None
+    if is_compiling():
+        return _traced([tensor], [_fun("all_reduce")(tensor, red, pg.group_name)], async_op)
     arr = _host(tensor, "all_reduce")
     _check_signature(pg, "all_reduce", arr, _REDS.index(red) + 1)
     operand, post = _reduce_operand(arr, red, "all_reduce")
@@ -250,6 +266,9 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         if src not in pg.ranks:
             raise ValueError(f"broadcast: src rank {src} is not in the group {pg.ranks}")
         group_src = pg.ranks.index(src)
+    if is_compiling():
+        return _traced([tensor], [_fun("broadcast")(tensor, pg.ranks[group_src],
+                                                    pg.group_name)], async_op)
     arr = _host(tensor, "broadcast")
     _check_signature(pg, "broadcast", arr, group_src)
     operand, post = (arr.astype(np.int32), lambda v: v != 0) if arr.dtype == np.bool_ \
@@ -273,6 +292,10 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     pg = _group(group, "all_gather")
     if pg is None:
         return None
+    if is_compiling():
+        stacked = _fun("all_gather_into_tensor")(tensor.unsqueeze(0), pg.size(),
+                                                 pg.group_name)
+        return _traced(tensor_list, list(stacked.unbind(0)), async_op)
     arr = _host(tensor, "all_gather")
     if len(tensor_list) != pg.size():
         raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors, the group "
@@ -305,6 +328,9 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     if pg is None:
         return None
     op = "all_gather_into_tensor"
+    if is_compiling():
+        res = _fun(op)(input_tensor, pg.size(), pg.group_name)
+        return _traced([output_tensor], [res.reshape(output_tensor.shape)], async_op)
     arr = _host(input_tensor, op, "input_tensor")
     n = pg.size()
     out_shape = tuple(output_tensor.shape)
@@ -337,6 +363,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     pg = _group(group, name)
     if pg is None:
         return None
+    if is_compiling():
+        return _traced([output], [_fun(name)(input, red, pg.size(), pg.group_name)],
+                       async_op)
     arr = _host(input, name, "input")
     n = pg.size()
     if output.dtype != input.dtype:
@@ -385,6 +414,10 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     pg = _group(group, name)
     if pg is None:
         return None
+    if is_compiling():
+        res = _fun(name)(input, list(output_split_sizes or []), list(input_split_sizes or []),
+                         pg.group_name)
+        return _traced([output], [res], async_op)
     arr = _host(input, name, "input")
     n, me = pg.size(), pg.rank()
     if output.dtype != input.dtype:

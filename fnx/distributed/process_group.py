@@ -29,7 +29,7 @@ except ImportError:
 
 __all__ = ["ReduceOp", "ProcessGroup", "Backend", "init_process_group", "is_initialized",
            "is_available", "get_rank", "get_world_size", "get_backend", "new_group",
-           "destroy_process_group", "default_group", "GroupMember"]
+           "destroy_process_group", "default_group", "GroupMember", "group_by_name"]
 
 NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                    "init_process_group.")
@@ -74,8 +74,9 @@ class ProcessGroup:
     ``rank()`` is this process's index in the group (-1 when it is not a member).
     """
 
-    def __init__(self, ranks, backend, devices):
+    def __init__(self, ranks, backend, devices, group_name):
         self.ranks = list(ranks)
+        self.group_name = group_name    # what the _c10d_functional ops name it by
         self.backend = backend
         self.devices = devices          # one JAX device per member, in group-rank order
         me = jax.process_index() if _STATE["world_size"] > 1 else 0
@@ -111,7 +112,23 @@ class GroupMember:
     NON_GROUP_MEMBER = -100
 
 
-_STATE = {"group": None, "world_size": 0, "rank": -1, "backend": None, "distributed": False}
+_STATE = {"group": None, "world_size": 0, "rank": -1, "backend": None, "distributed": False,
+          "groups": {}}
+
+
+def _named(pg):
+    _STATE["groups"][pg.group_name] = pg
+    return pg
+
+
+def group_by_name(name) -> ProcessGroup:
+    """The group a ``_c10d_functional`` op names (``"0"`` is the world)."""
+    default_group()
+    try:
+        return _STATE["groups"][name]
+    except KeyError:
+        raise ValueError(f"unknown process group {name!r} (not a member, or destroyed)") \
+            from None
 
 
 def is_available() -> bool:
@@ -305,7 +322,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         devices = [jax.local_devices(backend="gpu" if backend == Backend.NCCL else "cpu")[0]]
     _STATE.update(world_size=world_size, rank=rank, backend=str(backend),
                   distributed=distributed)
-    _STATE["group"] = ProcessGroup(range(world_size), str(backend), devices)
+    _STATE["groups"] = {}
+    _STATE["group"] = _named(ProcessGroup(range(world_size), str(backend), devices, "0"))
     GroupMember.WORLD = _STATE["group"]
 
 
@@ -325,9 +343,11 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     for r in ranks:
         if not 0 <= r < world.size():
             raise ValueError(f"new_group: rank {r} is not in [0, {world.size()})")
+    _STATE["created"] = _STATE.get("created", 0) + 1     # every rank counts alike
     if world.rank() not in ranks:
         return GroupMember.NON_GROUP_MEMBER
-    return ProcessGroup(ranks, world.backend, [world.devices[r] for r in ranks])
+    return _named(ProcessGroup(ranks, world.backend, [world.devices[r] for r in ranks],
+                               str(_STATE["created"])))
 
 
 def destroy_process_group(group=None) -> None:
@@ -342,5 +362,6 @@ def destroy_process_group(group=None) -> None:
         raise ValueError(NOT_INITIALIZED)
     if _STATE["distributed"]:
         jax.distributed.shutdown()
-    _STATE.update(group=None, world_size=0, rank=-1, backend=None, distributed=False)
+    _STATE.update(group=None, world_size=0, rank=-1, backend=None, distributed=False,
+                  groups={}, created=0)
     GroupMember.WORLD = None

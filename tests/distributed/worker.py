@@ -11,6 +11,7 @@ in one process group, each against NumPy computed here, independently of fnx.
 """
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -98,6 +99,26 @@ def check_collectives():
         assert f"rank {r} expects output_split_sizes" in str(e), e
     else:
         raise AssertionError("inconsistent split sizes did not raise")
+    # the same collectives inside fnx.compile: traced as _c10d_functional ops
+    def program(a, b):
+        dist.all_reduce(a, op=dist.ReduceOp.MAX)
+        cat = fnx.zeros(2 * n, 3)
+        dist.all_gather_into_tensor(cat, b)
+        part = fnx.zeros(2, 3)
+        dist.reduce_scatter_tensor(part, cat * 2)
+        dist.broadcast(b, src=n - 1)
+        swapped = fnx.zeros(2 * n, 3)
+        dist.all_to_all_single(swapped, cat)
+        return a + 1, cat, part, b, swapped
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, cat, part, b, swapped = fnx.compile(program)(fnx.tensor(base(r)), fnx.tensor(base(r)))
+    np.testing.assert_allclose(a.numpy(), every.max(0) + 1, rtol=1e-6)
+    gathered = np.concatenate([base(q) for q in range(n)])
+    np.testing.assert_array_equal(cat.numpy(), gathered)
+    np.testing.assert_allclose(part.numpy(), 2 * n * gathered[2 * r:2 * r + 2], rtol=1e-6)
+    np.testing.assert_array_equal(b.numpy(), base(n - 1))
+    np.testing.assert_array_equal(swapped.numpy(), np.concatenate([gathered[2 * r:2 * r + 2]] * n))
     # a sub-group of the even ranks
     evens = dist.new_group(list(range(0, n, 2)))
     if r % 2 == 0:
@@ -157,6 +178,30 @@ def check_ddp():
         opt.step()
         ref = numpy_step(ref, x.astype(np.float64), y.astype(np.float64))
     for p, q in zip(model.module.parameters(), ref):
+        np.testing.assert_allclose(p.detach().numpy(), q, rtol=1e-5, atol=1e-6)
+    # the same training, the step compiled: the bucket all-reduces are traced as
+    # _c10d_functional ops and run between the compiled regions
+    model2 = nn.parallel.DistributedDataParallel(make_model(200 + r), bucket_cap_mb=1e-5)
+    opt2 = fnx.optim.SGD(model2.parameters(), lr=LR)
+    ref2 = [p.detach().numpy().astype(np.float64) for p in model2.module.parameters()]
+
+    def step(xb, yb):
+        opt2.zero_grad()
+        loss = nn.functional.mse_loss(model2(xb), yb)
+        loss.backward()
+        opt2.step()
+        return loss
+    compiled = fnx.compile(step)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(STEPS):
+            compiled(fnx.tensor(x[rows]), fnx.tensor(y[rows]))
+            ref2 = numpy_step(ref2, x.astype(np.float64), y.astype(np.float64))
+    assert any("_c10d_functional::all_reduce" in str(w.message) for w in caught), \
+        [str(w.message) for w in caught]
+    assert not any("running it eagerly" in str(w.message) for w in caught), \
+        [str(w.message) for w in caught]
+    for p, q in zip(model2.module.parameters(), ref2):
         np.testing.assert_allclose(p.detach().numpy(), q, rtol=1e-5, atol=1e-6)
     # every rank holds bit-identical weights
     flat = fnx.cat([p.detach().reshape(-1) for p in model.parameters()])

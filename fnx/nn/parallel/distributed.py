@@ -8,13 +8,18 @@ when a bucket is complete its gradients, flattened, start an asynchronous AVG
 ``all_reduce`` while backward goes on. When the last bucket has started, the reductions
 are waited for and written back into ``.grad``, so after ``loss.backward()`` every rank
 holds the average of the ranks' gradients. ``reduced_bytes`` counts the gradient bytes
-all-reduced so far: one step reduces exactly the model's gradient bytes.
+all-reduced so far by eager steps: one step reduces exactly the model's gradient bytes.
+
+Inside ``fnx.compile`` the hooks run while tracing and record the reductions as
+``_c10d_functional`` ops; each runs eagerly between the compiled regions (no JAX lowering
+yet), so a compiled DDP step is a few XLA programs with the all-reduces between them.
 """
 from __future__ import annotations
 
 import contextlib
 
 from ... import api as fnx
+from ...compiler import is_compiling
 from ...distributed import ReduceOp, all_reduce, broadcast
 from ...distributed.process_group import default_group
 from ..modules.module import Module
@@ -145,7 +150,8 @@ class DistributedDataParallel(Module):
         if bucket.ready < len(bucket.params):
             return
         bucket.flat = fnx.cat([p.grad.detach().reshape(-1) for p in bucket.params])
-        self.reduced_bytes += bucket.flat.numel() * bucket.flat.element_size()
+        if not is_compiling():     # Python state a compiled step could not replay
+            self.reduced_bytes += bucket.flat.numel() * bucket.flat.element_size()
         bucket.work = all_reduce(bucket.flat, op=ReduceOp.AVG, group=self.process_group,
                                  async_op=True)
         self._launched += 1
