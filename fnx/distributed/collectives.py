@@ -135,8 +135,10 @@ def _body(kind, params, n):
         return lambda x: jax.lax.all_to_all(x, AXIS, 0, 0, tiled=True)
     if kind == "reduce":
         red, = params
-        if red in ("sum", "avg"):
+        if red == "sum":
             return lambda x: jax.lax.psum(x, AXIS)
+        if red == "avg":
+            return lambda x: (jax.lax.psum(x, AXIS) / n).astype(x.dtype)
         if red == "max":
             return lambda x: jax.lax.pmax(x, AXIS)
         if red == "min":
@@ -145,7 +147,9 @@ def _body(kind, params, n):
     if kind == "reduce_scatter":
         red, = params
         if red in ("sum", "avg"):
-            return lambda x: jax.lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
+            div = n if red == "avg" else 1
+            return lambda x: (jax.lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
+                              / div).astype(x.dtype)
         combine = {"max": jnp.max, "min": jnp.min, "product": jnp.prod}[red]
 
         def scatter(x):
@@ -210,11 +214,11 @@ def _op_name(op):
 
 def _reduce_operand(arr, red, op):
     """bool reduces as int32 (SUM/MAX = any, MIN/PRODUCT = all); AVG needs a float."""
-    if arr.dtype == np.bool_:
-        return arr.astype(np.int32), lambda v: v != 0
-    if red == "avg" and arr.dtype.kind in "iu":
+    if red == "avg" and arr.dtype.kind in "biu":
         raise TypeError(f"{op}: ReduceOp.AVG needs a floating point or complex tensor, got "
                         f"{arr.dtype}")
+    if arr.dtype == np.bool_:
+        return arr.astype(np.int32), lambda v: v != 0
     if red in ("max", "min") and arr.dtype.kind == "c":
         raise TypeError(f"{op}: ReduceOp.{red.upper()} is not defined for complex tensors")
     return arr, lambda v: v
@@ -239,12 +243,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     arr = _host(tensor, "all_reduce")
     _check_signature(pg, "all_reduce", arr, _REDS.index(red) + 1)
     operand, post = _reduce_operand(arr, red, "all_reduce")
-    n = pg.size()
-
-    def finish(v):
-        v = post(v)
-        _write(tensor, v / n if red == "avg" else v)
-    return _start(pg, "reduce", operand, (red,), finish, async_op)
+    return _start(pg, "reduce", operand, (red,), lambda v: _write(tensor, post(v)), async_op)
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -378,10 +377,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     _check_signature(pg, name, arr, _REDS.index(red) + 1)
     operand, post = _reduce_operand(arr, red, name)
 
-    def finish(v):
-        v = post(v)
-        _write(output, v / n if red == "avg" else v)
-    return _start(pg, "reduce_scatter", operand, (red,), finish, async_op)
+    return _start(pg, "reduce_scatter", operand, (red,), lambda v: _write(output, post(v)),
+                  async_op)
 
 
 def _splits(given, rows, n, op, name):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import json
 import os
 import socket
 import sys
@@ -33,6 +34,7 @@ __all__ = ["ReduceOp", "ProcessGroup", "Backend", "init_process_group", "is_init
 
 NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                    "init_process_group.")
+ERROR_FILE_ENV = "FNX_DISTRIBUTED_ERROR_FILE"   # where a failing rank says why (run.py)
 AXIS = "ranks"          # the mesh axis the collectives reduce over
 
 
@@ -234,6 +236,10 @@ def _exit_on_uncaught_exception():
     def hook(kind, value, tb):
         try:
             previous(kind, value, tb)
+            path = os.environ.get(ERROR_FILE_ENV)
+            if path:        # for the launcher: when and why this rank failed
+                with open(path, "w") as f:
+                    json.dump({"time": time.time(), "error": f"{kind.__name__}: {value}"}, f)
         finally:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -6,13 +6,16 @@
 
 Each worker gets torchrun's environment: ``MASTER_ADDR``, ``MASTER_PORT``, ``WORLD_SIZE``,
 ``RANK``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``, ``GROUP_RANK``, so ``init_process_group()``
-needs no argument. When a worker fails (nonzero exit or a signal), the launcher reports
-which rank failed and how, stops the others (SIGTERM, then SIGKILL after
-``--stop-timeout`` seconds: JAX's preemption notifier catches SIGTERM, so a worker blocked
-in a collective ends by the SIGKILL) and exits with the failed worker's exit code (1 for a
-signal). A worker that dies of an uncaught exception exits at once with code 1
-(``init_process_group`` arranges it; JAX's exit handler would otherwise wait for the other
-ranks).
+needs no argument.
+
+When a worker fails (nonzero exit or a signal), the launcher stops the others (SIGTERM,
+then SIGKILL after ``--stop-timeout`` seconds: JAX's preemption notifier catches SIGTERM,
+so a worker blocked in a collective ends by the SIGKILL), reports the rank that failed
+first with its exit code and, for an uncaught exception after ``init_process_group``, the
+exception (the worker writes it, with its time, to the file that
+``FNX_DISTRIBUTED_ERROR_FILE`` names), and exits with that worker's exit code (1 for a
+signal). Such a worker exits at once with code 1 (``init_process_group`` arranges it;
+JAX's exit handler would otherwise wait for the other ranks).
 
 >>> from fnx.distributed.run import parse_args, worker_env
 >>> args = parse_args(["--nproc-per-node", "2", "train.py", "--lr", "0.1"])
@@ -23,11 +26,16 @@ ranks).
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+
+from .process_group import ERROR_FILE_ENV
 
 __all__ = ["parse_args", "worker_env", "launch", "main"]
 
@@ -97,37 +105,67 @@ def _stop(procs, timeout):
             p.wait()
 
 
+def _root_cause(procs, failed, first, error_dir):
+    """The rank that failed first: by the time its error file records (an uncaught
+    exception after ``init_process_group``), else in the order the launcher saw the exits."""
+    def info(i):
+        path = os.path.join(error_dir, f"rank{first + i}.json")
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            return data["time"], data["error"]
+        except (OSError, ValueError, KeyError):
+            return float("inf"), None
+    ranked = sorted(failed, key=lambda i: (info(i)[0], failed.index(i)))
+    return ranked[0], info(ranked[0])[1], ranked[1:]
+
+
 def launch(args) -> int:
     """Start the workers and watch them; returns the launcher's exit code."""
     cmd = [sys.executable, "-u"] + (["-m"] if args.module else []) + [args.script]
     cmd += args.script_args
-    procs = [subprocess.Popen(cmd, env=worker_env(args, i), start_new_session=True)
-             for i in range(args.nproc_per_node)]
+    error_dir = tempfile.mkdtemp(prefix="fnx-run-")
     first = args.node_rank * args.nproc_per_node
+    procs = []
+    for i in range(args.nproc_per_node):
+        env = worker_env(args, i)
+        env[ERROR_FILE_ENV] = os.path.join(error_dir, f"rank{first + i}.json")
+        procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
 
     def forward(signum, frame):
         _stop(procs, args.stop_timeout)
         sys.exit(128 + signum)
     old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     by_pid = {p.pid: i for i, p in enumerate(procs)}
+    failed = []                             # local ranks, in the order their exits were seen
     try:
-        while any(p.returncode is None for p in procs):
-            pid, status = os.wait()         # whichever worker ends first, in true order
+        while any(p.returncode is None for p in procs) and not failed:
+            pid, status = os.wait()
             i = by_pid.get(pid)
             if i is None:
                 continue
-            code = os.waitstatus_to_exitcode(status)
-            procs[i].returncode = code
-            if code != 0:
-                print(f"fnx.distributed.run: rank {first + i} (local_rank {i}, pid "
-                      f"{procs[i].pid}) failed: {_describe(code)}; stopping the other "
-                      f"workers", file=sys.stderr, flush=True)
-                _stop(procs, args.stop_timeout)
-                return code if code > 0 else 1
-        return 0
+            procs[i].returncode = os.waitstatus_to_exitcode(status)
+            if procs[i].returncode != 0:
+                failed.append(i)
+        if not failed:
+            return 0
+        time.sleep(0.2)                     # near-simultaneous failures count as failures
+        failed += [i for i, p in enumerate(procs) if i not in failed and p.poll()]
+        _stop(procs, args.stop_timeout)
+        i, error, others = _root_cause(procs, failed, first, error_dir)
+        code = procs[i].returncode
+        why = _describe(code) + (f" ({error})" if error else "")
+        print(f"fnx.distributed.run: rank {first + i} (local_rank {i}, pid {procs[i].pid}) "
+              f"failed first: {why}; stopped the other workers", file=sys.stderr, flush=True)
+        if others:
+            print("fnx.distributed.run: also failed: " + ", ".join(
+                f"rank {first + j} ({_describe(procs[j].returncode)})" for j in others),
+                file=sys.stderr, flush=True)
+        return code if code > 0 else 1
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        shutil.rmtree(error_dir, ignore_errors=True)
 
 
 def main(argv=None) -> int:
