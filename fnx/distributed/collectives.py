@@ -125,8 +125,6 @@ def _body(kind, params, n):
     """The per-rank function of the shard_map: ``x`` is this rank's value."""
     if kind == "gather":
         return lambda x: jax.lax.all_gather(x, AXIS)
-    if kind == "gather_cat":
-        return lambda x: jax.lax.all_gather(x, AXIS, tiled=True)
     if kind == "broadcast":
         src, = params
         return lambda x: jax.lax.psum(jnp.where(jax.lax.axis_index(AXIS) == src, x,

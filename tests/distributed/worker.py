@@ -135,6 +135,12 @@ def check_collectives():
         assert "all_reduce" in str(e) and "rank 1: all_reduce float32[2]" in str(e), e
     else:
         raise AssertionError("mismatched shapes did not raise")
+    try:
+        dist.broadcast(fnx.zeros(2, dtype=fnx.float64 if r == 1 else fnx.float32), src=0)
+    except TypeError as e:
+        assert "broadcast" in str(e) and "rank 1: broadcast float64[2] src=0" in str(e), e
+    else:
+        raise AssertionError("mismatched dtypes did not raise")
     dist.barrier()
     print(f"rank {r}: collectives ok", flush=True)
 
