@@ -77,6 +77,15 @@ def test_launcher_stops_every_rank_when_one_fails():
     assert seconds < 60         # rank 0, blocked in a barrier, was stopped
 
 
+def test_a_collective_that_never_completes_times_out():
+    proc, seconds = launch(2, "hang", extra=("--stop-timeout", "3"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "rank 0 (local_rank 0, pid" in proc.stderr and "failed first" in proc.stderr
+    assert "barrier on rank 0 did not complete within the process group's timeout (4 s)" \
+        in proc.stderr, proc.stderr
+    assert seconds < 50         # not the 60 s the last rank sleeps
+
+
 def test_unreachable_master_times_out_naming_the_address():
     port = free_port()          # nothing listens there
     code = ("import datetime, fnx.distributed as d\n"

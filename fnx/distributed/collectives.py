@@ -25,6 +25,7 @@ from jax.sharding import PartitionSpec as P
 from .. import api as fnx
 from ..compiler import is_compiling
 from .. import ops as _ops
+from . import watchdog
 from .process_group import AXIS, GroupMember, ReduceOp, default_group
 
 __all__ = ["Work", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor",
@@ -54,13 +55,15 @@ class Work:
     >>> dist.destroy_process_group()
     """
 
-    def __init__(self, out, finish):
-        self._out = out             # the global jax.Array the program returns
+    def __init__(self, finish=None, op="collective"):
+        self._out = None            # the global jax.Array the program returns
         self._finish = finish       # writes this process's shard into the output tensor
-        self._done = out is None    # a traced call (the op ran synchronously)
+        self._done = finish is None     # a traced call (the op ran synchronously)
+        if not self._done:          # watched from before the launch, which may block too
+            watchdog.watch(self, op)
 
     def is_completed(self) -> bool:
-        return self._done or self._out.is_ready()
+        return self._done or (self._out is not None and self._out.is_ready())
 
     def is_success(self) -> bool:
         return self.is_completed()
@@ -69,6 +72,7 @@ class Work:
         if not self._done:
             with jax.enable_x64(True):
                 local = np.asarray(self._out.addressable_shards[0].data)[0]
+            watchdog.done(self)
             self._finish(local)
             self._done = True
             self._out = None
@@ -108,7 +112,7 @@ def _check_signature(pg, op, arr, extra=0):
     sig = np.zeros(_SIG_LEN, np.int64)
     sig[:4] = (_OPS.index(op), _DTYPES.index(str(arr.dtype)), arr.ndim, extra)
     sig[4:4 + arr.ndim] = arr.shape
-    sigs = _run(pg, "gather", sig, ())
+    sigs = _run(f"{op} (its argument check)", pg, "gather", sig, ())
     if (sigs == sigs[0]).all():
         return
     seen = []
@@ -178,14 +182,19 @@ def _launch(pg, kind, arr, params):
         return _program(pg, kind, params, arr.shape, str(arr.dtype))(glob)
 
 
-def _run(pg, kind, arr, params):
-    out = _launch(pg, kind, arr, params)
-    with jax.enable_x64(True):
-        return np.asarray(out.addressable_shards[0].data)[0]
+def _run(name, pg, kind, arr, params):
+    got = []
+    _start(name, pg, kind, arr, params, got.append, False)
+    return got[0]
 
 
-def _start(pg, kind, arr, params, finish, async_op):
-    work = Work(_launch(pg, kind, arr, params), finish)
+def _start(name, pg, kind, arr, params, finish, async_op):
+    work = Work(finish, name)
+    try:
+        work._out = _launch(pg, kind, arr, params)
+    except BaseException:
+        watchdog.done(work)
+        raise
     if async_op:
         return work
     work.wait()
@@ -197,7 +206,7 @@ def _traced(outputs, results, async_op):
     with fnx.no_grad():
         for out, res in zip(outputs, results):
             out.copy_(res)
-    return Work(None, None) if async_op else None
+    return Work() if async_op else None
 
 
 def _fun(name):
@@ -241,7 +250,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     arr = _host(tensor, "all_reduce")
     _check_signature(pg, "all_reduce", arr, _REDS.index(red) + 1)
     operand, post = _reduce_operand(arr, red, "all_reduce")
-    return _start(pg, "reduce", operand, (red,), lambda v: _write(tensor, post(v)), async_op)
+    return _start("all_reduce", pg, "reduce", operand, (red,),
+                  lambda v: _write(tensor, post(v)), async_op)
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -270,10 +280,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     _check_signature(pg, "broadcast", arr, group_src)
     operand, post = (arr.astype(np.int32), lambda v: v != 0) if arr.dtype == np.bool_ \
         else (arr, lambda v: v)
-    if pg.size() == 1:
-        return _start(pg, "broadcast", operand, (group_src,), lambda v: None, async_op)
-    return _start(pg, "broadcast", operand, (group_src,), lambda v: _write(tensor, post(v)),
-                  async_op)
+    finish = (lambda v: None) if pg.size() == 1 else (lambda v: _write(tensor, post(v)))
+    return _start("broadcast", pg, "broadcast", operand, (group_src,), finish, async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -306,7 +314,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     def finish(v):
         for t, part in zip(tensor_list, v):
             _write(t, part)
-    return _start(pg, "gather", arr, (), finish, async_op)
+    return _start("all_gather", pg, "gather", arr, (), finish, async_op)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -340,8 +348,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         raise ValueError(f"{op}: output shape {out_shape} must be {cat or stacked} (world "
                          f"size {n} times the input's {arr.shape})")
     _check_signature(pg, op, arr)
-    return _start(pg, "gather", arr, (), lambda v: _write(output_tensor, v.reshape(out_shape)),
-                  async_op)
+    return _start(op, pg, "gather", arr, (),
+                  lambda v: _write(output_tensor, v.reshape(out_shape)), async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -375,8 +383,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     _check_signature(pg, name, arr, _REDS.index(red) + 1)
     operand, post = _reduce_operand(arr, red, name)
 
-    return _start(pg, "reduce_scatter", operand, (red,), lambda v: _write(output, post(v)),
-                  async_op)
+    return _start(name, pg, "reduce_scatter", operand, (red,),
+                  lambda v: _write(output, post(v)), async_op)
 
 
 def _splits(given, rows, n, op, name):
@@ -428,11 +436,11 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
             raise ValueError(f"{name}: output shape {tuple(output.shape)} must match the "
                              f"input shape {arr.shape}")
         _check_signature(pg, name, arr)
-        return _start(pg, "all_to_all", arr, (), lambda v: _write(output, v), async_op)
+        return _start(name, pg, "all_to_all", arr, (), lambda v: _write(output, v), async_op)
     # Uneven splits: learn every rank's sizes, pad each chunk to the largest, exchange.
     rest = arr.shape[1:]
     _check_signature(pg, name, np.empty((0,) + rest, arr.dtype), 1)
-    matrix = _run(pg, "gather", np.asarray(sends, np.int64), ()) if n > 1 \
+    matrix = _run(name, pg, "gather", np.asarray(sends, np.int64), ()) if n > 1 \
         else np.asarray([sends], np.int64)
     column = matrix[:, me].tolist()             # what every rank sends to this one
     if column != gets:
@@ -447,7 +455,8 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     def finish(v):
         v = v.reshape((n, width) + rest)
         _write(output, np.concatenate([v[i, :gets[i]] for i in range(n)]))
-    return _start(pg, "all_to_all", padded.reshape((n * width,) + rest), (), finish, async_op)
+    return _start(name, pg, "all_to_all", padded.reshape((n * width,) + rest), (), finish,
+                  async_op)
 
 
 def barrier(group=None, async_op=False, device_ids=None):
@@ -461,4 +470,5 @@ def barrier(group=None, async_op=False, device_ids=None):
     pg = _group(group, "barrier")
     if pg is None:
         return None
-    return _start(pg, "reduce", np.zeros(1, np.int32), ("sum",), lambda v: None, async_op)
+    return _start("barrier", pg, "reduce", np.zeros(1, np.int32), ("sum",), lambda v: None,
+                  async_op)

@@ -34,6 +34,7 @@ __all__ = ["ReduceOp", "ProcessGroup", "Backend", "init_process_group", "is_init
 
 NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                    "init_process_group.")
+DEFAULT_TIMEOUT = 1800.0   # seconds a collective may take (PyTorch's gloo default: 30 min)
 ERROR_FILE_ENV = "FNX_DISTRIBUTED_ERROR_FILE"   # where a failing rank says why (run.py)
 AXIS = "ranks"          # the mesh axis the collectives reduce over
 
@@ -270,6 +271,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     ``rank``/``world_size`` default to the ``RANK``/``WORLD_SIZE`` environment variables and
     the coordinator to ``MASTER_ADDR:MASTER_PORT`` (``init_method='env://'``) or
     ``'tcp://host:port'``, as ``python -m fnx.distributed.run`` (or torchrun) sets them.
+    ``timeout`` (a ``timedelta`` or seconds) bounds joining the group and each collective:
+    one that takes longer ends the process with a message naming it (default 30 min).
     Must run before JAX starts its backends in this process (before any cuda tensor).
 
     >>> import fnx, fnx.distributed as dist
@@ -326,8 +329,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                                f"{backend} devices, JAX sees {len(devices)}")
     else:
         devices = [jax.local_devices(backend="gpu" if backend == Backend.NCCL else "cpu")[0]]
+    if timeout is not None:
+        timeout = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) \
+            else float(timeout)
     _STATE.update(world_size=world_size, rank=rank, backend=str(backend),
-                  distributed=distributed)
+                  distributed=distributed, timeout=DEFAULT_TIMEOUT if timeout is None
+                  else timeout)
     _STATE["groups"] = {}
     _STATE["group"] = _named(ProcessGroup(range(world_size), str(backend), devices, "0"))
     GroupMember.WORLD = _STATE["group"]

@@ -9,8 +9,10 @@ in one process group, each against NumPy computed here, independently of fnx.
 - ``fail``: the last rank raises while the others wait in a collective it never joins; it
   must exit (code 1) and the launcher must stop the others.
 """
+import datetime
 import os
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -236,11 +238,20 @@ def fail():
     return 0
 
 
-CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "fail": fail}
+def hang():
+    """The last rank never joins the barrier; the others' watchdog must end them."""
+    if dist.get_rank() == dist.get_world_size() - 1:
+        time.sleep(60)
+        return 0
+    dist.barrier()
+    return 0
+
+
+CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "fail": fail, "hang": hang}
 
 
 def main(names):
-    dist.init_process_group("gloo")
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=4))
     for name in names:
         code = CHECKS[name]()
         if code:
