@@ -60,6 +60,7 @@ def world_of_one():
 
 # --- multi-process, through the launcher ---------------------------------------------------
 
+@pytest.mark.multiprocess
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_collectives_and_ddp_across_processes(nproc):
     proc, _ = launch(nproc, "collectives", "ddp")
@@ -69,6 +70,7 @@ def test_collectives_and_ddp_across_processes(nproc):
         assert f"rank {r}: ddp ok" in proc.stdout
 
 
+@pytest.mark.multiprocess
 def test_launcher_stops_every_rank_when_one_fails():
     proc, seconds = launch(2, "fail", extra=("--stop-timeout", "3"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -77,6 +79,7 @@ def test_launcher_stops_every_rank_when_one_fails():
     assert seconds < 60         # rank 0, blocked in a barrier, was stopped
 
 
+@pytest.mark.multiprocess
 def test_a_collective_that_never_completes_times_out():
     proc, seconds = launch(2, "hang", extra=("--stop-timeout", "3"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -86,6 +89,7 @@ def test_a_collective_that_never_completes_times_out():
     assert seconds < 50         # not the 60 s the last rank sleeps
 
 
+@pytest.mark.multiprocess
 def test_unreachable_master_times_out_naming_the_address():
     port = free_port()          # nothing listens there
     code = ("import datetime, fnx.distributed as d\n"
@@ -219,6 +223,7 @@ def test_distributed_sampler_shuffle_is_shared_and_changes_per_epoch():
         DistributedSampler(range(9), num_replicas=3, rank=3)
 
 
+@pytest.mark.multiprocess
 def test_ddp_example_under_the_launcher():
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("XLA_FLAGS", None)
