@@ -240,3 +240,14 @@ def test_ddp_example_under_the_launcher():
                             proc.stdout).groups()
     # one Linear(8, 64) and one Linear(64, 4), float32
     assert int(sent) == int(grads) == 4 * (8 * 64 + 64 + 64 * 4 + 4)
+
+
+@pytest.mark.multiprocess
+def test_device_mesh_and_distribute_tensor_on_8_host_devices():
+    env = dict(os.environ, PYTHONPATH=str(ROOT),
+               XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    env.pop("FNX_CUDA_ON_CPU", None)
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "distributed" /
+                                               "spmd_worker.py")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "spmd ok" in proc.stdout, proc.stdout + proc.stderr
