@@ -59,7 +59,10 @@ class DistributedDataParallel(Module):
     """Data parallelism across processes, as ``torch.nn.parallel.DistributedDataParallel``:
     wrap the replica, train as usual; after ``backward()`` each ``.grad`` is the average
     over the ranks. ``no_sync()`` skips the reduction (gradients accumulate locally until
-    the next synchronized backward).
+    the next synchronized backward). ``device_ids``/``output_device`` are accepted for
+    PyTorch's signature; each process computes on its own device.
+    ``find_unused_parameters=True`` is not supported yet: every parameter that requires
+    grad must get a gradient in each synchronized backward (else the next forward raises).
 
     >>> import fnx, fnx.distributed as dist
     >>> from fnx import nn
