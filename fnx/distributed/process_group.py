@@ -293,6 +293,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if world_size < 1 or not 0 <= rank < world_size:
         raise ValueError(f"init_process_group: rank {rank} is not in [0, {world_size}) "
                          f"(world_size={world_size})")
+    if isinstance(timeout, datetime.timedelta):
+        timeout = timeout.total_seconds()
+    timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     distributed = world_size > 1
     if distributed:
         address = _address(init_method)
@@ -302,10 +305,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                                "compiled call)")
         if backend == Backend.GLOO:
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
-        seconds = 300
-        if timeout is not None:
-            seconds = int(timeout.total_seconds() if isinstance(timeout, datetime.timedelta)
-                          else timeout)
+        seconds = max(int(timeout), 1)      # to join: JAX wants whole seconds
         local = os.environ.get("LOCAL_RANK")
         kwargs = {}
         if backend == Backend.NCCL and (device_id is not None or local is not None):
@@ -316,7 +316,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             _wait_for_coordinator(address, seconds, rank, world_size)
         try:
             jax.distributed.initialize(coordinator_address=address, num_processes=world_size,
-                                       process_id=rank, initialization_timeout=max(seconds, 1),
+                                       process_id=rank, initialization_timeout=seconds,
                                        **kwargs)
         except Exception as e:
             raise RuntimeError(f"init_process_group: rank {rank} of {world_size} could not "
@@ -329,12 +329,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                                f"{backend} devices, JAX sees {len(devices)}")
     else:
         devices = [jax.local_devices(backend="gpu" if backend == Backend.NCCL else "cpu")[0]]
-    if timeout is not None:
-        timeout = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) \
-            else float(timeout)
     _STATE.update(world_size=world_size, rank=rank, backend=str(backend),
-                  distributed=distributed, timeout=DEFAULT_TIMEOUT if timeout is None
-                  else timeout)
+                  distributed=distributed, timeout=timeout)
     _STATE["groups"] = {}
     _STATE["group"] = _named(ProcessGroup(range(world_size), str(backend), devices, "0"))
     GroupMember.WORLD = _STATE["group"]
