@@ -1,4 +1,5 @@
 """``fnx.utils.data``: datasets, samplers and the ``DataLoader``, as ``torch.utils.data``."""
+from . import distributed
 from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader, default_collate, default_convert
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
@@ -7,4 +8,4 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, Su
 __all__ = ["DataLoader", "default_collate", "default_convert", "Dataset", "IterableDataset",
            "TensorDataset", "Subset", "ConcatDataset", "random_split", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler",
-           "get_worker_info", "WorkerInfo"]
+           "get_worker_info", "WorkerInfo", "distributed"]
