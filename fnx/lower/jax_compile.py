@@ -153,6 +153,7 @@ class Program:
             self.jitted = jax.jit(exact)
         self._compiled = {}             # donated positions -> compiled executable's call
         self._wide = [i for i, p in enumerate(self.places) if p.meta.dtype.numpy in _WIDE]
+        self._wide_set = frozenset(self._wide)
         self.makers = [tensor_maker(n.meta) for n in out_nodes]
 
     def call_arrays(self, arrays, donate=(), sinks=0):
@@ -163,6 +164,12 @@ class Program:
         if self.checker is not None and self.check_values:
             if not donate and not sinks:
                 return self._call_checked(arrays)
+            if any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
+                # 64-bit host inputs enter as device arrays once, for both programs (each
+                # call under enable_x64 would cost more than the checks)
+                with jax.enable_x64(True):
+                    arrays = [jax.device_put(a) if i in self._wide_set and
+                              type(a) is not ARRAY_TYPE else a for i, a in enumerate(arrays)]
             self.check(arrays[:len(arrays) - sinks])
         key = (donate, sinks) if sinks else donate
         call = self._compiled.get(key)
