@@ -11,12 +11,16 @@ tensor([2, 4])
 """
 from __future__ import annotations
 
-from .core.dispatch_key import AliasKey, DispatchKey, DispatchKeySet
-from .dispatch import dispatcher as _d
-from .dispatch.dispatcher import FALLTHROUGH, OpOverload, get_op
-from .keys import inplace_or_view as _inplace_or_view
+from ..core.dispatch_key import AliasKey, DispatchKey, DispatchKeySet
+from ..dispatch import dispatcher as _d
+from ..dispatch.dispatcher import FALLTHROUGH, OpOverload, get_op
+from ..keys import inplace_or_view as _inplace_or_view
+from .custom_ops import (CustomOpDef, custom_op, get_custom_op, infer_schema, register_autograd,
+                         register_fake, register_kernel, register_lowering)
 
-__all__ = ["Library", "fallthrough_kernel", "impl", "define"]
+__all__ = ["Library", "fallthrough_kernel", "impl", "define", "custom_op", "CustomOpDef",
+           "infer_schema", "get_custom_op", "register_fake", "register_autograd",
+           "register_kernel", "register_lowering"]
 
 fallthrough_kernel = FALLTHROUGH
 
