@@ -17,10 +17,11 @@ from ..dispatch.dispatcher import FALLTHROUGH, OpOverload, get_op
 from ..keys import inplace_or_view as _inplace_or_view
 from .custom_ops import (CustomOpDef, custom_op, get_custom_op, infer_schema, register_autograd,
                          register_fake, register_kernel, register_lowering)
+from .opcheck import OpCheckError, opcheck
 
 __all__ = ["Library", "fallthrough_kernel", "impl", "define", "custom_op", "CustomOpDef",
            "infer_schema", "get_custom_op", "register_fake", "register_autograd",
-           "register_kernel", "register_lowering"]
+           "register_kernel", "register_lowering", "opcheck", "OpCheckError"]
 
 fallthrough_kernel = FALLTHROUGH
 
