@@ -9,9 +9,10 @@ namespace (``fnx.api``) and the subpackages, as ``import torch`` does.
 tensor(18.)
 """
 from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
-from . import autograd, compiler, cuda, library, nn, ops, optim, random, serialization, utils
+from . import (autograd, compiler, cuda, export, library, nn, ops, optim, random, serialization,
+               utils)
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
 
-__all__ = ["autograd", "compiler", "cuda", "library", "nn", "ops", "optim", "random",
+__all__ = ["autograd", "compiler", "cuda", "export", "library", "nn", "ops", "optim", "random",
            "serialization", "utils"] + _api_all
