@@ -93,8 +93,9 @@ def load(f) -> ExportedProgram:
     except (zipfile.BadZipFile, zipfile.LargeZipFile, json.JSONDecodeError, KeyError,
             UnicodeDecodeError, EOFError) as e:
         raise _refuse(name, f"is corrupted or not an fnx.export archive ({e})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise _refuse(name, f"has an unknown format {meta.get('format') if isinstance(meta, dict) else None!r} (expected {FORMAT!r})")
+    fmt = meta.get("format") if isinstance(meta, dict) else None
+    if fmt != FORMAT:
+        raise _refuse(name, f"has an unknown format {fmt!r} (expected {FORMAT!r})")
     digests = meta.get("sha256", {})
     for member, blob in ((_PROGRAM, program), (_WEIGHTS, weights)):
         if digests.get(member) != hashlib.sha256(blob).hexdigest():

@@ -396,10 +396,11 @@ def _symbolize(graphs, sizes, sym, dim):
     if len({len(n) for n in node_lists}) != 1:
         raise _specialized(dim, base, graphs, sizes)
     for nodes in zip(*node_lists):
-        n0 = nodes[0]
-        if any(n.kind != n0.kind or n.target is not n0.target and n0.kind == "call"
-               for n in nodes):
+        if any(n.kind != nodes[0].kind or n.target is not nodes[0].target and
+               nodes[0].kind == "call" for n in nodes):
             raise _specialized(dim, base, graphs, sizes)
+    for nodes in zip(*node_lists):
+        n0 = nodes[0]
         if n0.kind == "constant":
             if len({tuple(n.meta.shape) for n in nodes}) != 1:
                 raise ValueError(f"export: a tensor constant's shape depends on Dim "
@@ -429,11 +430,22 @@ def _symbolize(graphs, sizes, sym, dim):
     return base
 
 
+def _same_structure(graphs, sizes, dim):
+    """Refuse graphs (traced at ``sizes``) that call different ops, naming the first."""
+    node_lists = [g.nodes for g in graphs]
+    for nodes in zip(*node_lists):
+        if any(n.kind != nodes[0].kind or nodes[0].kind == "call" and
+               n.target is not nodes[0].target for n in nodes):
+            raise _specialized(dim, graphs[0], graphs, sizes)
+    if len({len(n) for n in node_lists}) != 1:
+        raise _specialized(dim, graphs[0], graphs, sizes)
+
+
 def _specialized(dim, base, graphs, sizes, node=None):
     if node is None:
         for nodes in zip(*[g.nodes for g in graphs]):
-            if any(n.kind != nodes[0].kind or n.target is not nodes[0].target
-                   for n in nodes):
+            if any(n.kind != nodes[0].kind or nodes[0].kind == "call" and
+                   n.target is not nodes[0].target for n in nodes):
                 node = nodes[0]
                 break
     what = f"{node.target.qualname if node.kind == 'call' else node.kind} (node {node.name})" \
@@ -493,10 +505,12 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = Fals
         pos, axis, _ = dynamic[0]
         size0 = _flat_tensors((args, kwargs))[pos].shape[axis]
         sizes = [size0] + _probe_sizes(dim, size0, 3)
-        others = []
+        atens, others = [graph], []
         for s in sizes[1:]:
             a2, k2 = _resized(args, kwargs, dynamic, s)
-            others.append(decompose(_trace(model, a2, k2, flat_names, "aten"), to="prims"))
+            atens.append(_trace(model, a2, k2, flat_names, "aten"))
+            others.append(decompose(atens[-1], to="prims"))
+        _same_structure(atens, sizes, dim)
         (sym,) = jax.export.symbolic_shape(
             dim.name, constraints=(f"{dim.name} >= {dim.min}", f"{dim.name} <= {dim.max}"))
         prims = _symbolize([prims] + others, sizes, sym, dim)
@@ -505,17 +519,25 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = Fals
     specs, state_dict, constants = [], {}, {}
     dyn_axes = {(p, a): d.name for p, a, d in dynamic}
     user_i = 0
+    n_user = sum(1 for s in graph.input_sources if s[0] == "arg")
+    taken = {p.name for p in graph.placeholders()}
     for p, src in zip(graph.placeholders(), graph.input_sources):
         meta = p.meta
         if src[0] == "arg":
             shape = [dyn_axes.get((user_i, a), s) for a, s in enumerate(meta.shape)]
-            specs.append(InputSpec("user_input", p.name, shape, meta.dtype.name))
+            name = flat_names[user_i] if n_user == len(flat_names) else p.name
+            specs.append(InputSpec("user_input", name, shape, meta.dtype.name))
             user_i += 1
             continue
         t = src[1]
         kind, name, _ = state.get(id(t), ("constant", f"c{len(constants)}", t))
         (state_dict if kind != "constant" else constants)[name] = t
         specs.append(InputSpec(kind, name, meta.shape, meta.dtype.name))
+        # the graph's placeholder says which state it is (p_fc_weight, b_bn_running_mean)
+        pretty = kind[0] + "_" + "".join(c if c.isalnum() else "_" for c in name)
+        if pretty not in taken:
+            taken.add(pretty)
+            p.name = pretty
     program, out_nodes = graph_program(JAX_TARGET, prims)
     out_tree = _out_tree(prims.output_node.args[0], out_nodes)
     shapes = []
