@@ -293,3 +293,29 @@ def test_coverage_lists_custom_ops(made):
     row = rows["ct.sin_scale.default"]
     assert row["schema"] == "sin_scale(Tensor x, float s) -> Tensor"
     assert "jax" in row["lowering"]
+
+
+@pytest.mark.parametrize("lowered", [False, True])
+def test_a_writing_op_compiles_through_its_functional_companion(made, lowered):
+    @fnx.library.custom_op("ct::scale_into", mutates_args=("out",), device_types="cpu")
+    def scale_into(x: fnx.Tensor, out: fnx.Tensor, s: float) -> fnx.Tensor:
+        out.numpy(force=True)[...] = x.numpy(force=True) * s
+        return fnx.from_numpy(x.numpy(force=True).sum(keepdims=True))
+    made.append(scale_into)
+    scale_into.register_fake(lambda x, out, s: fnx.empty(1))
+    assert str(fnx.ops.ct.scale_into_functional.default.schema) == \
+        "scale_into_functional(Tensor x, Tensor out, float s) -> (Tensor, Tensor)"
+    if lowered:     # outputs first, then the new value of each written argument
+        scale_into.register_lowering(lambda x, out, s: (x.sum(keepdims=True), x * s))
+
+    def f(x, buf):
+        total = scale_into(x + 1, buf, 3.0)
+        return buf * 2 + total
+    xv = np.array([1., 2., 4.], np.float32)
+    buf = fnx.zeros(3)
+    cf = fnx.compile(f)
+    got = cf(fnx.tensor(xv), buf)
+    np.testing.assert_allclose(buf.numpy(), (xv + 1) * 3)
+    np.testing.assert_allclose(got.numpy(), (xv + 1) * 6 + (xv + 1).sum())
+    report = cf.explain(fnx.tensor(xv), fnx.zeros(3))
+    assert len(report.regions) == 1 and not report.fallback_ops

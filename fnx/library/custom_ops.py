@@ -47,6 +47,7 @@ from ..core.dispatch_key import AliasKey, DispatchKey
 from ..core.meta_array import meta_tensor
 from ..core.tensor import Tensor
 from ..dispatch import dispatcher as _d
+from ..ir.variants import bind_names
 from ..keys import inplace_or_view as _inplace_or_view
 from ..lower.jax import JAX_TARGET
 from ..ops import aten
@@ -211,6 +212,7 @@ class CustomOpDef:
         self._lowering = None
         self._backward = None
         _custom_ops[qualname] = self
+        self._functional = _functional_companion(self) if self._op.schema.is_mutable else None
         JAX_TARGET.rules[self._op] = _callback_rule(self._op)
         if device_types is None:
             device_types = ("cpu", "cuda")
@@ -278,20 +280,24 @@ class CustomOpDef:
 
         def deco(f):
             self._lowering = f
-            JAX_TARGET.rules[self._op] = f
+            # an op that writes its arguments is lowered as its functional companion: the
+            # rule returns the op's outputs, then the new value of each written argument
+            JAX_TARGET.rules[self._functional or self._op] = f
             return f
         return deco(fn) if fn is not None else deco
 
     def _destroy(self) -> None:
         """Remove the op (tests; PyTorch's ``Library._destroy``)."""
-        op = self._op
         _custom_ops.pop(self._qualname, None)
-        JAX_TARGET.rules.pop(op, None)
-        _d._ops.pop(op.qualname, None)
-        ns = _d.ops.namespace(op.namespace)
-        ns._packets.pop(op.name, None)
-        if op.name in ns.__dict__:
-            delattr(ns, op.name)
+        for op in (self._op, self._functional):
+            if op is None:
+                continue
+            JAX_TARGET.rules.pop(op, None)
+            _d._ops.pop(op.qualname, None)
+            ns = _d.ops.namespace(op.namespace)
+            ns._packets.pop(op.name, None)
+            if op.name in ns.__dict__:
+                delattr(ns, op.name)
 
 
 def _formula(op, backward, setup_context):
@@ -322,6 +328,71 @@ def _formula(op, backward, setup_context):
          for n in names + ["grads", "result"]])
     formula.__name__ = f"{op.name}_backward"
     return formula
+
+
+# ----------------------------------------------------------------------------- writing ops
+
+def _one_or_tuple(values):
+    return values[0] if len(values) == 1 else values
+
+
+def _functional_companion(custom):
+    """``ns::<name>_functional`` for an op that writes its arguments: the same arguments,
+    unwritten, returning the op's outputs and then the new value of each written argument
+    (its kernel runs the op on copies). The writing op's decomposition calls it and copies
+    the new values in, so the tracer and the cuda backend's functionalization handle the
+    op like a built-in in-place op; eager calls still run the kernel itself."""
+    op = custom._op
+    written = [a for a in op.schema.arguments if a.is_write]
+    if any(a.type.is_list or a.type.optional for a in written):
+        return None     # written Tensor[] / Tensor?: compiled programs cannot call the op
+    names = [a.name for a in written]
+    args = ", ".join(str(a).replace(f"({a.type.alias})", "") if a.is_write else str(a)
+                     for a in op.schema.arguments)
+    rets = [str(r.type) for r in op.schema.returns] + ["Tensor"] * len(written)
+    ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
+    fop = _d.define(f"{op.name}_functional({args}) -> {ret}", (), op.namespace)
+    n_out = len(op.schema.returns)
+
+    def on_copies(*args, **kwargs):
+        bound = bind_names(op, args, kwargs)
+        copies = {n: bound[n].clone() for n in names}
+        pos = [copies.get(a.name, bound[a.name]) for a in op.schema.arguments
+               if not a.kwarg_only and a.name in bound]
+        kw = {a.name: copies.get(a.name, bound[a.name]) for a in op.schema.arguments
+              if a.kwarg_only and a.name in bound}
+        return pos, kw, [copies[n] for n in names]
+
+    def kernel(ks, *args, **kwargs):
+        pos, kw, news = on_copies(*args, **kwargs)
+        out = op.redispatch(1 << DispatchKey.CPU, *pos, **kw)
+        outs = () if n_out == 0 else tuple(out) if n_out > 1 else (out,)
+        return _one_or_tuple((*outs, *news))
+
+    def fake(*args, **kwargs):
+        bound = bind_names(op, args, kwargs)
+        out = custom._fake(*args, **kwargs) if n_out and custom._fake is not None else None
+        if n_out and out is None:
+            raise NotImplementedError(f"{op.qualname} returns tensors: register_fake")
+        outs = () if n_out == 0 else tuple(out) if n_out > 1 else (out,)
+        return _one_or_tuple((*outs, *(aten.empty_like.default(bound[n]) for n in names)))
+
+    def decomposition(*args, **kwargs):
+        bound = bind_names(op, args, kwargs)
+        res = fop(*args, **kwargs)
+        res = res if isinstance(res, (tuple, list)) else (res,)
+        for n, new in zip(names, res[n_out:]):
+            bound[n].copy_(new)
+        return None if n_out == 0 else res[0] if n_out == 1 else tuple(res[:n_out])
+
+    fop.register(DispatchKey.CPU, kernel)
+    fop.meta = fake
+    fop.register(DispatchKey.Meta, lambda ks, *a, **k: to_meta(fake(*a, **k)))
+    _inplace_or_view.register_op(fop)
+    fop.custom = custom
+    JAX_TARGET.rules[fop] = _callback_rule(fop)
+    op.decomposition = decomposition
+    return fop
 
 
 # ----------------------------------------------------------------------------- pure_callback rule
