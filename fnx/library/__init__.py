@@ -1,5 +1,9 @@
 """Registering operators and kernels from outside fnx, as ``torch.library``.
 
+``Library`` (here) registers schemas and kernels by dispatch key (out-of-tree backends);
+``custom_op`` (``custom_ops.py``) defines an operator from a Python function, with its
+fake, autograd, kernels and lowering; ``opcheck`` (``opcheck.py``) checks one.
+
 >>> import fnx
 >>> lib = fnx.library.Library("doc_demo", "DEF")
 >>> lib.define("twice(Tensor x) -> Tensor")

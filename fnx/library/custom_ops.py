@@ -162,12 +162,9 @@ def infer_schema(fn, *, mutates_args, op_name: str | None = None) -> str:
         if unknown:
             raise ValueError(f"{where}: mutates_args names {unknown}, which are not "
                              f"parameters of the function")
-    ret = _return_type(hints.get("return", inspect.Signature.empty
-                                 if "return" not in hints else hints["return"]), where) \
-        if "return" in hints else None
-    if ret is None:
+    if "return" not in hints:
         raise ValueError(f"{where}: the function needs a return type hint")
-    return "(" + ", ".join(args) + ") -> " + ret
+    return "(" + ", ".join(args) + ") -> " + _return_type(hints["return"], where)
 
 
 # ----------------------------------------------------------------------------- the op object
