@@ -307,3 +307,15 @@ def test_custom_op_exports_through_its_lowering():
         assert "callback" not in ep.mlir_module()
     finally:
         softplus._destroy()
+
+
+def test_custom_op_without_lowering_is_refused_naming_it():
+    @fnx.library.custom_op("ex::host_only", mutates_args=(), device_types="cpu")
+    def host_only(x: fnx.Tensor) -> fnx.Tensor:
+        return fnx.from_numpy(x.numpy(force=True) + 1)
+    try:
+        host_only.register_fake(lambda x: fnx.empty_like(x))
+        with pytest.raises(NotImplementedError, match="ex::host_only has no lowering"):
+            fnx.export.export(lambda x: host_only(x) * 2, (fnx.ones(3),))
+    finally:
+        host_only._destroy()

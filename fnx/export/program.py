@@ -538,6 +538,12 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = Fals
         if pretty not in taken:
             taken.add(pretty)
             p.name = pretty
+    callbacks = sorted({str(n.target) for n in prims.calls()
+                        if getattr(JAX_TARGET.rules.get(n.target), "host_callback", False)})
+    if callbacks:
+        raise NotImplementedError(
+            f"export: {', '.join(callbacks)} has no lowering, and a program that calls back "
+            f"into Python cannot be portable StableHLO; give it one with register_lowering")
     program, out_nodes = graph_program(JAX_TARGET, prims)
     out_tree = _out_tree(prims.output_node.args[0], out_nodes)
     shapes = []

@@ -452,6 +452,7 @@ def _callback_rule(op):
         res = jax.pure_callback(host, shapes, *flat, vmap_method="sequential")
         return res[0] if not isinstance(out, (tuple, list)) else tuple(res)
     rule.__name__ = f"{op.name}_callback"
+    rule.host_callback = True       # fnx.export refuses it: StableHLO cannot call Python
     return rule
 
 
