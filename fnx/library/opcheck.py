@@ -151,7 +151,8 @@ def _test_schema(op, args, kwargs):
     if written and len(declared_unchanged) == len(written):
         raise OpCheckError(
             f"opcheck test_schema failed for {op.qualname}: the schema declares "
-            f"{declared_unchanged} written, but the call changed none of them")
+            f"{declared_unchanged} written, but the call changed none of them (if the op "
+            f"leaves them as they are for this input, check it on an input it changes)")
     # aliasing: only where the schema says an output is a view of an input
     alias_of = {}
     for a, _, ts in before:
