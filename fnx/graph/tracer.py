@@ -223,6 +223,10 @@ class TracingMode(DecomposingMode):
             for i, o in enumerate(out):
                 self.bind(o, self.graph.getitem(node, i))
             return out
+        if out is None and not op.schema.returns:
+            # an op that only writes its arguments (a custom op's ``-> ()``)
+            self.graph.call(op, node_args, node_kwargs, ())
+            return None
         raise DataDependentError(
             f"tracing {op.qualname} at {user_frame()}: the result is a Python value that "
             f"depends on tensor data (Tensor.item(), bool(tensor), `if x.sum() > 0:`), which a "

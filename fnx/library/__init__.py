@@ -1,5 +1,9 @@
 """Registering operators and kernels from outside fnx, as ``torch.library``.
 
+``Library`` (here) registers schemas and kernels by dispatch key (out-of-tree backends);
+``custom_op`` (``custom_ops.py``) defines an operator from a Python function, with its
+fake, autograd, kernels and lowering; ``opcheck`` (``opcheck.py``) checks one.
+
 >>> import fnx
 >>> lib = fnx.library.Library("doc_demo", "DEF")
 >>> lib.define("twice(Tensor x) -> Tensor")
@@ -11,12 +15,17 @@ tensor([2, 4])
 """
 from __future__ import annotations
 
-from .core.dispatch_key import AliasKey, DispatchKey, DispatchKeySet
-from .dispatch import dispatcher as _d
-from .dispatch.dispatcher import FALLTHROUGH, OpOverload, get_op
-from .keys import inplace_or_view as _inplace_or_view
+from ..core.dispatch_key import AliasKey, DispatchKey, DispatchKeySet
+from ..dispatch import dispatcher as _d
+from ..dispatch.dispatcher import FALLTHROUGH, OpOverload, get_op
+from ..keys import inplace_or_view as _inplace_or_view
+from .custom_ops import (CustomOpDef, custom_op, get_custom_op, infer_schema, register_autograd,
+                         register_fake, register_kernel, register_lowering)
+from .opcheck import OpCheckError, opcheck
 
-__all__ = ["Library", "fallthrough_kernel", "impl", "define"]
+__all__ = ["Library", "fallthrough_kernel", "impl", "define", "custom_op", "CustomOpDef",
+           "infer_schema", "get_custom_op", "register_fake", "register_autograd",
+           "register_kernel", "register_lowering", "opcheck", "OpCheckError"]
 
 fallthrough_kernel = FALLTHROUGH
 
