@@ -1,5 +1,6 @@
 """``fnx.onnx``: importable, so PyTorch programs that import ``torch.onnx`` run; fnx has no
-ONNX exporter (``fnx.compile`` lowers programs to JAX/XLA), so ``export`` raises when called.
+ONNX exporter (its portable format is StableHLO, through ``fnx.export``), so ``export``
+raises when called.
 
 >>> import fnx
 >>> try:
@@ -16,8 +17,8 @@ __all__ = ["export", "is_in_onnx_export"]
 def export(model, args=(), f=None, **kwargs):
     """Not supported: raises ``NotImplementedError``."""
     raise NotImplementedError(
-        "fnx.onnx.export is not supported; fnx has no ONNX exporter. Use fnx.compile (a "
-        "JAX/XLA program) to compile the model, or save its weights with fnx.save")
+        "fnx.onnx.export is not supported; fnx has no ONNX exporter. Use fnx.export.export "
+        "(a portable StableHLO program, saved with fnx.export.save) instead")
 
 
 def is_in_onnx_export() -> bool:
