@@ -23,7 +23,7 @@ inputs).
 from __future__ import annotations
 
 from .api.linalg import matmul
-from .api.reduction import return_types
+from .api.reduction import dim_list, return_types
 from .ir.aten.factorizations import LinAlgError
 from .ops import aten
 
@@ -42,14 +42,6 @@ for _name, _fields in [("linalg_cholesky_ex", "L info"), ("linalg_inv_ex", "inve
                        ("linalg_lstsq", "solution residuals rank singular_values")]:
     if not hasattr(return_types, _name):
         return_types.make(_name, _fields.split())
-
-
-def _dims(dim):
-    if dim is None or isinstance(dim, list):
-        return dim
-    if isinstance(dim, tuple):
-        return list(dim)
-    return [dim]
 
 
 # ----------------------------------------------------------------------------- factorizations
@@ -328,7 +320,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     >>> fnx.linalg.vector_norm(fnx.tensor([3., -4.])).item()
     5.0
     """
-    return aten.linalg_vector_norm.default(x, ord, _dims(dim), keepdim, dtype=dtype)
+    return aten.linalg_vector_norm.default(x, ord, dim_list(dim), keepdim, dtype=dtype)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -354,8 +346,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     (5.0, 2.0)
     """
     if isinstance(ord, str):
-        return aten.linalg_norm.ord_str(A, ord, _dims(dim), keepdim, dtype=dtype)
-    return aten.linalg_norm.default(A, ord, _dims(dim), keepdim, dtype=dtype)
+        return aten.linalg_norm.ord_str(A, ord, dim_list(dim), keepdim, dtype=dtype)
+    return aten.linalg_norm.default(A, ord, dim_list(dim), keepdim, dtype=dtype)
 
 
 def cond(A, p=None):

@@ -71,8 +71,9 @@ for _name, _fields in [("max", "values indices"), ("min", "values indices"),
 
 # --------------------------------------------------------------------------- helpers
 
-def _dims(dim):
-    """``int[1]?`` arguments as a list (or None); tensors and ints alike."""
+def dim_list(dim):
+    """An ``int[1]?`` argument as a list (or None): one int, a tuple or a list alike (the
+    public reduction, statistics and norm functions share it)."""
     if dim is None or isinstance(dim, list):
         return dim
     if isinstance(dim, tuple):
@@ -101,7 +102,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     """
     if dim is None and not keepdim:
         return aten.sum.default(input, dtype=dtype)
-    return aten.sum.dim_IntList(input, _dims(dim), keepdim, dtype=dtype)
+    return aten.sum.dim_IntList(input, dim_list(dim), keepdim, dtype=dtype)
 
 
 @tensor_method()
@@ -114,7 +115,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """
     if dim is None and not keepdim:
         return aten.mean.default(input, dtype=dtype)
-    return aten.mean.dim(input, _dims(dim), keepdim, dtype=dtype)
+    return aten.mean.dim(input, dim_list(dim), keepdim, dtype=dtype)
 
 
 @tensor_method()
@@ -144,7 +145,7 @@ def amax(input, dim=(), keepdim=False):
     >>> fnx.amax(fnx.tensor([[1, 5], [7, 2]]), dim=0).tolist()
     [7, 5]
     """
-    return aten.amax.default(input, _dims(dim) or [], keepdim)
+    return aten.amax.default(input, dim_list(dim) or [], keepdim)
 
 
 @tensor_method()
@@ -155,7 +156,7 @@ def amin(input, dim=(), keepdim=False):
     >>> fnx.amin(fnx.tensor([[1, 5], [7, 2]]), dim=(0, 1)).item()
     1
     """
-    return aten.amin.default(input, _dims(dim) or [], keepdim)
+    return aten.amin.default(input, dim_list(dim) or [], keepdim)
 
 
 @tensor_method()
@@ -273,7 +274,7 @@ def _correction(name, dim, unbiased, correction):
         if correction is not None:
             raise TypeError(f"{name}(): pass either 'unbiased' or 'correction', not both")
         correction = 1 if unbiased else 0
-    return _dims(dim), correction
+    return dim_list(dim), correction
 
 
 @tensor_method()
@@ -335,7 +336,7 @@ def logsumexp(input, dim, keepdim=False):
     >>> round(fnx.logsumexp(fnx.tensor([0., 0.]), 0).item(), 4)
     0.6931
     """
-    return aten.logsumexp.default(input, _dims(dim), keepdim)
+    return aten.logsumexp.default(input, dim_list(dim), keepdim)
 
 
 @tensor_method()
@@ -386,7 +387,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """
     if isinstance(p, str):
         if p == "nuc":      # the sum of the singular values of the matrices over dim
-            dims = [-2, -1] if dim is None else _dims(dim)
+            dims = [-2, -1] if dim is None else dim_list(dim)
             return aten.linalg_matrix_norm.str_ord(input, "nuc", dims, keepdim, dtype=dtype)
         if p != "fro":
             raise RuntimeError(f"norm(): unknown p '{p}'; expected a number, 'fro' or 'nuc'")
@@ -397,9 +398,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     elif p is None:
         p = 2
     if dtype is not None:
-        return aten.linalg_vector_norm.default(input, p, _dims(dim), keepdim, dtype=dtype)
+        return aten.linalg_vector_norm.default(input, p, dim_list(dim), keepdim, dtype=dtype)
     if dim is None:
         if keepdim:
             return aten.linalg_vector_norm.default(input, p, None, True)
         return aten.norm.Scalar(input, p)
-    return aten.norm.ScalarOpt_dim(input, p, _dims(dim), keepdim)
+    return aten.norm.ScalarOpt_dim(input, p, dim_list(dim), keepdim)

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from ..core.tensor import tensor_method
 from ..ops import aten
+from .reduction import dim_list
 
 __all__ = ["nansum", "nanmean", "cov", "corrcoef", "isclose", "allclose", "equal"]
-
-
-def _dims(dim):
-    return None if dim is None else [dim] if isinstance(dim, int) else list(dim)
 
 
 @tensor_method()
@@ -20,7 +17,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     >>> fnx.nansum(fnx.tensor([1., float("nan"), 2.])).item()
     3.0
     """
-    return aten.nansum.default(input, _dims(dim), keepdim, dtype=dtype)
+    return aten.nansum.default(input, dim_list(dim), keepdim, dtype=dtype)
 
 
 @tensor_method()
@@ -31,7 +28,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     >>> fnx.nanmean(fnx.tensor([[1., float("nan")], [2., 4.]]), dim=1).tolist()
     [1.0, 3.0]
     """
-    return aten.nanmean.default(input, _dims(dim), keepdim, dtype=dtype)
+    return aten.nanmean.default(input, dim_list(dim), keepdim, dtype=dtype)
 
 
 @tensor_method()
