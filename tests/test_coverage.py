@@ -22,6 +22,7 @@ import pytest
 import fnx
 import fnx.testing as ft
 from fnx.coverage import NOT_APPLICABLE, _autograd, core_overloads, coverage_rows, render, summarize
+from fnx.coverage.torch_api import torch_api_coverage
 from fnx.dispatch.dispatcher import _ops, all_ops
 from fnx.dispatch.schema import parse_schema
 from fnx.ir.variants import functional_variant
@@ -199,3 +200,16 @@ def test_every_op_has_a_way_through_autograd():
                if op.namespace in ("aten", "prims") and _autograd(op) == ""]
     assert not missing, missing
 
+
+def test_torch_api_coverage_counts_the_checked_in_names():
+    report = torch_api_coverage()
+    assert set(report) == {"torch", "torch.Tensor", "torch.nn.functional", "torch.linalg",
+                           "torch.fft", "torch.special"}
+    for r in report.values():
+        assert r["provided"] + len(r["missing"]) == r["total"] > 0
+    # names fnx has are counted; a name it lacks is listed
+    for space, name in (("torch", "matmul"), ("torch", "compile"), ("torch.linalg", "solve"),
+                        ("torch.Tensor", "add_"), ("torch.fft", "rfft")):
+        assert name not in report[space]["missing"]
+    assert hasattr(fnx, "matmul") and not hasattr(fnx.special, "bessel_j0")
+    assert "bessel_j0" in report["torch.special"]["missing"]

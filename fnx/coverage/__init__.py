@@ -25,6 +25,7 @@ import sys
 import warnings
 
 from .. import testing
+from .torch_api import render_torch_api, torch_api_coverage
 from ..core.dispatch_key import AUTOGRAD_KEYS, AliasKey, DispatchKey
 from ..dispatch.dispatcher import _ops, all_ops
 from ..graph.decompose import level as _op_level
@@ -300,7 +301,13 @@ def main(argv=None) -> int:
     p.add_argument("--level", choices=("aten", "core", "prim", "prims"), default=None)
     p.add_argument("--no-run", action="store_true",
                    help="do not run OpInfo samples through the decomposer")
+    p.add_argument("--torch-api", action="store_true",
+                   help="instead: how many of PyTorch's public names fnx provides, and which "
+                        "are missing (fnx/testing/torch_names.txt)")
     args = p.parse_args(argv)
+    if args.torch_api:
+        sys.stdout.write(render_torch_api(torch_api_coverage()) + "\n")
+        return 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows = coverage_rows(run=not args.no_run, level=args.level)
