@@ -12,7 +12,8 @@ from . import _boot  # noqa: F401  (first: defines every op and registers every 
 import sys as _sys
 
 from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, distributions,
-               export, fft, library, linalg, nn, onnx, ops, optim, random, serialization, special, utils)
+               export, fft, library, linalg, nn, onnx, ops, optim, random, serialization, special,
+               utils)
 # the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
 from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
 from .api import *  # noqa: F403
