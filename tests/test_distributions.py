@@ -394,6 +394,8 @@ def test_bad_parameters_raise_value_error():
         Gamma(fnx.tensor([0.0]), fnx.tensor([1.0]))
     with pytest.raises(ValueError, match="Expected parameter concentration"):
         Dirichlet(fnx.tensor([1.0, -1.0]))
+    with pytest.raises(ValueError, match=r"Expected parameter low .* LessThan"):
+        Uniform(fnx.tensor([1.0]), fnx.tensor([0.0]))
     # validate_args=False skips the checks
     Normal(fnx.tensor([0.0]), fnx.tensor([-1.0]), validate_args=False)
 
@@ -432,16 +434,23 @@ def test_expand():
     assert i.batch_shape == (4, 2) and i.event_shape == (3,)
 
 
-def test_compiled_log_prob_equals_eager():
+@pytest.mark.parametrize("validate", [False, True])
+def test_compiled_log_prob_equals_eager(validate):
+    # without validation the whole computation is one graph (fullgraph); with it, the
+    # data-dependent checks split the graph, as under torch.compile
     def f(loc, scale, x, w, c):
-        return (Normal(loc, scale).log_prob(x).sum()
-                + Categorical(logits=w).log_prob(fnx.tensor([0, 2])).sum()
-                + Gamma(c, scale).log_prob(x.abs() + 0.1).sum()
-                + MultivariateNormal(loc, scale_tril=scale.unsqueeze(-1) * fnx.eye(2, dtype=D)).log_prob(x)
-                + kl_divergence(Normal(loc, scale), Normal(x, scale)).sum())
+        v = validate
+        return (Normal(loc, scale, validate_args=v).log_prob(x).sum()
+                + Categorical(logits=w, validate_args=v).log_prob(fnx.tensor([0, 2])).sum()
+                + Gamma(c, scale, validate_args=v).log_prob(x.abs() + 0.1).sum()
+                + MultivariateNormal(loc, scale_tril=scale.unsqueeze(-1) * fnx.eye(2, dtype=D),
+                                     validate_args=v).log_prob(x)
+                + Beta(c, scale, validate_args=v).log_prob(x.sigmoid()).sum()
+                + kl_divergence(Normal(loc, scale, validate_args=v),
+                                Normal(x, scale, validate_args=v)).sum())
 
     args = (t([0.1, -0.3]), t([1.2, 0.4]), t([0.5, 0.7]), t([[0.2, 0.1, -1.0]] * 2),
             t([2.0, 0.6]))
     eager = f(*args)
-    compiled = fnx.compile(f)(*args)
+    compiled = fnx.compile(f, fullgraph=not validate)(*args)
     close(compiled, eager.item(), rtol=1e-10)

@@ -16,8 +16,9 @@ from .. import api as fnx, linalg
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "lower_cholesky", "nonnegative", "nonnegative_integer",
-           "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
+           "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
+           "nonnegative_integer", "positive", "positive_definite", "real", "real_vector",
+           "simplex", "unit_interval"]
 
 
 class Constraint:
@@ -125,6 +126,17 @@ class _GreaterThanEq(Constraint):
         return f"GreaterThanEq(lower_bound={self.lower_bound})"
 
 
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self):
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
 class _Interval(Constraint):
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
@@ -209,6 +221,7 @@ positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
+less_than = _LessThan
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval

@@ -17,16 +17,16 @@ class Uniform(Distribution):
     (0.25, 0.25)
     """
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
-        if (validate_args if validate_args is not None else self._validate_args) \
-                and not bool(fnx.lt(self.low, self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
         super().__init__(self.low.shape, validate_args=validate_args)
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
