@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import integrate, special, stats
 
 import fnx
 from fnx.distributions import (AffineTransform, Bernoulli, Beta, Categorical, Dirichlet,
@@ -239,9 +239,9 @@ def test_sample_has_no_grad_rsample_has():
     d = Normal(loc, 1.0)
     assert not d.sample().requires_grad
     assert d.rsample().requires_grad
-    assert not Gamma(2.0, 1.0).has_rsample
+    assert Gamma(2.0, 1.0).has_rsample and not Bernoulli(0.5).has_rsample
     with pytest.raises(NotImplementedError):
-        Gamma(2.0, 1.0).rsample()
+        Categorical(probs=fnx.tensor([0.5, 0.5])).rsample()
 
 
 # ------------------------------------------------------------ reparameterization gradients
@@ -288,6 +288,43 @@ def test_rsample_mean_gradient_with_respect_to_scale_tril():
     x.sum().backward()
     eps = np.linalg.solve(L.detach().numpy(), x.detach().numpy().T)    # 2 x 50
     close(L.grad, np.tile(eps.sum(1), (2, 1)), rtol=1e-8, atol=1e-10)
+
+
+def _mean_and_stderr(grads):
+    g = np.asarray(grads.numpy(), dtype=np.float64)
+    return g.mean(0), g.std(0) / np.sqrt(g.shape[0])
+
+
+def test_gamma_rsample_implicit_gradient():
+    fnx.manual_seed(5)
+    n = 20000
+    alphas = np.array([0.3, 1.0, 4.0])
+    a = t(np.tile(alphas, (n, 1))).requires_grad_()
+    x = Gamma(a, t(1.0)).rsample()
+    x.sum().backward()
+    # per sample: dx/da = -(dF/da)(x; a) / pdf(x; a), F = scipy's regularized gammainc
+    xs, h = x.detach().numpy()[:50], 1e-5
+    dF = (special.gammainc(alphas + h, xs) - special.gammainc(alphas - h, xs)) / (2 * h)
+    close(a.grad[:50], -dF / stats.gamma(alphas).pdf(xs), rtol=1e-4, atol=1e-8)
+    # unbiased: E[dx/da] = dE[x]/da = 1 for rate 1
+    m, se = _mean_and_stderr(a.grad)
+    np.testing.assert_array_less(np.abs(m - 1.0), 6 * se)
+
+
+def test_beta_and_dirichlet_rsample_gradients_are_unbiased():
+    fnx.manual_seed(6)
+    n = 20000
+    a = t(np.full((n, 2), 0.7)).requires_grad_()
+    b = t(np.full((n, 2), 2.5)).requires_grad_()
+    Beta(a, b).rsample().sum().backward()
+    # E[x] = a / (a + b): d/da = b / (a + b)^2, d/db = -a / (a + b)^2
+    for grad, expected in ((a.grad, 2.5 / 3.2 ** 2), (b.grad, -0.7 / 3.2 ** 2)):
+        m, se = _mean_and_stderr(grad)
+        np.testing.assert_array_less(np.abs(m - expected), 6 * se)
+    c = t(np.tile([0.5, 2.0, 3.0], (n, 1))).requires_grad_()
+    Dirichlet(c).rsample()[:, 0].sum().backward()
+    m, se = _mean_and_stderr(c.grad)          # d(c0 / S)/dc = [(S - c0), -c0, -c0] / S^2
+    np.testing.assert_array_less(np.abs(m - np.array([5.0, -0.5, -0.5]) / 5.5 ** 2), 6 * se)
 
 
 def test_log_prob_gradients_match_finite_differences():

@@ -6,13 +6,14 @@ from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .gamma import standard_gamma
+from .gamma import standard_gamma, standard_gamma_rsample
 from .utils import broadcast_all, eps
 
 
 class Beta(Distribution):
     """The beta distribution on ``[0, 1]``: density ``x^(a-1) (1-x)^(b-1) / B(a, b)`` with
-    ``a = concentration1``, ``b = concentration0``. ``rsample`` is not implemented.
+    ``a = concentration1``, ``b = concentration0``. ``rsample`` is ``X / (X + Y)`` of two
+    gamma variates with implicit reparameterization gradients.
 
     >>> import fnx
     >>> d = fnx.distributions.Beta(2.0, 2.0)
@@ -23,7 +24,7 @@ class Beta(Distribution):
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
@@ -49,6 +50,13 @@ class Beta(Distribution):
             y = standard_gamma(self.concentration0.expand(shape).contiguous())
             e = eps(x.dtype)
             return (x / (x + y)).clamp(min=e, max=1 - e)
+
+    def rsample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        x = standard_gamma_rsample(self.concentration1.expand(shape).contiguous())
+        y = standard_gamma_rsample(self.concentration0.expand(shape).contiguous())
+        e = eps(x.dtype)
+        return (x / (x + y)).clamp(min=e, max=1 - e)
 
     def log_prob(self, value):
         if self._validate_args:

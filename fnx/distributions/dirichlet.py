@@ -6,13 +6,14 @@ from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .gamma import standard_gamma
+from .gamma import standard_gamma, standard_gamma_rsample
 from .utils import tiny
 
 
 class Dirichlet(Distribution):
     """The Dirichlet distribution on the probability simplex, with ``concentration`` along
-    the last dim. ``rsample`` is not implemented.
+    the last dim. ``rsample`` normalizes gamma variates drawn with implicit
+    reparameterization gradients.
 
     >>> import fnx
     >>> d = fnx.distributions.Dirichlet(fnx.tensor([1.0, 3.0]))
@@ -22,7 +23,7 @@ class Dirichlet(Distribution):
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
-    has_rsample = False
+    has_rsample = True
     _param_event_dims = {"concentration": 1}
 
     def __init__(self, concentration, validate_args=None):
@@ -51,6 +52,11 @@ class Dirichlet(Distribution):
         with no_grad():
             g = standard_gamma(self.concentration.expand(shape).contiguous())
             return (g / g.sum(-1, keepdim=True)).clamp(min=tiny(g.dtype))
+
+    def rsample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        g = standard_gamma_rsample(self.concentration.expand(shape).contiguous())
+        return (g / g.sum(-1, keepdim=True)).clamp(min=tiny(g.dtype))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import api as fnx
+from ..autograd.function import Function
 from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
@@ -43,10 +44,45 @@ def standard_gamma(alpha):
         return (out * boost).clamp(min=tiny(alpha.dtype))
 
 
+def _standard_gamma_grad(alpha, x):
+    """``dx/dalpha`` of a Gamma(alpha, 1) variate ``x`` held at its quantile (implicit
+    reparameterization): ``-(dF/dalpha)(x; alpha) / f(x; alpha)``, with ``F`` the regularized
+    lower incomplete gamma function. ``dF/dalpha`` is a central difference of ``igamma`` in
+    float64 (step 1e-4 * alpha: truncation error ~1e-8 relative)."""
+    a, xd = alpha.double(), x.double()
+    h = 1e-4 * a
+    dF = (fnx.igamma(a + h, xd) - fnx.igamma(a - h, xd)) / (2 * h)
+    log_pdf = fnx.xlogy(a - 1, xd) - xd - fnx.lgamma(a)
+    pdf = fnx.exp(log_pdf)
+    grad = fnx.where(pdf > 0, -dF / pdf.clamp(min=1e-300), fnx.zeros_like(pdf))
+    return grad.to(alpha.dtype)
+
+
+class _StandardGammaRsample(Function):
+    """A Gamma(alpha, 1) draw whose gradient wrt ``alpha`` is the implicit one."""
+
+    @staticmethod
+    def forward(ctx, alpha):
+        x = standard_gamma(alpha)
+        ctx.save_for_backward(alpha, x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        alpha, x = ctx.saved_tensors
+        return grad * _standard_gamma_grad(alpha, x)
+
+
+def standard_gamma_rsample(alpha):
+    """``standard_gamma`` with the implicit reparameterization gradient wrt ``alpha``
+    (Figurnov et al., 2018)."""
+    return _StandardGammaRsample.apply(alpha)
+
+
 class Gamma(Distribution):
     """The gamma distribution with shape ``concentration`` and inverse scale ``rate``.
 
-    Sampling only: ``rsample`` (implicit reparameterization) is not implemented.
+    ``rsample``'s gradient wrt ``concentration`` is the implicit reparameterization one.
 
     >>> import fnx
     >>> d = fnx.distributions.Gamma(2.0, 4.0)
@@ -56,7 +92,7 @@ class Gamma(Distribution):
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -79,6 +115,11 @@ class Gamma(Distribution):
         with no_grad():
             g = standard_gamma(self.concentration.expand(shape).contiguous())
             return (g / self.rate.expand(shape)).clamp(min=tiny(self.rate.dtype))
+
+    def rsample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        g = standard_gamma_rsample(self.concentration.expand(shape).contiguous())
+        return (g / self.rate.expand(shape)).clamp(min=tiny(self.rate.dtype))
 
     def log_prob(self, value):
         if self._validate_args:
