@@ -173,6 +173,21 @@ def test_transformed_distributions():
     assert flipped.sample((7,)).shape == (7,)
 
 
+@pytest.mark.parametrize("transform", [ExpTransform(), SigmoidTransform(),
+                                       AffineTransform(0.5, -2.0),
+                                       AffineTransform(t([1.0, 2.0, 3.0]), t([0.5, -1.0, 4.0]))],
+                         ids=["exp", "sigmoid", "affine", "affine-tensor"])
+def test_transform_inverse_and_log_abs_det_jacobian(transform):
+    x = np.array([-1.2, 0.1, 0.9])
+    y = transform(t(x))
+    close(transform.inv(y), x, rtol=1e-9, atol=1e-12)
+    h = 1e-6
+    dydx = (transform(t(x + h)).numpy() - transform(t(x - h)).numpy()) / (2 * h)
+    close(transform.log_abs_det_jacobian(t(x), y), np.log(np.abs(dydx)), rtol=1e-6, atol=1e-8)
+    close(transform.inv.log_abs_det_jacobian(y, t(x)), -np.log(np.abs(dydx)), rtol=1e-6,
+          atol=1e-8)
+
+
 # ------------------------------------------------------------ sampling
 
 def _check_moments(samples, mean, var, n_sigma=6.0):
@@ -222,6 +237,23 @@ def test_discrete_and_multivariate_sample_moments():
     np.testing.assert_allclose(np.cov(s.T), cov, rtol=0.1, atol=0.1 * np.abs(cov).max())
     np.testing.assert_array_less(np.abs(s.mean(0) - [1.0, 0.0, -1.0]),
                                  6 * np.sqrt(np.diag(cov) / 40000))
+
+
+def test_compiled_sampling():
+    # Marsaglia-Tsang's fixed number of rounds traces into one graph; each call draws anew
+    f = fnx.compile(lambda c: Gamma(c, 2.0, validate_args=False).sample((20000,)),
+                    fullgraph=True)
+    c = t([0.4, 3.0])
+    s1, s2 = f(c), f(c)
+    assert s1.shape == (20000, 2) and not bool((s1 == s2).all())
+    _check_moments(s1, np.array([0.4, 3.0]) / 2, np.array([0.4, 3.0]) / 4)
+
+
+def test_float32_by_default():
+    d = Normal(0.0, 1.0)
+    assert d.loc.dtype == fnx.float32 and d.sample((2,)).dtype == fnx.float32
+    close(d.log_prob(fnx.tensor([0.5])), stats.norm.logpdf([0.5]), rtol=1e-6)
+    assert Gamma(fnx.tensor([2.0]), 1.0).sample((3,)).dtype == fnx.float32
 
 
 def test_manual_seed_reproduces_samples():
