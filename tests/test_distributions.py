@@ -62,7 +62,8 @@ def test_univariate_matches_scipy(case):
 def test_modes():
     close(Normal(t(LOC), t(SCALE)).mode, LOC)
     close(Gamma(t([3.0, 0.5]), t([2.0, 1.0])).mode, [1.0, 0.0])  # (a-1)/b, clamped at 0
-    close(Beta(t([3.0]), t([2.0])).mode, [2.0 / 3.0])
+    close(Beta(t([3.0, 0.5, 3.0]), t([2.0, 2.0, 0.5])).mode, [2.0 / 3.0, 0.0, 1.0])
+    close(Dirichlet(t([[3.0, 2.0, 1.0], [0.5, 0.5, 0.5]])).mode, [[2 / 3, 1 / 3, 0], [1, 0, 0]])
     close(Laplace(t(LOC), t(SCALE)).mode, LOC)
     assert bool(fnx.isnan(Uniform(0.0, 1.0).mode))
 

@@ -36,7 +36,10 @@ class Beta(Distribution):
 
     @property
     def mode(self):
-        return (self.concentration1 - 1) / (self.concentration1 + self.concentration0 - 2)
+        a, b = self.concentration1, self.concentration0
+        m1, m0 = (a - 1).clamp(min=0.0), (b - 1).clamp(min=0.0)
+        # both below 1: the density peaks at 0 and at 1; PyTorch reports 1
+        return fnx.where((a < 1) & (b < 1), fnx.ones_like(m1), m1 / (m1 + m0))
 
     @property
     def variance(self):

@@ -40,7 +40,12 @@ class Dirichlet(Distribution):
     @property
     def mode(self):
         c = (self.concentration - 1).clamp(min=0.0)
-        return c / c.sum(-1, keepdim=True)
+        mode = c / c.sum(-1, keepdim=True)
+        # every concentration below 1: the density peaks at the corners; PyTorch reports the
+        # first corner
+        corner = fnx.zeros_like(mode)
+        corner[..., 0] = 1.0
+        return fnx.where((self.concentration < 1).all(-1, keepdim=True), corner, mode)
 
     @property
     def variance(self):

@@ -51,7 +51,8 @@ class MultivariateNormal(Distribution):
         name = "scale_tril" if scale_tril is not None else \
             "covariance_matrix" if covariance_matrix is not None else "precision_matrix"
         if matrix.dim() < 2:
-            raise ValueError(f"{name} matrix must be at least two-dimensional, "
+            what = "scale_tril matrix" if name == "scale_tril" else name
+            raise ValueError(f"{what} must be at least two-dimensional, "
                              "with optional leading batch dimensions")
         batch_shape = broadcast_shape(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1]))
         n = loc.shape[-1]
