@@ -7,8 +7,8 @@ import pytest
 from scipy import integrate, special, stats
 
 import fnx
-from fnx.distributions import (AffineTransform, Bernoulli, Beta, Categorical, Dirichlet,
-                               ExpTransform, Exponential, Gamma, Independent, Laplace,
+from fnx.distributions import (AffineTransform, Bernoulli, Beta, Categorical, ComposeTransform,
+                               Dirichlet, ExpTransform, Exponential, Gamma, Independent, Laplace,
                                MultivariateNormal, Normal, SigmoidTransform,
                                TransformedDistribution, Uniform, constraints, kl_divergence)
 
@@ -187,6 +187,22 @@ def test_transform_inverse_and_log_abs_det_jacobian(transform):
     close(transform.log_abs_det_jacobian(t(x), y), np.log(np.abs(dydx)), rtol=1e-6, atol=1e-8)
     close(transform.inv.log_abs_det_jacobian(y, t(x)), -np.log(np.abs(dydx)), rtol=1e-6,
           atol=1e-8)
+
+
+def test_transformed_multivariate_events_and_compose():
+    base = Independent(Normal(t(np.zeros(3)), t(1.0)), 1)
+    loc, scale = np.array([1.0, 2.0, 3.0]), np.array([0.5, 2.0, 4.0])
+    d = TransformedDistribution(base, [AffineTransform(t(loc), t(scale), event_dim=1)])
+    assert d.batch_shape == () and d.event_shape == (3,)
+    y = np.array([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]])
+    close(d.log_prob(t(y)), stats.norm(loc, scale).logpdf(y).sum(-1), rtol=1e-9)
+    e = d.expand((4,))
+    assert e.batch_shape == (4,) and e.sample().shape == (4, 3)
+    # exp(2 + 3 x): a log-normal with mu = 2, sigma = 3, via a composed transform
+    composed = ComposeTransform([AffineTransform(2.0, 3.0), ExpTransform()])
+    ln = TransformedDistribution(Normal(t(0.0), t(1.0)), composed)
+    close(ln.log_prob(t([0.5, 7.0])), stats.lognorm(3.0, scale=math.exp(2.0)).logpdf([0.5, 7.0]),
+          rtol=1e-9)
 
 
 # ------------------------------------------------------------ sampling
