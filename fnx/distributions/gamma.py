@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import api as fnx
 from ..autograd.function import Function
+from ..compiler import is_compiling
 from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
@@ -10,8 +11,9 @@ from .distribution import Distribution
 from .utils import broadcast_all, tiny
 
 # Marsaglia-Tsang accepts a proposal with probability > 0.95 for every alpha >= 1, so after
-# this many vectorized rounds an element is still unaccepted with probability < 1e-20;
-# a fixed count (not a data-dependent loop) keeps sampling traceable by fnx.compile.
+# this many vectorized rounds an element is still unaccepted with probability < 1e-20.
+# Under fnx.compile all rounds run (a data-dependent exit would split the graph); eagerly
+# the loop stops once every element is accepted (~5 rounds for a million draws).
 _ROUNDS = 16
 
 
@@ -39,6 +41,8 @@ def standard_gamma(alpha):
             take = accept & ~done
             out = fnx.where(take, d * safe_v, out)
             done = done | accept
+            if not is_compiling() and bool(done.all()):
+                break
         u = fnx.rand(alpha.shape, dtype=alpha.dtype, device=alpha.device)
         boost = fnx.where(small, u.pow(1.0 / alpha), fnx.ones_like(u))
         return (out * boost).clamp(min=tiny(alpha.dtype))
