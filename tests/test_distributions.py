@@ -441,6 +441,21 @@ def test_kl_discrete_and_uniform_closed_forms():
           [math.log(4.0), math.inf])
 
 
+def test_kl_dirichlet():
+    # a two-component Dirichlet is a Beta on its first coordinate
+    pr, qr = stats.beta(2.0, 3.0), stats.beta(1.5, 0.8)
+    close(kl_divergence(Dirichlet(t([2.0, 3.0])), Dirichlet(t([1.5, 0.8]))),
+          _kl_numeric(pr, qr, 0, 1), rtol=1e-6)
+    # three components: a Monte Carlo estimate with scipy's densities and draws
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, 2.0, 0.7])
+    x = stats.dirichlet(a).rvs(50000, random_state=np.random.default_rng(0))
+    x = np.clip(x, 1e-300, None)
+    x = (x / x.sum(-1, keepdims=True)).T          # scipy takes the components first
+    terms = stats.dirichlet(a).logpdf(x) - stats.dirichlet(b).logpdf(x)
+    close(kl_divergence(Dirichlet(t(a)), Dirichlet(t(b))), terms.mean(),
+          rtol=0, atol=6 * terms.std() / np.sqrt(terms.size))
+
+
 def test_kl_multivariate_normal_and_independent():
     c1, c2 = _spd(3, 6), _spd(3, 7)
     m1, m2 = np.array([0.0, 1.0, 2.0]), np.array([1.0, -1.0, 0.5])

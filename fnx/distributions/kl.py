@@ -6,6 +6,7 @@ from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
+from .dirichlet import Dirichlet
 from .exponential import Exponential
 from .gamma import Gamma
 from .independent import Independent
@@ -136,6 +137,16 @@ def _kl_beta_beta(p, q):
     t4 = (b1 - b2) * fnx.digamma(b1)
     t5 = (s2 - s1) * fnx.digamma(s1)
     return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    cp, cq = p.concentration, q.concentration
+    sp, sq = cp.sum(-1), cq.sum(-1)
+    t1 = fnx.lgamma(sp) - fnx.lgamma(sq)
+    t2 = (fnx.lgamma(cp) - fnx.lgamma(cq)).sum(-1)
+    t3 = (cp - cq) * (fnx.digamma(cp) - fnx.digamma(sp).unsqueeze(-1))
+    return t1 - t2 + t3.sum(-1)
 
 
 @register_kl(Exponential, Gamma)
