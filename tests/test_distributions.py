@@ -8,8 +8,8 @@ from scipy import integrate, special, stats
 
 import fnx
 from fnx.distributions import (AffineTransform, Bernoulli, Beta, Categorical, ComposeTransform,
-                               Dirichlet, ExpTransform, Exponential, Gamma, Independent, Laplace,
-                               MultivariateNormal, Normal, SigmoidTransform,
+                               Dirichlet, Distribution, ExpTransform, Exponential, Gamma,
+                               Independent, Laplace, MultivariateNormal, Normal, SigmoidTransform,
                                TransformedDistribution, Uniform, constraints, kl_divergence)
 
 D = fnx.float64
@@ -499,6 +499,19 @@ def test_bad_parameters_raise_value_error():
         Uniform(fnx.tensor([1.0]), fnx.tensor([0.0]))
     # validate_args=False skips the checks
     Normal(fnx.tensor([0.0]), fnx.tensor([-1.0]), validate_args=False)
+
+
+def test_set_default_validate_args():
+    Distribution.set_default_validate_args(False)
+    try:
+        d = Normal(fnx.tensor([0.0]), fnx.tensor([-1.0]))       # not checked
+        assert bool(fnx.isnan(d.log_prob(fnx.tensor([0.0]))).all())
+        with pytest.raises(ValueError, match="Expected parameter scale"):
+            Normal(fnx.tensor([0.0]), fnx.tensor([-1.0]), validate_args=True)
+    finally:
+        Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError, match="Expected parameter scale"):
+        Normal(fnx.tensor([0.0]), fnx.tensor([-1.0]))
 
 
 def test_values_outside_support_raise_value_error():
