@@ -5,8 +5,10 @@ from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .transforms import ComposeTransform, Transform
+from .transforms import Transform
 from .utils import sum_rightmost
+
+__all__ = ["TransformedDistribution"]
 
 
 class TransformedDistribution(Distribution):
@@ -109,5 +111,3 @@ class TransformedDistribution(Distribution):
             value = t(value)
         return value
 
-
-__all__ = ["TransformedDistribution", "ComposeTransform"]
