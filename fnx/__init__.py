@@ -11,8 +11,9 @@ tensor(18.)
 from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
 import sys as _sys
 
-from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, export, fft,
-               library, linalg, nn, onnx, ops, optim, random, serialization, special, utils)
+from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, distributions,
+               export, fft, library, linalg, nn, onnx, ops, optim, random, serialization, special,
+               utils)
 # the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
 from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
 from .api import *  # noqa: F403
@@ -23,6 +24,7 @@ from .api import __all__ as _api_all
 cuda.amp = amp.cuda_amp
 _sys.modules["fnx.cuda.amp"] = amp.cuda_amp
 
-__all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distributed", "export",
+__all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distributed",
+           "distributions", "export",
            "fft", "library", "linalg", "nn", "onnx", "ops", "optim", "random", "serialization",
            "special", "utils"] + _api_all

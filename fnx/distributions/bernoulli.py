@@ -1,0 +1,88 @@
+"""``Bernoulli(probs=None, logits=None)``."""
+from __future__ import annotations
+
+from .. import api as fnx
+from ..core.grad_mode import no_grad
+from ..core.tensor import Size
+from ..nn.functional import binary_cross_entropy_with_logits
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+
+class Bernoulli(Distribution):
+    """A 0/1 variable that is 1 with probability ``probs`` (or ``sigmoid(logits)``).
+
+    >>> import fnx
+    >>> d = fnx.distributions.Bernoulli(probs=fnx.tensor([0.25]))
+    >>> d.log_prob(fnx.tensor([1.0])).exp()
+    tensor([0.2500])
+    """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+            param = self.probs
+        else:
+            (self.logits,) = broadcast_all(logits)
+            param = self.logits
+        self._param = param
+        super().__init__(param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape, _instance)
+        new._param = new.probs if self._param is self.__dict__.get("probs") else new.logits
+        return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.shape
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return fnx.where(self.probs == 0.5, fnx.full_like(mode, float("nan")), mode)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            return fnx.bernoulli(self.probs.expand(shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    def entropy(self):
+        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand=True):
+        values = fnx.arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values

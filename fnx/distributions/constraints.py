@@ -1,0 +1,230 @@
+"""``fnx.distributions.constraints``: the sets a parameter or a sample must lie in.
+
+A constraint's ``check(value)`` returns a boolean tensor (one element per batch element
+when ``event_dim`` > 0), as ``torch.distributions.constraints``.
+
+>>> import fnx
+>>> from fnx.distributions import constraints
+>>> constraints.positive.check(fnx.tensor([1.0, -1.0]))
+tensor([ True, False])
+>>> constraints.interval(0.0, 1.0)
+Interval(lower_bound=0.0, upper_bound=1.0)
+"""
+from __future__ import annotations
+
+from .. import api as fnx, linalg
+
+__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
+           "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
+           "nonnegative_integer", "positive", "positive_definite", "real", "real_vector",
+           "simplex", "unit_interval"]
+
+
+class Constraint:
+    """A set of values: ``check`` says, element by element, which values lie in it."""
+
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return type(self).__name__.lstrip("_") + "()"
+
+
+class _Dependent(Constraint):
+    """A placeholder whose set depends on other parameters (it is not checked)."""
+
+    def __init__(self, *, is_discrete=False, event_dim=0):
+        self.is_discrete = is_discrete
+        self.event_dim = event_dim
+
+    def __call__(self, *, is_discrete=False, event_dim=0):
+        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+
+    def check(self, value):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint) -> bool:
+    """Whether ``constraint`` is a dependent placeholder (left unchecked)."""
+    return isinstance(constraint, _Dependent)
+
+
+class _DependentProperty(property, _Dependent):
+    """A property of a distribution that is also a dependent constraint (``Uniform.support``)."""
+
+    def __init__(self, fn=None, *, is_discrete=False, event_dim=0):
+        property.__init__(self, fn)
+        _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
+
+    def __call__(self, fn):
+        # ``@dependent_property(is_discrete=..., event_dim=...)``: the decorator's second call
+        return _DependentProperty(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
+
+
+class _IntegerInterval(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return (f"IntegerInterval(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
+
+
+class _IntegerGreaterThanEq(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self):
+        return f"IntegerGreaterThanEq(lower_bound={self.lower_bound})"
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return value == value  # false only at NaN
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return self.lower_bound < value
+
+    def __repr__(self):
+        return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return self.lower_bound <= value
+
+    def __repr__(self):
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self):
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value):
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+    def __repr__(self):
+        return (f"HalfOpenInterval(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
+
+
+class _Independent(Constraint):
+    """``base`` with its rightmost ``reinterpreted_batch_ndims`` dims read as one event."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        n = self.reinterpreted_batch_ndims
+        if n:
+            result = result.reshape(tuple(result.shape[:result.dim() - n]) + (-1,)).all(-1)
+        return result
+
+    def __repr__(self):
+        return (f"IndependentConstraint({self.base_constraint!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value):
+        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _LowerCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        lower = (fnx.tril(value) == value).flatten(-2).all(-1)
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+        return lower & positive_diagonal
+
+
+class _PositiveDefinite(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        symmetric = fnx.isclose(value, value.mT, atol=1e-6).flatten(-2).all(-1)
+        # a symmetric matrix is positive definite exactly when its Cholesky factor exists
+        return symmetric & (linalg.cholesky_ex(value).info == 0)
+
+
+dependent = _Dependent()
+dependent_property = _DependentProperty
+independent = _Independent
+boolean = _Boolean()
+nonnegative_integer = _IntegerGreaterThanEq(0)
+integer_interval = _IntegerInterval
+real = _Real()
+real_vector = _Independent(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+unit_interval = _Interval(0.0, 1.0)
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+simplex = _Simplex()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()

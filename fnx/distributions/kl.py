@@ -1,0 +1,182 @@
+"""``kl_divergence(p, q)`` and ``register_kl``, as ``torch.distributions.kl``."""
+from __future__ import annotations
+
+from .. import api as fnx, linalg
+from ..nn.functional import softplus
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .categorical import Categorical
+from .dirichlet import Dirichlet
+from .exponential import Exponential
+from .gamma import Gamma
+from .independent import Independent
+from .laplace import Laplace
+from .multivariate_normal import MultivariateNormal, batch_mahalanobis
+from .normal import Normal
+from .uniform import Uniform
+from .utils import broadcast_shape, sum_rightmost
+
+__all__ = ["kl_divergence", "register_kl"]
+
+_KL_REGISTRY: dict = {}
+
+
+def register_kl(type_p, type_q):
+    """Decorator registering ``fn(p, q)`` as the KL divergence of ``type_p`` from ``type_q``.
+
+    >>> import fnx
+    >>> from fnx.distributions import Normal, kl_divergence, register_kl
+    >>> class MyNormal(Normal):
+    ...     pass
+    >>> @register_kl(MyNormal, MyNormal)
+    ... def _kl_mine(p, q):
+    ...     return fnx.zeros(p.batch_shape)
+    >>> kl_divergence(MyNormal(0.0, 1.0), MyNormal(1.0, 1.0)).item()
+    0.0
+    """
+    if not (isinstance(type_p, type) and isinstance(type_q, type)):
+        raise TypeError(f"Expected type_p and type_q to be Distribution subclasses but got "
+                        f"{type_p} and {type_q}")
+
+    def decorator(fn):
+        _KL_REGISTRY[type_p, type_q] = fn
+        return fn
+    return decorator
+
+
+def _dispatch_kl(type_p, type_q):
+    # the most specific registered pair: smallest (mro distance of p, of q)
+    best, best_key = None, None
+    for (sp, sq), fn in _KL_REGISTRY.items():
+        if issubclass(type_p, sp) and issubclass(type_q, sq):
+            key = (type_p.__mro__.index(sp), type_q.__mro__.index(sq))
+            if best_key is None or key < best_key:
+                best, best_key = fn, key
+    return best
+
+
+def kl_divergence(p, q):
+    """``KL(p || q) = E_p[log p(x) - log q(x)]``, batched, from the registered closed forms.
+
+    >>> import fnx
+    >>> from fnx.distributions import Normal, kl_divergence
+    >>> kl_divergence(Normal(0.0, 1.0), Normal(1.0, 1.0)).item()
+    0.5
+    """
+    fn = _dispatch_kl(type(p), type(q))
+    if fn is None:
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type "
+                                  f"{type(p).__name__} and q type {type(q).__name__}")
+    return fn(p, q)
+
+
+def _infinite_like(t):
+    return fnx.full_like(t, float("inf"))
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    # log p = -softplus(-logit), log(1 - p) = -softplus(logit)
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    return t1 + t2
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = fnx.where((q.probs == 0).expand_as(t), _infinite_like(t), t)
+    t = fnx.where((p.probs == 0).expand_as(t), fnx.zeros_like(t), t)
+    return t.sum(-1)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    outside = (q.low > p.low) | (q.high < p.high)
+    return fnx.where(outside, _infinite_like(result), result)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    return (-scale_ratio.log() + loc_abs_diff / q.scale
+            + scale_ratio * fnx.exp(-loc_abs_diff / p.scale) - 1)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = fnx.lgamma(q.concentration) - fnx.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * fnx.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    a1, b1, a2, b2 = p.concentration1, p.concentration0, q.concentration1, q.concentration0
+    s1, s2 = a1 + b1, a2 + b2
+    t1 = fnx.lgamma(a2) + fnx.lgamma(b2) + fnx.lgamma(s1)
+    t2 = fnx.lgamma(a1) + fnx.lgamma(b1) + fnx.lgamma(s2)
+    t3 = (a1 - a2) * fnx.digamma(a1)
+    t4 = (b1 - b2) * fnx.digamma(b1)
+    t5 = (s2 - s1) * fnx.digamma(s1)
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    cp, cq = p.concentration, q.concentration
+    sp, sq = cp.sum(-1), cq.sum(-1)
+    t1 = fnx.lgamma(sp) - fnx.lgamma(sq)
+    t2 = (fnx.lgamma(cp) - fnx.lgamma(cq)).sum(-1)
+    t3 = (cp - cq) * (fnx.digamma(cp) - fnx.digamma(sp).unsqueeze(-1))
+    return t1 - t2 + t3.sum(-1)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * fnx.log(ratio)
+    return (t1 + ratio + fnx.lgamma(q.concentration) + q.concentration * 0.5772156649015329
+            - (1 + 0.5772156649015329))
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different "
+                         "event shapes cannot be computed")
+    Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = q._half_log_det() - p._half_log_det()
+    n = p.event_shape[0]
+    shape = broadcast_shape(tuple(Lp.shape[:-2]), tuple(Lq.shape[:-2]))
+    # tr(Σq^-1 Σp) = ||Lq^-1 Lp||_F^2
+    term2 = linalg.solve_triangular(Lq.expand(shape + (n, n)), Lp.expand(shape + (n, n)),
+                                    upper=False).pow(2).flatten(-2).sum(-1)
+    term3 = batch_mahalanobis(Lq, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError("KL between Independents with different "
+                                  "reinterpreted_batch_ndims is not implemented")
+    return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+

@@ -1,0 +1,97 @@
+"""Helpers shared by the distributions: broadcasting parameters, probs/logits conversion."""
+from __future__ import annotations
+
+import numbers
+
+from .. import api as fnx
+from ..core.tensor import Tensor
+
+# machine epsilon and the smallest normal number per floating dtype (for clamping probs)
+_EPS = {fnx.float16: 2.0 ** -10, fnx.bfloat16: 2.0 ** -7, fnx.float32: 2.0 ** -23,
+        fnx.float64: 2.0 ** -52}
+_TINY = {fnx.float16: 2.0 ** -14, fnx.bfloat16: 2.0 ** -126, fnx.float32: 2.0 ** -126,
+         fnx.float64: 2.0 ** -1022}
+_MIN = {fnx.float16: -65504.0, fnx.bfloat16: -3.3895e38, fnx.float32: -3.4028234663852886e38,
+        fnx.float64: -1.7976931348623157e308}
+
+
+def eps(dtype) -> float:
+    return _EPS.get(dtype, 2.0 ** -23)
+
+
+def tiny(dtype) -> float:
+    return _TINY.get(dtype, 2.0 ** -126)
+
+
+def finfo_min(dtype) -> float:
+    return _MIN.get(dtype, _MIN[fnx.float32])
+
+
+def broadcast_shape(*shapes) -> tuple:
+    """The shape that ``shapes`` broadcast to (numpy's rules), or ValueError."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        sizes = {s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {[tuple(s) for s in shapes]} cannot be broadcast together")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast_all(*values):
+    """Numbers and tensors as tensors of one broadcast shape (numbers take the tensors' dtype).
+
+    >>> import fnx
+    >>> from fnx.distributions.utils import broadcast_all
+    >>> [tuple(v.shape) for v in broadcast_all(fnx.zeros(3), 1.0)]
+    [(3,), (3,)]
+    """
+    if not all(isinstance(v, (Tensor, numbers.Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number or Tensor.")
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    dtype = tensors[0].dtype if tensors else fnx.get_default_dtype()
+    device = tensors[0].device if tensors else None
+    if not dtype.is_floating_point:
+        dtype = fnx.get_default_dtype()
+    values = [v if isinstance(v, Tensor) else fnx.tensor(float(v), dtype=dtype, device=device)
+              for v in values]
+    shape = broadcast_shape(*(tuple(v.shape) for v in values))
+    return tuple(v if tuple(v.shape) == shape else v.expand(shape) for v in values)
+
+
+def sum_rightmost(value, dim: int):
+    """Sum the rightmost ``dim`` dimensions of ``value``."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1)
+
+
+def logits_to_probs(logits, is_binary=False):
+    return fnx.sigmoid(logits) if is_binary else fnx.softmax(logits, -1)
+
+
+def clamp_probs(probs):
+    e = eps(probs.dtype)
+    return probs.clamp(min=e, max=1 - e)
+
+
+def probs_to_logits(probs, is_binary=False):
+    p = clamp_probs(probs)
+    return fnx.log(p) - fnx.log1p(-p) if is_binary else fnx.log(p)
+
+
+class lazy_property:
+    """A property computed on first use and then stored on the instance (``probs``/``logits``
+    of Bernoulli and Categorical: only the one given is computed eagerly)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = self.fn(instance)
+        instance.__dict__[self.fn.__name__] = value
+        return value
