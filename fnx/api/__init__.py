@@ -25,8 +25,8 @@ from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
-from . import (conversion, creation, factorizations, index_ops, indexing, linalg, math, nn, pointwise_math,
-               precision, reduction, shape, sorting, special, statistics)
+from . import (conversion, creation, factorizations, index_ops, indexing, linalg, math, nn,
+               pointwise_math, precision, reduction, shape, sorting, special, statistics)
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .factorizations import *  # noqa: F403

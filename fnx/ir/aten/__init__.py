@@ -6,5 +6,5 @@ from . import (amp, arrange, conversion, elementwise, elementwise_ternary, eleme
 
 __all__ = ["prims", "amp", "arrange", "conversion", "elementwise", "elementwise_ternary",
            "elementwise_unary", "factorizations", "factory", "fft", "index_ops", "indexing",
-           "linalg", "matrix_functions", "nn", "pointwise_math", "random", "reduction", "shape", "sorting",
-           "special", "statistics"]
+           "linalg", "matrix_functions", "nn", "pointwise_math", "random", "reduction", "shape",
+           "sorting", "special", "statistics"]
