@@ -218,9 +218,9 @@ def _flat_index(name, self, index):
 
 def _take(self, index):
     check_take("take()", self, index)
-    if index.numel() == 0:
-        return refs.full(_shape(index), 0, self.dtype, self.device) if self.dtype is not \
-            D.bool else refs.full(_shape(index), False, D.bool, self.device)
+    if self.numel() == 0:       # nothing to read from (the index is empty too)
+        return refs.full(_shape(index), False if self.dtype is D.bool else 0, self.dtype,
+                         self.device)
     idx = _flat_index("take", self, index)
     return _reshape_to(prims.gather(_flat(self), 0, idx), list(index.shape))
 
@@ -245,11 +245,14 @@ def _index_reduce(self, dim, index, source, reduce, *, include_self=True):
     return _reshape_to(out, list(self.shape))
 
 
-def _inplace(functional):
+def _inplace(functional, saves_self=False):
     """``op_`` as its functional twin then one copy into ``self``: every check and bound
-    runs before anything is written, so a failing call leaves ``self`` unchanged."""
+    runs before anything is written, so a failing call leaves ``self`` unchanged.  A twin
+    whose backward reads ``self`` (``saves_self``) gets a clone, which the copy leaves
+    intact."""
     def fn(self, *args, **kwargs):
-        return aten.copy_.default(self, functional(self, *args, **kwargs))
+        x = aten.clone.default(self) if saves_self else self
+        return aten.copy_.default(self, functional(x, *args, **kwargs))
     return fn
 
 
@@ -265,7 +268,7 @@ index_reduce = defop(f"index_reduce({_ADD}, str reduce, *, bool include_self=Tru
                      decomposition=_index_reduce)
 index_reduce_ = defop(f"index_reduce_({_ADD_}, str reduce, *, bool include_self=True) "
                       f"-> Tensor(a!)", tags=INPLACE,
-                       decomposition=_inplace(_index_reduce))
+                       decomposition=_inplace(_index_reduce, True))
 index_fill_int_Scalar = defop("index_fill.int_Scalar(Tensor self, int dim, Tensor index, "
                               "Scalar value) -> Tensor", decomposition=_index_fill_scalar)
 index_fill_int_Tensor = defop("index_fill.int_Tensor(Tensor self, int dim, Tensor index, "
@@ -422,7 +425,10 @@ def check_unique(self, dim=None):
 
 def _unique_meta(name):
     def meta(self, *args, **kwargs):
-        check_unique(self, kwargs.get("dim"))
+        if name == "unique_dim":
+            check_unique(self, args[0] if args else kwargs["dim"])
+        else:
+            check_unique(self, kwargs.get("dim", args[2] if len(args) > 2 else None))
         _data_dependent(name)
     return meta
 
@@ -437,4 +443,4 @@ unique_consecutive = defop("unique_consecutive(Tensor self, bool return_inverse=
                            "bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
                            meta=_unique_meta("unique_consecutive"))
 
-nondifferentiable(bincount, unique2, unique_dim, unique_consecutive)
+nondifferentiable(histc, bincount, unique2, unique_dim, unique_consecutive)
