@@ -425,9 +425,9 @@ def check_unique(self, dim=None):
 
 def _unique_meta(name):
     def meta(self, *args, **kwargs):
-        if name == "unique_dim":
+        if name == "unique_dim":            # (self, dim, sorted, ...)
             check_unique(self, args[0] if args else kwargs["dim"])
-        else:
+        elif name == "unique_consecutive":  # (self, return_inverse, return_counts, dim)
             check_unique(self, kwargs.get("dim", args[2] if len(args) > 2 else None))
         _data_dependent(name)
     return meta

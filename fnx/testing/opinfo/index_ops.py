@@ -420,11 +420,16 @@ def _unique_dim_errors(info, device):
     yield ErrorInput(SampleInput(_f((2, 2), device), 2), IndexError, "Dimension out of range")
 
 
+def _unique_consecutive_errors(info, device):
+    yield ErrorInput(SampleInput(_f((2, 2), device), False, False, 2), IndexError,
+                     "Dimension out of range")
+
+
 # --------------------------------------------------------------------------- entries
 
 def _entries():
     return [
-        OpInfo(X.index_add, _index_add_ref, NUMERIC, _index_add_samples, tols=TOLS,
+        OpInfo(X.index_add, _index_add_ref, NUMERIC + (D.bool,), _index_add_samples, tols=TOLS,
                error_inputs=_index_add_errors),
         OpInfo(X.index_copy, _index_copy_ref, NUMERIC + (D.bool,), _index_copy_samples,
                error_inputs=_index_copy_errors),
@@ -435,7 +440,7 @@ def _entries():
         OpInfo(X.index_reduce, _index_reduce_ref, NUMERIC, _index_reduce_samples, tols=TOLS,
                error_inputs=_index_reduce_errors),
         OpInfo(X.take, _take_ref, NUMERIC + (D.bool,), _take_samples, error_inputs=_take_errors),
-        OpInfo(X.put, _put_ref, NUMERIC, _put_samples, tols=TOLS, error_inputs=_put_errors),
+        OpInfo(X.put, _put_ref, NUMERIC + (D.bool,), _put_samples, tols=TOLS, error_inputs=_put_errors),
         OpInfo(X.searchsorted_Tensor, _searchsorted_ref, NUMERIC, _searchsorted_samples,
                error_inputs=_searchsorted_errors),
         OpInfo(X.bucketize_Tensor, _bucketize_ref, NUMERIC, _bucketize_samples,
@@ -448,7 +453,8 @@ def _entries():
         OpInfo(X.unique_dim, _unique_dim_ref, NUMERIC, _unique_dim_samples,
                skips=DATA_DEPENDENT, error_inputs=_unique_dim_errors),
         OpInfo(X.unique_consecutive, _unique_consecutive_ref, NUMERIC,
-               _unique_consecutive_samples, skips=DATA_DEPENDENT),
+               _unique_consecutive_samples, skips=DATA_DEPENDENT,
+               error_inputs=_unique_consecutive_errors),
     ]
 
 
