@@ -95,3 +95,36 @@ def _unique_consecutive(ks, self, return_inverse=False, return_counts=False, dim
         values, inverse, counts = _consecutive(a, d, return_inverse, return_counts,
                                                (a.shape[d],))
     return _results(self, values, inverse, counts, return_inverse, return_counts)
+
+
+def _insertion_points(boundaries, values, right, sorter, out_int32):
+    b, v = data(boundaries, "searchsorted"), np.asarray(data(values, "searchsorted"))
+    if sorter is not None:
+        s = data(sorter, "searchsorted")
+        if s.size and (s.min() < 0 or s.max() >= b.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+        b = np.take_along_axis(b, s, -1)
+    side = "right" if right else "left"
+    if b.ndim == 1:
+        out = np.searchsorted(b, v, side=side)
+    else:                  # one row of boundaries per row of values
+        rows = b.reshape(-1, b.shape[-1])
+        vals = v.reshape(rows.shape[0], -1)
+        out = np.stack([np.searchsorted(r, x, side=side) for r, x in zip(rows, vals)])
+    dt = D.int32 if out_int32 else D.int64
+    return wrap(np.asarray(out).reshape(v.shape).astype(dt.numpy), dt)
+
+
+@kernel(X.searchsorted_Tensor, X.searchsorted_Scalar)
+def _searchsorted(ks, sorted_sequence, self, *, out_int32=False, right=False, side=None,
+                  sorter=None):
+    # a binary search per value: the decomposition compares every value with every boundary
+    right = X.check_searchsorted(sorted_sequence, self, right, side, sorter)
+    return _insertion_points(sorted_sequence, self, right, sorter, out_int32)
+
+
+@kernel(X.bucketize_Tensor, X.bucketize_Scalar)
+def _bucketize(ks, self, boundaries, *, out_int32=False, right=False):
+    X.check_bucketize(boundaries)
+    X.check_searchsorted(boundaries, self, right, None, None)
+    return _insertion_points(boundaries, self, right, None, out_int32)

@@ -4,9 +4,10 @@
 The index ops decompose to one gather or scatter prim with the 1-D index laid along
 ``dim``; every bound goes through ``prims.check_in_range`` first with PyTorch's message,
 so eager, compiled and cuda programs refuse the same indices (and an in-place op that
-fails writes nothing).  ``bincount`` and ``unique*`` have outputs whose size depends on
-the data: their meta functions refuse (as ``nonzero``'s does) and they run eagerly on
-NumPy kernels (fnx/backends/cpu/index_ops.py).
+fails writes nothing).  searchsorted and bucketize also have NumPy CPU kernels (a binary
+search; the decomposition compares every value with every boundary).  ``bincount`` and
+``unique*`` have outputs whose size depends on the data: their meta functions refuse (as
+``nonzero``'s does) and they run eagerly on NumPy kernels (fnx/backends/cpu/index_ops.py).
 """
 from __future__ import annotations
 
@@ -332,10 +333,14 @@ def _searchsorted(boundaries, values, *, out_int32=False, right=False, side=None
     return out
 
 
-def _bucketize(self, boundaries, *, out_int32=False, right=False):
+def check_bucketize(boundaries):
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries.ndim})")
+
+
+def _bucketize(self, boundaries, *, out_int32=False, right=False):
+    check_bucketize(boundaries)
     return _searchsorted(boundaries, self, out_int32=out_int32, right=right)
 
 
@@ -443,4 +448,5 @@ unique_consecutive = defop("unique_consecutive(Tensor self, bool return_inverse=
                            "bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
                            meta=_unique_meta("unique_consecutive"))
 
-nondifferentiable(histc, bincount, unique2, unique_dim, unique_consecutive)
+nondifferentiable(searchsorted_Tensor, searchsorted_Scalar, bucketize_Tensor,
+                  bucketize_Scalar, histc, bincount, unique2, unique_dim, unique_consecutive)
