@@ -145,6 +145,14 @@ def test_histc_uses_the_data_range_when_min_equals_max():
     np.testing.assert_array_equal(_np(T(x).histc(2, 1, 2)), np.histogram(x, 2, (1, 2))[0])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_histc_refuses_a_nan_data_range_when_compiled_too(device):
+    x = T([1.0, float("nan")], device=device)
+    for f in (lambda a: fnx.histc(a, 3), fnx.compile(lambda a: fnx.histc(a, 3))):
+        with pytest.raises(RuntimeError, match="torch.histc: range of the data"):
+            f(x)
+
+
 def test_nonzero_as_tuple_matches_numpy():
     a = np.array([[0, 3, 0], [4, 0, 5]])
     got = fnx.nonzero(T(a), as_tuple=True)

@@ -11,6 +11,8 @@ search; the decomposition compares every value with every boundary).  ``bincount
 """
 from __future__ import annotations
 
+import math
+
 from ...core import dtype as D
 from ...ops import aten, prims
 from .. import refs
@@ -366,6 +368,8 @@ def check_histc(self, bins, min, max):
                            f"dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
+    if not (math.isfinite(min) and math.isfinite(max)):
+        raise RuntimeError(f"torch.histc: range of [{min}, {max}] is not finite")
 
 
 def _histc(self, bins=100, min=0, max=0):
@@ -379,6 +383,12 @@ def _histc(self, bins=100, min=0, max=0):
         same = aten.eq.Tensor(lo, hi)
         lo = aten.where.self(same, aten.sub.Tensor(lo, 1.0), lo)
         hi = aten.where.self(same, aten.add.Tensor(hi, 1.0), hi)
+        # a NaN or infinite element makes the data's range unusable: refused on every path
+        finite = aten.logical_and.default(aten.isfinite.default(lo), aten.isfinite.default(hi))
+        ok = prims.check_in_range(refs.to_dtype(finite, D.int64), 1, 2, "RuntimeError",
+                                  "torch.histc: range of the data (min == max, so the range "
+                                  "is taken from the input) is not finite")
+        lo = aten.where.self(aten.eq.Scalar(ok, 1), lo, hi)   # the check's result is used
     else:
         lo = refs.scalar(float(min) - (min == max), ct, dev)
         hi = refs.scalar(float(max) + (min == max), ct, dev)

@@ -401,6 +401,10 @@ def _histc_errors(info, device):
     yield ErrorInput(SampleInput(_f((3,), device), 0), RuntimeError, "bins must be > 0")
     yield ErrorInput(SampleInput(_f((3,), device), 3, 2, 1), RuntimeError,
                      "max must be larger than min")
+    yield ErrorInput(SampleInput(_f((3,), device), 3, 0, float("inf")), RuntimeError,
+                     r"range of \[0, inf\] is not finite")
+    yield ErrorInput(SampleInput(fnx.tensor([1.0, float("nan")], device=device), 3),
+                     RuntimeError, "is not finite", meta=False)
 
 
 def _bincount_errors(info, device):
