@@ -38,6 +38,18 @@ def _index_put_acc(a, i, v):
     return a.index_put_((i,), v, accumulate=True)
 
 
+def _index_add_(a, i, s):
+    return a.index_add_(0, i, s)
+
+
+def _index_copy_(a, i, s):
+    return a.index_copy_(0, i, s)
+
+
+def _put_acc_(a, i, s):
+    return a.put_(i, s, accumulate=True)
+
+
 def _int_add_(a):
     return a.add_(1.5)
 
@@ -94,6 +106,21 @@ CASES = [
      [("f", [[-1., -2.], [-1., -0.5]]), ("i", [1, 0])],
      [("f", [[-1., -2.], [-1., -0.5]]), ("i", [-2, 0])], IndexError,
      "Target -2 is out of bounds."),
+    ("index_add_", _index_add_, [("f", [0., 0., 0.]), ("i", [2, 2]), ("f", [1., 2.])],
+     [("f", [0., 0., 0.]), ("i", [0, 3]), ("f", [1., 2.])], RuntimeError,
+     "index 3 is out of bounds for dimension 0 with size 3"),
+    ("index_add negative", lambda a, i, s: a.index_add(0, i, s),
+     [("f", [0., 0.]), ("i", [1]), ("f", [1.])], [("f", [0., 0.]), ("i", [-1]), ("f", [1.])],
+     RuntimeError, "index -1 is out of bounds for dimension 0 with size 2"),
+    ("index_copy_", _index_copy_, [("f", [0., 0., 0.]), ("i", [2, 0]), ("f", [1., 2.])],
+     [("f", [0., 0., 0.]), ("i", [1, 3]), ("f", [1., 2.])], IndexError,
+     "index_copy_(): index 3 is out of bounds for dimension 0 with size 3"),
+    ("take", lambda x, i: fnx.take(x, i), [("f", [[1., 2.], [3., 4.]]), ("i", [3, -4])],
+     [("f", [[1., 2.], [3., 4.]]), ("i", [0, -5])], IndexError,
+     "out of range: tried to access index -5 on a tensor of 4 elements."),
+    ("put_ accumulate", _put_acc_, [("f", [0., 0., 0.]), ("i", [-1, 2]), ("f", [1., 2.])],
+     [("f", [0., 0., 0.]), ("i", [0, 3]), ("f", [1., 2.])], IndexError,
+     "out of range: tried to access index 3 on a tensor of 3 elements."),
     ("int add_ float", _int_add_, [("i", [1, 2])], [("i", [1, 2])], RuntimeError,
      "result type Float can't be cast to the desired output type Long"),
     ("view of a transpose", _t_view, [("f", [[1., 2.]])], [("f", [[1., 2.], [3., 4.]])],

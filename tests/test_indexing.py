@@ -281,8 +281,10 @@ def test_gather_and_take_along_dim():
     assert x.gather(1, T(np.zeros((3, 0), np.int64))).shape == (3, 0)
     with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 1 with size 4"):
         x.gather(1, T([[4]]))
-    with pytest.raises(RuntimeError, match="gather\\(\\): Expected dtype int64 for index"):
-        x.gather(1, T([[0]], dtype=fnx.int32))
+    with pytest.raises(RuntimeError, match="gather\\(\\): Expected dtype int32/int64 for index"):
+        x.gather(1, T([[0.0]]))
+    # int32 indices are accepted, as in PyTorch
+    assert_equal(fnx.gather(x, 1, T(idx, dtype=fnx.int32)), np.take_along_axis(a, idx, 1))
     with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions "
                                            "as input tensor"):
         x.gather(1, T([0]))

@@ -25,11 +25,12 @@ from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
-from . import (conversion, creation, factorizations, indexing, linalg, math, nn, pointwise_math,
-               precision, reduction, shape, sorting, special, statistics)
+from . import (conversion, creation, factorizations, index_ops, indexing, linalg, math, nn,
+               pointwise_math, precision, reduction, shape, sorting, special, statistics)
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .factorizations import *  # noqa: F403
+from .index_ops import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
@@ -57,7 +58,8 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
             "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
             "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
             "OutOfMemoryError"]
-           + conversion.__all__ + creation.__all__ + factorizations.__all__ + indexing.__all__
+           + conversion.__all__ + creation.__all__ + factorizations.__all__ + index_ops.__all__
+           + indexing.__all__
            + linalg.__all__ + math.__all__ + nn.__all__ + precision.__all__ + reduction.__all__
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
            + pointwise_math.__all__)

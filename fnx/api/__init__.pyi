@@ -40,6 +40,7 @@ from fnx.serialization import save as save
 from . import conversion as conversion
 from . import creation as creation
 from . import factorizations as factorizations
+from . import index_ops as index_ops
 from . import indexing as indexing
 from . import linalg as linalg
 from . import math as math
@@ -69,29 +70,31 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'eye', 'rand', 'randn', 'randint', 'randperm', 'rand_like', 'randn_like', 'randint_like',
            'normal', 'bernoulli', 'multinomial', 'det', 'logdet', 'slogdet', 'inverse', 'cholesky',
            'cholesky_solve', 'cholesky_inverse', 'triangular_solve', 'pinverse', 'matrix_exp',
-           'matrix_power', 'svd', 'qr', 'lu', 'lu_unpack', 'lu_solve', 'orgqr', 'index_select',
-           'gather', 'scatter', 'scatter_add', 'scatter_reduce', 'index_put', 'masked_fill',
-           'masked_select', 'masked_scatter', 'nonzero', 'argwhere', 'take_along_dim', 'matmul',
-           'mm', 'bmm', 'addmm', 'baddbmm', 'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot',
-           'abs', 'neg', 'sign', 'acos', 'acosh', 'asin', 'asinh', 'atan', 'atanh', 'cos', 'cosh',
-           'sin', 'sinh', 'tan', 'tanh', 'erf', 'exp', 'expm1', 'log', 'log10', 'log1p', 'log2',
-           'reciprocal', 'rsqrt', 'sqrt', 'sigmoid', 'exp2', 'erfinv', 'ceil', 'floor', 'round',
-           'trunc', 'frac', 'relu', 'bitwise_not', 'isnan', 'isinf', 'isfinite', 'logical_not',
-           'signbit', 'square', 'add', 'sub', 'mul', 'floor_divide', 'remainder', 'fmod', 'atan2',
-           'maximum', 'minimum', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and',
-           'logical_or', 'logical_xor', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'div', 'divide',
-           'true_divide', 'multiply', 'subtract', 'rsub', 'pow', 'where', 'clamp', 'clip',
-           'clamp_min', 'clamp_max', 'addcmul', 'addcdiv', 'lerp', 'softmax', 'log_softmax',
-           'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d',
-           'convolution', 'layer_norm', 'native_layer_norm', 'group_norm', 'native_group_norm',
-           'batch_norm', 'native_batch_norm', 'instance_norm', 'rms_norm', 'dropout',
-           'feature_dropout', 'native_dropout', 'embedding', 'embedding_bag', 'max_pool1d',
-           'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'avg_pool1d',
-           'adaptive_avg_pool1d', 'pdist', 'cdist', 'cosine_similarity', 'pairwise_distance',
-           'selu', 'celu', 'prelu', 'threshold', 'hardshrink', 'binary_cross_entropy_with_logits',
-           'kl_div', 'set_float32_matmul_precision', 'get_float32_matmul_precision', 'return_types',
-           'sum', 'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min', 'argmax', 'argmin',
-           'any', 'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp', 'cumsum', 'cumprod',
+           'matrix_power', 'svd', 'qr', 'lu', 'lu_unpack', 'lu_solve', 'orgqr', 'index_add',
+           'index_copy', 'index_fill', 'index_reduce', 'take', 'put', 'searchsorted', 'bucketize',
+           'histc', 'bincount', 'unique', 'unique_consecutive', 'index_select', 'gather', 'scatter',
+           'scatter_add', 'scatter_reduce', 'index_put', 'masked_fill', 'masked_select',
+           'masked_scatter', 'nonzero', 'argwhere', 'take_along_dim', 'matmul', 'mm', 'bmm',
+           'addmm', 'baddbmm', 'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot', 'abs', 'neg',
+           'sign', 'acos', 'acosh', 'asin', 'asinh', 'atan', 'atanh', 'cos', 'cosh', 'sin', 'sinh',
+           'tan', 'tanh', 'erf', 'exp', 'expm1', 'log', 'log10', 'log1p', 'log2', 'reciprocal',
+           'rsqrt', 'sqrt', 'sigmoid', 'exp2', 'erfinv', 'ceil', 'floor', 'round', 'trunc', 'frac',
+           'relu', 'bitwise_not', 'isnan', 'isinf', 'isfinite', 'logical_not', 'signbit', 'square',
+           'add', 'sub', 'mul', 'floor_divide', 'remainder', 'fmod', 'atan2', 'maximum', 'minimum',
+           'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and', 'logical_or', 'logical_xor',
+           'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'div', 'divide', 'true_divide', 'multiply',
+           'subtract', 'rsub', 'pow', 'where', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'addcmul',
+           'addcdiv', 'lerp', 'softmax', 'log_softmax', 'conv1d', 'conv2d', 'conv3d',
+           'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution', 'layer_norm',
+           'native_layer_norm', 'group_norm', 'native_group_norm', 'batch_norm',
+           'native_batch_norm', 'instance_norm', 'rms_norm', 'dropout', 'feature_dropout',
+           'native_dropout', 'embedding', 'embedding_bag', 'max_pool1d', 'max_pool2d', 'max_pool3d',
+           'max_pool1d_with_indices', 'avg_pool1d', 'adaptive_avg_pool1d', 'pdist', 'cdist',
+           'cosine_similarity', 'pairwise_distance', 'selu', 'celu', 'prelu', 'threshold',
+           'hardshrink', 'binary_cross_entropy_with_logits', 'kl_div',
+           'set_float32_matmul_precision', 'get_float32_matmul_precision', 'return_types', 'sum',
+           'mean', 'prod', 'amax', 'amin', 'aminmax', 'max', 'min', 'argmax', 'argmin', 'any',
+           'all', 'var', 'std', 'var_mean', 'std_mean', 'logsumexp', 'cumsum', 'cumprod',
            'count_nonzero', 'norm', 'reshape', 'permute', 'transpose', 'swapaxes', 'swapdims', 't',
            'squeeze', 'unsqueeze', 'flatten', 'unflatten', 'ravel', 'cat', 'concat', 'concatenate',
            'stack', 'hstack', 'vstack', 'dstack', 'row_stack', 'split', 'chunk', 'unbind', 'narrow',
@@ -199,6 +202,21 @@ def qr(input, some=True): ...
 def slogdet(input): ...
 def svd(input, some=True, compute_uv=True): ...
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False): ...
+
+# fnx.api.index_ops
+def bincount(input, weights=None, minlength=0): ...
+def bucketize(input, boundaries, *, out_int32=False, right=False): ...
+def histc(input, bins=100, min=0, max=0): ...
+def index_add(input, dim, index, source, *, alpha=1): ...
+def index_copy(input, dim, index, source): ...
+def index_fill(input, dim, index, value): ...
+def index_reduce(input, dim, index, source, reduce, *, include_self=True): ...
+def put(input, index, source, accumulate=False): ...
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None): ...
+def take(input, index): ...
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None): ...
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None): ...
 
 # fnx.api.indexing
 def argwhere(input): ...

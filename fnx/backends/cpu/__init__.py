@@ -2,12 +2,12 @@
 
 NumPy views give real aliasing, so ``y = x[0]; y.add_(1)`` changes ``x``.
 """
-from . import (conversion, elementwise, elementwise_ternary, factorizations, factory, indexing,
-               linalg, nn, pointwise_math, prims, random, recurrence, reduction, shape, sorting,
-               special)
+from . import (conversion, elementwise, elementwise_ternary, factorizations, factory, index_ops,
+               indexing, linalg, nn, pointwise_math, prims, random, recurrence, reduction, shape,
+               sorting, special)
 from ._core import CPU_KS, wrap, wrap_resident
 
 __all__ = ["CPU_KS", "wrap", "wrap_resident", "conversion", "elementwise",
-           "elementwise_ternary", "factorizations", "factory", "indexing", "linalg", "nn",
-           "pointwise_math", "prims", "random", "recurrence", "reduction", "shape", "sorting",
+           "elementwise_ternary", "factorizations", "factory", "index_ops", "indexing", "linalg",
+           "nn", "pointwise_math", "prims", "random", "recurrence", "reduction", "shape", "sorting",
            "special"]

@@ -1,10 +1,10 @@
 """Operator definitions, one module per family; importing this package defines them all."""
 from .. import prims
 from . import (amp, arrange, conversion, elementwise, elementwise_ternary, elementwise_unary,
-               factorizations, factory, fft, indexing, linalg, matrix_functions, nn,
+               factorizations, factory, fft, index_ops, indexing, linalg, matrix_functions, nn,
                pointwise_math, random, reduction, shape, sorting, special, statistics)
 
 __all__ = ["prims", "amp", "arrange", "conversion", "elementwise", "elementwise_ternary",
-           "elementwise_unary", "factorizations", "factory", "fft", "indexing", "linalg",
-           "matrix_functions", "nn", "pointwise_math", "random", "reduction", "shape", "sorting",
-           "special", "statistics"]
+           "elementwise_unary", "factorizations", "factory", "fft", "index_ops", "indexing",
+           "linalg", "matrix_functions", "nn", "pointwise_math", "random", "reduction", "shape",
+           "sorting", "special", "statistics"]

@@ -361,8 +361,8 @@ def _index_select_backward(grad, self, dim, index):
 
 
 def check_gather(self, dim, index):
-    if index.dtype is not D.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if index.dtype not in (D.int64, D.int32):
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     d = wrap_dim(dim, self.ndim)
     if max(self.ndim, 1) != max(index.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input "
@@ -398,7 +398,7 @@ def _gather_decomp(self, dim, index, *, sparse_grad=False):
     d = check_gather(self, dim, index)
     # 0-dim self/index behave as 1-element vectors
     x = _at_least_1d(self)
-    out = prims.gather(x, d, checked_index(_at_least_1d(index), d, x.shape[d]))
+    out = prims.gather(x, d, checked_index(_int64(_at_least_1d(index)), d, x.shape[d]))
     return _reshape_to(out, list(index.shape))
 
 
@@ -410,8 +410,8 @@ def _gather_backward(grad, self, dim, index):
 
 def check_scatter(name, self, dim, index, src):
     """PyTorch's scatter/scatter_add/scatter_reduce checks; ``src`` None for a value."""
-    if index.dtype is not D.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if src is not None and src.dtype is not self.dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
     d = wrap_dim(dim, self.ndim)
@@ -462,7 +462,7 @@ def scatter_prim(self, dim, index, src, reduce="none"):
     """prims.scatter with torch's extras: 0-dim operands, a src larger than index (only
     its leading index-shaped block is used), a Python scalar src."""
     x = _at_least_1d(self)
-    idx = checked_index(_at_least_1d(index), dim, x.shape[dim])
+    idx = checked_index(_int64(_at_least_1d(index)), dim, x.shape[dim])
     if hasattr(src, "_ks"):
         s = _at_least_1d(src)
         s = prims.slice(s, [0] * s.ndim, list(idx.shape))

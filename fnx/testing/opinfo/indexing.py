@@ -279,6 +279,7 @@ def _gather_samples(info, device, dtype):
     yield SampleInput(mk((), dtype, device), 0, ix(0, device))
     yield SampleInput(m, 1, rand_index((4, 0), 5, device))
     yield SampleInput(mk((5,), dtype, device), 0, ix([4, -0, 4], device))
+    yield SampleInput(m, 1, ix([[0, 4], [2, 2]], device, D.int32))     # int32: as PyTorch
 
 
 def _scatter_src_samples(info, device, dtype):
@@ -303,6 +304,7 @@ def _scatter_add_samples(info, device, dtype):
     m = mk((4, 5), dtype, device)
     yield SampleInput(m, 0, rand_index((3, 5), 4, device), mk((4, 6), dtype, device))
     yield SampleInput(m, -1, rand_index((4, 7), 5, device), mk((4, 7), dtype, device))
+    yield SampleInput(m, 1, ix([[0, 4, 0]], device, D.int32), mk((1, 3), dtype, device))
     yield SampleInput(mk((), dtype, device), 0, ix([0, 0], device), mk((2,), dtype, device))
     yield SampleInput(m, 0, rand_index((0, 5), 4, device), mk((1, 5), dtype, device))
 
@@ -405,8 +407,8 @@ def _index_select_errors(info, device):
 def _gather_errors(info, device):
     yield ErrorInput(SampleInput(_f((3, 4), device), 0, ix([0], device)), RuntimeError,
                      "same number of dimensions")
-    yield ErrorInput(SampleInput(_f((3, 4), device), 0, ix([[0]], device, D.int32)),
-                     RuntimeError, "Expected dtype int64 for index")
+    yield ErrorInput(SampleInput(_f((3, 4), device), 0, _f((1, 1), device)),
+                     RuntimeError, "Expected dtype int32/int64 for index")
     yield ErrorInput(SampleInput(_f((3, 4), device), 2, ix([[0]], device)), IndexError,
                      "Dimension out of range")
     yield ErrorInput(SampleInput(_f((3, 4), device), 1, ix([[4]], device)), RuntimeError,
