@@ -261,15 +261,20 @@ _PROGRAM_NAMESPACE = types.SimpleNamespace(ops=ops, device=_device_cls,
 
 
 def same_sequence(like, items):
-    """A list or tuple of ``like``'s type holding ``items``; a named tuple (a
-    ``PackedSequence``, ``torch.return_types``) is built from its fields by position.
+    """A list or tuple of ``like``'s type holding ``items``: a named tuple (a
+    ``PackedSequence``) through its ``_make``; lists, tuples and tuple subclasses built from
+    one sequence (``fnx.return_types``, as PyTorch's structseq) from the items.
 
-    >>> import collections
+    >>> import collections, fnx
     >>> P = collections.namedtuple("P", "x y")
     >>> same_sequence(P(1, 2), (v * 10 for v in (1, 2)))
     P(x=10, y=20)
+    >>> r = fnx.tensor([3, 1]).max(dim=0)
+    >>> type(same_sequence(r, iter(r))) is type(r)
+    True
     """
-    return type(like)(*items) if hasattr(like, "_fields") else type(like)(items)
+    make = getattr(type(like), "_make", None)
+    return make(items) if make is not None else type(like)(items)
 
 
 def map_nodes(value, fn):
