@@ -2,9 +2,10 @@
 from .. import prims
 from . import (amp, arrange, conversion, elementwise, elementwise_ternary, elementwise_unary,
                factorizations, factory, fft, indexing, linalg, matrix_functions, nn,
-               pointwise_math, random, reduction, shape, sorting, special, statistics)
+               order_statistics, pointwise_math, random, reduction, shape, sorting, special,
+               statistics)
 
 __all__ = ["prims", "amp", "arrange", "conversion", "elementwise", "elementwise_ternary",
            "elementwise_unary", "factorizations", "factory", "fft", "indexing", "linalg",
-           "matrix_functions", "nn", "pointwise_math", "random", "reduction", "shape", "sorting",
-           "special", "statistics"]
+           "matrix_functions", "nn", "order_statistics", "pointwise_math", "random", "reduction",
+           "shape", "sorting", "special", "statistics"]
