@@ -16,6 +16,8 @@ scan prim for max/min or log-add-exp yet).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...core import dtype as D
 from ...ops import aten
 from .. import refs
@@ -117,8 +119,10 @@ def _median_all(self, *, ignore_nan=False):
     name = "nanmedian" if ignore_nan else "median"
     _orderable(f"{name}_cpu", self)
     flat = aten.reshape.default(self, [-1])
-    if flat.shape[0] == 0:
-        return refs.full([], float("nan"), self.dtype, self.device)
+    if flat.shape[0] == 0:     # NaN; integers: their lowest value, as PyTorch's CPU kernel
+        fill = (float("nan") if self.dtype.is_floating_point
+                else int(np.iinfo(self.dtype.numpy).min))
+        return refs.full([], fill, self.dtype, self.device)
     return _median_dim(flat, 0, ignore_nan=ignore_nan)[0]
 
 
@@ -205,9 +209,10 @@ def _quantile(self, q, dim=None, keepdim=False, *, interpolation="linear", ignor
         out = aten.gather.default(s, -1, hi)
     else:
         a, b = aten.gather.default(s, -1, lo), aten.gather.default(s, -1, hi)
-        w = (aten.sub.Tensor(rank, aten.floor.default(rank)) if interpolation == "linear"
-             else 0.5)
-        out = aten.add.Tensor(a, aten.mul.Tensor(aten.sub.Tensor(b, a), w))
+        if interpolation == "linear":     # lerp: exact at both ends, so infinities hold
+            out = aten.lerp.Tensor(a, b, aten.sub.Tensor(rank, aten.floor.default(rank)))
+        else:
+            out = aten.lerp.Scalar(a, b, 0.5)
     out = aten.where.self(undefined, float("nan"), out)
     out = aten.movedim.int(out, -1, 0)                                    # (Q, ...)
     if keepdim:
