@@ -9,7 +9,6 @@ of a row with one, the smallest most frequent value and its last index for ``mod
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 
