@@ -26,7 +26,8 @@ from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
 from . import (complex_ops, conversion, creation, factorizations, indexing, linalg, math, nn,
-               order_statistics, pointwise_math, precision, reduction, shape, sorting, special, statistics)
+               order_statistics, pointwise_math, precision, reduction, shape, sorting, special,
+               statistics)
 from .complex_ops import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
