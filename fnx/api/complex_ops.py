@@ -145,6 +145,14 @@ def adjoint(input):
     return aten.conj.default(aten.transpose.int(input, -2, -1))
 
 
+def _get_real(self):
+    return real(self)
+
+
+def _get_imag(self):
+    return imag(self)
+
+
 def _set_real(self, value):
     real(self).copy_(value)
 
@@ -179,7 +187,7 @@ def _H(self):
     return self if self.ndim == 0 else adjoint(self)
 
 
-Tensor.real = property(real, _set_real, doc=real.__doc__)
-Tensor.imag = property(imag, _set_imag, doc=imag.__doc__)
+Tensor.real = property(_get_real, _set_real, doc=real.__doc__)
+Tensor.imag = property(_get_imag, _set_imag, doc=imag.__doc__)
 Tensor.mH = property(_mH, doc=_mH.__doc__)
 Tensor.H = property(_H, doc=_H.__doc__)
