@@ -116,3 +116,13 @@ def test_bad_dim_and_complex_are_rejected():
         fnx.median(fnx.ones(2, 3), 2)
     with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
         fnx.cummax(fnx.ones(3, dtype=fnx.complex64), 0)
+
+
+def test_long_scans_against_numpy():
+    # a log-step scan: a length whose n x n comparison matrix would not fit in memory
+    a = RNG.standard_normal(50_000)
+    r = fnx.cummax(_t(a), 0)
+    np.testing.assert_array_equal(r.values.numpy(), np.maximum.accumulate(a))
+    np.testing.assert_array_equal(a[r.indices.numpy()], r.values.numpy())
+    np.testing.assert_allclose(fnx.logcumsumexp(_t(a), 0).numpy(), np.logaddexp.accumulate(a),
+                               rtol=1e-12)

@@ -10,9 +10,10 @@ index of its first NaN), ``nan*`` ignore NaNs (an all-NaN row gives NaN); ``mode
 the smallest of the most frequent values and the last index holding it; ``cummax``/
 ``cummin`` take the last index of a tie and propagate NaN.
 
-The scans (``cummax``, ``cummin``, ``logcumsumexp``) and ``mode``'s counts compare every
-pair of positions along ``dim``: O(n^2) time and memory in the scanned length (there is no
-scan prim for max/min or log-add-exp yet).
+The scans (``cummax``, ``cummin``, ``logcumsumexp``) are log-step doubling scans of
+``maximum``/``minimum``/``logaddexp`` (O(n log n) elementwise work; there is no scan prim
+for them).  ``mode`` counts equal values by comparing every pair of positions along
+``dim``: O(n^2) time and memory in that length.
 """
 from __future__ import annotations
 
@@ -238,11 +239,19 @@ nanquantile_scalar = _quantile_op(f"nanquantile.scalar(Tensor self, float q, {_Q
 
 # --------------------------------------------------------------------------- scans
 
-def _prefix_pairs(x):
-    """x (..., n) as (..., n, n) rows ``i`` holding x_j, with the mask j <= i."""
-    pos = _positions(x.shape[-1], x.device)
-    mask = aten.le.Tensor(aten.unsqueeze.default(pos, 0), aten.unsqueeze.default(pos, 1))
-    return aten.unsqueeze.default(x, -2), mask, pos
+def _scan(x, combine):
+    """An inclusive scan of ``x`` along its last dim with the associative ``combine``:
+    log2(n) doubling steps (Hillis-Steele), each combining every element with the partial
+    result ``step`` places before it; O(n log n) work, O(n) memory, every step a plain
+    elementwise op (so it traces, compiles and differentiates like one)."""
+    n, step = x.shape[-1], 1
+    while step < n:
+        head = aten.narrow.default(x, -1, 0, step)
+        tail = combine(aten.narrow.default(x, -1, step, n - step),
+                       aten.narrow.default(x, -1, 0, n - step))
+        x = aten.cat.default([head, tail], -1)
+        step *= 2
+    return x
 
 
 def _cum_extreme(name, largest):
@@ -251,19 +260,16 @@ def _cum_extreme(name, largest):
         x, d = _to_last(self, dim)
         if x.shape[-1] == 0:
             return aten.clone.default(self), aten.zeros_like.default(self, dtype=D.int64)
-        xj, mask, pos = _prefix_pairs(x)
-        first = aten.unsqueeze.default(aten.narrow.default(x, -1, 0, 1), -1)
-        # outside the prefix: the first element, which every prefix holds anyway
-        filled = aten.where.self(mask, xj, first)
-        red = aten.amax.default if largest else aten.amin.default
-        v = aten.unsqueeze.default(red(filled, [-1]), -1)
-        hit = aten.eq.Tensor(xj, v)
+        # the running extreme (maximum/minimum propagate NaN, as PyTorch's scan does)
+        v = _scan(x, aten.maximum.default if largest else aten.minimum.default)
+        # where the running extreme is (re)attained, a tie or a NaN included, the index
+        # moves there; elsewhere it stays: a running max of those positions
+        hit = aten.eq.Tensor(x, v)
         if self.dtype.is_floating_point:
-            hit = aten.logical_or.default(hit, aten.logical_and.default(
-                aten.isnan.default(xj), aten.isnan.default(v)))
-        cand = aten.where.self(aten.logical_and.default(hit, mask), pos, -1)
-        idx = aten.amax.default(cand, [-1])                  # the last index of the extreme
-        values = aten.gather.default(x, -1, idx)
+            hit = aten.logical_or.default(hit, aten.isnan.default(x))
+        pos = _positions(x.shape[-1], x.device)
+        idx = _scan(aten.where.self(hit, pos, 0), aten.maximum.default)
+        values = aten.gather.default(x, -1, idx)     # the gradient goes to that element
         if self.ndim == 0:
             return aten.reshape.default(values, []), aten.reshape.default(idx, [])
         return aten.movedim.int(values, -1, d), aten.movedim.int(idx, -1, d)
@@ -283,8 +289,7 @@ def _logcumsumexp(self, dim):
     x, d = _to_last(self, dim)
     if x.shape[-1] == 0:
         return aten.clone.default(self)
-    xj, mask, _ = _prefix_pairs(x)
-    out = aten.logsumexp.default(aten.where.self(mask, xj, float("-inf")), [-1])
+    out = _scan(x, aten.logaddexp.default)
     return aten.reshape.default(out, []) if self.ndim == 0 else aten.movedim.int(out, -1, d)
 
 
