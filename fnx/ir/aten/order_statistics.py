@@ -12,8 +12,7 @@ the smallest of the most frequent values and the last index holding it; ``cummax
 
 The scans (``cummax``, ``cummin``, ``logcumsumexp``) are log-step doubling scans of
 ``maximum``/``minimum``/``logaddexp`` (O(n log n) elementwise work; there is no scan prim
-for them).  ``mode`` counts equal values by comparing every pair of positions along
-``dim``: O(n^2) time and memory in that length.
+for them); ``mode`` counts the runs of equal values of the sorted row with one.
 """
 from __future__ import annotations
 
@@ -144,11 +143,16 @@ def _mode(self, dim=-1, keepdim=False):
     _nonempty("mode", self, d)
     n = x.shape[-1]
     s = aten.sort.default(x, -1)[0]
-    counts = aten.sum.dim_IntList(aten.eq.Tensor(aten.unsqueeze.default(s, -1),
-                                                 aten.unsqueeze.default(s, -2)), [-1])
+    pos = _positions(n, x.device)
+    # runs of equal values in the sorted row: each position counts back to its run's start
+    new_run = aten.cat.default([aten.ones_like.default(aten.narrow.default(s, -1, 0, 1),
+                                                       dtype=D.bool),
+                                aten.ne.Tensor(aten.narrow.default(s, -1, 1, n - 1),
+                                               aten.narrow.default(s, -1, 0, n - 1))], -1)
+    start = _scan(aten.where.self(new_run, pos, 0), aten.maximum.default)
+    counts = aten.sub.Tensor(pos, start)
     # the first maximal count in ascending order: the smallest of the most frequent values
     best = aten.gather.default(s, -1, aten.argmax.default(counts, -1, True))
-    pos = _positions(n, x.device)
     idx = aten.amax.default(aten.where.self(aten.eq.Tensor(x, best), pos, -1), [-1], True)
     v = aten.squeeze.dim(aten.gather.default(x, -1, idx), -1)
     return _finish(v, self, d, keepdim), _finish(aten.squeeze.dim(idx, -1), self, d, keepdim)
