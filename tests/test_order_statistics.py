@@ -126,3 +126,11 @@ def test_long_scans_against_numpy():
     np.testing.assert_array_equal(a[r.indices.numpy()], r.values.numpy())
     np.testing.assert_allclose(fnx.logcumsumexp(_t(a), 0).numpy(), np.logaddexp.accumulate(a),
                                rtol=1e-12)
+
+
+def test_tensor_q_out_of_range_is_refused_eager_and_compiled():
+    x, q = fnx.ones(2, 3), fnx.tensor([0.2, -0.5])
+    with pytest.raises(RuntimeError, match=r"quantile\(\) q values must be in the range"):
+        fnx.quantile(x, q, 1)
+    with pytest.raises(RuntimeError, match=r"nanquantile\(\) q values must be in the range"):
+        fnx.compile(lambda x, q: fnx.nanquantile(x, q))(x, q)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as D
-from ...ops import aten
+from ...ops import aten, prims
 from .. import refs
 from ..dims import wrap_dim
 from ..registry import defop
@@ -184,7 +184,8 @@ def _check_quantile(name, self, q, interpolation):
 def _quantile(self, q, dim=None, keepdim=False, *, interpolation="linear", ignore_nan=False):
     name = "nanquantile" if ignore_nan else "quantile"
     _check_quantile(name, self, q, interpolation)
-    scalar_q = not hasattr(q, "ndim") or q.ndim == 0
+    q_tensor = hasattr(q, "ndim")
+    scalar_q = not q_tensor or q.ndim == 0
     if not hasattr(q, "ndim"):
         q = refs.full([], float(q), self.dtype, self.device)
     if dim is None:
@@ -194,6 +195,13 @@ def _quantile(self, q, dim=None, keepdim=False, *, interpolation="linear", ignor
     s = aten.sort.default(x, -1)[0]
     n = x.shape[-1]
     qv = aten.reshape.default(q, [-1])                                    # (Q,)
+    if q_tensor:
+        # a value check that compiled programs and the cuda backend make too
+        bad = aten.logical_or.default(aten.lt.Scalar(qv, 0), aten.gt.Scalar(qv, 1))
+        ok = prims.check_in_range(aten._to_copy.default(bad, dtype=D.int64), 0, 1,
+                                  "RuntimeError",
+                                  f"{name}() q values must be in the range [0, 1]")
+        qv = aten.where.self(aten.eq.Scalar(ok, 0), qv, float("nan"))
     batch = list(s.shape[:-1])
     if ignore_nan:
         valid = aten.rsub.Scalar(_nan_count(s), n)                        # (..., 1)

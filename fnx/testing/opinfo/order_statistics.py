@@ -290,6 +290,8 @@ def _quantile_errors(info, device):
                      re.escape("quantile() q tensor must be same dtype as the input tensor"))
     yield ErrorInput(SampleInput(x, fnx.zeros(2, 2, device=device)), RuntimeError,
                      re.escape("quantile() q must be a scalar or 1D tensor"))
+    yield ErrorInput(SampleInput(x, fnx.tensor([0.5, 1.5], device=device)), RuntimeError,
+                     re.escape("quantile() q values must be in the range [0, 1]"), meta=False)
     yield ErrorInput(SampleInput(make_tensor((0,), D.float32, device), q), RuntimeError,
                      re.escape("quantile() input tensor must be non-empty"))
     yield ErrorInput(SampleInput(x, q, interpolation="cubic"), RuntimeError,
