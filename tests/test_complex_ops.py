@@ -104,3 +104,15 @@ def test_compiled_matches_eager():
                 fnx.polar(x.abs(), x), fnx.angle(x))
     for c, e in zip(fnx.compile(f)(z, x), f(z, x)):
         np.testing.assert_allclose(c.numpy(), e.numpy(), rtol=1e-12)
+
+
+def test_writes_through_real_and_imag_compile_like_eager():
+    def f(z):
+        w = z.clone()
+        w.imag.mul_(3)
+        w.real = fnx.zeros(2, dtype=fnx.float64)
+        return w
+    z, a = _z((2,))
+    want = 0 + 3j * a.imag
+    np.testing.assert_allclose(f(z).numpy(), want)
+    np.testing.assert_allclose(fnx.compile(f)(z).numpy(), want)
