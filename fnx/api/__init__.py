@@ -25,8 +25,10 @@ from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
-from . import (conversion, creation, factorizations, index_ops, indexing, linalg, math, nn,
-               pointwise_math, precision, reduction, shape, sorting, special, statistics)
+from . import (complex_ops, conversion, creation, factorizations, index_ops, indexing, linalg,
+               math, nn, order_statistics, pointwise_math, precision, reduction, shape, sorting,
+               special, statistics)
+from .complex_ops import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .factorizations import *  # noqa: F403
@@ -35,6 +37,7 @@ from .indexing import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .nn import *  # noqa: F403
+from .order_statistics import *  # noqa: F403
 from .pointwise_math import *  # noqa: F403
 from .precision import *  # noqa: F403
 from .reduction import *  # noqa: F403
@@ -62,4 +65,4 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + indexing.__all__
            + linalg.__all__ + math.__all__ + nn.__all__ + precision.__all__ + reduction.__all__
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
-           + pointwise_math.__all__)
+           + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__)

@@ -162,6 +162,14 @@ def inverse_view(op, parent, new, args, kwargs, index=None):
         return aten.diagonal_scatter.default(parent, new, a["offset"], a["dim1"], a["dim2"])
     if name in ("split", "split_with_sizes", "chunk", "unbind"):
         return _inverse_split(op, parent, new, a, index)
+    if name in ("real", "imag", "resolve_conj") and not parent.dtype.is_complex:
+        return new                      # the tensor itself (imag refuses real tensors)
+    if name == "real":
+        return aten.complex.default(new, aten.imag.default(parent))
+    if name == "imag":
+        return aten.complex.default(aten.real.default(parent), new)
+    if name == "resolve_conj":
+        return new
     raise NotImplementedError(
         f"functionalize: writing through a view made by {op.qualname} is not supported "
         f"(PyTorch forbids it for expand; as_strided/unfold/view_as_* are not handled)")
