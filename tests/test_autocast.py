@@ -59,6 +59,10 @@ CPU_EXPECTED = {
         fft_ihfft"""), ("bfloat16", "complex64")),
     **dict.fromkeys(_names("fft_hfft fft_irfft fft_irfft2 fft_irfftn"), ("bfloat16", "float32")),
     "aten::linalg_vecdot": ("float32", "bfloat16"),
+    **dict.fromkeys(_names("quantile quantile.scalar nanquantile nanquantile.scalar"),
+                    ("bfloat16", "float32")),
+    "aten::polar": ("bfloat16", "complex64"),
+    "aten::index_copy": ("bfloat16", "bfloat16"),
     "aten::view_as_complex": ("bfloat16", "complex64"),
     # promote: all inputs bfloat16 stay bfloat16 (mixed inputs: test_promote_widens)
     **dict.fromkeys(_names("cat stack"), ("bfloat16", "bfloat16")),
