@@ -27,6 +27,8 @@ from ..lower.frontend import compile
 from ..serialization import load, save
 from . import (conversion, creation, factorizations, indexing, linalg, math, nn, pointwise_math,
                precision, reduction, shape, sorting, special, statistics)
+from . import combine
+from .combine import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .factorizations import *  # noqa: F403
@@ -60,4 +62,4 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + conversion.__all__ + creation.__all__ + factorizations.__all__ + indexing.__all__
            + linalg.__all__ + math.__all__ + nn.__all__ + precision.__all__ + reduction.__all__
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
-           + pointwise_math.__all__)
+           + pointwise_math.__all__ + combine.__all__)

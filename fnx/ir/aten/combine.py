@@ -1,0 +1,288 @@
+"""Everyday array helpers built from the shape, joining and pointwise ops: finite
+differences (``diff``), ``nan_to_num``, the Kronecker product, ``rot90``, index/section
+splits (``tensor_split``, ``hsplit``/``vsplit``/``dsplit``), grids (``meshgrid``,
+``cartesian_prod``), ``block_diag`` and ``broadcast_tensors``.
+
+Each is a decomposition (CompositeImplicitAutograd), so autograd, tracing and every
+backend come from the ops it calls; the checks raise PyTorch's errors first.
+"""
+from __future__ import annotations
+
+import operator
+
+import ml_dtypes
+
+from ...core import dtype as D
+from ...ops import aten
+from ..dims import broadcast_shapes, wrap_dim
+from ..strides import shape_str
+from .arrange import cat, cat_dtype, constant_pad_nd, flip, stack
+from .shape import (VIEW, _composite, _shape, expand, reshape, slice_Tensor, transpose_int,
+                    view, view_as_complex, view_as_real)
+
+__all__ = ["diff", "nan_to_num", "kron", "rot90", "tensor_split_sections",
+           "tensor_split_indices", "hsplit_int", "hsplit_array", "vsplit_int", "vsplit_array",
+           "dsplit_int", "dsplit_array", "meshgrid", "meshgrid_indexing", "cartesian_prod",
+           "block_diag", "broadcast_tensors"]
+
+
+# --------------------------------------------------------------------------- diff
+
+def _diff_side(self, other, d):
+    if other.ndim != self.ndim:
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for i in range(self.ndim):
+        if i != d and other.shape[i] != self.shape[i]:
+            raise RuntimeError(f"diff expects the shape of tensor to prepend or append to match "
+                               f"that of input except along the differencing dimension; "
+                               f"input.size({i}) = {self.shape[i]}, but got "
+                               f"tensor.size({i}) = {other.shape[i]}")
+
+
+def _diff(self, n=1, dim=-1, prepend=None, append=None):
+    if self.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    n = operator.index(n)
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, self.ndim)
+    parts = [self]
+    if prepend is not None:
+        _diff_side(self, prepend, d)
+        parts.insert(0, prepend)
+    if append is not None:
+        _diff_side(self, append, d)
+        parts.append(append)
+    x = cat(parts, d) if len(parts) > 1 else self
+    if n == 0:
+        return aten.clone.default(x)
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        hi, lo = slice_Tensor(x, d, 1, size), slice_Tensor(x, d, 0, size - 1)
+        x = aten.logical_xor(hi, lo) if x.dtype is D.bool else aten.sub.Tensor(hi, lo)
+    return x
+
+
+diff = _composite("diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, "
+                  "Tensor? append=None) -> Tensor", _diff)
+
+
+# --------------------------------------------------------------------------- nan_to_num
+
+def _nan_to_num_real(x, nan, posinf, neginf):
+    big = ml_dtypes.finfo(x.dtype.numpy)
+    posinf = float(big.max) if posinf is None else posinf
+    neginf = float(big.min) if neginf is None else neginf
+    x = aten.where.self(aten.isnan(x), nan, x)
+    inf = aten.isinf(x)
+    x = aten.where.self(aten.logical_and(inf, aten.gt.Scalar(x, 0)), posinf, x)
+    return aten.where.self(aten.logical_and(inf, aten.lt.Scalar(x, 0)), neginf, x)
+
+
+def _nan_to_num(self, nan=None, posinf=None, neginf=None):
+    nan = 0.0 if nan is None else nan
+    if self.dtype.is_complex:
+        # the real and imaginary parts separately, as PyTorch does
+        parts = _nan_to_num_real(view_as_real(self), nan, posinf, neginf)
+        return view_as_complex(parts)
+    if not self.dtype.is_floating_point:
+        return aten.clone.default(self)
+    return _nan_to_num_real(self, nan, posinf, neginf)
+
+
+nan_to_num = _composite("nan_to_num(Tensor self, float? nan=None, float? posinf=None, "
+                        "float? neginf=None) -> Tensor", _nan_to_num)
+
+
+# --------------------------------------------------------------------------- kron
+
+def _kron(self, other):
+    nd = max(self.ndim, other.ndim)
+    sa = [1] * (nd - self.ndim) + list(self.shape)
+    sb = [1] * (nd - other.ndim) + list(other.shape)
+    # a[i0, 1, i1, 1, ...] * b[1, j0, 1, j1, ...], then merge each (i, j) pair of dims
+    a = reshape(self, [s for n in sa for s in (n, 1)])
+    b = reshape(other, [s for n in sb for s in (1, n)])
+    return reshape(aten.mul.Tensor(a, b), [p * q for p, q in zip(sa, sb)])
+
+
+kron = _composite("kron(Tensor self, Tensor other) -> Tensor", _kron)
+
+
+# --------------------------------------------------------------------------- rot90
+
+def _rot90(self, k=1, dims=(0, 1)):
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if self.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.ndim}")
+    if dims[0] == dims[1] or dims[0] - dims[1] in (self.ndim, -self.ndim):
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    d0, d1 = wrap_dim(dims[0], self.ndim), wrap_dim(dims[1], self.ndim)
+    k = operator.index(k) % 4
+    if k == 1:
+        return transpose_int(flip(self, [d1]), d0, d1)
+    if k == 2:
+        return flip(self, [d0, d1])
+    if k == 3:
+        return transpose_int(flip(self, [d0]), d0, d1)
+    return aten.clone.default(self)
+
+
+rot90 = _composite("rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor", _rot90)
+
+
+# --------------------------------------------------------------------------- splits
+
+def _split_input(self):
+    if self.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+
+
+def _tensor_split_sections(self, sections, dim=0):
+    _split_input(self)
+    sections = operator.index(sections)
+    if sections <= 0:
+        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    per, extra = divmod(size, sections)
+    out, start = [], 0
+    for i in range(sections):
+        n = per + (1 if i < extra else 0)
+        out.append(slice_Tensor(self, d, start, start + n))
+        start += n
+    return out
+
+
+def _tensor_split_indices(self, indices, dim=0):
+    _split_input(self)
+    d = wrap_dim(dim, self.ndim)
+    bounds = [None] + [operator.index(i) for i in indices] + [None]
+    return [slice_Tensor(self, d, lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+tensor_split_sections = _composite(
+    "tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]",
+    _tensor_split_sections, VIEW)
+tensor_split_indices = _composite(
+    "tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]",
+    _tensor_split_indices, VIEW)
+
+
+def _xsplit(name, min_dims, dim):
+    def check(self):
+        if self.ndim < min_dims:
+            what = "1 dimension" if min_dims == 1 else f"{min_dims} dimension"
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {what}, but got a "
+                               f"tensor with {self.ndim} dimensions!")
+        return 0 if name == "hsplit" and self.ndim == 1 else dim
+
+    def by_sections(self, sections):
+        d = check(self)
+        sections = operator.index(sections)
+        if sections != 0 and self.shape[d] % sections != 0:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
+                               f"size of the dimension {self.shape[d]} is not divisible by the "
+                               f"split_size {sections}!")
+        return _tensor_split_sections(self, sections, d)
+
+    def by_indices(self, indices):
+        return _tensor_split_indices(self, indices, check(self))
+
+    return (_composite(f"{name}.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]",
+                       by_sections, VIEW),
+            _composite(f"{name}.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]",
+                       by_indices, VIEW))
+
+
+hsplit_int, hsplit_array = _xsplit("hsplit", 1, 1)
+vsplit_int, vsplit_array = _xsplit("vsplit", 2, 0)
+dsplit_int, dsplit_array = _xsplit("dsplit", 3, 2)
+
+
+# --------------------------------------------------------------------------- grids
+
+def _meshgrid(tensors, *, indexing="ij"):
+    if len(tensors) == 0:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
+                           f'received: {indexing}')
+    for x in tensors:
+        if x.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got a tensor of shape {shape_str(x.shape)}")
+    for x in tensors[1:]:
+        if x.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    ts = list(tensors)
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:                                  # "xy": the first two grids' axes trade places
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [x.numel() for x in ts]
+    out = []
+    for i, x in enumerate(ts):
+        lead = [1] * len(ts)
+        lead[i] = shape[i]
+        out.append(expand(view(x, lead), shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return out
+
+
+meshgrid = _composite("meshgrid(Tensor[] tensors) -> Tensor[]", _meshgrid)
+meshgrid_indexing = _composite("meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]",
+                               _meshgrid)
+
+
+def _cartesian_prod(tensors):
+    if len(tensors) == 0:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for x in tensors:
+        if x.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    if len(tensors) == 1:
+        return aten.clone.default(tensors[0])
+    grids = _meshgrid(tensors, indexing="ij")
+    return stack([reshape(g, [-1]) for g in grids], 1)
+
+
+cartesian_prod = _composite("cartesian_prod(Tensor[] tensors) -> Tensor", _cartesian_prod)
+
+
+def _block_diag(tensors):
+    mats = []
+    for i, x in enumerate(tensors):
+        if x.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {x.ndim} dimensions")
+        mats.append(reshape(x, [1, -1] if x.ndim == 1 else [1, 1]) if x.ndim < 2 else x)
+    if not mats:
+        return aten.empty.memory_format([1, 0])
+    dtype = cat_dtype(mats)
+    cols = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        m = m if m.dtype is dtype else aten._to_copy.default(m, dtype=dtype)
+        right = cols - left - m.shape[1]
+        rows.append(constant_pad_nd(m, [left, right]))
+        left += m.shape[1]
+    return cat(rows, 0)
+
+
+block_diag = _composite("block_diag(Tensor[] tensors) -> Tensor", _block_diag)
+
+
+def _broadcast_tensors(tensors):
+    shape = list(broadcast_shapes(*[_shape(x) for x in tensors]))
+    return [expand(x, shape) for x in tensors]
+
+
+broadcast_tensors = _composite("broadcast_tensors(Tensor(a -> *)[] tensors) -> Tensor(a)[]",
+                               _broadcast_tensors, VIEW)
