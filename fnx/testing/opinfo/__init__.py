@@ -22,11 +22,12 @@ from ..variant_entries import inplace_entry, out_entry
 from . import (amp, arrange, conversion, elementwise, elementwise_ternary, factorizations,
                factory, fft, indexing, linalg, matrix_functions, nn, pointwise_math, prims,
                random, reduction, shape, sorting, special, statistics)
+from . import combine
 
 __all__ = ["entries", "entry_for", "amp", "arrange", "conversion", "elementwise",
            "elementwise_ternary", "factorizations", "factory", "fft", "indexing", "linalg",
            "matrix_functions", "nn", "pointwise_math", "prims", "random", "reduction", "shape",
-           "sorting", "special", "statistics"]
+           "sorting", "special", "statistics", "combine"]
 
 _derived: dict = {}      # id(functional entry) -> its derived entries
 
