@@ -1,6 +1,8 @@
 """Everyday helpers: ``diff``, ``nan_to_num``, ``kron``, ``rot90``, ``tensor_split`` and
 ``hsplit``/``vsplit``/``dsplit``, ``meshgrid``, ``cartesian_prod``, ``block_diag``,
-``broadcast_tensors`` and ``broadcast_shapes`` (functions and Tensor methods, PyTorch's
+``broadcast_tensors``, ``broadcast_shapes``, ``repeat_interleave``, ``tril_indices``/
+``triu_indices``, ``trapezoid``/``cumulative_trapezoid``, ``narrow_copy`` and
+``combinations`` (functions and Tensor methods, PyTorch's
 signatures; each picks the overload PyTorch's binding would)."""
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from ..ops import aten
 
 __all__ = ["diff", "nan_to_num", "nan_to_num_", "kron", "rot90", "tensor_split", "hsplit",
            "vsplit", "dsplit", "meshgrid", "cartesian_prod", "block_diag", "broadcast_tensors",
-           "broadcast_shapes"]
+           "broadcast_shapes", "repeat_interleave", "tril_indices", "triu_indices", "trapezoid",
+           "cumulative_trapezoid", "narrow_copy", "combinations"]
 
 
 def _tensors(args, name):
@@ -37,7 +40,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     >>> fnx.diff(fnx.tensor([1, 3, 6, 10])).tolist()
     [2, 3, 4]
     >>> fnx.diff(fnx.tensor([1, 3, 6, 10]), n=2, prepend=fnx.tensor([0])).tolist()
-    [-1, 1, 1]
+    [1, 1, 1]
     """
     return C.diff(input, n, dim, prepend, append)
 
@@ -238,3 +241,102 @@ def broadcast_shapes(*shapes):
                                    f"expected shape should be broadcastable to {out}")
             out[j] = s[j]
     return Size(out)
+
+
+@tensor_method()
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (or each slice along ``dim``; the flattened input when ``dim`` is
+    None) repeated ``repeats`` times (an int, or a tensor with one count per element).
+    ``repeat_interleave(repeats)`` alone gives ``i`` repeated ``repeats[i]`` times.
+    Tensor repeats without ``output_size`` make the length depend on data: eager only.
+
+    >>> import fnx
+    >>> fnx.repeat_interleave(fnx.tensor([[1, 2], [3, 4]]), 2, dim=1).tolist()
+    [[1, 1, 2, 2], [3, 3, 4, 4]]
+    >>> fnx.repeat_interleave(fnx.tensor([1, 2]), fnx.tensor([1, 3])).tolist()
+    [1, 2, 2, 2]
+    >>> fnx.repeat_interleave(fnx.tensor([2, 0, 1])).tolist()
+    [0, 0, 2]
+    """
+    if repeats is None:
+        return C.repeat_interleave_Tensor(input, output_size=output_size)
+    if isinstance(repeats, Tensor):
+        return C.repeat_interleave_self_Tensor(input, repeats, dim, output_size=output_size)
+    return C.repeat_interleave_self_int(input, repeats, dim, output_size=output_size)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) coordinates of the lower triangle of a row x col matrix (on and below
+    diagonal ``offset``), row by row.
+
+    >>> import fnx
+    >>> fnx.tril_indices(3, 3).tolist()
+    [[0, 1, 1, 2, 2, 2], [0, 0, 1, 0, 1, 2]]
+    """
+    return C.tril_indices(row, col, offset, dtype=dtype, device=device, layout=layout)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) coordinates of the upper triangle of a row x col matrix (on and above
+    diagonal ``offset``), row by row.
+
+    >>> import fnx
+    >>> fnx.triu_indices(2, 3, 1).tolist()
+    [[0, 0, 1], [1, 2, 2]]
+    """
+    return C.triu_indices(row, col, offset, dtype=dtype, device=device, layout=layout)
+
+
+def _trapezoid_args(name, x, dx):
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments: pass either "
+                        f"x or dx, not both")
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoid rule along ``dim``: sample points ``x`` (a tensor) or a spacing
+    ``dx`` (default 1). Integer ``y`` integrates in the default float dtype.
+
+    >>> import fnx
+    >>> fnx.trapezoid(fnx.tensor([1., 2., 4.]), fnx.tensor([0., 1., 3.])).item()
+    7.5
+    """
+    _trapezoid_args("trapezoid", x, dx)
+    if x is not None:
+        return C.trapezoid_x(y, x, dim=dim)
+    return C.trapezoid_dx(y, dx=1 if dx is None else dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoid rule along ``dim`` (one value fewer than ``y`` has).
+
+    >>> import fnx
+    >>> fnx.cumulative_trapezoid(fnx.tensor([1, 2, 4])).tolist()
+    [1.5, 4.5]
+    """
+    _trapezoid_args("cumulative_trapezoid", x, dx)
+    if x is not None:
+        return C.cumulative_trapezoid_x(y, x, dim=dim)
+    return C.cumulative_trapezoid_dx(y, dx=1 if dx is None else dx, dim=dim)
+
+
+@tensor_method()
+def narrow_copy(input, dim, start, length):
+    """A copy (not a view) of ``length`` elements of ``dim`` from ``start``.
+
+    >>> import fnx
+    >>> fnx.narrow_copy(fnx.tensor([1, 2, 3, 4]), 0, 1, 2).tolist()
+    [2, 3]
+    """
+    return C.narrow_copy(input, dim, start, length)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of a 1-D tensor's elements, one per row, as
+    ``itertools.combinations`` (``combinations_with_replacement`` with the flag).
+
+    >>> import fnx
+    >>> fnx.combinations(fnx.tensor([1, 2, 3])).tolist()
+    [[1, 2], [1, 3], [2, 3]]
+    """
+    return C.combinations(input, r, with_replacement)

@@ -1,29 +1,40 @@
-"""Everyday array helpers built from the shape, joining and pointwise ops: finite
-differences (``diff``), ``nan_to_num``, the Kronecker product, ``rot90``, index/section
-splits (``tensor_split``, ``hsplit``/``vsplit``/``dsplit``), grids (``meshgrid``,
-``cartesian_prod``), ``block_diag`` and ``broadcast_tensors``.
+"""Everyday array helpers built from the shape, joining, indexing and pointwise ops:
+finite differences (``diff``), ``nan_to_num``, the Kronecker product, ``rot90``,
+index/section splits (``tensor_split``, ``hsplit``/``vsplit``/``dsplit``), grids
+(``meshgrid``, ``cartesian_prod``, ``combinations``, ``tril_indices``/``triu_indices``),
+``block_diag``, ``broadcast_tensors``, ``repeat_interleave``, the trapezoid rule
+(``trapezoid``, ``cumulative_trapezoid``) and ``narrow_copy``.
 
 Each is a decomposition (CompositeImplicitAutograd), so autograd, tracing and every
-backend come from the ops it calls; the checks raise PyTorch's errors first.
+backend come from the ops it calls; the checks raise PyTorch's errors first.  Selections
+whose size is known from the shapes alone (``combinations``, the triangle indices) avoid
+``nonzero``: a running count of a mask scatters each kept position to its place, so they
+trace.  ``repeat_interleave`` with tensor repeats and no ``output_size`` reads the repeats'
+sum: eager only, like ``nonzero``.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import ml_dtypes
 
 from ...core import dtype as D
 from ...ops import aten
+from ..backend_select import backend_select
 from ..dims import broadcast_shapes, wrap_dim
 from ..strides import shape_str
 from .arrange import cat, cat_dtype, constant_pad_nd, flip, stack
-from .shape import (VIEW, _composite, _shape, expand, reshape, slice_Tensor, transpose_int,
-                    view, view_as_complex, view_as_real)
+from .shape import (VIEW, _composite, _shape, expand, narrow, reshape, slice_Tensor,
+                    transpose_int, unsqueeze, view, view_as_complex, view_as_real)
 
 __all__ = ["diff", "nan_to_num", "kron", "rot90", "tensor_split_sections",
            "tensor_split_indices", "hsplit_int", "hsplit_array", "vsplit_int", "vsplit_array",
            "dsplit_int", "dsplit_array", "meshgrid", "meshgrid_indexing", "cartesian_prod",
-           "block_diag", "broadcast_tensors"]
+           "block_diag", "broadcast_tensors", "repeat_interleave_Tensor",
+           "repeat_interleave_self_Tensor", "repeat_interleave_self_int", "tril_indices",
+           "triu_indices", "combinations", "trapezoid_x", "trapezoid_dx", "cumulative_trapezoid_x",
+           "cumulative_trapezoid_dx", "narrow_copy"]
 
 
 # --------------------------------------------------------------------------- diff
@@ -286,3 +297,225 @@ def _broadcast_tensors(tensors):
 
 broadcast_tensors = _composite("broadcast_tensors(Tensor(a -> *)[] tensors) -> Tensor(a)[]",
                                _broadcast_tensors, VIEW)
+
+
+# --------------------------------------------------------------------------- repeat_interleave
+
+def _long(x):
+    return x if x.dtype is D.int64 else aten._to_copy.default(x, dtype=D.int64)
+
+
+def _expand_index(counts, total):
+    """``[i] * counts[i]`` for each i, concatenated (length ``total``): mark where each
+    run starts, then a running count of the marks numbers the runs."""
+    n = counts.shape[0]
+    starts = aten.sub.Tensor(aten.cumsum.default(counts, 0), counts)
+    marks = aten.zeros.default([total + 1], dtype=D.int64, device=counts.device)
+    ones = aten.ones.default([n], dtype=D.int64, device=counts.device)
+    marks = aten.scatter_add.default(marks, 0, starts, ones)
+    return aten.sub.Scalar(aten.cumsum.default(slice_Tensor(marks, 0, 0, total), 0), 1)
+
+
+def _check_repeats(repeats):
+    if repeats.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if repeats.dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"repeat_interleave: repeats must have an integral dtype (Long or "
+                           f"Int), but got {repeats.dtype.scalar_type}")
+
+
+def _repeat_interleave_tensor(repeats, *, output_size=None):
+    _check_repeats(repeats)
+    repeats = reshape(_long(repeats), [-1])
+    if output_size is None:             # the length is data: eager only, like nonzero
+        if repeats.numel() and bool(aten.lt.Scalar(repeats, 0).any().item()):
+            raise RuntimeError("repeats can not be negative")
+        output_size = int(aten.sum.default(repeats).item())
+    return _expand_index(repeats, operator.index(output_size))
+
+
+def _repeat_interleave_self_tensor(self, repeats, dim=None, *, output_size=None):
+    _check_repeats(repeats)
+    x = reshape(self, [-1]) if dim is None else self
+    d = 0 if dim is None else wrap_dim(dim, self.ndim)
+    size = x.shape[d] if x.ndim else 1
+    if repeats.ndim == 0 or repeats.numel() == 1:
+        repeats = expand(reshape(repeats, [1]), [size])
+    elif repeats.shape[0] != size:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {size}")
+    index = _repeat_interleave_tensor(repeats, output_size=output_size)
+    return aten.index_select.default(x if x.ndim else reshape(x, [1]), d, index)
+
+
+def _repeat_interleave_self_int(self, repeats, dim=None, *, output_size=None):
+    repeats = operator.index(repeats)
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    x = reshape(self, [-1]) if dim is None or self.ndim == 0 else self
+    d = 0 if dim is None or self.ndim == 0 else wrap_dim(dim, self.ndim)
+    shape = list(x.shape)
+    y = expand(unsqueeze(x, d + 1), shape[:d + 1] + [repeats] + shape[d + 1:])
+    return reshape(y, shape[:d] + [shape[d] * repeats] + shape[d + 1:])
+
+
+repeat_interleave_Tensor = _composite(
+    "repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor",
+    _repeat_interleave_tensor)
+repeat_interleave_self_Tensor = _composite(
+    "repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, "
+    "SymInt? output_size=None) -> Tensor", _repeat_interleave_self_tensor)
+repeat_interleave_self_int = _composite(
+    "repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, "
+    "SymInt? output_size=None) -> Tensor", _repeat_interleave_self_int)
+
+
+# --------------------------------------------------------------------------- selections of a grid
+
+def _static_positions(mask, count):
+    """Flat positions of the ``count`` true elements of the 1-D ``mask``, in order, with
+    no data-dependent shape: each true element's rank (a running count) is where its
+    position goes; the false ones all go to a spare slot that is dropped."""
+    n = mask.shape[0]
+    rank = aten.sub.Scalar(aten.cumsum.default(mask, 0, dtype=D.int64), 1)
+    target = aten.where.self(mask, rank, count)
+    pos = aten.arange.default(n, dtype=D.int64, device=mask.device)
+    buf = aten.zeros.default([count + 1], dtype=D.int64, device=mask.device)
+    return slice_Tensor(aten.scatter_add.default(buf, 0, target, pos), 0, 0, count)
+
+
+def _tri_count(row, col, offset, lower):
+    """How many (r, c) of a row x col grid have c - r <= offset (lower) or >= offset."""
+    if lower:
+        return sum(max(0, min(col, r + offset + 1)) for r in range(row))
+    return sum(max(0, col - max(0, r + offset)) for r in range(row))
+
+
+def _tri_indices(name, lower):
+    def fn(row, col, offset=0, *, dtype=None, layout=None, device=None, pin_memory=None):
+        row, col, offset = operator.index(row), operator.index(col), operator.index(offset)
+        if row < 0:
+            raise RuntimeError(f"row must be non-negative, got{row}")
+        if col < 0:
+            raise RuntimeError(f"col must be non-negative, got{col}")
+        dtype = D.int64 if dtype is None else dtype
+        if dtype not in (D.int64, D.int32):
+            raise NotImplementedError(f'"{name}" not implemented for \'{dtype.scalar_type}\'')
+        r = unsqueeze(aten.arange.default(row, dtype=D.int64, device=device), 1)
+        c = unsqueeze(aten.arange.default(col, dtype=D.int64, device=device), 0)
+        off = aten.sub.Tensor(c, r)
+        mask = aten.le.Scalar(off, offset) if lower else aten.ge.Scalar(off, offset)
+        p = _static_positions(reshape(mask, [-1]), _tri_count(row, col, offset, lower))
+        w = max(col, 1)
+        out = stack([aten.floor_divide.Scalar(p, w), aten.remainder.Scalar(p, w)])
+        return out if dtype is D.int64 else aten._to_copy.default(out, dtype=dtype)
+    return _composite(f"{name}(int row, int col, int offset=0, *, ScalarType? dtype=None, "
+                      f"Layout? layout=None, Device? device=None, bool? pin_memory=None) "
+                      f"-> Tensor", fn)
+
+
+tril_indices = _tri_indices("tril_indices", True)
+triu_indices = _tri_indices("triu_indices", False)
+backend_select(tril_indices)
+backend_select(triu_indices)
+
+
+def _combinations(self, r=2, with_replacement=False):
+    if self.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(self.shape)}")
+    r = operator.index(r)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return aten.empty.memory_format([0], dtype=self.dtype, device=self.device)
+    n = self.shape[0]
+    idx = aten.arange.default(n, dtype=D.int64, device=self.device)
+    grids = _meshgrid([idx] * r, indexing="ij")
+    # keep the index tuples that increase (strictly, or weakly with replacement)
+    mask = None
+    for a, b in zip(grids[:-1], grids[1:]):
+        step = aten.le.Tensor(a, b) if with_replacement else aten.lt.Tensor(a, b)
+        mask = step if mask is None else aten.logical_and(mask, step)
+    count = math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)
+    if mask is None:                    # r == 1: one column
+        return stack([self], 1)
+    p = _static_positions(reshape(mask, [-1]), count)
+    cols = [aten.index_select.default(self, 0, aten.index_select.default(reshape(g, [-1]), 0, p))
+            for g in grids]
+    return stack(cols, 1)
+
+
+combinations = _composite("combinations(Tensor self, int r=2, bool with_replacement=False) "
+                          "-> Tensor", _combinations)
+
+
+# --------------------------------------------------------------------------- trapezoid
+
+def _integrand(y):
+    return y if _is_float(y.dtype) else aten._to_copy.default(y, dtype=D.get_default_dtype())
+
+
+def _is_float(d) -> bool:
+    return d.is_floating_point or d.is_complex
+
+
+def _trapezoid_parts(y, x, dx, dim):
+    """The per-interval areas along ``dim`` (size(dim) - 1 of them)."""
+    d = wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    y = _integrand(y)
+    mid = aten.add.Tensor(slice_Tensor(y, d, 1, n), slice_Tensor(y, d, 0, max(n - 1, 0)))
+    if x is None:
+        return aten.mul.Scalar(mid, dx / 2), d
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        shape = [1] * y.ndim
+        shape[d] = n
+        x = reshape(x, shape)
+        xd = d
+    else:
+        xd = wrap_dim(dim, x.ndim)
+    m = x.shape[xd]
+    step = aten.sub.Tensor(slice_Tensor(x, xd, 1, m), slice_Tensor(x, xd, 0, max(m - 1, 0)))
+    return aten.div.Scalar(aten.mul.Tensor(step, mid), 2), d
+
+
+def _trapezoid_x(y, x, *, dim=-1):
+    parts, d = _trapezoid_parts(y, x, None, dim)
+    return aten.sum.dim_IntList(parts, [d])
+
+
+def _trapezoid_dx(y, *, dx=1, dim=-1):
+    parts, d = _trapezoid_parts(y, None, dx, dim)
+    return aten.sum.dim_IntList(parts, [d])
+
+
+def _cumulative_trapezoid_x(y, x, *, dim=-1):
+    parts, d = _trapezoid_parts(y, x, None, dim)
+    return aten.cumsum.default(parts, d)
+
+
+def _cumulative_trapezoid_dx(y, *, dx=1, dim=-1):
+    parts, d = _trapezoid_parts(y, None, dx, dim)
+    return aten.cumsum.default(parts, d)
+
+
+trapezoid_x = _composite("trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor",
+                         _trapezoid_x)
+trapezoid_dx = _composite("trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor",
+                          _trapezoid_dx)
+cumulative_trapezoid_x = _composite(
+    "cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor",
+    _cumulative_trapezoid_x)
+cumulative_trapezoid_dx = _composite(
+    "cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor",
+    _cumulative_trapezoid_dx)
+
+
+def _narrow_copy(self, dim, start, length):
+    return aten.clone.default(narrow(self, dim, start, length))
+
+
+narrow_copy = _composite("narrow_copy(Tensor self, int dim, SymInt start, SymInt length) "
+                         "-> Tensor", _narrow_copy)
