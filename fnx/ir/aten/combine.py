@@ -426,8 +426,8 @@ def _combinations(self, r=2, with_replacement=False):
     r = operator.index(r)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
-    if r == 0:
-        return aten.empty.memory_format([0], dtype=self.dtype, device=self.device)
+    if r == 0:                          # empty, but still computed from self (autograd)
+        return aten.clone.default(slice_Tensor(self, 0, 0, 0))
     n = self.shape[0]
     idx = aten.arange.default(n, dtype=D.int64, device=self.device)
     grids = _meshgrid([idx] * r, indexing="ij")

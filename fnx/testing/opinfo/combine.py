@@ -10,18 +10,20 @@ import re
 
 import ml_dtypes
 import numpy as np
+import scipy.integrate
 import scipy.linalg
 
 import fnx
 
 from ...core import dtype as D
 from ...ir.aten import combine as C
-from ..database import ALL_DTYPES, ErrorInput, OpInfo, SampleInput, register
+from ..database import ALL_DTYPES, FLOATS, INTS, ErrorInput, OpInfo, SampleInput, register
 from ..database import make_tensor as mk
 from ..database import make_transposed as _t
 from ..reference_dtypes import promote
 
 COMPLEX = (D.complex64, D.complex128)
+TOLS = {D.float16: (1e-2, 1e-2), D.bfloat16: (5e-2, 5e-2), D.float32: (1e-5, 1e-4)}
 
 
 def _other(dtype):
@@ -293,6 +295,183 @@ def _broadcast_tensors_errors(info, device):
                                              "tensor b (4) at non-singleton dimension 1"))
 
 
+# --------------------------------------------------------------------------- repeat_interleave
+
+def _repeat_interleave_ref(a, repeats, dim=None, *, output_size=None):
+    r = repeats if np.ndim(repeats) == 0 else np.asarray(repeats).reshape(-1)
+    if np.ndim(r) == 1 and r.size == 1:
+        r = r[0]
+    return np.repeat(a.reshape(-1) if dim is None else a, r, axis=0 if dim is None else dim)
+
+
+def _repeats(values, device):
+    return fnx.tensor(values, dtype=D.int64, device=device)
+
+
+def _ri_int_samples(info, device, dtype):
+    yield SampleInput(mk((2, 3), dtype, device), 2)
+    yield SampleInput(mk((2, 3), dtype, device), 3, 1)
+    yield SampleInput(_t((3, 2), dtype, device), 2, -2)
+    yield SampleInput(mk((), dtype, device), 3)
+    yield SampleInput(mk((2, 0), dtype, device), 0, 0)
+
+
+def _ri_tensor_samples(info, device, dtype):
+    # with output_size the length is static, so every check (tracing too) applies
+    yield SampleInput(mk((3, 2), dtype, device), _repeats([1, 0, 2], device), 0, output_size=3)
+    yield SampleInput(mk((2, 3), dtype, device), _repeats([2, 1, 3], device), 1, output_size=6)
+    yield SampleInput(mk((2, 2), dtype, device), _repeats([2, 0, 1, 1], device), output_size=4)
+    yield SampleInput(mk((3,), dtype, device), _repeats(2, device), 0, output_size=6)
+
+
+def _ri_errors(info, device):
+    x = mk((2,), D.float32, device)
+    yield ErrorInput(SampleInput(x, _repeats([[1]], device), 0, output_size=1), RuntimeError,
+                     "repeats must be 0-dim or 1-dim tensor")
+    yield ErrorInput(SampleInput(x, _repeats([1, 1, 1], device), 0, output_size=3),
+                     RuntimeError, re.escape("repeats must have the same size as input along "
+                                             "dim, but got repeats.size(0) = 3 and "
+                                             "input.size(0) = 2"))
+
+
+def _ri_int_errors(info, device):
+    yield ErrorInput(SampleInput(mk((2,), D.float32, device), -1), RuntimeError,
+                     "Repeats must be non-negative")
+
+
+def _ri_counts_ref(repeats, *, output_size=None):
+    return np.repeat(np.arange(repeats.size), repeats.reshape(-1))
+
+
+def _ri_counts_samples(info, device, dtype):
+    yield SampleInput(_repeats([2, 0, 1, 3], device), output_size=6)
+    yield SampleInput(_repeats([0, 0], device), output_size=0)
+    yield SampleInput(fnx.tensor([1, 2], dtype=D.int32, device=device), output_size=3)
+
+
+# --------------------------------------------------------------------------- triangles, combos
+
+def _tri_indices_ref(fn):
+    def ref(row, col, offset=0, *, dtype=None, **_):
+        out = np.stack(fn(row, offset, col)) if row and col else np.empty((2, 0), np.int64)
+        return out.astype(np.int64 if dtype is None else dtype.numpy)
+    return ref
+
+
+def _tri_indices_samples(info, device, dtype):
+    for row, col, offset in ((3, 3, 0), (4, 3, -1), (3, 5, 2), (2, 4, 10), (0, 3, 0),
+                             (3, 4, -5)):
+        yield SampleInput(row, col, offset, dtype=dtype, device=device)
+
+
+def _tri_indices_errors(name):
+    def errors(info, device):
+        yield ErrorInput(SampleInput(-1, 3, device=device), RuntimeError,
+                         "row must be non-negative, got-1")
+        yield ErrorInput(SampleInput(2, 3, dtype=D.float32, device=device), NotImplementedError,
+                         f'"{name}" not implemented for \'Float\'')
+    return errors
+
+
+def _combinations_ref(a, r=2, with_replacement=False):
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    if r == 0:
+        return np.empty((0,), a.dtype)
+    rows = [list(c) for c in pick(a.tolist(), r)]
+    return np.array(rows, dtype=a.dtype).reshape(len(rows), r)
+
+
+def _combinations_samples(info, device, dtype):
+    x = mk((4,), dtype, device)
+    yield SampleInput(x)
+    yield SampleInput(x, 3)
+    yield SampleInput(x, 2, True)
+    yield SampleInput(mk((3,), dtype, device), 1)
+    yield SampleInput(mk((3,), dtype, device), 0)
+    yield SampleInput(mk((2,), dtype, device), 3)
+    yield SampleInput(mk((2,), dtype, device), 3, True)
+
+
+def _combinations_errors(info, device):
+    yield ErrorInput(SampleInput(mk((2, 2), D.float32, device)), RuntimeError,
+                     re.escape("Expect a 1D vector, but got shape [2, 2]"))
+    yield ErrorInput(SampleInput(mk((3,), D.float32, device), -1), RuntimeError,
+                     "Expect a non-negative number, but got -1")
+
+
+# --------------------------------------------------------------------------- trapezoid
+
+def _float(a):
+    return a if a.dtype.kind in "fcV" else a.astype(np.float32)
+
+
+def _trapezoid_x_ref(y, x, *, dim=-1):
+    out = promote(_float(y).dtype, x.dtype)
+    return np.asarray(np.trapezoid(y.astype(np.float64), x.astype(np.float64), axis=dim)
+                      ).astype(out)
+
+
+def _trapezoid_dx_ref(y, *, dx=1, dim=-1):
+    y = _float(y)
+    return np.asarray(np.trapezoid(y.astype(np.float64), dx=dx, axis=dim)).astype(y.dtype)
+
+
+def _cumulative(y, dim, **kw):
+    if y.shape[dim] == 0:                # SciPy wants a point; PyTorch gives an empty result
+        return np.empty(y.shape, np.float64)
+    return scipy.integrate.cumulative_trapezoid(y.astype(np.float64), axis=dim, **kw)
+
+
+def _cumtrapz_x_ref(y, x, *, dim=-1):
+    out = promote(_float(y).dtype, x.dtype)
+    return _cumulative(y, dim, x=x.astype(np.float64)).astype(out)
+
+
+def _cumtrapz_dx_ref(y, *, dx=1, dim=-1):
+    return _cumulative(y, dim, dx=dx).astype(_float(y).dtype)
+
+
+def _points(n, dtype, device):
+    return fnx.tensor(np.cumsum(np.linspace(0.5, 1.5, n)), dtype=dtype, device=device)
+
+
+def _trapezoid_x_samples(info, device, dtype):
+    yield SampleInput(mk((5,), dtype, device), _points(5, D.float32, device))
+    yield SampleInput(mk((3, 4), dtype, device), _points(3, D.float64, device), dim=0)
+    yield SampleInput(_t((3, 4), dtype, device), mk((3, 4), D.float32, device), dim=-1)
+    yield SampleInput(mk((2, 1), dtype, device), _points(1, D.float32, device))
+
+
+def _trapezoid_dx_samples(info, device, dtype):
+    yield SampleInput(mk((5,), dtype, device))
+    yield SampleInput(mk((3, 4), dtype, device), dx=0.5, dim=0)
+    yield SampleInput(_t((3, 4), dtype, device), dx=2)
+    yield SampleInput(mk((2, 0), dtype, device), dim=1)
+
+
+def _trapezoid_errors(info, device):
+    yield ErrorInput(SampleInput(mk((2, 3), D.float32, device), mk((2,), D.float32, device)),
+                     RuntimeError, "trapezoid: There must be one `x` value for each sample point")
+
+
+def _narrow_copy_samples(info, device, dtype):
+    yield SampleInput(mk((4, 5), dtype, device), 1, 1, 3)
+    yield SampleInput(_t((4, 5), dtype, device), 0, -3, 2)
+    yield SampleInput(mk((3,), dtype, device), 0, 3, 0)
+
+
+def _narrow_copy_ref(a, dim, start, length):
+    d = dim % a.ndim
+    start = start + a.shape[d] if start < 0 else start
+    return np.take(a, np.arange(start, start + length), axis=d)
+
+
+def _narrow_copy_errors(info, device):
+    yield ErrorInput(SampleInput(mk((5,), D.float32, device), 0, 1, 9), RuntimeError,
+                     re.escape("start (1) + length (9) exceeds dimension size (5)."))
+
+
 def _entries():
     E, ALL = OpInfo, ALL_DTYPES
     return [
@@ -315,6 +494,26 @@ def _entries():
           error_inputs=_block_diag_errors),
         E(C.broadcast_tensors, _broadcast_tensors_ref, ALL, _broadcast_tensors_samples,
           error_inputs=_broadcast_tensors_errors),
+        E(C.repeat_interleave_self_int, _repeat_interleave_ref, ALL, _ri_int_samples,
+          error_inputs=_ri_int_errors),
+        E(C.repeat_interleave_self_Tensor, _repeat_interleave_ref, ALL, _ri_tensor_samples,
+          error_inputs=_ri_errors),
+        E(C.repeat_interleave_Tensor, _ri_counts_ref, (D.int64,), _ri_counts_samples),
+        E(C.tril_indices, _tri_indices_ref(np.tril_indices), (D.int64, D.int32),
+          _tri_indices_samples, error_inputs=_tri_indices_errors("tril_indices")),
+        E(C.triu_indices, _tri_indices_ref(np.triu_indices), (D.int64, D.int32),
+          _tri_indices_samples, error_inputs=_tri_indices_errors("triu_indices")),
+        E(C.combinations, _combinations_ref, ALL, _combinations_samples,
+          error_inputs=_combinations_errors),
+        E(C.trapezoid_x, _trapezoid_x_ref, FLOATS + INTS, _trapezoid_x_samples, tols=TOLS,
+          error_inputs=_trapezoid_errors),
+        E(C.trapezoid_dx, _trapezoid_dx_ref, FLOATS + INTS, _trapezoid_dx_samples, tols=TOLS),
+        E(C.cumulative_trapezoid_x, _cumtrapz_x_ref, FLOATS + INTS, _trapezoid_x_samples,
+          tols=TOLS),
+        E(C.cumulative_trapezoid_dx, _cumtrapz_dx_ref, FLOATS + INTS, _trapezoid_dx_samples,
+          tols=TOLS),
+        E(C.narrow_copy, _narrow_copy_ref, ALL, _narrow_copy_samples,
+          error_inputs=_narrow_copy_errors),
     ]
 
 
