@@ -59,7 +59,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 
 @tensor_method()
-def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
     """In-place ``nan_to_num``.
 
     >>> import fnx
@@ -67,9 +67,9 @@ def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     >>> x.nan_to_num_(nan=-1.0).tolist()
     [-1.0, 2.0]
     """
-    r = C.nan_to_num(self, nan, posinf, neginf)
-    check_writable("nan_to_num_", r, self, resize=False)
-    return self.copy_(r)
+    r = C.nan_to_num(input, nan, posinf, neginf)
+    check_writable("nan_to_num_", r, input, resize=False)
+    return input.copy_(r)
 
 
 @tensor_method()
