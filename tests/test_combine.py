@@ -135,6 +135,7 @@ def test_cartesian_prod_block_diag_broadcast():
     assert fnx.broadcast_shapes((2, 1), (1, 3), 3) == fnx.Size(np.broadcast_shapes((2, 1),
                                                                                     (1, 3), 3))
     assert fnx.broadcast_shapes() == fnx.Size([])
+    assert fnx.broadcast_tensors() == ()
     with pytest.raises(RuntimeError, match=re.escape("Attempting to broadcast a dimension of "
                                                      "length 4 at -1! Mismatching argument at "
                                                      "index 1 had (4,)")):
@@ -158,6 +159,10 @@ def test_repeat_interleave_forms():
         fnx.repeat_interleave(x, fnx.tensor([1, -1]), dim=0)
     with pytest.raises(RuntimeError, match="Repeats must be non-negative"):
         fnx.repeat_interleave(x, -1)
+    with pytest.raises(RuntimeError, match="only accept 1D vector as repeat"):
+        fnx.repeat_interleave(fnx.tensor(3))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Float'"):
+        fnx.repeat_interleave(x, fnx.tensor([1.0, 2.0]), dim=0)
 
 
 def test_triangle_indices_match_numpy():

@@ -213,8 +213,9 @@ def broadcast_tensors(*tensors):
     >>> a.shape, b.shape
     (fnx.Size([2, 3]), fnx.Size([2, 3]))
     """
-    ts = _tensors(tensors, "broadcast_tensors")
-    return tuple(C.broadcast_tensors(ts))
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    return tuple(C.broadcast_tensors(list(tensors))) if tensors else ()
 
 
 def broadcast_shapes(*shapes):

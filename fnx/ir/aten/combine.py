@@ -316,17 +316,23 @@ def _expand_index(counts, total):
     return aten.sub.Scalar(aten.cumsum.default(slice_Tensor(marks, 0, 0, total), 0), 1)
 
 
+def _check_repeats_dtype(repeats):
+    if repeats.dtype not in (D.int64, D.int32):
+        raise NotImplementedError(f'"repeat_interleave" not implemented for '
+                                  f"'{repeats.dtype.scalar_type}'")
+
+
 def _check_repeats(repeats):
     if repeats.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-    if repeats.dtype not in (D.int64, D.int32):
-        raise RuntimeError(f"repeat_interleave: repeats must have an integral dtype (Long or "
-                           f"Int), but got {repeats.dtype.scalar_type}")
+    _check_repeats_dtype(repeats)
 
 
 def _repeat_interleave_tensor(repeats, *, output_size=None):
-    _check_repeats(repeats)
-    repeats = reshape(_long(repeats), [-1])
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    _check_repeats_dtype(repeats)
+    repeats = _long(repeats)
     if output_size is None:             # the length is data: eager only, like nonzero
         if repeats.numel() and bool(aten.lt.Scalar(repeats, 0).any().item()):
             raise RuntimeError("repeats can not be negative")
@@ -355,6 +361,9 @@ def _repeat_interleave_self_int(self, repeats, dim=None, *, output_size=None):
     x = reshape(self, [-1]) if dim is None or self.ndim == 0 else self
     d = 0 if dim is None or self.ndim == 0 else wrap_dim(dim, self.ndim)
     shape = list(x.shape)
+    if output_size is not None and output_size != shape[d] * repeats:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected "
+                           f"{shape[d] * repeats} but got {output_size}")
     y = expand(unsqueeze(x, d + 1), shape[:d + 1] + [repeats] + shape[d + 1:])
     return reshape(y, shape[:d] + [shape[d] * repeats] + shape[d + 1:])
 

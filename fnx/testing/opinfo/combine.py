@@ -332,15 +332,24 @@ def _ri_errors(info, device):
                      RuntimeError, re.escape("repeats must have the same size as input along "
                                              "dim, but got repeats.size(0) = 3 and "
                                              "input.size(0) = 2"))
+    yield ErrorInput(SampleInput(x, mk((2,), D.float32, device), 0, output_size=3),
+                     NotImplementedError, "\"repeat_interleave\" not implemented for 'Float'")
 
 
 def _ri_int_errors(info, device):
     yield ErrorInput(SampleInput(mk((2,), D.float32, device), -1), RuntimeError,
                      "Repeats must be non-negative")
+    yield ErrorInput(SampleInput(mk((2,), D.float32, device), 2, output_size=5), RuntimeError,
+                     "repeat_interleave: Invalid output_size, expected 4 but got 5")
 
 
 def _ri_counts_ref(repeats, *, output_size=None):
     return np.repeat(np.arange(repeats.size), repeats.reshape(-1))
+
+
+def _ri_counts_errors(info, device):
+    yield ErrorInput(SampleInput(_repeats(3, device), output_size=3), RuntimeError,
+                     "repeat_interleave only accept 1D vector as repeat")
 
 
 def _ri_counts_samples(info, device, dtype):
@@ -498,7 +507,8 @@ def _entries():
           error_inputs=_ri_int_errors),
         E(C.repeat_interleave_self_Tensor, _repeat_interleave_ref, ALL, _ri_tensor_samples,
           error_inputs=_ri_errors),
-        E(C.repeat_interleave_Tensor, _ri_counts_ref, (D.int64,), _ri_counts_samples),
+        E(C.repeat_interleave_Tensor, _ri_counts_ref, (D.int64,), _ri_counts_samples,
+          error_inputs=_ri_counts_errors),
         E(C.tril_indices, _tri_indices_ref(np.tril_indices), (D.int64, D.int32),
           _tri_indices_samples, error_inputs=_tri_indices_errors("tril_indices")),
         E(C.triu_indices, _tri_indices_ref(np.triu_indices), (D.int64, D.int32),
