@@ -23,6 +23,7 @@ from ..database import make_transposed as _t
 from ..reference_dtypes import promote
 
 COMPLEX = (D.complex64, D.complex128)
+NUMERIC = FLOATS + INTS + COMPLEX
 TOLS = {D.float16: (1e-2, 1e-2), D.bfloat16: (5e-2, 5e-2), D.float32: (1e-5, 1e-4)}
 
 
@@ -206,8 +207,8 @@ def _xsplit_entries(name, np_fn, int_op, array_op, shape):
                                    f"but the size of the dimension 3 is not divisible by the "
                                    f"split_size 2!"))
 
-    return [OpInfo(int_op, ref, ALL_DTYPES, int_samples, error_inputs=errors),
-            OpInfo(array_op, ref, ALL_DTYPES, array_samples)]
+    return [OpInfo(int_op, ref, ALL_DTYPES + COMPLEX, int_samples, error_inputs=errors),
+            OpInfo(array_op, ref, ALL_DTYPES + COMPLEX, array_samples)]
 
 
 # --------------------------------------------------------------------------- grids
@@ -415,21 +416,25 @@ def _float(a):
     return a if a.dtype.kind in "fcV" else a.astype(np.float32)
 
 
+def _wide(a):
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+
+
 def _trapezoid_x_ref(y, x, *, dim=-1):
     out = promote(_float(y).dtype, x.dtype)
-    return np.asarray(np.trapezoid(y.astype(np.float64), x.astype(np.float64), axis=dim)
+    return np.asarray(np.trapezoid(_wide(y), x.astype(np.float64), axis=dim)
                       ).astype(out)
 
 
 def _trapezoid_dx_ref(y, *, dx=1, dim=-1):
     y = _float(y)
-    return np.asarray(np.trapezoid(y.astype(np.float64), dx=dx, axis=dim)).astype(y.dtype)
+    return np.asarray(np.trapezoid(_wide(y), dx=dx, axis=dim)).astype(y.dtype)
 
 
 def _cumulative(y, dim, **kw):
     if y.shape[dim] == 0:                # SciPy wants a point; PyTorch gives an empty result
         return np.empty(y.shape, np.float64)
-    return scipy.integrate.cumulative_trapezoid(y.astype(np.float64), axis=dim, **kw)
+    return scipy.integrate.cumulative_trapezoid(_wide(y), axis=dim, **kw)
 
 
 def _cumtrapz_x_ref(y, x, *, dim=-1):
@@ -482,10 +487,10 @@ def _narrow_copy_errors(info, device):
 
 
 def _entries():
-    E, ALL = OpInfo, ALL_DTYPES
+    E, ALL = OpInfo, ALL_DTYPES + COMPLEX
     return [
         E(C.diff, _diff_ref, ALL, _diff_samples, error_inputs=_diff_errors),
-        E(C.nan_to_num, _nan_to_num_ref, ALL + COMPLEX, _nan_to_num_samples),
+        E(C.nan_to_num, _nan_to_num_ref, ALL, _nan_to_num_samples),
         E(C.kron, _kron_ref, ALL, _kron_samples),
         E(C.rot90, _rot90_ref, ALL, _rot90_samples, error_inputs=_rot90_errors),
         E(C.tensor_split_sections, _array_split_ref, ALL, _sections_samples,
@@ -515,12 +520,12 @@ def _entries():
           _tri_indices_samples, error_inputs=_tri_indices_errors("triu_indices")),
         E(C.combinations, _combinations_ref, ALL, _combinations_samples,
           error_inputs=_combinations_errors),
-        E(C.trapezoid_x, _trapezoid_x_ref, FLOATS + INTS, _trapezoid_x_samples, tols=TOLS,
+        E(C.trapezoid_x, _trapezoid_x_ref, NUMERIC, _trapezoid_x_samples, tols=TOLS,
           error_inputs=_trapezoid_errors),
-        E(C.trapezoid_dx, _trapezoid_dx_ref, FLOATS + INTS, _trapezoid_dx_samples, tols=TOLS),
-        E(C.cumulative_trapezoid_x, _cumtrapz_x_ref, FLOATS + INTS, _trapezoid_x_samples,
+        E(C.trapezoid_dx, _trapezoid_dx_ref, NUMERIC, _trapezoid_dx_samples, tols=TOLS),
+        E(C.cumulative_trapezoid_x, _cumtrapz_x_ref, NUMERIC, _trapezoid_x_samples,
           tols=TOLS),
-        E(C.cumulative_trapezoid_dx, _cumtrapz_dx_ref, FLOATS + INTS, _trapezoid_dx_samples,
+        E(C.cumulative_trapezoid_dx, _cumtrapz_dx_ref, NUMERIC, _trapezoid_dx_samples,
           tols=TOLS),
         E(C.narrow_copy, _narrow_copy_ref, ALL, _narrow_copy_samples,
           error_inputs=_narrow_copy_errors),
