@@ -25,9 +25,10 @@ from ..core.tensor import Size, Tensor
 from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
-from . import (complex_ops, conversion, creation, factorizations, index_ops, indexing, linalg,
-               math, nn, order_statistics, pointwise_math, precision, reduction, shape, sorting,
-               special, statistics)
+from . import (combine, complex_ops, conversion, creation, factorizations, index_ops, indexing,
+               linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
+               sorting, special, statistics)
+from .combine import *  # noqa: F403
 from .complex_ops import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
@@ -65,4 +66,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + indexing.__all__
            + linalg.__all__ + math.__all__ + nn.__all__ + precision.__all__ + reduction.__all__
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
-           + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__)
+           + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__
+           + combine.__all__)

@@ -1,11 +1,11 @@
 """Operator definitions, one module per family; importing this package defines them all."""
 from .. import prims
-from . import (amp, arrange, complex_ops, conversion, elementwise, elementwise_ternary,
+from . import (amp, arrange, combine, complex_ops, conversion, elementwise, elementwise_ternary,
                elementwise_unary, factorizations, factory, fft, index_ops, indexing, linalg,
                matrix_functions, nn, order_statistics, pointwise_math, random, reduction, shape,
                sorting, special, statistics)
 
-__all__ = ["prims", "amp", "arrange", "complex_ops", "conversion", "elementwise",
+__all__ = ["prims", "amp", "arrange", "combine", "complex_ops", "conversion", "elementwise",
            "elementwise_ternary", "elementwise_unary", "factorizations", "factory", "fft",
            "index_ops", "indexing", "linalg", "matrix_functions", "nn", "order_statistics",
            "pointwise_math", "random", "reduction", "shape", "sorting", "special", "statistics"]

@@ -19,15 +19,15 @@ from __future__ import annotations
 from ...ir.variants import variants_of
 from ..database import by_name, op_db, op_name
 from ..variant_entries import inplace_entry, out_entry
-from . import (amp, arrange, complex_ops, conversion, elementwise, elementwise_ternary,
+from . import (amp, arrange, combine, complex_ops, conversion, elementwise, elementwise_ternary,
                factorizations, factory, fft, index_ops, indexing, linalg, matrix_functions, nn,
                order_statistics, pointwise_math, prims, random, reduction, shape, sorting,
                special, statistics)
 
-__all__ = ["entries", "entry_for", "amp", "arrange", "complex_ops", "conversion", "elementwise",
-           "elementwise_ternary", "factorizations", "factory", "fft", "index_ops", "indexing",
-           "linalg", "matrix_functions", "nn", "order_statistics", "pointwise_math", "prims",
-           "random", "reduction", "shape", "sorting", "special", "statistics"]
+__all__ = ["entries", "entry_for", "amp", "arrange", "combine", "complex_ops", "conversion",
+           "elementwise", "elementwise_ternary", "factorizations", "factory", "fft", "index_ops",
+           "indexing", "linalg", "matrix_functions", "nn", "order_statistics", "pointwise_math",
+           "prims", "random", "reduction", "shape", "sorting", "special", "statistics"]
 
 _derived: dict = {}      # id(functional entry) -> its derived entries
 
