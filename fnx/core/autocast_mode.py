@@ -124,8 +124,8 @@ def clear_autocast_cache() -> None:
 
 
 def autocast_state() -> tuple:
-    """What a compiled program's casts depend on: the enabled device types with their dtypes,
-    and whether the cache is on (part of ``fnx.compile``'s guards)."""
+    """What a compiled program's casts depend on: the enabled device types with their dtypes
+    (part of ``fnx.compile``'s guards; the cast cache is never used while tracing)."""
     st = tls.state
     if not st.include & _ALL_BITS:
         return ()
