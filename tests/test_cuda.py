@@ -240,7 +240,10 @@ def _view_cases():
             continue
         dtype = fnx.float32 if fnx.float32 in info.dtypes else info.dtypes[0]
         for i, s in enumerate(info.sample_inputs("cpu", dtype)[:4]):
-            out.append(pytest.param(info, s, id=f"{info.name}-{i}"))
+            marks = () if isinstance(s.input, fnx.Tensor) else pytest.mark.skip(
+                reason="views of a list of tensors (broadcast_tensors): the write-through "
+                       "harness takes one base tensor")
+            out.append(pytest.param(info, s, id=f"{info.name}-{i}", marks=marks))
     return out
 
 
