@@ -77,6 +77,10 @@ class ProgramPlan:
         self.rebind_inputs = [i for i, *_ in self.rebinds]
         self.donate_pairs = sorted(donate)
         self.donate = tuple(j for j, _ in self.donate_pairs)
+        rebound = {i: (k, key) for i, k, key in self.rebinds}
+        # (input position, output index, storage key, input) of each donated buffer: its
+        # output holds the old value when a value check fails (Program.call_guarded)
+        self.donated_outs = tuple((j, *rebound[i], i) for j, i in self.donate_pairs)
         # .grad values that are program outputs: (input, output, how its tensor is made)
         self.grad_outs, self.grad_other = [], []
         for i, n in entry.grad_writes:
@@ -136,7 +140,11 @@ class ProgramPlan:
                 break
             olds.append(old)
             arrays.append(old.__dict__[key])
-        outs = self.program.call_arrays(arrays, donate, len(olds))
+        program = self.program
+        if (donate or olds) and program.guards_buffers():
+            outs = self._call_guarded(inputs, arrays, donate, olds)
+        else:
+            outs = program.call_arrays(arrays, donate, len(olds))
         del arrays
         made = {}               # output index -> the one tensor holding it
         for (i, k, key), ok in zip(self.rebinds, free):
@@ -182,6 +190,28 @@ class ProgramPlan:
             return inputs[k] if kind == "in" else k
         where = self.where
         return map_nodes(self.result, lambda n: self._value(where[n], outs, made, inputs))
+
+    def _call_guarded(self, inputs, arrays, donate, olds):
+        """The program's outputs for a call that gives up buffers with value checks on. If
+        a check failed, the tensors whose buffers were given up get them back (the outputs
+        then hold their old values: no version bump, nothing changed) before the error is
+        raised."""
+        n = len(self.feed)
+        keep = tuple((j, k) for j, k, _, _ in self.donated_outs) if donate else ()
+        keep += tuple((n + s, g[1]) for s, g in enumerate(self.grad_outs[:len(olds)]))
+        outs, error = self.program.call_guarded(arrays, donate, len(olds), keep)
+        if error is None:
+            return outs
+        if donate:
+            for _, k, key, i in self.donated_outs:
+                d = inputs[i].__dict__
+                d[key] = outs[k]
+                if key == "_jax":
+                    d.pop("_data", None)
+                    d.pop("_jview", None)
+        for old, (_, k, key, *_) in zip(olds, self.grad_outs):
+            old.__dict__[key] = outs[k]
+        raise error
 
     def _value(self, w, outs, made, inputs):
         kind, k = w

@@ -13,6 +13,7 @@ of a 64-bit dtype is not yet a ``jax.Array`` (JAX would narrow a NumPy int64 to 
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import jax
@@ -95,10 +96,18 @@ def range_status(x, low, high):
 def raise_failed(checks, status) -> None:
     """Raise the error of the first failed check (``status`` from ``graph_program``; reading
     it waits for the program: one host round-trip per call, not per op)."""
+    error = failed_check(checks, status)
+    if error is not None:
+        raise error
+
+
+def failed_check(checks, status):
+    """The exception of the first failed check in ``status``, or None."""
     status = np.asarray(status)
     for (error, message), (failed, bad) in zip(checks, status):
         if failed:
-            raise range_error(error, message, int(bad))
+            return range_error(error, message, int(bad))
+    return None
 
 
 def compile_graph(target, graph):
@@ -143,6 +152,16 @@ class Program:
         self.checker = jax.jit(lambda *a: program(*a)[-1]) if self.checks else None
         self._checker_call = None
         self._exact_checked = exact_checked
+
+        def guarded(keep, n, *arrays):
+            # outputs and status; an output that replaces a buffer given up (``keep``: out
+            # index for input position) is that input's own value when a check failed
+            outs = exact_checked(*arrays[:n])
+            ok = jax.numpy.logical_not(jax.numpy.any(outs[-1][:, 0] != 0))
+            for j, k in keep:
+                outs[k] = jax.numpy.where(ok, outs[k], arrays[j])
+            return outs
+        self._guarded = guarded
 
         self.program = exact            # the un-jitted function of arrays (compiled autograd)
         self.out_nodes = out_nodes
@@ -208,6 +227,43 @@ class Program:
             outs = call(*arrays)
         raise_failed(self.checks, outs[-1])
         return outs[:-1]
+
+    def guards_buffers(self) -> bool:
+        """Whether a call that gives up buffers must go through ``call_guarded``."""
+        return self.checker is not None and self.check_values
+
+    def call_guarded(self, arrays, donate, sinks, keep):
+        """``call_arrays`` for a call that gives up buffers (inputs at ``donate``, the last
+        ``sinks`` arrays) while value checks are on, as one program: it computes the
+        outputs and the checks' status, and each output that replaces a given-up buffer
+        (``keep``: (input position, output index)) holds that input's own value when a
+        check failed. Returns ``(outputs, error)``: when ``error`` is not None the caller
+        rebinds the given-up tensors to their (unchanged) outputs, then raises it. One
+        program and one host read per call, where a separate check program cost a second
+        launch and a wait before the first."""
+        key = ("guarded", donate, sinks, keep)
+        call = self._compiled.get(key)
+        try:
+            if call is None:
+                n = len(arrays) - sinks
+                fn = functools.partial(self._guarded, keep, n)
+                given = donate + tuple(range(n, len(arrays)))
+                with jax.enable_x64(True):
+                    compiled = jax.jit(fn, donate_argnums=given, keep_unused=True) \
+                        .lower(*arrays).compile()
+                    outs = compiled(*arrays)
+                self._compiled[key] = getattr(compiled, "_call", None) or compiled
+            elif any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
+                with jax.enable_x64(True):
+                    outs = call(*arrays)
+            else:
+                outs = call(*arrays)
+        except RuntimeError as e:   # XLA's RESOURCE_EXHAUSTED: fnx.OutOfMemoryError
+            oom = out_of_memory(e, "fnx.compile: the compiled program")
+            if oom is None:
+                raise
+            raise oom from None
+        return outs[:-1], failed_check(self.checks, outs[-1])
 
     def check(self, arrays) -> None:
         """Run the value checks on ``arrays`` (placeholder order) and raise the first that
