@@ -154,13 +154,21 @@ class Program:
         self._exact_checked = exact_checked
 
         def guarded(keep, n, *arrays):
-            # outputs and status; an output that replaces a buffer given up (``keep``: out
-            # index for input position) is that input's own value when a check failed
-            outs = exact_checked(*arrays[:n])
-            ok = jax.numpy.logical_not(jax.numpy.any(outs[-1][:, 0] != 0))
-            for j, k in keep:
-                outs[k] = jax.numpy.where(ok, outs[k], arrays[j])
-            return outs
+            # The checks' status first, then the step under a cond: when a check failed,
+            # each output that replaces a buffer given up (``keep``: (input position,
+            # output index)) is that input's own value, the others zeros. A select after
+            # the step would read the given-up buffer and keep a temporary per output.
+            status = program(*arrays[:n])[-1]
+            ok = jax.numpy.logical_not(jax.numpy.any(status[:, 0] != 0))
+            kept = {k: j for j, k in keep}
+
+            def run(a):
+                return [_exact(o, dt) for o, dt in zip(program(*a[:n])[:-1], dtypes)]
+
+            def failed(a):
+                return [a[kept[k]] if k in kept else jax.numpy.zeros(node.meta.shape, dt)
+                        for k, (node, dt) in enumerate(zip(out_nodes, dtypes))]
+            return jax.lax.cond(ok, run, failed, list(arrays)) + [status]
         self._guarded = guarded
 
         self.program = exact            # the un-jitted function of arrays (compiled autograd)
