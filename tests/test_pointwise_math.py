@@ -2,6 +2,8 @@
 torch's: values against NumPy (eager and compiled), PyTorch's edge values and errors,
 in-place forms, gradients against finite differences."""
 import math
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -153,3 +155,19 @@ def test_frexp():
         fnx.frexp(fnx.arange(3))
     x = T([3.0, -0.3]).requires_grad_()
     assert gradcheck(lambda t: fnx.frexp(t).mantissa, [x])
+
+
+def test_ieee_special_values_are_silent_as_in_pytorch():
+    """inf - inf, 0 * inf, log(0), 0 / 0 give NaN/inf without a warning (NumPy warns;
+    PyTorch does not), even under ``-W error::RuntimeWarning``; the values are NumPy's."""
+    code = ("import fnx, numpy as np\n"
+            "a = fnx.tensor([float('inf'), 1.0, 0.0]); b = fnx.tensor([float('inf'), 0.0, 0.0])\n"
+            "for r in (a - b, a * b, a / b, fnx.log(b), fnx.isclose(a, b), (a - b).mean()):\n"
+            "    print(r.tolist())\n")
+    out = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", code],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    x, y = np.array([np.inf, 1.0, 0.0], np.float32), np.array([np.inf, 0.0, 0.0], np.float32)
+    with np.errstate(all="ignore"):
+        expected = [x - y, x * y, x / y, np.log(y), np.isclose(x, y), (x - y).mean()]
+    for line, want in zip(out, expected, strict=True):
+        np.testing.assert_array_equal(np.array(eval(line, {"nan": np.nan, "inf": np.inf})), want)  # noqa: S307
