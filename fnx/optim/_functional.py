@@ -39,6 +39,15 @@ def check_lr(lr) -> None:
         raise ValueError(f"Invalid learning rate: {lr}")
 
 
+def check_adam_args(lr, betas, eps, weight_decay) -> None:
+    """PyTorch's argument checks of the Adam family (Adam, AdamW, Adamax, NAdam, RAdam)."""
+    check_lr(lr)
+    check("epsilon value", 0.0 <= eps, eps)
+    check("beta parameter at index 0", 0.0 <= betas[0] < 1.0, betas[0])
+    check("beta parameter at index 1", 0.0 <= betas[1] < 1.0, betas[1])
+    check("weight_decay value", 0.0 <= weight_decay, weight_decay)
+
+
 def make_state(state: dict, p: Tensor, **factories) -> dict:
     """Fill ``state`` (one parameter's) on its first step: each ``factories`` value is
     called to make the tensor of that name. Made outside a compiled step's trace, on real

@@ -3,18 +3,11 @@ from __future__ import annotations
 
 from .. import api as fnx
 from .. import compiler
-from ._functional import addcmul_, check, check_lr, lerp_
+from ._functional import addcmul_, check_adam_args, lerp_
 from .optimizer import Optimizer, _use_grad
 
 __all__ = ["Adam"]
 
-
-def _check_adam(lr, betas, eps, weight_decay):
-    check_lr(lr)
-    check("epsilon value", 0.0 <= eps, eps)
-    check("beta parameter at index 0", 0.0 <= betas[0] < 1.0, betas[0])
-    check("beta parameter at index 1", 0.0 <= betas[1] < 1.0, betas[1])
-    check("weight_decay value", 0.0 <= weight_decay, weight_decay)
 
 
 def adam_update(p, grad, state, *, lr, beta1, beta2, eps, amsgrad, step):
@@ -54,7 +47,7 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None):
-        _check_adam(lr, betas, eps, weight_decay)
+        check_adam_args(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize, foreach=foreach,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import api as fnx
-from ._functional import as_float64, check, check_lr, lerp_, make_state
+from ._functional import as_float64, check_adam_args, lerp_, make_state
 from .optimizer import Optimizer, _use_grad
 
 __all__ = ["Adamax"]
@@ -23,11 +23,7 @@ class Adamax(Optimizer):
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
-        check_lr(lr)
-        check("epsilon value", 0.0 <= eps, eps)
-        check("beta parameter at index 0", 0.0 <= betas[0] < 1.0, betas[0])
-        check("beta parameter at index 1", 0.0 <= betas[1] < 1.0, betas[1])
-        check("weight_decay value", 0.0 <= weight_decay, weight_decay)
+        check_adam_args(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable,

@@ -1,7 +1,8 @@
 """``AdamW``: Adam with decoupled weight decay, as ``torch.optim.AdamW``."""
 from __future__ import annotations
 
-from .adam import Adam, _check_adam
+from ._functional import check_adam_args
+from .adam import Adam
 
 __all__ = ["AdamW"]
 
@@ -24,7 +25,7 @@ class AdamW(Adam):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
                  amsgrad=False, *, maximize=False, foreach=None, capturable=False,
                  differentiable=False, fused=None):
-        _check_adam(lr, betas, eps, weight_decay)
+        check_adam_args(lr, betas, eps, weight_decay)
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
                          maximize=maximize, capturable=capturable,
                          differentiable=differentiable, fused=fused)
