@@ -26,13 +26,14 @@ from ..core.device import CPU
 from ..core.dispatch_key import DispatchKey
 from ..dispatch import dispatcher as _d
 from ..graph.graph import NodeMeta
-from ..ir.registry import TensorMeta
+from ..ir.registry import TensorMeta, nondifferentiable
 from ..keys import inplace_or_view as _inplace_or_view
 from ..lower.jax import JAX_TARGET
 from ..lower.jax_compile import tensor_maker
 from ..lower.jax_storage import feed
+from ..ops import aten
 
-__all__ = ["JaxFunction", "call", "CALL"]
+__all__ = ["JaxFunction", "call", "CALL", "STOP_GRADIENT"]
 
 _functions: dict = {}           # key -> JaxFunction (graphs name their function by key)
 _count = itertools.count()
@@ -146,6 +147,28 @@ def _schema_op():
 
 
 CALL = _schema_op()
+
+
+def _stop_gradient_op():
+    """``fnx_func::stop_gradient``: what ``detach()`` records in a transform's trace (the
+    value, as a constant for JAX's differentiation: ``lax.stop_gradient``)."""
+    op = _d.define("stop_gradient(Tensor self) -> Tensor", (), "fnx_func")
+    _inplace_or_view.register_op(op)
+
+    def meta(self):
+        return TensorMeta(tuple(self.shape), self.dtype)
+
+    op.meta = meta
+    op.register(DispatchKey.Meta, lambda ks, *a, **k: to_meta(meta(*a, **k)))
+    op.register(DispatchKey.CPU, lambda ks, self: aten.clone.default(self))
+    op.register(DispatchKey.CUDA, lambda ks, self: aten.clone.default(self))
+    JAX_TARGET.rules[op] = jax.lax.stop_gradient
+    nondifferentiable(op)
+    _autograd_kernels.register_op(op)
+    return op
+
+
+STOP_GRADIENT = _stop_gradient_op()
 
 
 def call(fn: JaxFunction, inputs) -> list:

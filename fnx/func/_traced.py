@@ -27,12 +27,13 @@ from ..core.meta_array import MetaArray, meta_tensor
 from ..core.grad_mode import no_grad
 from ..core.tensor import Tensor
 from ..graph import guards
-from ..graph.tracer import DataDependentError, is_compiling, trace
+from ..graph.tracer import DataDependentError, FunctionalTracingMode, is_compiling, trace
 from ..ir import prims as P
 from ..ir.aten.random import next_key
 from ..lower.jax import JAX_TARGET
 from ..lower.jax_compile import graph_program
-from ._program_op import JaxFunction, call
+from ..ops import aten
+from ._program_op import STOP_GRADIENT, JaxFunction, call
 
 __all__ = ["Traced", "flatten", "unflatten", "aval", "run_checks", "fn_name"]
 
@@ -53,6 +54,16 @@ def aval(t) -> jax.ShapeDtypeStruct:
 def fn_name(func) -> str:
     return getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or \
         type(func).__name__
+
+
+class _TransformTracing(FunctionalTracingMode):
+    """The functional tracer, recording ``detach()`` as a stop-gradient: a detached value
+    is a constant for the transform's differentiation, as in ``torch.func``."""
+
+    def handle(self, op, ks, args, kwargs):
+        if op is aten.detach.default:
+            return super().handle(STOP_GRADIENT, ks, args, kwargs)
+        return super().handle(op, ks, args, kwargs)
 
 
 class Traced:
@@ -94,7 +105,8 @@ class Traced:
             with no_grad():
                 graph = trace(flat, *examples, input_names=[f"x{i}" for i in
                                                              range(self.n_args)],
-                              decompose_to="prims", lift_captured=True, functional=True)
+                              decompose_to="prims", lift_captured=True, functional=True,
+                              mode_class=_TransformTracing)
         except DataDependentError as e:
             raise RuntimeError(
                 f"{name}: `{fn_name(func)}` depends on the values of tensors in Python "
