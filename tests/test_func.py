@@ -357,6 +357,12 @@ def test_model_ensembling_with_stack_module_state_matches_a_loop():
         W1, b1 = npy(m[0].weight), npy(m[0].bias)
         W2, b2 = npy(m[2].weight), npy(m[2].bias)
         close(got[i], np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, 1e-5)
+    # training the ensemble: gradients reach the stacked parameters
+    got.pow(2).sum().backward()
+    for i, m in enumerate(models):
+        m(t(x)).pow(2).sum().backward()
+        close(params["0.weight"].grad[i], npy(m[0].weight.grad), 1e-4)
+        close(params["2.bias"].grad[i], npy(m[2].bias.grad), 1e-4)
     # different data per model
     xs = rand(4, 6, 3)
     got = vmap(run)(params, buffers, t(xs))
@@ -453,8 +459,10 @@ def test_vmap_argument_errors():
         vmap(lambda a, b: a + b)(fnx.ones(2, 3), fnx.ones(3, 3))
     with pytest.raises(ValueError, match="non-Tensor"):
         vmap(lambda a, s: a * s)(fnx.ones(2), 3.0)
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(ValueError, match="expected `in_dims` to be int"):
         vmap(lambda a: a, in_dims=None)(fnx.ones(2))
+    with pytest.raises(ValueError, match="at least one"):
+        vmap(lambda a: a, in_dims=(None,))(fnx.ones(2))
     with pytest.raises(ValueError, match="not compatible"):
         vmap(lambda a, b: a, in_dims=((0, 0), 0))(fnx.ones(2), fnx.ones(2))
     with pytest.raises(RuntimeError, match="randomness"):

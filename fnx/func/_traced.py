@@ -119,6 +119,8 @@ class Traced:
                 f"(a module buffer such as batch norm's running stats?), which {name} does "
                 f"not support; call model.eval() or make the function out-of-place")
         self.out_tree = holder["tree"]
+        # keep the constants only: a cached trace must not hold the first call's tensors
+        self.leaves = [None if isinstance(x, Tensor) else x for x in leaves]
         self.extras = [src for src in graph.input_sources if src[0] != "arg"]
         self.has_random = any(kind == "rng" for kind, _ in self.extras)
         # captured tensors of an enclosing trace: this trace is valid for that one only

@@ -218,7 +218,7 @@ class _Vmap(_Transformed):
         if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
             raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
                              f"{chunk_size})")
-        if not (_is_dim(in_dims) or isinstance(in_dims, tuple)):
+        if not (isinstance(in_dims, (int, tuple)) and not isinstance(in_dims, bool)):
             raise ValueError(f"vmap(f, in_dims={in_dims!r}, ...): expected `in_dims` to be int "
                              f"or a (potentially nested) tuple matching the structure of "
                              f"inputs, got: {type(in_dims).__name__}.")
