@@ -485,3 +485,22 @@ def test_transform_caches_its_trace_and_retraces_on_new_state():
     k = 5.0                                 # a closure cell changed: retraced
     close(g(fnx.ones(3, 2)), np.full((3, 2), 5.0))
     assert len(calls) == 2
+
+
+# ----------------------------------------------------------------------------- cuda
+
+@pytest.mark.skipif(not fnx.cuda.is_available(),
+                    reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
+def test_transforms_on_cuda_tensors_stay_on_the_device():
+    x0, w0 = rand(4, 3), rand(3)
+    x = fnx.tensor(x0, device="cuda")
+    w = fnx.tensor(w0, device="cuda", requires_grad=True)
+    y = vmap(lambda r: (r * w).sum() ** 2)(x)
+    assert y.device.type == "cuda"
+    close(y.cpu(), (x0 @ w0) ** 2, 1e-5)
+    y.sum().backward()
+    assert w.grad.device.type == "cuda"
+    close(w.grad.cpu(), (2 * (x0 @ w0))[:, None].__mul__(x0).sum(0), 1e-4)
+    g = vmap(grad(lambda r: (r ** 3).sum()))(x)
+    assert g.device.type == "cuda"
+    close(g.cpu(), 3 * x0 ** 2, 1e-5)
