@@ -504,3 +504,39 @@ def test_transforms_on_cuda_tensors_stay_on_the_device():
     g = vmap(grad(lambda r: (r ** 3).sum()))(x)
     assert g.device.type == "cuda"
     close(g.cpu(), 3 * x0 ** 2, 1e-5)
+
+
+# ----------------------------------------------------------------------------- in-place writes
+
+def test_vmap_writes_a_mapped_input_in_place():
+    x0 = rand(2, 3)
+    x = t(x0)
+
+    def f(r):
+        r.add_(1)
+        return r * 2
+    out = vmap(f, in_dims=1)(x)
+    close(x, x0 + 1)
+    close(out, 2 * (x0 + 1).T)
+
+
+def test_grad_updates_batch_norm_running_stats_as_eager():
+    fnx.manual_seed(3)
+    model = fnx.nn.Sequential(fnx.nn.Linear(3, 3), fnx.nn.BatchNorm1d(3))
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    xb = rand(8, 3)
+    g = grad(lambda p, x: functional_call(model, p, (x,)).pow(2).sum())(params, t(xb))
+    h = xb @ npy(model[0].weight).T + npy(model[0].bias)
+    close(model[1].running_mean, 0.1 * h.mean(0), 1e-5)
+    close(model[1].running_var, 0.9 + 0.1 * h.var(0, ddof=1), 1e-5)
+    assert int(model[1].num_batches_tracked) == 1
+    # batch norm's output is standardized per feature: the loss sum(y^2) is constant in the
+    # Linear layer's weights (8 per feature with gamma=1, up to eps), so their gradient
+    # vanishes (to float32 rounding of sums of size 8)
+    close(g["0.weight"], np.zeros((3, 3)), 5e-3)
+    close(g["1.weight"], 2 * 8 * np.ones(3) * (h.var(0) / (h.var(0) + 1e-5)), 1e-3)
+
+
+def test_vmap_refuses_a_per_example_write_into_an_unmapped_buffer():
+    with pytest.raises(RuntimeError, match="not mapped"):
+        vmap(fnx.nn.BatchNorm1d(3))(fnx.ones(4, 2, 3))

@@ -71,9 +71,9 @@ class Traced:
 
     ``examples`` are ``(args, kwargs)`` whose tensor leaves give the traced shapes (a
     transform passes per-example shapes for vmap). Attributes: ``n_args`` tensor leaves,
-    ``extras`` (the sources of the extra inputs), ``out_tree``/``out_metas`` (the output's
-    structure and each leaf's (shape, dtype)), ``raw_out`` (a check the transform ran on
-    the output, see ``check_output``), ``checks``.
+    ``extras`` (the sources of the extra inputs), ``out_tree`` (the output's structure, of
+    ``n_user`` leaves), ``out_metas`` (each output leaf's (shape, dtype), then those of the
+    new values of the inputs at ``written``), ``checks``.
     """
 
     def __init__(self, func, args, kwargs, name, check_output=None):
@@ -93,6 +93,7 @@ class Traced:
             if check_output is not None:
                 check_output(out)
             outs, holder["tree"] = flatten(out)
+            holder["n"] = len(outs)
             for o in outs:
                 if not isinstance(o, Tensor):
                     raise ValueError(f"{name}: `{fn_name(func)}` must only return Tensors "
@@ -113,12 +114,12 @@ class Traced:
                 f"(Tensor.item(), bool(tensor), data-dependent control flow such as `if "
                 f"x.sum() > 0:`), which {name} does not support: it traces the function "
                 f"once for all values. Rewrite it with tensor ops (fnx.where). ({e})") from None
-        if graph.mutated_inputs:
-            raise RuntimeError(
-                f"{name}: `{fn_name(func)}` writes its inputs or tensors it captured in place "
-                f"(a module buffer such as batch norm's running stats?), which {name} does "
-                f"not support; call model.eval() or make the function out-of-place")
+        # Inputs the function writes in place (a buffer's running stats, ``x.add_(1)``):
+        # their new values are outputs after the function's own, written back by
+        # ``write_back`` after each call.
+        self.written = [i for i, _ in graph.mutated_inputs]
         self.out_tree = holder["tree"]
+        self.n_user = holder["n"]       # the function's outputs (then the written inputs')
         # keep the constants only: a cached trace must not hold the first call's tensors
         self.leaves = [None if isinstance(x, Tensor) else x for x in leaves]
         self.extras = [src for src in graph.input_sources if src[0] != "arg"]
@@ -154,6 +155,12 @@ class Traced:
             else:       # a float read through read_traced
                 out.append(wrap(np.asarray(src(), np.float64), D.float64))
         return out
+
+    def write_back(self, inputs, values) -> None:
+        """Copy the new values of the inputs the function wrote into them."""
+        with no_grad():
+            for i, v in zip(self.written, values):
+                inputs[i].copy_(v)
 
     def arg_tensors(self, args, kwargs) -> list:
         leaves, _ = flatten((tuple(args), dict(kwargs)))

@@ -276,7 +276,7 @@ class _Vmap(_Transformed):
                 in_axes[i] = 0
         else:
             rng_at = []
-        out_leaves = list(range(len(traced.out_metas)))
+        out_leaves = list(range(traced.n_user))
         out_dims = _broadcast(self.out_dims, unflatten(traced.out_tree, out_leaves),
                               "out_dims", name)
         out_axes = []
@@ -286,6 +286,8 @@ class _Vmap(_Transformed):
                                  f"{len(shape)} (with the vmapped dimension, "
                                  f"{len(shape) + 1}), out of range")
             out_axes.append(None if d is None else d % (len(shape) + 1))
+        # a written input gets its new value back along its own mapped dimension
+        out_axes += [in_axes[i] for i in traced.written]
         chunk = self.chunk_size if self.chunk_size is not None else batch
 
         def mapped(*arrays):
@@ -319,6 +321,11 @@ class _Vmap(_Transformed):
         try:
             jf = JaxFunction(fn, _avals(ex_inputs), "vmap")
         except ValueError as e:
+            if any(in_axes[i] is None for i in traced.written):
+                raise RuntimeError(f"{name}: the function writes in place into a tensor that "
+                                   f"is not mapped (in_dims None, or captured: a module "
+                                   f"buffer?) a value that differs per example; map that "
+                                   f"tensor too, or make the function out-of-place") from None
             if "out_axes" in str(e) or "mapped output" in str(e):
                 raise ValueError(f"{name}: an output that does not depend on the mapped inputs "
                                  f"can only have out_dims None; one that does cannot: {e}"
@@ -328,7 +335,9 @@ class _Vmap(_Transformed):
 
         def run_fn(args, kwargs, first=[ex_inputs]):
             inputs = first.pop() if first else _inputs(traced, args, kwargs)
-            return unflatten(traced.out_tree, run(jf, inputs, n_out, traced.checks))
+            outs = run(jf, inputs, n_out, traced.checks)
+            traced.write_back(inputs, outs[traced.n_user:])
+            return unflatten(traced.out_tree, outs[:traced.n_user])
         return _Plan(traced, run_fn)
 
 
@@ -384,9 +393,11 @@ class _Grad(_Transformed):
         n_out = len(pos) + len(traced.out_metas)
 
         def run_fn(args, kwargs):
-            outs = run(jf, _inputs(traced, args, kwargs), n_out, traced.checks)
+            inputs = _inputs(traced, args, kwargs)
+            outs = run(jf, inputs, n_out, traced.checks)
             grads = nums.build(outs[:len(pos)])
-            rest = unflatten(traced.out_tree, outs[len(pos):])
+            traced.write_back(inputs, outs[len(pos) + traced.n_user:])
+            rest = unflatten(traced.out_tree, outs[len(pos):len(pos) + traced.n_user])
             if self.with_value:
                 return grads, rest
             return (grads, rest[1]) if self.has_aux else grads
@@ -474,7 +485,10 @@ class _Jac(_Transformed):
         n_out = n_jac + len(traced.out_metas) - n_main
 
         def run_fn(args, kwargs):
-            outs = run(jf, _inputs(traced, args, kwargs), n_out, traced.checks)
+            inputs = _inputs(traced, args, kwargs)
+            outs = run(jf, inputs, n_out, traced.checks)
+            n_aux = traced.n_user - n_main
+            traced.write_back(inputs, outs[n_jac + n_aux:])
             rows = []
             for r in range(n_main):
                 row = outs[r * per_row:(r + 1) * per_row]
@@ -483,7 +497,7 @@ class _Jac(_Transformed):
                 rows.append(nums.build(row))
             result = unflatten(check.main_tree, rows)
             if self.has_aux:
-                return result, unflatten(check.aux_tree, outs[n_jac:])
+                return result, unflatten(check.aux_tree, outs[n_jac:n_jac + n_aux])
             return result
         return _Plan(traced, run_fn)
 
@@ -564,6 +578,7 @@ def vjp(func, *primals, has_aux=False):
     outs = run(JaxFunction(forward, _avals(inputs), "vjp"), inputs, len(traced.out_metas),
                traced.checks)
     main = outs[:n_main]
+    traced.write_back(inputs, outs[traced.n_user:])
     for t in main:
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
             raise RuntimeError(f"vjp: the outputs of the function must be floating point, "
@@ -601,7 +616,7 @@ def vjp(func, *primals, has_aux=False):
                      for p in primals)
 
     if has_aux:
-        return output, vjp_fn, unflatten(check.aux_tree, outs[n_main:])
+        return output, vjp_fn, unflatten(check.aux_tree, outs[n_main:traced.n_user])
     return output, vjp_fn
 
 
@@ -657,6 +672,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                traced.checks)
     output = unflatten(check.main_tree, outs[:n_main])
     tangent_out = unflatten(check.main_tree, outs[n_main:2 * n_main])
+    traced.write_back(inputs, outs[n_main + traced.n_user:])
     if has_aux:
-        return output, tangent_out, unflatten(check.aux_tree, outs[2 * n_main:])
+        return output, tangent_out, unflatten(check.aux_tree,
+                                              outs[2 * n_main:n_main + traced.n_user])
     return output, tangent_out
