@@ -482,9 +482,13 @@ def test_transform_caches_its_trace_and_retraces_on_new_state():
     close(g(fnx.ones(3, 2)), np.full((3, 2), 2.0))
     close(g(fnx.ones(3, 2) * 3), np.full((3, 2), 6.0))
     assert len(calls) == 1                  # traced once for one signature
+    close(vmap(f)(fnx.ones(3, 2)), np.full((3, 2), 2.0))
+    assert len(calls) == 1                  # a new vmap of the same function: cached too
     k = 5.0                                 # a closure cell changed: retraced
     close(g(fnx.ones(3, 2)), np.full((3, 2), 5.0))
     assert len(calls) == 2
+    close(g(fnx.ones(4, 2)), np.full((4, 2), 5.0))
+    assert len(calls) == 3                  # a new shape: retraced
 
 
 # ----------------------------------------------------------------------------- cuda

@@ -22,8 +22,11 @@ a ``grad`` inside a vmapped function, tensors of the outer trace captured by the
 function). The op's derivative is another ``fnx_func::call`` of the ``jax.vjp`` of its
 function, so eager autograd (``.backward()``) also flows through transformed results.
 
-Traces are cached per transformed function and call signature, guarded as ``fnx.compile``
-guards (the modules, globals and closure cells the function reads). A function whose
+Traces are cached (64, most recently used) per transform, function and call signature,
+guarded as ``fnx.compile`` guards (the modules, globals and closure cells the function
+reads), so ``vmap(grad(f))`` made anew on each step reuses its compiled program. Inputs
+the function writes in place (batch norm's running stats) get their new values after the
+call. A function whose
 Python depends on tensor values (``.item()``, ``if x.sum() > 0``) cannot be traced: the
 transform raises a RuntimeError naming itself. ``functional_call`` and
 ``stack_module_state`` (``_functional_call``) make a module a function of its state.

@@ -15,6 +15,7 @@ already wrapped in ``jax.vmap``/``jax.grad``/...). Because it is an ordinary ope
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import jax
 import numpy as np
@@ -35,8 +36,25 @@ from ..ops import aten
 
 __all__ = ["JaxFunction", "call", "CALL", "STOP_GRADIENT"]
 
-_functions: dict = {}           # key -> JaxFunction (graphs name their function by key)
+# key -> JaxFunction. Weak: what uses a function holds its key, a ``FunctionKey`` that holds
+# the function (graph nodes and autograd nodes recording a call, the transforms' caches).
+_functions = weakref.WeakValueDictionary()
 _count = itertools.count()
+
+
+class FunctionKey(str):
+    """The ``key`` argument of ``fnx_func::call``: a string naming a ``JaxFunction``,
+    holding it (so a graph that records the call keeps its function)."""
+
+    def __new__(cls, name, fn):
+        key = super().__new__(cls, name)
+        key.fn = fn
+        return key
+
+
+def _lookup(key):
+    fn = getattr(key, "fn", None)
+    return fn if fn is not None else _functions[key]
 
 
 def _fnx_dtype(jax_dtype):
@@ -61,7 +79,7 @@ class JaxFunction:
         self.out_dtypes = [_fnx_dtype(o.dtype) for o in self.out_avals]
         with jax.enable_x64(True):
             self.jitted = jax.jit(self._exact)
-        self.key = f"{what}_{next(_count)}"
+        self.key = FunctionKey(f"{what}_{next(_count)}", self)
         self._vjps = {}
         _functions[self.key] = self
 
@@ -110,11 +128,11 @@ def _schema_op():
     _inplace_or_view.register_op(op)
 
     def meta(inputs, key):
-        return [TensorMeta(tuple(a.shape), d)
-                for a, d in zip(_functions[key].out_avals, _functions[key].out_dtypes)]
+        f = _lookup(key)
+        return [TensorMeta(tuple(a.shape), d) for a, d in zip(f.out_avals, f.out_dtypes)]
 
     def kernel(ks, inputs, key):
-        f = _functions[key]
+        f = _lookup(key)
         device = next((t.device for t in inputs if t.ndim), None) or \
             (inputs[0].device if inputs else CPU)
         with jax.enable_x64(True):
@@ -123,10 +141,10 @@ def _schema_op():
                 for o, a, d in zip(outs, f.out_avals, f.out_dtypes)]
 
     def rule(inputs, key):
-        return _functions[key]._exact(*inputs)
+        return _lookup(key)._exact(*inputs)
 
     def backward(grads, inputs, key):
-        f = _functions[key]
+        f = _lookup(key)
         diff_in = tuple(_differentiable(t.dtype) for t in inputs)
         diff_out = tuple(g is not None and _differentiable(d)
                          for g, d in zip(grads, f.out_dtypes))

@@ -16,6 +16,9 @@ an outer trace.
 """
 from __future__ import annotations
 
+import functools
+import types
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -202,12 +205,25 @@ def _passthrough(results, checked) -> JaxFunction:
 
 
 def state_key(func):
-    """What the trace of ``func`` assumed about Python state (see ``fnx.graph.guards``):
-    part of a transform's cache key."""
+    """Which function ``func`` is and what its trace assumed about Python state (see
+    ``fnx.graph.guards``): part of a transform's cache key. A function is its code and
+    defaults, with the globals and closure cells it names (plain values by value, objects
+    by id); another callable, its id; the state of the modules it reaches is included."""
     inner = getattr(func, "_fnx_func_inner", None)
     if inner is not None:
         return ("transform", inner[0], state_key(inner[1]))
-    return (guards.module_state(func), guards.scope_state(func), autocast_state())
+    if isinstance(func, types.MethodType):
+        return ("method", id(func.__self__), state_key(func.__func__),
+                guards.module_state(func))
+    if isinstance(func, functools.partial):
+        # (its bound tensors are captured by identity, so they key by identity)
+        return ("partial", state_key(func.func), tuple(map(id, func.args)),
+                tuple((k, id(v)) for k, v in func.keywords.items()))
+    if isinstance(func, types.FunctionType):
+        who = (func.__code__, describe(func.__defaults__ or ()))
+    else:
+        who = ("id", id(func))
+    return (who, guards.module_state(func), guards.scope_state(func), autocast_state())
 
 
 def describe(value):

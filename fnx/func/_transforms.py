@@ -3,7 +3,7 @@
 A transformed function (``vmap(f)``, ``grad(f)``, ...) traces ``f`` for the call's
 argument shapes (``Traced``), wraps the JAX function in ``jax.vmap``/``jax.grad``/... and
 runs it through the ``fnx_func::call`` op (``_program_op``). Traces are cached per
-transformed function and call signature (shapes, dtypes, devices, other arguments by
+transform, function and call signature (shapes, dtypes, devices, other arguments by
 value; the modules, globals and closure cells ``f`` reads, as ``fnx.compile`` guards).
 """
 from __future__ import annotations
@@ -22,7 +22,11 @@ from ._traced import Traced, aval, describe, flatten, fn_name, run, state_key, u
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
-_CACHE_SIZE = 8
+# Traced plans, most recently used last: shared by every transformed function of the same
+# kind, configuration and function (a ``vmap(grad(f))`` made anew on each step hits too).
+# A plan holds its function, so the ids in its key stay unique while it is cached.
+_CACHE_SIZE = 64
+_plans = collections.OrderedDict()
 
 
 class _Transformed:
@@ -35,24 +39,24 @@ class _Transformed:
             raise TypeError(f"{self.kind}: expected a callable, got {type(func).__name__}")
         self.func = func
         self._fnx_func_inner = ((self.kind,) + config, func)
-        self._cache = collections.OrderedDict()
         functools.update_wrapper(self, func, updated=())
 
     def __call__(self, *args, **kwargs):
-        key = (describe((args, kwargs)), state_key(self.func))
+        key = (self._fnx_func_inner[0], describe((args, kwargs)), state_key(self.func))
         try:
             hash(key)
         except TypeError:
             key = None
-        plan = self._cache.get(key) if key is not None else None
+        plan = _plans.get(key) if key is not None else None
         if plan is None:
             plan = self._plan(args, kwargs)
+            plan.func = self.func
             if key is not None and not plan.traced.captures_trace:
-                self._cache[key] = plan
-                if len(self._cache) > _CACHE_SIZE:
-                    self._cache.popitem(last=False)
+                _plans[key] = plan
+                if len(_plans) > _CACHE_SIZE:
+                    _plans.popitem(last=False)
         else:
-            self._cache.move_to_end(key)
+            _plans.move_to_end(key)
         return plan.run(args, kwargs)
 
     def _plan(self, args, kwargs):
@@ -68,6 +72,7 @@ class _Plan:
     def __init__(self, traced, run_fn):
         self.traced = traced
         self.run = run_fn
+        self.func = None
 
 
 # ----------------------------------------------------------------------------- helpers
