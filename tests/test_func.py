@@ -544,3 +544,24 @@ def test_grad_updates_batch_norm_running_stats_as_eager():
 def test_vmap_refuses_a_per_example_write_into_an_unmapped_buffer():
     with pytest.raises(RuntimeError, match="not mapped"):
         vmap(fnx.nn.BatchNorm1d(3))(fnx.ones(4, 2, 3))
+
+
+def test_forward_over_reverse_and_eager_second_order():
+    x0 = rand(3).astype(np.float64)
+    x = fnx.tensor(x0)
+    # Hessian-vector product of sum(x^3): H = diag(6x)
+    g, hvp = jvp(grad(lambda a: (a ** 3).sum()), (x,), (fnx.ones(3, dtype=fnx.float64),))
+    close(g, 3 * x0 ** 2)
+    close(hvp, 6 * x0)
+    # vjp inside vmap
+    xs = rand(4, 3)
+    got = vmap(lambda r: vjp(lambda a: a.sin(), r)[1](fnx.ones(3))[0])(t(xs))
+    close(got, np.cos(xs))
+    # a transform's result differentiated by autograd: through its input and a captured one
+    w0 = rand(3).astype(np.float64)
+    w = fnx.tensor(w0, requires_grad=True)
+    xr = fnx.tensor(x0, requires_grad=True)
+    g = grad(lambda a: (a ** 3 * w).sum())(xr)          # 3 a^2 w
+    g.sum().backward()
+    close(w.grad, 3 * x0 ** 2)
+    close(xr.grad, 6 * x0 * w0)
