@@ -565,3 +565,11 @@ def test_forward_over_reverse_and_eager_second_order():
     g.sum().backward()
     close(w.grad, 3 * x0 ** 2)
     close(xr.grad, 6 * x0 * w0)
+
+
+def test_dicts_keep_their_key_order():
+    params = {"w": fnx.ones(2), "b": fnx.ones(1), "a": fnx.ones(3)}
+    g = grad(lambda p: sum((v ** 2).sum() for v in p.values()))(params)
+    assert list(g) == ["w", "b", "a"]
+    out = vmap(lambda r: {"s": r.sum(), "l": r})(fnx.ones(2, 2))
+    assert list(out) == ["s", "l"]

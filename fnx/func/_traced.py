@@ -37,17 +37,9 @@ from ..lower.jax import JAX_TARGET
 from ..lower.jax_compile import graph_program
 from ..ops import aten
 from ._program_op import STOP_GRADIENT, JaxFunction, call
+from ._pytree import flatten, unflatten
 
-__all__ = ["Traced", "flatten", "unflatten", "aval", "run_checks", "fn_name"]
-
-
-def flatten(tree):
-    """``(leaves, treedef)`` of a pytree of tensors (tuples, lists, dicts; None is empty)."""
-    return jax.tree_util.tree_flatten(tree)
-
-
-def unflatten(treedef, leaves):
-    return jax.tree_util.tree_unflatten(treedef, list(leaves))
+__all__ = ["Traced", "aval", "run", "run_checks", "fn_name", "state_key", "describe"]
 
 
 def aval(t) -> jax.ShapeDtypeStruct:

@@ -18,7 +18,8 @@ from ..core.meta_array import meta_tensor
 from ..core.tensor import Tensor
 from ..lower.jax import random_key
 from ._program_op import JaxFunction
-from ._traced import Traced, aval, describe, flatten, fn_name, run, state_key, unflatten
+from ._pytree import broadcast_prefix, flatten, unflatten
+from ._traced import Traced, aval, describe, fn_name, run, state_key
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -84,25 +85,13 @@ def _is_dim(d) -> bool:
 def _broadcast(prefix, tree, what, name):
     """One entry of ``prefix`` (int/None, or a pytree prefix of ``tree``) per leaf of
     ``tree``."""
-    n = len(flatten(tree)[0])
-    if _is_dim(prefix):
-        return [prefix] * n
-    out = []
-
-    def put(d, sub):
-        if not _is_dim(d):
-            raise ValueError(f"{name}: {what} must be made of ints and None, got {d!r}")
-        out.extend([d] * len(flatten(sub)[0]))
     try:
-        jax.tree_util.tree_map(put, prefix, tree, is_leaf=_is_dim)
-    except ValueError as e:
-        if "must be made of" in str(e):
-            raise
+        return broadcast_prefix(prefix, tree, _is_dim)
+    except ValueError:
         raise ValueError(f"{name}: {what}={prefix!r} is not compatible with the structure "
                          f"of the {'inputs' if what == 'in_dims' else 'outputs'} "
-                         f"({jax.tree_util.tree_structure(tree)}); it must be an int, None, "
-                         f"or a (nested) tuple matching it") from None
-    return out
+                         f"({flatten(tree)[1]}); it must be an int, None, or a (nested) "
+                         f"tuple matching it") from None
 
 
 def _check_random(traced, randomness, name):
