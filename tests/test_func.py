@@ -573,3 +573,9 @@ def test_dicts_keep_their_key_order():
     assert list(g) == ["w", "b", "a"]
     out = vmap(lambda r: {"s": r.sum(), "l": r})(fnx.ones(2, 2))
     assert list(out) == ["s", "l"]
+
+
+def test_grad_ignores_an_outer_no_grad():
+    x = rand(3)
+    with fnx.no_grad():
+        close(grad(lambda a: (a ** 2).sum())(t(x)), 2 * x)
