@@ -134,6 +134,13 @@ def test_vmap_index_out_of_range_raises_inside_the_transform():
         vmap(lambda i: fnx.nn.functional.embedding(i, table))(idx)
     ok = vmap(lambda i: fnx.nn.functional.embedding(i, table))(fnx.tensor([[0, 1], [2, 3]]))
     close(ok, npy(table)[[[0, 1], [2, 3]]])
+    # a nested transform's check is recorded by the outer trace (vmap, fnx.compile)
+    emb = vmap(lambda i: fnx.nn.functional.embedding(i, table))
+    with pytest.raises(IndexError):
+        vmap(emb)(idx[None])
+    with pytest.raises(IndexError):
+        fnx.compile(lambda i: emb(i) * 2)(idx)
+    close(fnx.compile(lambda i: emb(i) * 2)(fnx.tensor([[3, 1]])), 2 * npy(table)[[[3, 1]]])
 
 
 # ----------------------------------------------------------------------------- grad

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import threading
 
 import jax
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "
 # A plan holds its function, so the ids in its key stay unique while it is cached.
 _CACHE_SIZE = 64
 _plans = collections.OrderedDict()
+_plans_lock = threading.Lock()
 
 
 class _Transformed:
@@ -48,16 +50,18 @@ class _Transformed:
             hash(key)
         except TypeError:
             key = None
-        plan = _plans.get(key) if key is not None else None
+        with _plans_lock:
+            plan = _plans.get(key) if key is not None else None
+            if plan is not None:
+                _plans.move_to_end(key)
         if plan is None:
             plan = self._plan(args, kwargs)
             plan.func = self.func
             if key is not None and not plan.traced.captures_trace:
-                _plans[key] = plan
-                if len(_plans) > _CACHE_SIZE:
-                    _plans.popitem(last=False)
-        else:
-            _plans.move_to_end(key)
+                with _plans_lock:
+                    _plans[key] = plan
+                    if len(_plans) > _CACHE_SIZE:
+                        _plans.popitem(last=False)
         return plan.run(args, kwargs)
 
     def _plan(self, args, kwargs):
