@@ -231,6 +231,10 @@ def test_compiled_function_calling_a_transform():
     xs = rand(4, 3)
     f = fnx.compile(lambda x: vmap(grad(lambda r: (r ** 3).sum()))(x) + 1)
     close(f(t(xs)), 3 * xs ** 2 + 1, 1e-5)
+    # and compiled functions and modules inside a transform are inlined into its trace
+    lin = fnx.nn.Linear(3, 2)
+    close(vmap(fnx.compile(lin))(t(xs)), xs @ npy(lin.weight).T + npy(lin.bias), 1e-5)
+    close(vmap(grad(fnx.compile(lambda a: (a ** 2).sum())))(t(xs)), 2 * xs)
 
 
 # ----------------------------------------------------------------------------- jacobians

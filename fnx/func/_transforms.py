@@ -231,12 +231,11 @@ class _Vmap(_Transformed):
     def _plan(self, args, kwargs):
         name = f"vmap({fn_name(self.func)}, in_dims={self.in_dims!r}, ...)"
         leaves, tree = flatten(args)
-        dims = _broadcast(self.in_dims if isinstance(self.in_dims, tuple) or
-                          _is_dim(self.in_dims) else None, tuple(args), "in_dims", name)
         if isinstance(self.in_dims, tuple) and len(self.in_dims) != len(args):
             raise ValueError(f"{name}(<inputs>): in_dims is not compatible with the structure "
                              f"of `inputs`. in_dims has {len(self.in_dims)} entries but "
                              f"there are {len(args)} inputs")
+        dims = _broadcast(self.in_dims, tuple(args), "in_dims", name)
         sizes, examples = [], []
         for x, d in zip(leaves, dims):
             if d is None:
