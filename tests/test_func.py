@@ -590,3 +590,23 @@ def test_grad_ignores_an_outer_no_grad():
     x = rand(3)
     with fnx.no_grad():
         close(grad(lambda a: (a ** 2).sum())(t(x)), 2 * x)
+
+
+def test_complex_gradients_follow_pytorchs_convention():
+    z0 = np.array([1 + 2j, 3 - 1j], np.complex64)
+    z = fnx.tensor(z0)
+    # d|z|^2 in PyTorch's convention (the conjugate Wirtinger derivative, times 2) is 2z
+    close(grad(lambda a: (a * a.conj()).real.sum())(z), 2 * z0)
+    close(grad(lambda a: (a * a).real.sum())(z), 2 * np.conj(z0))
+    c = 2 + 3j
+    v0 = np.array([1 + 1j, 2 - 1j], np.complex64)
+    (g,) = vjp(lambda a: a * c, z)[1](fnx.tensor(v0))
+    close(g, np.conj(c) * v0)                           # v^H J, conjugated: conj(c) v
+    close(jvp(lambda a: a * c, (z,), (fnx.tensor(v0),))[1], c * v0)
+    zr = fnx.tensor(z0[None], requires_grad=True)
+    vmap(lambda a: a * c)(zr).backward(fnx.tensor(v0[None]))
+    close(zr.grad, np.conj(c) * v0[None])               # as eager autograd of a * c
+    with pytest.raises(RuntimeError, match="Expected all inputs to be real"):
+        jacrev(lambda a: a * 2)(z)
+    with pytest.raises(RuntimeError, match="Expected all outputs to be real"):
+        jacfwd(lambda a: a * (1 + 1j))(fnx.ones(2))

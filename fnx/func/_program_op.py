@@ -34,7 +34,7 @@ from ..lower.jax_compile import tensor_maker
 from ..lower.jax_storage import feed
 from ..ops import aten
 
-__all__ = ["JaxFunction", "call", "CALL", "STOP_GRADIENT"]
+__all__ = ["JaxFunction", "call", "conj", "CALL", "STOP_GRADIENT"]
 
 # key -> JaxFunction. Weak: what uses a function holds its key, a ``FunctionKey`` that holds
 # the function (graph nodes and autograd nodes recording a call, the transforms' caches).
@@ -108,12 +108,18 @@ class JaxFunction:
                 outs = self._exact(*a)
                 return [outs[i] for i in outs_at]
             _, pull = jax.vjp(part, *[primals[i] for i in wrt])
-            return list(pull([_exact(c, self.out_avals[i].dtype)
-                              for c, i in zip(cts, outs_at)]))
+            return [conj(g) for g in pull([conj(_exact(c, self.out_avals[i].dtype))
+                                           for c, i in zip(cts, outs_at)])]
 
         avals = self.in_avals + [self.out_avals[i] for i in outs_at]
         got = self._vjps[(diff_in, diff_out)] = JaxFunction(pullback, avals, "vjp")
         return got
+
+
+def conj(x):
+    """PyTorch's complex gradients are the conjugates of JAX's: a vjp in PyTorch's
+    convention is ``conj(jax_vjp(conj(v)))`` (a no-op on real arrays)."""
+    return jax.numpy.conj(x) if jax.numpy.iscomplexobj(x) else x
 
 
 def _exact(x, dtype):

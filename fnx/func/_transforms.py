@@ -18,7 +18,7 @@ import numpy as np
 from ..core.meta_array import meta_tensor
 from ..core.tensor import Tensor
 from ..lower.jax import random_key
-from ._program_op import JaxFunction
+from ._program_op import JaxFunction, conj
 from ._pytree import broadcast_prefix, flatten, unflatten
 from ._traced import Traced, aval, describe, fn_name, run, state_key
 
@@ -383,7 +383,7 @@ class _Grad(_Transformed):
             (value, (aux, wit)), grads = jax.value_and_grad(
                 scalar, argnums=tuple(range(len(pos))), has_aux=True)(
                     *[arrays[i] for i in pos])
-            return list(grads) + [value] + list(aux) + list(wit)
+            return [conj(g) for g in grads] + [value] + list(aux) + list(wit)
 
         ex_inputs = _inputs(traced, args, kwargs)
         jf = JaxFunction(fn, _avals(ex_inputs), self.kind)
@@ -450,9 +450,15 @@ class _Jac(_Transformed):
             _check_random(traced, self.randomness, kind)
         nums = _Argnums(self.argnums, args, traced, kind)
         pos, k, n_main = nums.positions, len(nums.positions), check.n_main
-        for shape_dtype in traced.out_metas[:n_main]:
-            dt = shape_dtype[1]
-            if not (dt.is_floating_point or dt.is_complex):
+        for i, x in enumerate(traced.arg_tensors(args, kwargs)):
+            if x.dtype.is_complex:
+                raise RuntimeError(f"{kind}: Expected all inputs to be real but received "
+                                   f"complex tensor at flattened input idx: {i}")
+        for i, (_, dt) in enumerate(traced.out_metas[:n_main]):
+            if dt.is_complex:
+                raise RuntimeError(f"{kind}: Expected all outputs to be real but received "
+                                   f"complex tensor at flattened output idx: {i}")
+            if not dt.is_floating_point:
                 raise RuntimeError(f"{kind}: the outputs of the function must be floating "
                                    f"point to be differentiated, got {dt}")
         if kind == "hessian":
@@ -589,7 +595,7 @@ def vjp(func, *primals, has_aux=False):
         def part(*p):
             return traced.fn(*_with(xs, range(n_args), p))[0][:n_main]
         _, pull = jax.vjp(part, *xs[:n_args])
-        return list(pull(list(cts)))
+        return [conj(g) for g in pull([conj(c) for c in cts])]
 
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         leaves, tree = flatten(cotangents)
