@@ -64,8 +64,10 @@ class _TransformTracing(FunctionalTracingMode):
 class Traced:
     """``func`` traced for one call signature (see the module docstring).
 
-    ``examples`` are ``(args, kwargs)`` whose tensor leaves give the traced shapes (a
-    transform passes per-example shapes for vmap). Attributes: ``n_args`` tensor leaves,
+    The tensor leaves of ``args``/``kwargs`` give the traced shapes, dtypes and devices
+    (vmap passes meta tensors of the per-example shapes); their other leaves are constants
+    of the trace. ``check_output(out)`` may refuse the function's output (grad's scalar
+    check). Attributes: ``n_args`` tensor leaves (the first inputs of ``fn``),
     ``extras`` (the sources of the extra inputs), ``out_tree`` (the output's structure, of
     ``n_user`` leaves), ``out_metas`` (each output leaf's (shape, dtype), then those of the
     new values of the inputs at ``written``), ``checks``.
