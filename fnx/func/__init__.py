@@ -31,6 +31,12 @@ Python depends on tensor values (``.item()``, ``if x.sum() > 0``) cannot be trac
 transform raises a RuntimeError naming itself. ``functional_call`` and
 ``stack_module_state`` (``_functional_call``) make a module a function of its state.
 
+Differences from ``torch.func``: ``no_grad()`` inside the function does not stop the
+transform's gradients (``detach()`` does); ``jacrev``'s ``chunk_size`` is accepted but the
+rows are computed in one batch; Python floats among the arguments are constants of the
+trace (a new value retraces); a function reading tensors through a container it keeps
+(a dict in a closure) sees the tensors it held when traced, as under ``fnx.compile``.
+
 >>> import fnx
 >>> from fnx.func import vmap, grad
 >>> vmap(grad(lambda x: (x ** 3).sum()))(fnx.tensor([[1., 2.], [3., 4.]]))
