@@ -610,3 +610,11 @@ def test_complex_gradients_follow_pytorchs_convention():
         jacrev(lambda a: a * 2)(z)
     with pytest.raises(RuntimeError, match="Expected all outputs to be real"):
         jacfwd(lambda a: a * (1 + 1j))(fnx.ones(2))
+
+
+def test_a_replaced_tensor_in_a_captured_dict_is_seen():
+    state = {"w": fnx.tensor([1., 2.])}
+    f = vmap(lambda r: r * state["w"])
+    close(f(fnx.ones(3, 2)), np.tile([1., 2.], (3, 1)))
+    state["w"] = fnx.tensor([5., 6.])
+    close(f(fnx.ones(3, 2)), np.tile([5., 6.], (3, 1)))

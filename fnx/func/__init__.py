@@ -34,8 +34,8 @@ transform raises a RuntimeError naming itself. ``functional_call`` and
 Differences from ``torch.func``: ``no_grad()`` inside the function does not stop the
 transform's gradients (``detach()`` does); ``jacrev``'s ``chunk_size`` is accepted but the
 rows are computed in one batch; Python floats among the arguments are constants of the
-trace (a new value retraces); a function reading tensors through a container it keeps
-(a dict in a closure) sees the tensors it held when traced, as under ``fnx.compile``.
+trace (a new value retraces); tensors the function reaches through an object other than
+a module or a dict/list it names directly are the ones it reached when traced.
 
 >>> import fnx
 >>> from fnx.func import vmap, grad

@@ -217,7 +217,13 @@ def state_key(func):
         who = (func.__code__, describe(func.__defaults__ or ()))
     else:
         who = ("id", id(func))
-    return (who, guards.module_state(func), guards.scope_state(func), autocast_state())
+    # tensors held one level down in containers it names (a dict of parameters) by id: a
+    # traced program reads the tensors it captured, so a replaced entry must retrace
+    held = tuple((name, tuple(id(x) for x in (v.values() if isinstance(v, dict) else v)
+                              if isinstance(x, Tensor)))
+                 for name, v in guards.scope(func) if isinstance(v, (dict, list, tuple)))
+    return (who, guards.module_state(func), guards.scope_state(func), held,
+            autocast_state())
 
 
 def describe(value):
