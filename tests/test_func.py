@@ -618,3 +618,19 @@ def test_a_replaced_tensor_in_a_captured_dict_is_seen():
     close(f(fnx.ones(3, 2)), np.tile([1., 2.], (3, 1)))
     state["w"] = fnx.tensor([5., 6.])
     close(f(fnx.ones(3, 2)), np.tile([5., 6.], (3, 1)))
+
+
+def test_jacrev_chunk_size_gives_the_same_jacobian():
+    A, x = rand(5, 3), rand(3)
+
+    def f(a, m):
+        return (m @ a).tanh(), a.sum() * 2
+    full = jacrev(f, argnums=(0, 1))(t(x), t(A))
+    chunked = jacrev(f, argnums=(0, 1), chunk_size=2)(t(x), t(A))
+    for row_f, row_c in zip(full, chunked):
+        for a, b in zip(row_f, row_c):
+            assert a.shape == b.shape
+            close(a, b)
+    d = 1 - np.tanh(A @ x) ** 2
+    close(chunked[0][0], d[:, None] * A, 1e-5)
+    close(chunked[1][0], np.full(3, 2.0))

@@ -32,10 +32,9 @@ transform raises a RuntimeError naming itself. ``functional_call`` and
 ``stack_module_state`` (``_functional_call``) make a module a function of its state.
 
 Differences from ``torch.func``: ``no_grad()`` inside the function does not stop the
-transform's gradients (``detach()`` does); ``jacrev``'s ``chunk_size`` is accepted but the
-rows are computed in one batch; Python floats among the arguments are constants of the
-trace (a new value retraces); tensors the function reaches through an object other than
-a module or a dict/list it names directly are the ones it reached when traced.
+transform's gradients (``detach()`` does); Python floats among the arguments are constants
+of the trace (a new value retraces); tensors the function reaches through an object other
+than a module or a dict/list it names directly are the ones it reached when traced.
 
 >>> import fnx
 >>> from fnx.func import vmap, grad
