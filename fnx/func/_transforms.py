@@ -108,7 +108,7 @@ def _check_random(traced, randomness, name):
 class _Argnums:
     """The tensor leaves ``argnums`` selects, and how to give gradients their shape."""
 
-    def __init__(self, argnums, args, traced, name):
+    def __init__(self, argnums, args, kwargs, name):
         n = len(args)
         if isinstance(argnums, int) and not isinstance(argnums, bool):
             nums = (argnums,)
@@ -135,7 +135,9 @@ class _Argnums:
             offsets.append(start)
             trees.append((tree, len(leaves), leaves))
             start += len(leaves)
-        tensor_index = {leaf: k for k, leaf in enumerate(traced.tensor_at)}
+        every = flatten((tuple(args), dict(kwargs)))[0]       # as ``Traced`` numbers them
+        tensor_at = [i for i, x in enumerate(every) if isinstance(x, Tensor)]
+        tensor_index = {leaf: k for k, leaf in enumerate(tensor_at)}
         self.positions, self.parts = [], []
         for a in nums:
             tree, count, leaves = trees[a]
@@ -371,9 +373,9 @@ class _Grad(_Transformed):
         super().__init__(func, (repr(argnums), has_aux))
 
     def _plan(self, args, kwargs):
+        nums = _Argnums(self.argnums, args, kwargs, self.kind)
         check = _OutputCheck(self.kind, self.has_aux, scalar=True)
         traced = Traced(self.func, args, kwargs, self.kind, check)
-        nums = _Argnums(self.argnums, args, traced, self.kind)
         pos = nums.positions
 
         def fn(*arrays):
@@ -445,11 +447,11 @@ class _Jac(_Transformed):
 
     def _plan(self, args, kwargs):
         kind = self.kind
+        nums = _Argnums(self.argnums, args, kwargs, kind)
         check = _OutputCheck(kind, self.has_aux)
         traced = Traced(self.func, args, kwargs, kind, check)
         if kind == "jacfwd":
             _check_random(traced, self.randomness, kind)
-        nums = _Argnums(self.argnums, args, traced, kind)
         pos, k, n_main = nums.positions, len(nums.positions), check.n_main
         for i, x in enumerate(traced.arg_tensors(args, kwargs)):
             if x.dtype.is_complex:
