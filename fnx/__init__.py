@@ -12,8 +12,8 @@ from . import _boot  # noqa: F401  (first: defines every op and registers every 
 import sys as _sys
 
 from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, distributions,
-               export, fft, library, linalg, nn, onnx, ops, optim, random, serialization, special,
-               utils)
+               export, fft, func, library, linalg, nn, onnx, ops, optim, random, serialization,
+               special, utils)
 # the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
 from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
 from .api import *  # noqa: F403
@@ -23,8 +23,9 @@ from .api import __all__ as _api_all
 # cuda lives in fnx.amp and is installed here (``from fnx.cuda.amp import GradScaler``).
 cuda.amp = amp.cuda_amp
 _sys.modules["fnx.cuda.amp"] = amp.cuda_amp
+vmap = func.vmap        # torch.vmap is torch.func.vmap
 
 __all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distributed",
            "distributions", "export",
-           "fft", "library", "linalg", "nn", "onnx", "ops", "optim", "random", "serialization",
-           "special", "utils"] + _api_all
+           "fft", "func", "vmap", "library", "linalg", "nn", "onnx", "ops", "optim", "random",
+           "serialization", "special", "utils"] + _api_all

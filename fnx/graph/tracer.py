@@ -460,7 +460,8 @@ def _common_device(op, args):
 
 
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
-          functional=False, capture_grads=False, stored_roots=(), **kwargs) -> Graph:
+          functional=False, capture_grads=False, stored_roots=(), mode_class=None,
+          **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -477,9 +478,13 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     Tensors of the trace that ``fn`` left on Python objects reachable from
     ``stored_roots`` (a cached mask on a module, an optimizer's lazily made state) are
     outputs too, listed in ``graph.stored`` as (container, key, tensor, output index).
+    ``mode_class``: a subclass of the mode to record with (``fnx.func`` records ``detach``
+    as a stop-gradient).
     """
     graph = Graph()
-    if functional:
+    if mode_class is not None:
+        mode = mode_class(graph, decompose_to, lift_captured)
+    elif functional:
         mode = FunctionalTracingMode(graph, decompose_to, lift_captured)
     else:
         mode = TracingMode(graph, decompose_to, lift_captured)
