@@ -336,8 +336,8 @@ def _im2col(self, kernel_size, dilation, padding, stride):
     p = _pool_ints("im2col", "padding", padding, 2)
     s = _pool_ints("im2col", "stride", stride, 2)
     if self.ndim not in (3, 4):
-        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possibly 0 "
-                           f"batch size and non-zero dimensions for input, but got: "
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: "
                            f"{list(self.shape)}")
     x = self if self.ndim == 4 else aten.unsqueeze(self, 0)
     n, c, h, w = x.shape
