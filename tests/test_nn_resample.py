@@ -610,7 +610,10 @@ def test_grid_sample(rng, nd, mode, padding_mode, align_corners):
     expect = np_grid_sample(x, grid, **kw)
     close(F.grid_sample(T(x), T(grid), **kw), expect)
     close(F.grid_sample(T(x, F32), T(grid, F32), **kw), expect, rtol=1e-4, atol=1e-5)
-    xt, gt = T(x, requires_grad=True), T(grid, requires_grad=mode != "nearest")
+    # gradients (input and grid) on a smaller problem: the Jacobian is checked column by column
+    xs, gs = (x[:1, :1, :3, :4], grid[:1, :2, :2]) if nd == 2 else \
+        (x[:1, :1, :2, :3, :3], grid[:1, :1, :2, :2])
+    xt, gt = T(xs, requires_grad=True), T(gs, requires_grad=mode != "nearest")
     assert fnx.autograd.gradcheck(lambda a, g: F.grid_sample(a, g, **kw), (xt, gt))
 
 
