@@ -2,7 +2,7 @@
 
 Each function takes PyTorch's arguments (``reduction='mean'``, ``inplace=False``,
 ``training=``...) and calls the aten operator that implements it; the few functions with no
-operator of their own (``softsign``, ``normalize``, ``bilinear``, ``pixel_shuffle``...) are
+operator of their own (``softsign``, ``normalize``, ``bilinear``...) are
 short compositions of fnx ops, so they differentiate, trace and compile like the rest.
 
 >>> import fnx
