@@ -751,3 +751,21 @@ def test_cuda_backend_matches_cpu(rng):
         a.sum().backward()
         b.sum().backward()
         close(cuda_in.grad.cpu(), cpu_in.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_upsampling_model_compiled_equals_eager(rng):
+    """A small decoder (conv, PixelShuffle, Upsample, ChannelShuffle) compiled as a module."""
+    fnx.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 8, 3, padding=1), nn.PixelShuffle(2),
+                          nn.Upsample(scale_factor=1.5, mode="bilinear"), nn.ChannelShuffle(2),
+                          nn.Unfold(2, stride=2), nn.Fold((8, 12), 2, stride=2))
+    x = fnx.tensor(rng.standard_normal((2, 2, 3, 4)).astype(np.float32))
+    eager = model(x)
+    assert tuple(eager.shape) == (2, 2, 8, 12)
+    compiled = fnx.compile(model)
+    close(compiled(x), eager.detach().numpy(), rtol=1e-5, atol=1e-5)
+    eager.sum().backward()
+    g = model[0].weight.grad.numpy().copy()
+    model.zero_grad()
+    compiled(x).sum().backward()
+    close(model[0].weight.grad, g, rtol=1e-4, atol=1e-5)
