@@ -100,20 +100,32 @@ def taps_cubic(n_in, n_out, align_corners, scale):
     return taps
 
 
-def taps_antialias(n_in, n_out, align_corners, scale, cubic):
-    """PIL-style: the filter (triangle, or Keys a=-0.5) widened by the ratio when
+def lanczos3(x):
+    if x == 0:
+        return 1.0
+    if abs(x) >= 3:
+        return 0.0
+    return 3 * math.sin(math.pi * x) * math.sin(math.pi * x / 3) / (math.pi * x) ** 2
+
+
+FILTERS = {"bilinear": (1.0, lambda d: max(0.0, 1 - abs(d))),
+           "bicubic": (2.0, lambda d: keys(d, -0.5)), "lanczos": (3.0, lanczos3)}
+
+
+def taps_antialias(n_in, n_out, align_corners, scale, mode):
+    """PIL-style: the filter (triangle, Keys a=-0.5 or Lanczos-3) widened by the ratio when
     shrinking, over the input pixels within its support, normalized to sum 1."""
     if n_in == n_out:
         return [[(o, 1.0)] for o in range(n_out)]
     r = ratio(n_in, n_out, align_corners, scale)
-    half = (2.0 if cubic else 1.0) * max(r, 1.0)
+    radius, filt = FILTERS[mode]
+    half = radius * max(r, 1.0)
     stretch = max(r, 1.0)
     taps = []
     for o in range(n_out):
         c = r * (o + 0.5)
         lo, hi = max(int(c - half + 0.5), 0), min(int(c + half + 0.5), n_in)
-        ws = [(keys((i + 0.5 - c) / stretch, -0.5) if cubic
-               else max(0.0, 1 - abs((i + 0.5 - c) / stretch))) for i in range(lo, hi)]
+        ws = [filt((i + 0.5 - c) / stretch) for i in range(lo, hi)]
         total = sum(ws)
         taps.append([(i, w / total) for i, w in zip(range(lo, hi), ws)])
     return taps
@@ -166,7 +178,7 @@ def reference(x, mode, size=None, scale_factor=None, align_corners=None,
             taps.append(taps_nearest(n, o, s, mode == "nearest-exact",
                                      mode == "nearest" and nd == 2))
         elif antialias:
-            taps.append(taps_antialias(n, o, ac, s, mode == "bicubic"))
+            taps.append(taps_antialias(n, o, ac, s, mode))
         elif mode == "bicubic":
             taps.append(taps_cubic(n, o, ac, s))
         else:
@@ -244,8 +256,11 @@ def test_interpolate_integer_and_half(rng):
         F.interpolate(fnx.tensor(x.astype(np.int64)), size=2, mode="bilinear")
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
-@pytest.mark.parametrize("align_corners", [False, True])
+AA_CASES = [("bilinear", False), ("bilinear", True), ("bicubic", False), ("bicubic", True),
+            ("lanczos", False)]
+
+
+@pytest.mark.parametrize("mode,align_corners", AA_CASES)
 @pytest.mark.parametrize("dtype", [F64, F32], ids=["f64", "f32"])
 def test_interpolate_antialias(rng, mode, align_corners, dtype):
     x = rng.standard_normal((1, 2, 9, 13))
@@ -283,6 +298,9 @@ ERRORS = [
                                                             "meaningful with an explicit size"),
     (dict(size=2, mode="nearest", antialias=True), ValueError, "Anti-alias option is "
                                                                "restricted to bilinear"),
+    (dict(size=2, mode="lanczos"), ValueError, "Lanczos mode requires antialias=True"),
+    (dict(size=2, mode="lanczos", antialias=True, align_corners=True), ValueError,
+     "Lanczos mode does not support align_corners=True"),
     (dict(size=0), RuntimeError, r"Input and output sizes should be greater than 0, but got "
                                  r"input \(H: 3, W: 3\) output \(H: 0, W: 0\)"),
     (dict(scale_factor=0.2, mode="bilinear"), RuntimeError, "Input and output sizes should be "
@@ -314,7 +332,8 @@ def test_interpolate_errors_other_ranks():
 GRAD_MODES = [("nearest", 1, {}), ("nearest-exact", 3, {}), ("linear", 1, {}),
               ("bilinear", 2, {"align_corners": True}), ("trilinear", 3, {}),
               ("bicubic", 2, {}), ("bicubic", 2, {"antialias": True}),
-              ("bilinear", 2, {"antialias": True}), ("area", 2, {})]
+              ("bilinear", 2, {"antialias": True}), ("area", 2, {}),
+              ("lanczos", 2, {"antialias": True})]
 
 
 @pytest.mark.parametrize("mode,nd,extra", GRAD_MODES,

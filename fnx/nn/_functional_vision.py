@@ -21,7 +21,7 @@ __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "
            "affine_grid", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
            "native_channel_shuffle"]
 
-_MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
+_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 # (mode, rank) -> (upsample op, takes align_corners)
 _OPS = {("nearest", 3): ("upsample_nearest1d", False),
         ("nearest", 4): ("upsample_nearest2d", False),
@@ -48,7 +48,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
     Modes: ``'nearest'``, ``'nearest-exact'`` (3-D to 5-D input), ``'linear'`` (3-D),
     ``'bilinear'`` and ``'bicubic'`` (4-D; ``antialias=True`` for the PIL-style filter
-    when downsampling), ``'trilinear'`` (5-D) and ``'area'`` (adaptive average pooling).
+    when downsampling), ``'lanczos'`` (4-D, Lanczos-3, with ``antialias=True`` only),
+    ``'trilinear'`` (5-D) and ``'area'`` (adaptive average pooling).
     A given ``scale_factor`` also sets the sampling ratio (``1 / scale_factor``) unless
     ``recompute_scale_factor=True``.
 
@@ -105,9 +106,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if recompute_scale_factor:
         output_size = [math.floor(n * s) for n, s in zip(spatial, scale_factors)]
         scale_factors = None
-    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
-        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
-                         "requires a 4-D tensor as input")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if mode == "lanczos" and input.ndim == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+        return aten._upsample_lanczos2d_aa.vec(input, output_size, False, scale_factors)
     if mode == "area" and input.ndim in (3, 4, 5):
         pool = getattr(aten, f"adaptive_avg_pool{dim}d")
         return pool.default(input, output_size)

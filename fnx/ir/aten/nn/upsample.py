@@ -1,5 +1,5 @@
 """Upsampling: nearest, nearest-exact, (bi/tri)linear, bicubic and the antialiased
-bilinear/bicubic resize, in 1, 2 and 3 spatial dims (``F.interpolate``'s ops).
+bilinear/bicubic/Lanczos-3 resize, in 1, 2 and 3 spatial dims (``F.interpolate``'s ops).
 
 Every mode is separable: along one spatial dim, each output position reads a few input
 positions ("taps") and sums them with weights.  ``_taps_*`` compute the taps of one dim as
@@ -152,13 +152,28 @@ def _aa_cubic(x):
     return aten.where.self(aten.lt.Scalar(x, 1.0), _cubic_near(x, _A_AA), far)
 
 
-def _taps_aa(n_in, n_out, align_corners, scale, cubic, dtype, device):
+def _sinc(x):
+    px = x * math.pi
+    zero = aten.eq.Scalar(x, 0.0)
+    return aten.where.self(zero, 1.0, aten.sin(px) / aten.where.self(zero, 1.0, px))
+
+
+def _aa_lanczos(x):
+    """Lanczos-3: sinc(x) * sinc(x / 3) on |x| < 3."""
+    return aten.where.self(aten.lt.Scalar(aten.abs(x), 3.0), _sinc(x) * _sinc(x / 3.0), 0.0)
+
+
+_AA_FILTERS = {"aa_linear": (2, _aa_linear), "aa_cubic": (4, _aa_cubic),
+               "aa_lanczos": (6, _aa_lanczos)}
+
+
+def _taps_aa(n_in, n_out, align_corners, scale, mode, dtype, device):
     """The antialiased (separable, PIL-style) resize along one dim: a filter stretched by
     the ratio when downsampling, over every input within its support, normalized."""
     if n_out == n_in:
         return None
     ratio = _ratio(n_in, n_out, align_corners, scale, dtype)
-    width = 4 if cubic else 2
+    width, filt = _AA_FILTERS[mode]
     support = width * 0.5 * ratio if ratio >= 1.0 else width * 0.5
     n_taps = int(math.ceil(support)) * 2 + 1
     invscale = 1.0 / ratio if ratio >= 1.0 else 1.0
@@ -167,7 +182,7 @@ def _taps_aa(n_in, n_out, align_corners, scale, cubic, dtype, device):
     xmax = aten.clamp(_to(center + support + 0.5, D.int64), None, n_in)
     j = aten.view(_arange(n_taps, D.int64, device), [1, n_taps])
     idx = xmin + j
-    w = (_aa_cubic if cubic else _aa_linear)((_to(idx, dtype) - center + 0.5) * invscale)
+    w = filt((_to(idx, dtype) - center + 0.5) * invscale)
     w = aten.where.self(aten.lt.Tensor(j, xmax - xmin), w, 0.0)
     total = aten.sum.dim_IntList(w, [1], True)
     w = aten.where.self(aten.ne.Scalar(total, 0), w / total, w)
@@ -205,7 +220,8 @@ _KERNELS = {("nearest", 2): "upsample_nearest2d_channels_last",
             ("linear", 3): "compute_indices_weights_linear",
             ("cubic", 2): "compute_indices_weights_cubic",
             ("aa_linear", 2): "compute_index_ranges_weights",
-            ("aa_cubic", 2): "compute_index_ranges_weights"}
+            ("aa_cubic", 2): "compute_index_ranges_weights",
+            ("aa_lanczos", 2): "compute_index_ranges_weights"}
 
 
 def _check_dtype(mode, nd, input):
@@ -234,7 +250,7 @@ def _upsample(mode, nd, input, out, scales, align_corners):
         taps = [_taps_cubic(sp[i], out[i], align_corners, scales[i], dt, dev)
                 for i in range(nd)]
     else:
-        taps = [_taps_aa(sp[i], out[i], align_corners, scales[i], mode == "aa_cubic", dt, dev)
+        taps = [_taps_aa(sp[i], out[i], align_corners, scales[i], mode, dt, dev)
                 for i in range(nd)]
     return _to(_resample(x, taps), input.dtype)
 
@@ -292,3 +308,5 @@ upsample_bilinear2d_aa_vec, upsample_bilinear2d_aa = _define("_upsample_bilinear
                                                              "aa_linear", True)
 upsample_bicubic2d_aa_vec, upsample_bicubic2d_aa = _define("_upsample_bicubic2d_aa", 2,
                                                            "aa_cubic", True)
+upsample_lanczos2d_aa_vec, upsample_lanczos2d_aa = _define("_upsample_lanczos2d_aa", 2,
+                                                           "aa_lanczos", True)

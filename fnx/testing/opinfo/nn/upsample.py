@@ -78,14 +78,18 @@ def np_cubic_matrix(n_in, n_out, align_corners, scale):
     return m
 
 
-def np_aa_matrix(n_in, n_out, align_corners, scale, cubic):
-    """The antialiased (PIL-style) resize: a triangle (bilinear) or Keys a=-0.5 (bicubic)
-    filter stretched by the ratio when downsampling, normalized over the inputs it
-    covers."""
+def np_lanczos3(x):
+    return float(np.sinc(x) * np.sinc(x / 3)) if abs(x) < 3 else 0.0
+
+
+def np_aa_matrix(n_in, n_out, align_corners, scale, mode):
+    """The antialiased (PIL-style) resize: a triangle (bilinear), Keys a=-0.5 (bicubic) or
+    Lanczos-3 filter stretched by the ratio when downsampling, normalized over the inputs
+    it covers."""
     if n_in == n_out:
         return np.eye(n_in)
     r = np_ratio(n_in, n_out, align_corners, scale)
-    width = 4 if cubic else 2
+    width = {"aa_linear": 2, "aa_cubic": 4, "aa_lanczos": 6}[mode]
     support = width / 2 * r if r >= 1 else width / 2
     inv = 1 / r if r >= 1 else 1.0
     m = np.zeros((n_out, n_in))
@@ -95,7 +99,8 @@ def np_aa_matrix(n_in, n_out, align_corners, scale, cubic):
         hi = min(int(center + support + 0.5), n_in)
         for i in range(lo, hi):
             d = (i - center + 0.5) * inv
-            m[o, i] = np_cubic_weight(d, -0.5) if cubic else max(1 - abs(d), 0.0)
+            m[o, i] = (np_cubic_weight(d, -0.5) if mode == "aa_cubic" else np_lanczos3(d)
+                       if mode == "aa_lanczos" else max(1 - abs(d), 0.0))
         total = m[o].sum()
         if total != 0:
             m[o] /= total
@@ -125,8 +130,7 @@ def _matrices(mode, x, out, scales, align_corners):
         return [np_linear_matrix(sp[i], out[i], align_corners, scales[i]) for i in range(nd)]
     if mode == "cubic":
         return [np_cubic_matrix(sp[i], out[i], align_corners, scales[i]) for i in range(nd)]
-    return [np_aa_matrix(sp[i], out[i], align_corners, scales[i], mode == "aa_cubic")
-            for i in range(nd)]
+    return [np_aa_matrix(sp[i], out[i], align_corners, scales[i], mode) for i in range(nd)]
 
 
 def _vec_ref(mode, interp):
@@ -208,7 +212,8 @@ OPS = [("upsample_nearest1d", 1, "nearest", False), ("upsample_nearest3d", 3, "n
        ("_upsample_nearest_exact3d", 3, "nearest_exact", False),
        ("upsample_linear1d", 1, "linear", True), ("upsample_trilinear3d", 3, "linear", True),
        ("upsample_bicubic2d", 2, "cubic", True), ("_upsample_bilinear2d_aa", 2, "aa_linear", True),
-       ("_upsample_bicubic2d_aa", 2, "aa_cubic", True)]
+       ("_upsample_bicubic2d_aa", 2, "aa_cubic", True),
+       ("_upsample_lanczos2d_aa", 2, "aa_lanczos", True)]
 
 for _name, _nd, _mode, _interp in OPS:
     _packet = getattr(aten, _name)
