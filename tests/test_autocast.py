@@ -42,7 +42,8 @@ CPU_EXPECTED = {
         conv_transpose2d.input conv_transpose3d.input"""), ("float32", "bfloat16")),
     **dict.fromkeys(_names("""
         adaptive_avg_pool3d avg_pool3d binary_cross_entropy binary_cross_entropy_with_logits cdist
-        cross_entropy_loss grid_sampler_2d huber_loss kl_div l1_loss max_pool3d mse_loss
+        cross_entropy_loss grid_sampler grid_sampler_2d grid_sampler_3d huber_loss kl_div l1_loss
+        max_pool3d mse_loss
         nll_loss prod prod.dim_int reflection_pad1d reflection_pad2d replication_pad1d
         replication_pad2d replication_pad3d smooth_l1_loss"""), ("bfloat16", "float32")),
     **dict.fromkeys(_names("""
@@ -78,10 +79,14 @@ CUDA_EXPECTED = {
         pow.Scalar pow.Tensor_Scalar pow.Tensor_Tensor softplus layer_norm native_layer_norm
         rms_norm group_norm cosine_similarity nll_loss kl_div l1_loss smooth_l1_loss
         huber_loss mse_loss binary_cross_entropy_with_logits cdist logsumexp
-        upsample_nearest2d upsample_bilinear2d
+        upsample_nearest2d upsample_bilinear2d upsample_nearest1d upsample_nearest3d
+        _upsample_nearest_exact1d _upsample_nearest_exact2d _upsample_nearest_exact3d
+        upsample_linear1d upsample_trilinear3d upsample_bicubic2d _upsample_bilinear2d_aa
+        _upsample_bicubic2d_aa
         softmax.int log_softmax.int sum sum.dim_IntList prod prod.dim_int cumsum cumprod
         linalg_vector_norm norm.Scalar norm.ScalarOpt_dim"""), ("float16", "float32")),
-    **dict.fromkeys(_names("atan2 dot index_put scatter_add tensordot addcdiv addcmul"),
+    **dict.fromkeys(_names("atan2 dot index_put scatter_add tensordot addcdiv addcmul "
+                           "grid_sampler"),
                     ("float16", "float16")),
     **dict.fromkeys(_names("linalg_multi_dot linalg_vecdot"), ("float32", "float16")),
     **dict.fromkeys(_names("linalg_matrix_norm linalg_matrix_norm.str_ord"),

@@ -27,7 +27,7 @@ from ..lower.frontend import compile
 from ..serialization import load, save
 from . import (combine, complex_ops, conversion, creation, factorizations, index_ops, indexing,
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
-               sorting, special, statistics)
+               sorting, special, statistics, vision)
 from .combine import *  # noqa: F403
 from .complex_ops import *  # noqa: F403
 from .conversion import *  # noqa: F403
@@ -46,6 +46,7 @@ from .statistics import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
+from .vision import *  # noqa: F403
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
@@ -67,4 +68,4 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + linalg.__all__ + math.__all__ + nn.__all__ + precision.__all__ + reduction.__all__
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
            + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__
-           + combine.__all__)
+           + combine.__all__ + vision.__all__)

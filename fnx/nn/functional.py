@@ -2,7 +2,7 @@
 
 Each function takes PyTorch's arguments (``reduction='mean'``, ``inplace=False``,
 ``training=``...) and calls the aten operator that implements it; the few functions with no
-operator of their own (``softsign``, ``normalize``, ``bilinear``, ``pixel_shuffle``...) are
+operator of their own (``softsign``, ``normalize``, ``bilinear``...) are
 short compositions of fnx ops, so they differentiate, trace and compile like the rest.
 
 >>> import fnx
@@ -27,6 +27,10 @@ from ._loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosi
                     cosine_similarity, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,
                     huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss,
                     pairwise_distance, poisson_nll_loss, smooth_l1_loss, soft_margin_loss)
+# resampling (interpolate, grid_sample, ...) lives in its own module too
+from ._functional_vision import (affine_grid, channel_shuffle, grid_sample, interpolate,
+                                 native_channel_shuffle, pixel_shuffle, pixel_unshuffle, upsample,
+                                 upsample_bilinear, upsample_nearest)
 
 __all__ = [
     # activations
@@ -52,7 +56,8 @@ __all__ = [
     "gaussian_nll_loss", "poisson_nll_loss",
     # vision, attention
     "pad", "interpolate", "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
-    "multi_head_attention_forward",
+    "multi_head_attention_forward", "upsample", "upsample_nearest", "upsample_bilinear",
+    "grid_sample", "affine_grid", "channel_shuffle", "native_channel_shuffle",
 ]
 
 
@@ -607,55 +612,6 @@ def pad(input, pad, mode="constant", value=None):
     tensor([[0., 1., 1.]])
     """
     return aten.pad.default(input, list(pad), mode, value)
-
-
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                recompute_scale_factor=None, antialias=False):
-    """Resize a ``(N, C, H, W)`` batch (modes ``'nearest'`` and ``'bilinear'``)."""
-    if input.ndim != 4 or mode not in ("nearest", "bilinear"):
-        raise NotImplementedError(f"interpolate: fnx supports 4-D input with mode 'nearest' "
-                                  f"or 'bilinear', got {input.ndim}-D input and mode "
-                                  f"{mode!r}")
-    if (size is None) == (scale_factor is None):
-        raise ValueError("only one of size or scale_factor should be defined")
-    if mode == "nearest" and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: "
-                         "linear | bilinear | bicubic | trilinear")
-    out = None if size is None else _pair(size)
-    scales = None if scale_factor is None else [float(s) for s in _pair(scale_factor)]
-    if scales is not None and recompute_scale_factor:
-        out = [int(math.floor(input.shape[2 + i] * s)) for i, s in enumerate(scales)]
-        scales = None
-    if mode == "nearest":
-        return aten.upsample_nearest2d.vec(input, out, scales)
-    return aten.upsample_bilinear2d.vec(input, out, bool(align_corners), scales)
-
-
-def pixel_shuffle(input, upscale_factor):
-    """``(*, C * r * r, H, W) -> (*, C, H * r, W * r)``."""
-    r = upscale_factor
-    *batch, c, h, w = input.shape
-    if c % (r * r):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
-                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
-                           f"is not divisible by {r * r}")
-    x = input.reshape(*batch, c // (r * r), r, r, h, w)
-    n = len(batch)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*batch, c // (r * r), h * r, w * r)
-
-
-def pixel_unshuffle(input, downscale_factor):
-    """``(*, C, H * r, W * r) -> (*, C * r * r, H, W)``."""
-    r = downscale_factor
-    *batch, c, h, w = input.shape
-    if h % r or w % r:
-        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
-                           f"downscale_factor, but got {h}x{w} and {r}")
-    x = input.reshape(*batch, c, h // r, r, w // r, r)
-    n = len(batch)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*batch, c * r * r, h // r, w // r)
 
 
 # ----------------------------------------------------------------------------- attention

@@ -1,6 +1,7 @@
 """Neural-network operators, one module per family: activations (with softmax), dropout,
-embedding, normalization, convolution, pooling, padding, sampling, losses (with
-distances), attention and the real FFTs.  Importing a family defines its ops.
+embedding, normalization, convolution, pooling, padding, sampling (grid sampling,
+col2im), losses (with distances), attention, the real FFTs, upsampling (every
+``interpolate`` mode) and the pixel/channel shuffles.  Importing a family defines its ops.
 
 Two levels live here.  Core ATen ops (tag "core") carry a meta function that does
 PyTorch's validation and a decomposition written with fnx ops, registered as their
@@ -18,7 +19,7 @@ their decomposition.  Multi-output ops whose first output users commonly modify 
 """
 # In the order the ops were defined before the split (registration order is kept).
 from . import (activation, dropout, embedding, normalization, conv, pooling, padding,
-               sampling, loss, attention, fft)
+               sampling, loss, attention, fft, upsample, shuffle)
 
 __all__ = ["activation", "dropout", "embedding", "normalization", "conv", "pooling", "padding",
-           "sampling", "loss", "attention", "fft"]
+           "sampling", "loss", "attention", "fft", "upsample", "shuffle"]

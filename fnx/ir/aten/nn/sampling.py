@@ -1,8 +1,8 @@
-"""Resampling: nearest and bilinear upsampling, ``grid_sampler_2d``, ``col2im`` and
-``im2col``."""
+"""Resampling: ``grid_sampler_2d``/``3d``, ``affine_grid_generator``, ``col2im`` and
+``im2col`` (upsampling is in ``upsample.py``)."""
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from ....core import dtype as D
 from ....ops import aten
@@ -11,160 +11,30 @@ from ._common import CORE, _arange, _check_float, _full, _to, _up
 from .pooling import _pool_ints, _window_offsets
 
 
-def _upsample_sizes(name, input, output_size, scale_factors):
-    if input.ndim != 4:
-        raise RuntimeError(f"{name}: It is expected input_size equals to 4, but got size "
-                           f"{input.ndim}")
-    if (output_size is None) == (scale_factors is None):
-        raise RuntimeError("Must specify exactly one of output_size and scale_factors")
-    sp = input.shape[2:]
-    if output_size is not None:
-        out = tuple(int(o) for o in output_size)
-        if len(out) != 2:
-            raise RuntimeError(f"{name}: It is expected output_size equals to 2, but got size "
-                               f"{len(out)}")
-        scales = (None, None)
-    else:
-        scales = tuple(float(s) for s in scale_factors)
-        if len(scales) != 2:
-            raise RuntimeError(f"{name}: It is expected scale_factors equals to 2, but got size "
-                               f"{len(scales)}")
-        out = tuple(int(n * sc) for n, sc in zip(sp, scales))
-    if any(n <= 0 for n in sp) or any(o <= 0 for o in out) or input.shape[1] == 0:
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
-                           f"(H: {sp[0]}, W: {sp[1]}) output (H: {out[0]}, W: {out[1]})")
-    return out, scales
-
-
-def _f32(v):
-    return float(np.float32(v))
-
-
-def _nearest_index(n_in, n_out, scale, device):
-    """PyTorch's ``nearest_idx``: floor(dst * scale) in float32, clamped."""
-    if n_out == n_in:
-        return _arange(n_out, D.int64, device)
-    if n_out == 2 * n_in:
-        return aten.div.Scalar_mode(_arange(n_out, D.int64, device), 2, rounding_mode="floor")
-    sc = _f32(1.0 / scale if scale is not None and scale > 0 else _f32(n_in) / n_out)
-    src = aten.floor(_arange(n_out, D.float32, device) * sc)
-    return aten.clamp(_to(src, D.int64), None, n_in - 1)
-
-
-def _upsample_nearest2d_vec(input, output_size, scale_factors):
-    out, scales = _upsample_sizes("upsample_nearest2d", input, output_size, scale_factors)
-    x = input
-    for i in range(2):
-        x = aten.index_select(x, 2 + i, _nearest_index(input.shape[2 + i], out[i], scales[i],
-                                                       input.device))
-    return x
-
-
-def _upsample_meta(name):
-    def meta(input, output_size, *rest):
-        scale_factors = rest[-1]
-        out, _ = _upsample_sizes(name, input, output_size, scale_factors)
-        if name == "upsample_bilinear2d":
-            _check_float(input, "upsample_bilinear2d_channels_last")
-        return TensorMeta(tuple(input.shape[:2]) + out, input.dtype)
-    return meta
-
-
-upsample_nearest2d_vec = defop(
-    "upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) "
-    "-> Tensor", tags=CORE, meta=_upsample_meta("upsample_nearest2d"),
-    decomposition=_upsample_nearest2d_vec, explicit=True)
-
-
-def _linear_source(n_in, n_out, align_corners, scale, dtype, device):
-    """Source coordinate, lower/upper neighbour and weights of linear interpolation."""
-    if align_corners:
-        sc = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-    else:
-        sc = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
-    if dtype is D.float32:
-        sc = _f32(sc)
-    dst = _arange(n_out, dtype, device)
-    if align_corners:
-        src = dst * sc
-    else:
-        src = aten.clamp((dst + 0.5) * sc - 0.5, 0, None)
-    i0 = _to(aten.trunc(src), D.int64)
-    i1 = aten.clamp(i0 + 1, None, n_in - 1)
-    l1 = aten.clamp(src - _to(i0, dtype), 0, 1)
-    return i0, i1, 1.0 - l1, l1
-
-
-def _upsample_bilinear2d_vec(input, output_size, align_corners, scale_factors):
-    out, scales = _upsample_sizes("upsample_bilinear2d", input, output_size, scale_factors)
-    _check_float(input, "upsample_bilinear2d_channels_last")
-    x = _up(input)
-    for i, view in ((0, [-1, 1]), (1, [-1])):
-        dim = 2 + i
-        i0, i1, l0, l1 = _linear_source(input.shape[dim], out[i], align_corners, scales[i],
-                                        x.dtype, x.device)
-        a = aten.index_select(x, dim, i0)
-        b = aten.index_select(x, dim, i1)
-        x = a * aten.view(l0, view) + b * aten.view(l1, view)
-    return _to(x, input.dtype)
-
-
-upsample_bilinear2d_vec = defop(
-    "upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
-    "float[]? scale_factors) -> Tensor", tags=CORE, meta=_upsample_meta("upsample_bilinear2d"),
-    decomposition=_upsample_bilinear2d_vec, explicit=True)
-
-
-def _scales(sh, sw):
-    return None if sh is None and sw is None else [sh or 0.0, sw or 0.0]
-
-
-upsample_nearest2d = defop(
-    "upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, "
-    "float? scales_w=None) -> Tensor",
-    decomposition=lambda self, output_size, scales_h=None, scales_w=None:
-        _upsample_nearest2d_scaled(self, output_size, scales_h, scales_w))
-upsample_bilinear2d = defop(
-    "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, "
-    "float? scales_h=None, float? scales_w=None) -> Tensor",
-    decomposition=lambda self, output_size, align_corners, scales_h=None, scales_w=None:
-        _upsample_bilinear2d_scaled(self, output_size, align_corners, scales_h, scales_w))
-
-
-def _upsample_nearest2d_scaled(self, output_size, scales_h, scales_w):
-    out, _ = _upsample_sizes("upsample_nearest2d", self, output_size, None)
-    x = self
-    for i, sc in enumerate((scales_h, scales_w)):
-        x = aten.index_select(x, 2 + i, _nearest_index(self.shape[2 + i], out[i], sc,
-                                                       self.device))
-    return x
-
-
-def _upsample_bilinear2d_scaled(self, output_size, align_corners, scales_h, scales_w):
-    out, _ = _upsample_sizes("upsample_bilinear2d", self, output_size, None)
-    _check_float(self, "upsample_bilinear2d_channels_last")
-    x = _up(self)
-    for i, (view, sc) in enumerate((([-1, 1], scales_h), ([-1], scales_w))):
-        dim = 2 + i
-        i0, i1, l0, l1 = _linear_source(self.shape[dim], out[i], align_corners, sc, x.dtype,
-                                        x.device)
-        x = aten.index_select(x, dim, i0) * aten.view(l0, view) + \
-            aten.index_select(x, dim, i1) * aten.view(l1, view)
-    return _to(x, self.dtype)
-
-
-def _grid_sampler_meta(input, grid, interpolation_mode, padding_mode, align_corners):
-    if input.ndim != 4 or grid.ndim != 4:
-        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of "
-                           f"dimensions, but got input with sizes {list(input.shape)} and grid "
-                           f"with sizes {list(grid.shape)}")
-    if grid.shape[-1] != 2:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension, "
-                           f"but got grid with sizes {list(grid.shape)}")
-    if input.shape[0] != grid.shape[0]:
+def _grid_common_checks(input, grid):
+    """PyTorch's ``check_grid_sampler_common``, in its order."""
+    if input.ndim < 1 or grid.ndim < 1 or input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {list(input.shape)} and grid with sizes "
                            f"{list(grid.shape)}")
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last "
+                           f"dimension, but got grid with sizes {list(grid.shape)}")
+    for i in range(2, input.ndim):
+        if input.shape[i] <= 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {i} being empty")
+
+
+def _grid_checks(nd, input, grid, interpolation_mode, padding_mode):
+    _grid_common_checks(input, grid)
+    if input.ndim != nd + 2 or grid.ndim != nd + 2:
+        raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
+    if nd == 3 and interpolation_mode == 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.dtype is not grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
                            f"input has {input.dtype.scalar_type} and grid has "
@@ -172,9 +42,16 @@ def _grid_sampler_meta(input, grid, interpolation_mode, padding_mode, align_corn
     if interpolation_mode not in (0, 1, 2) or padding_mode not in (0, 1, 2):
         raise RuntimeError(f"grid_sampler(): invalid interpolation_mode {interpolation_mode} or "
                            f"padding_mode {padding_mode}")
-    _check_float(input, "grid_sampler_2d_cpu")
-    return TensorMeta((input.shape[0], input.shape[1], grid.shape[1], grid.shape[2]),
-                      input.dtype)
+    _check_float(input, f"grid_sampler_{nd}d_cpu")
+    return TensorMeta(tuple(input.shape[:2]) + tuple(grid.shape[1:nd + 1]), input.dtype)
+
+
+def _grid_sampler_meta(input, grid, interpolation_mode, padding_mode, align_corners):
+    return _grid_checks(2, input, grid, interpolation_mode, padding_mode)
+
+
+def _grid_sampler_3d_meta(input, grid, interpolation_mode, padding_mode, align_corners):
+    return _grid_checks(3, input, grid, interpolation_mode, padding_mode)
 
 
 def _reflect(c, lo2, hi2):
@@ -284,6 +161,102 @@ grid_sampler_2d = defop(
     decomposition=_grid_sampler_2d, explicit=True)
 
 
+def _grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    meta = _grid_sampler_3d_meta(input, grid, interpolation_mode, padding_mode, align_corners)
+    n, c, d, h, w = input.shape
+    do, ho, wo = grid.shape[1:4]
+    x = _up(input)
+    g = _up(grid)
+    ix = _grid_coord(aten.select.int(g, 4, 0), w, padding_mode, align_corners)
+    iy = _grid_coord(aten.select.int(g, 4, 1), h, padding_mode, align_corners)
+    iz = _grid_coord(aten.select.int(g, 4, 2), d, padding_mode, align_corners)
+    flat = aten.reshape(x, [n, c, d * h * w])
+    m = do * ho * wo
+
+    def tap(zz, yy, xx):
+        """Input values at integer coordinates (N, Do, Ho, Wo), zero outside."""
+        inb = None
+        for v, size in ((xx, w), (yy, h), (zz, d)):
+            ok = aten.logical_and(aten.ge.Scalar(v, 0), aten.lt.Scalar(v, size))
+            inb = ok if inb is None else aten.logical_and(inb, ok)
+        k = (aten.clamp(zz, 0, d - 1) * h + aten.clamp(yy, 0, h - 1)) * w + \
+            aten.clamp(xx, 0, w - 1)
+        k = aten.expand(aten.reshape(k, [n, 1, m]), [n, c, m])
+        v = aten.reshape(aten.gather(flat, 2, k), [n, c, do, ho, wo])
+        return aten.where.self(aten.unsqueeze(inb, 1), v, 0)
+
+    if interpolation_mode == 1:
+        out = tap(*(_to(aten.round(v), D.int64) for v in (iz, iy, ix)))
+    else:
+        fl = [aten.floor(v) for v in (iz, iy, ix)]
+        lo = [_to(f, D.int64) for f in fl]
+        frac = [v - f for v, f in zip((iz, iy, ix), fl)]
+        out = None
+        for dz in (0, 1):
+            for dy in (0, 1):
+                for dx in (0, 1):
+                    wt = None
+                    for t, dd in zip(frac, (dz, dy, dx)):
+                        f = t if dd else 1 - t
+                        wt = f if wt is None else wt * f
+                    term = tap(lo[0] + dz, lo[1] + dy, lo[2] + dx) * aten.unsqueeze(wt, 1)
+                    out = term if out is None else out + term
+    assert tuple(out.shape) == meta.shape
+    return _to(out, input.dtype)
+
+
+grid_sampler_3d = defop(
+    "grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
+    "bool align_corners) -> Tensor", meta=_grid_sampler_3d_meta, decomposition=_grid_sampler_3d)
+
+
+def _grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    _grid_common_checks(input, grid)
+    op = aten.grid_sampler_2d if input.ndim == 4 else aten.grid_sampler_3d
+    return op(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+grid_sampler = defop("grid_sampler(Tensor input, Tensor grid, int interpolation_mode, "
+                     "int padding_mode, bool align_corners) -> Tensor",
+                     decomposition=_grid_sampler)
+
+
+def _linspace_from_neg_one(steps, align_corners, dtype, device):
+    """Pixel centres (or corners) of ``steps`` positions in [-1, 1], as PyTorch's
+    ``linspace_from_neg_one`` (a single position sits at 0)."""
+    if steps <= 1:
+        return _full([1], 0, dtype, device)
+    r = aten.linspace(-1, 1, steps, dtype=dtype, device=device)
+    return r if align_corners else r * (steps - 1) / steps
+
+
+def _affine_grid_generator(theta, size, align_corners):
+    size = [int(s) for s in size]
+    if len(size) not in (4, 5):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    n, sp = size[0], size[2:]
+    dt, dev = theta.dtype, theta.device
+    axes = [_linspace_from_neg_one(s, align_corners, dt, dev) for s in sp]
+    nd = len(sp)
+    # base grid (N, *sp, nd + 1): x varies along the last spatial dim, then y (then z), then 1
+    cols = []
+    for k in range(nd):
+        ax = axes[nd - 1 - k]                  # x is the last spatial dim
+        shape = [1] * nd
+        shape[nd - 1 - k] = -1
+        cols.append(aten.expand(aten.view(ax, shape), sp))
+    cols.append(_full(sp, 1, dt, dev))
+    base = aten.expand(aten.unsqueeze(aten.stack(cols, -1), 0), [n, *sp, nd + 1])
+    flat = aten.reshape(base, [n, math.prod(sp), nd + 1])
+    grid = aten.bmm(flat, aten.transpose.int(theta, 1, 2))
+    return aten.view(grid, [n, *sp, nd])
+
+
+affine_grid_generator = defop(
+    "affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor",
+    decomposition=_affine_grid_generator)
+
+
 def _col2im_check(self, output_size, kernel_size, dilation, padding, stride):
     out = _pool_ints("col2im", "output_size", output_size, 2)
     k = _pool_ints("col2im", "kernel_size", kernel_size, 2)
@@ -363,8 +336,8 @@ def _im2col(self, kernel_size, dilation, padding, stride):
     p = _pool_ints("im2col", "padding", padding, 2)
     s = _pool_ints("im2col", "stride", stride, 2)
     if self.ndim not in (3, 4):
-        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possibly 0 "
-                           f"batch size and non-zero dimensions for input, but got: "
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: "
                            f"{list(self.shape)}")
     x = self if self.ndim == 4 else aten.unsqueeze(self, 0)
     n, c, h, w = x.shape

@@ -1,5 +1,5 @@
-"""OpInfo entries for upsampling, grid sampling, col2im and im2col
-(fnx/ir/aten/nn/sampling.py)."""
+"""OpInfo entries for 2-D nearest/bilinear upsampling, grid sampling (2-D, 3-D), the affine
+grid, col2im and im2col (fnx/ir/aten/nn/sampling.py and upsample.py)."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,9 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
-from ._common import F, FI, TOLS, _arr, _floatref, _per_dim, _t
+from ._common import F, TOLS, _arr, _floatref, _per_dim, _t
+
+NEAREST_DTYPES = (D.float32, D.float64, D.uint8)    # PyTorch's nearest kernels: no int64
 
 
 def np_nearest_idx(n_in, n_out, scale=None):
@@ -110,9 +112,8 @@ def _upsample_errors(bilinear):
                          "It is expected input_size equals to 4")
         yield ErrorInput(SampleInput(x, [0, 2], *mid, None), RuntimeError,
                          "Input and output sizes should be greater than 0")
-        if bilinear:
-            yield ErrorInput(SampleInput(_t((1, 2, 3, 5), D.int64, device), [4, 4], False,
-                                         None), RuntimeError, "not implemented for 'Long'")
+        yield ErrorInput(SampleInput(_t((1, 2, 3, 5), D.int64, device), [4, 4], *mid, None),
+                         RuntimeError, "not implemented for 'Long'")
     return errors
 
 
@@ -209,8 +210,116 @@ def _grid_errors(info, device):
                      "expected grid and input to have same batch size")
     yield ErrorInput(SampleInput(x, _t((1, 2, 2, 2), D.float64, device), 0, 0, False),
                      RuntimeError, "expected input and grid to have same dtype")
-    yield ErrorInput(SampleInput(x[0], _t((1, 2, 2), f, device), 0, 0, False), RuntimeError,
-                     "expected 4D input and grid")
+    yield ErrorInput(SampleInput(_t((1, 4, 5), f, device), _t((1, 2, 1), f, device), 0, 0,
+                                 False), RuntimeError, "expected 4D input and grid")
+    yield ErrorInput(SampleInput(_t((1, 2, 0, 5), f, device), _t((1, 2, 2, 2), f, device), 0, 0,
+                                 False), RuntimeError,
+                     "expected input to have non-empty spatial dimensions")
+
+
+def np_grid_sample_3d(a, grid, mode, padding_mode, align_corners):
+    """Trilinear (8 corners) or nearest sampling of (N, C, D, H, W) at (x, y, z) points."""
+    n, c, d, h, w = a.shape
+    _, do, ho, wo, _ = grid.shape
+
+    def unnorm(v, size):
+        return (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
+
+    def reflect(v, lo2, hi2):
+        if lo2 == hi2:
+            return 0.0
+        mn, span = lo2 / 2, (hi2 - lo2) / 2
+        v = abs(v - mn)
+        extra, flips = math.fmod(v, span), math.floor(v / span)
+        return extra + mn if flips % 2 == 0 else span - extra + mn
+
+    def coord(v, size):
+        v = unnorm(v, size)
+        if padding_mode == 2:
+            v = reflect(v, 0, 2 * (size - 1)) if align_corners else reflect(v, -1, 2 * size - 1)
+        if padding_mode:
+            v = min(max(v, 0), size - 1)
+        return v
+
+    def at(b, z, y, x):
+        if 0 <= z < d and 0 <= y < h and 0 <= x < w:
+            return a[b, :, int(z), int(y), int(x)]
+        return np.zeros(c)
+
+    out = np.zeros((n, c, do, ho, wo))
+    for b, k, i, j in np.ndindex(n, do, ho, wo):
+        gx, gy, gz = grid[b, k, i, j]
+        x, y, z = coord(gx, w), coord(gy, h), coord(gz, d)
+        if mode == 1:
+            out[b, :, k, i, j] = at(b, np.rint(z), np.rint(y), np.rint(x))
+            continue
+        x0, y0, z0 = math.floor(x), math.floor(y), math.floor(z)
+        acc = np.zeros(c)
+        for dz, dy, dx in np.ndindex(2, 2, 2):
+            wt = ((x - x0) if dx else (1 - (x - x0))) * ((y - y0) if dy else (1 - (y - y0))) * \
+                ((z - z0) if dz else (1 - (z - z0)))
+            acc += at(b, z0 + dz, y0 + dy, x0 + dx) * wt
+        out[b, :, k, i, j] = acc
+    return out
+
+
+GRID3_MODES = [(0, 0, False), (0, 1, True), (0, 2, False), (1, 0, True), (1, 2, True)]
+
+
+def _grid3_samples(info, device, dtype):
+    for k, (mode, padding, align) in enumerate(GRID3_MODES):
+        shape = (2, 2, 3, 4, 3) if k % 2 == 0 else (1, 1, 2, 3, 4)
+        grid = _t((shape[0], 2, 2, 3, 3), dtype, device, -1.4, 1.4)
+        yield SampleInput(_t(shape, dtype, device), grid, mode, padding, align)
+
+
+def _grid3_errors(info, device):
+    f = D.float32
+    x = _t((1, 2, 3, 3, 3), f, device)
+    yield ErrorInput(SampleInput(x, _t((1, 2, 2, 2, 2), f, device), 0, 0, False), RuntimeError,
+                     "expected grid to have size 3 in last dimension")
+    yield ErrorInput(SampleInput(x, _t((1, 2, 2, 2, 3), f, device), 2, 0, False), RuntimeError,
+                     "bicubic interpolation only supports 4D input")
+    yield ErrorInput(SampleInput(_t((1, 2, 0, 3, 3), f, device), _t((1, 2, 2, 2, 3), f, device),
+                                 0, 0, False), RuntimeError,
+                     "expected input to have non-empty spatial dimensions")
+
+
+def _grid_sampler_ref(a, grid, mode, padding_mode, align_corners):
+    fn = np_grid_sample if a.ndim == 4 else np_grid_sample_3d
+    return fn(a, grid, mode, padding_mode, align_corners)
+
+
+def _grid_dispatch_samples(info, device, dtype):
+    yield from list(_grid_samples(info, device, dtype))[:2]
+    yield from list(_grid3_samples(info, device, dtype))[:2]
+
+
+def np_affine_grid(theta, size, align_corners):
+    n, sp = size[0], size[2:]
+
+    def axis(steps):
+        if steps <= 1:
+            return np.zeros(1)
+        r = np.linspace(-1, 1, steps)
+        return r if align_corners else r * (steps - 1) / steps
+    axes = [axis(s) for s in sp]                     # (D,) H, W
+    mesh = np.meshgrid(*axes, indexing="ij")
+    base = np.stack(list(mesh[::-1]) + [np.ones(tuple(sp))], -1)     # x, y, (z), 1
+    return np.einsum("...k,njk->n...j", base, theta) if n else \
+        np.zeros((0, *sp, len(sp)))
+
+
+def _affine_samples(info, device, dtype):
+    yield SampleInput(_t((2, 2, 3), dtype, device), [2, 3, 4, 5], False)
+    yield SampleInput(_t((1, 2, 3), dtype, device), [1, 1, 1, 3], True)
+    yield SampleInput(_t((2, 3, 4), dtype, device), [2, 1, 2, 3, 4], True)
+    yield SampleInput(_t((1, 3, 4), dtype, device), [1, 1, 3, 2, 2], False)
+
+
+def _affine_errors(info, device):
+    yield ErrorInput(SampleInput(_t((1, 2, 3), D.float32, device), [1, 1, 3], False),
+                     RuntimeError, "AffineGridGenerator needs 4d")
 
 
 def np_col2im(cols, out, k, d, p, s):
@@ -288,15 +397,22 @@ def _im2col_errors(info, device):
 
 
 register(
-    OpInfo(aten.upsample_nearest2d.vec, _nearest_ref, FI, _nearest_samples(True),
+    OpInfo(aten.upsample_nearest2d.vec, _nearest_ref, NEAREST_DTYPES, _nearest_samples(True),
            error_inputs=_upsample_errors(False)),
-    OpInfo(aten.upsample_nearest2d.default, _scaled_ref(False), F, _nearest_samples(False)),
+    OpInfo(aten.upsample_nearest2d.default, _scaled_ref(False), NEAREST_DTYPES,
+           _nearest_samples(False)),
     OpInfo(aten.upsample_bilinear2d.vec, _floatref(_bilinear_ref), F, _bilinear_samples(True),
            tols=TOLS, error_inputs=_upsample_errors(True)),
     OpInfo(aten.upsample_bilinear2d.default, _floatref(_scaled_ref(True)), F,
            _bilinear_samples(False), tols=TOLS),
     OpInfo(aten.grid_sampler_2d.default, _floatref(np_grid_sample), F, _grid_samples,
            tols=TOLS, error_inputs=_grid_errors),
+    OpInfo(aten.grid_sampler_3d.default, _floatref(np_grid_sample_3d), F, _grid3_samples,
+           tols=TOLS, error_inputs=_grid3_errors),
+    OpInfo(aten.grid_sampler.default, _floatref(_grid_sampler_ref), F, _grid_dispatch_samples,
+           tols=TOLS),
+    OpInfo(aten.affine_grid_generator.default, _floatref(np_affine_grid), F, _affine_samples,
+           tols=TOLS, error_inputs=_affine_errors),
     OpInfo(aten.col2im.default, _floatref(_col2im_ref), F, _col2im_samples, tols=TOLS,
            error_inputs=_col2im_errors),
     OpInfo(aten.im2col.default, _im2col_ref, F, _im2col_samples, error_inputs=_im2col_errors),
