@@ -22,6 +22,8 @@ from ..api.nn import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d
                       pdist)
 from ..core.grad_mode import no_grad
 from ..ops import aten
+from ._functional_pooling import *  # noqa: F403 - adaptive max, unpool, LP, fractional, LRN
+from ._functional_pooling import __all__ as _pooling_all
 # losses and distances live in their own module; they are part of this namespace
 from ._loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                     cosine_similarity, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,
@@ -38,8 +40,7 @@ __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d",
     "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     # normalization, dropout, sparse
     "batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
     "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "embedding_bag",
@@ -53,7 +54,7 @@ __all__ = [
     # vision, attention
     "pad", "interpolate", "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
     "multi_head_attention_forward",
-]
+] + _pooling_all
 
 
 def _inplace(input, result):
@@ -389,40 +390,6 @@ def adaptive_avg_pool2d(input, output_size):
 
 def adaptive_avg_pool3d(input, output_size):
     return aten.adaptive_avg_pool3d.default(input, _out_size(input, output_size, 3))
-
-
-def _adaptive_max(input, output_size, n, return_indices, name):
-    """Adaptive max pooling: max over PyTorch's windows [floor(i*L/o), ceil((i+1)*L/o))."""
-    if input.ndim not in (n + 1, n + 2):
-        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got "
-                           f"{list(input.shape)}")
-    sizes = _out_size(input, output_size, n)
-    x = input
-    # pool one spatial dim at a time (max is separable); indices only for the 1-D case
-    if return_indices and n != 1:
-        raise NotImplementedError(f"{name}(return_indices=True) is not supported")
-    for i, o in enumerate(sizes):
-        d = x.ndim - n + i
-        length = x.shape[d]
-        parts, idx = [], []
-        for j in range(o):
-            lo, hi = (j * length) // o, -((-(j + 1) * length) // o)
-            win = x.narrow(d, lo, hi - lo)
-            m, a = win.max(dim=d, keepdim=True)
-            parts.append(m)
-            idx.append(a + lo)
-        x = fnx.cat(parts, d)
-        if return_indices:
-            return x, fnx.cat(idx, d)
-    return x
-
-
-def adaptive_max_pool1d(input, output_size, return_indices=False):
-    return _adaptive_max(input, output_size, 1, return_indices, "adaptive_max_pool1d")
-
-
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    return _adaptive_max(input, output_size, 2, return_indices, "adaptive_max_pool2d")
 
 
 # ----------------------------------------------------------------------------- normalization

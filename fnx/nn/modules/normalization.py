@@ -1,16 +1,19 @@
-"""Normalization layers: batch, layer, group, RMS and instance norm."""
+"""Normalization layers: batch (and its distributed twin SyncBatchNorm), layer, group, RMS,
+instance and local response norm."""
 from __future__ import annotations
 
 import numbers
 
 from ... import api as fnx
+from ... import distributed as dist
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "SyncBatchNorm",
+           "LocalResponseNorm"]
 
 
 class _NormBase(Module):
@@ -262,3 +265,89 @@ class RMSNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm over any input of 2 or more dims, meant to share its batch statistics
+    across the processes of ``process_group``.  In one process (or when no process group
+    is initialized) it is ``BatchNorm`` over dim 1.
+
+    >>> import fnx
+    >>> net = fnx.nn.Sequential(fnx.nn.Conv2d(3, 4, 1), fnx.nn.BatchNorm2d(4))
+    >>> net = fnx.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    >>> net[1]
+    SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    >>> net(fnx.randn(2, 3, 5, 5)).shape
+    fnx.Size([2, 4, 5, 5])
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        if batch_stats and self.training and dist.is_available() and dist.is_initialized() \
+                and dist.get_world_size(self.process_group) > 1:
+            raise NotImplementedError(
+                "SyncBatchNorm: synchronizing batch statistics across processes is not "
+                "implemented in fnx; in a process group of more than one process use "
+                "BatchNorm (per-process statistics) or run in one process")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every ``BatchNorm*d`` in it replaced by a ``SyncBatchNorm``
+        sharing its parameters and running statistics."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group)
+            if module.affine:
+                with fnx.no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
+class LocalResponseNorm(Module):
+    """Normalize each channel by its ``size`` neighbouring channels:
+    ``x / (k + alpha * mean(x**2 over the window)) ** beta``.
+
+    >>> import fnx
+    >>> lrn = fnx.nn.LocalResponseNorm(2)
+    >>> lrn
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    >>> lrn(fnx.ones(1, 4, 3, 3)).shape
+    fnx.Size([1, 4, 3, 3])
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
