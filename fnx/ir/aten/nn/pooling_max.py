@@ -25,6 +25,15 @@ def _empty_dim(self):
     return next((i for i in range(1, self.ndim) if self.shape[i] == 0), None)
 
 
+def _empty_pool(x, nd, shape):
+    """The empty result of pooling ``x`` to ``shape``, still connected to ``x`` for
+    autograd (a first element per plane, expanded to no elements)."""
+    v = x
+    for d in range(x.ndim - nd, x.ndim):
+        v = aten.slice.Tensor(v, d, 0, 1)
+    return aten.clone(aten.expand(v, shape)), _full(shape, 0, D.int64, x.device)
+
+
 # ----------------------------------------------------------------------------- adaptive max
 
 def _adaptive_max_check(self, output_size, nd):
@@ -113,8 +122,7 @@ def _adaptive_max_decomp(nd):
         lead = self.ndim - nd
         shape = list(self.shape[:lead]) + list(out)
         if 0 in out:
-            return (_full(shape, 0, self.dtype, self.device),
-                    _full(shape, 0, D.int64, self.device))
+            return _empty_pool(self, nd, shape)
         # max is separable: pool the last dim first, carrying each pick's flat index
         v, idx = self, None
         for i in reversed(range(nd)):
@@ -291,8 +299,7 @@ def _fractional_decomp(nd):
         sp = x.shape[2:]
         shape = [n, c] + list(out)
         if 0 in out or n == 0:
-            v = _full(shape, 0, self.dtype, self.device)
-            i = _full(shape, 0, D.int64, self.device)
+            v, i = _empty_pool(x, nd, shape)
         else:
             rs = aten.slice.Tensor(aten.slice.Tensor(random_samples, 0, 0, n), 1, 0, c)
             # sample 0 drives the last dim in 2-D (W, then H), the first in 3-D (T, H, W)

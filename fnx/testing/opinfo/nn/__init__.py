@@ -29,6 +29,8 @@ compare tuples of tensors and cannot compare the ``None`` a False entry gives.
 # In the order the entries were registered before the split (the database keeps it).
 from . import (activation, dropout, embedding, normalization, conv, pooling, padding,
                sampling, loss, attention, fft)
+from . import pooling_max
 
 __all__ = ["activation", "dropout", "embedding", "normalization", "conv", "pooling", "padding",
-           "sampling", "loss", "attention", "fft"]
+           "sampling", "loss", "attention", "fft",
+           "pooling_max"]
