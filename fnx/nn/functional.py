@@ -261,9 +261,10 @@ def bilinear(input1, input2, weight, bias=None):
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} "
                            f"and {input2.ndim}")
-    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    for d, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
+                               f"got {a} and {b}")
     if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
             input2.shape[-1] != weight.shape[2]:
         raise RuntimeError(f"bilinear(): input sizes {list(input1.shape)} and "
@@ -541,8 +542,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     """Sum, mean or max of bags of embeddings (2-D ``input``: one bag a row)."""
     if mode not in _BAG_MODES:
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if input.ndim == 2 and offsets is not None:
+        raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is "
+                         f"a mini-batch of fixed length sequences. However, found offsets of "
+                         f"type {type(offsets)}")
     if input.ndim == 1 and offsets is None:
         raise ValueError("offsets has to be a 1D Tensor but got None")
+    if input.ndim not in (1, 2):
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     pad = None if padding_idx is None else _padding_idx(padding_idx, weight.shape[0])

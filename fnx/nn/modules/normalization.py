@@ -20,7 +20,7 @@ class _NormBase(Module):
     """Affine weight/bias and the running statistics (buffers) of batch/instance norm."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -30,7 +30,10 @@ class _NormBase(Module):
         kw = {"device": device, "dtype": dtype}
         if affine:
             self.weight = Parameter(fnx.empty(num_features, **kw))
-            self.bias = Parameter(fnx.empty(num_features, **kw))
+            if bias:
+                self.bias = Parameter(fnx.empty(num_features, **kw))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -55,7 +58,8 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -117,9 +121,9 @@ class _InstanceNorm(_NormBase):
     _nd = 0
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, device=None, dtype=None):
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
+                         dtype, bias=bias)
 
     def forward(self, input):
         n = self._nd
@@ -205,17 +209,21 @@ class GroupNorm(Module):
     """
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
         if affine:
             self.weight = Parameter(fnx.empty(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(fnx.empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(fnx.empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -224,7 +232,8 @@ class GroupNorm(Module):
     def reset_parameters(self) -> None:
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -282,9 +291,10 @@ class SyncBatchNorm(_BatchNorm):
     """
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, process_group=None, device=None, dtype=None):
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
+                         dtype, bias=bias)
         self.process_group = process_group
 
     def _check_input_dim(self, input):
@@ -311,7 +321,8 @@ class SyncBatchNorm(_BatchNorm):
         out = module
         if isinstance(module, _BatchNorm):
             out = cls(module.num_features, module.eps, module.momentum, module.affine,
-                      module.track_running_stats, process_group)
+                      module.track_running_stats, process_group,
+                      bias=module.bias is not None or not module.affine)
             if module.affine:
                 with fnx.no_grad():
                     out.weight = module.weight
