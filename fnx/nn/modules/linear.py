@@ -84,9 +84,8 @@ class LazyLinear(Linear):
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, out_features, bias, device, dtype)
-        self._factory = {"device": device, "dtype": dtype}
         if self.bias is not None:       # no values until the first call
-            self.bias.data = fnx.empty(0, **self._factory)
+            self.bias.data = fnx.empty(0, device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
         if self.in_features != 0:
@@ -103,15 +102,16 @@ class LazyLinear(Linear):
             raise RuntimeError("LazyLinear: the input must have at least one dim to infer "
                                "in_features from")
         self.in_features = input.shape[-1]
+        # the parameters' dtype and device so far (``.double()``, ``.to()`` apply)
+        kw = {"dtype": self.weight.dtype, "device": self.weight.device}
         with fnx.no_grad():
-            self.weight.data = fnx.empty(self.out_features, self.in_features, **self._factory)
+            self.weight.data = fnx.empty(self.out_features, self.in_features, **kw)
             if self.bias is not None:
-                self.bias.data = fnx.empty(self.out_features, **self._factory)
+                self.bias.data = fnx.empty(self.out_features, **kw)
             self.reset_parameters()
 
     def forward(self, input):
         self.initialize_parameters(input)
-        del self._factory
         self.__class__ = self.cls_to_become
         return self.forward(input)
 
