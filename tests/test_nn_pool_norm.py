@@ -11,6 +11,11 @@ The aten ops (adaptive_max_pool*, max_unpool*, fractional_max_pool*) have OpInfo
 """
 import itertools
 import math
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -674,3 +679,31 @@ def test_lazy_linear():
     y.sum().backward()
     opt.step()                                # the optimizer made before the call trains it
     close(m.weight, W - 0.1 * np.ones((3, 1)) * x.sum(0), 1e-12)
+
+
+@pytest.mark.multiprocess
+def test_sync_batch_norm_across_two_processes():
+    """tests/distributed/worker.py ``syncbn``: each rank checks itself against NumPy."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("XLA_FLAGS", None)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "fnx.distributed.run", "--nproc-per-node", "2",
+           "--master-port", str(port), str(root / "tests" / "distributed" / "worker.py"),
+           "syncbn"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "rank 0: syncbn ok" in proc.stdout and "rank 1: syncbn ok" in proc.stdout
+
+
+def test_sync_batch_norm_in_a_world_of_one_is_batch_norm():
+    dist = fnx.distributed
+    dist.init_process_group("gloo", world_size=1, rank=0)
+    try:
+        x = rand(4, 3, 5)
+        y = nn.SyncBatchNorm(3).double()(T(x))
+        close(y, np_batch_norm_train(x, 1e-5)[0], 1e-10)
+    finally:
+        dist.destroy_process_group()

@@ -9,6 +9,7 @@ from ... import distributed as dist
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._functions import SyncBatchNormFunction
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
@@ -277,9 +278,11 @@ class RMSNorm(Module):
 
 
 class SyncBatchNorm(_BatchNorm):
-    """Batch norm over any input of 2 or more dims, meant to share its batch statistics
-    across the processes of ``process_group``.  In one process (or when no process group
-    is initialized) it is ``BatchNorm`` over dim 1.
+    """Batch norm over any input of 2 or more dims whose training statistics are those of
+    the global batch: every process of ``process_group`` (default: the world) normalizes
+    its part with the mean and variance over all the processes' parts, and the input
+    gradients account for every part.  In one process (or with no process group
+    initialized, or in eval mode) it is ``BatchNorm`` over dim 1.
 
     >>> import fnx
     >>> net = fnx.nn.Sequential(fnx.nn.Conv2d(3, 4, 1), fnx.nn.BatchNorm2d(4))
@@ -305,14 +308,19 @@ class SyncBatchNorm(_BatchNorm):
 
     def forward(self, input):
         self._check_input_dim(input)
-        batch_stats = self.training or (self.running_mean is None and self.running_var is None)
-        if batch_stats and self.training and dist.is_available() and dist.is_initialized() \
-                and dist.get_world_size(self.process_group) > 1:
-            raise NotImplementedError(
-                "SyncBatchNorm: synchronizing batch statistics across processes is not "
-                "implemented in fnx; in a process group of more than one process use "
-                "BatchNorm (per-process statistics) or run in one process")
-        return super().forward(input)
+        if not (self.training and dist.is_available() and dist.is_initialized()
+                and dist.get_world_size(self.process_group) > 1):
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:      # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked)
+        keep = self.track_running_stats
+        return SyncBatchNormFunction.apply(input, self.weight, self.bias,
+                                           self.running_mean if keep else None,
+                                           self.running_var if keep else None, self.eps,
+                                           factor, self.process_group)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
