@@ -707,3 +707,11 @@ def test_sync_batch_norm_in_a_world_of_one_is_batch_norm():
         close(y, np_batch_norm_train(x, 1e-5)[0], 1e-10)
     finally:
         dist.destroy_process_group()
+
+
+def test_instance_norm_num_features_mismatch():
+    with pytest.warns(UserWarning, match="input's size at dim=1 does not match num_features"):
+        y = nn.InstanceNorm1d(4)(T(rand(2, 3, 7)))      # affine=False: num_features unused
+    assert tuple(y.shape) == (2, 3, 7)
+    with pytest.raises(ValueError, match=r"match num_features \(4\), but got: 3"):
+        nn.InstanceNorm1d(4, affine=True)(T(rand(2, 3, 7)))

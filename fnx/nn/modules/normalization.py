@@ -3,6 +3,7 @@ instance and local response norm."""
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ... import api as fnx
 from ... import distributed as dist
@@ -132,9 +133,14 @@ class _InstanceNorm(_NormBase):
             raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
         batched = input.ndim == n + 2
         x = input if batched else input.unsqueeze(0)
-        if x.shape[1] != self.num_features and self.affine:
-            raise ValueError(f"expected input's size at dim=1 to match num_features "
-                             f"({self.num_features}), but got: {x.shape[1]}.")
+        if x.shape[1] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim=1 to match num_features "
+                                 f"({self.num_features}), but got: {x.shape[1]}.")
+            warnings.warn(f"input's size at dim={input.ndim - n - 1} does not match "
+                          f"num_features. You can silence this warning by not passing in "
+                          f"num_features, which is not used because affine=False",
+                          stacklevel=2)
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                               self.training or not self.track_running_stats, self.momentum
                               if self.momentum is not None else 0.0, self.eps)
