@@ -43,14 +43,17 @@ def _adaptive_sizes(input, output_size, n):
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """``(values, indices)`` of ``adaptive_max_pool1d`` (``return_indices`` is ignored)."""
     return aten.adaptive_max_pool1d.default(input, _adaptive_sizes(input, output_size, 1))
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """``(values, indices)`` of ``adaptive_max_pool2d`` (``return_indices`` is ignored)."""
     return aten.adaptive_max_pool2d.default(input, _adaptive_sizes(input, output_size, 2))
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """``(values, indices)`` of ``adaptive_max_pool3d`` (``return_indices`` is ignored)."""
     return aten.adaptive_max_pool3d.default(input, _adaptive_sizes(input, output_size, 3))
 
 
@@ -150,6 +153,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool3d`` (zeros where no index points)."""
     k, s, p = _unpool_args(kernel_size, stride, padding, 3)
     out = _unpool_output_size(input, k, s, p, output_size)
     return aten.max_unpool3d.default(input, indices, out, list(s), list(p))
@@ -193,10 +197,12 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-D power-average pooling (``norm_type=inf``: max of ``|x|``)."""
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-D power-average pooling (``norm_type=inf``: max of ``|x|``)."""
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
@@ -224,11 +230,13 @@ def _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 
 
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
+    """``(values, indices)`` of ``fractional_max_pool2d``."""
     return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)
 
 
 def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
+    """``(values, indices)`` of ``fractional_max_pool3d``."""
     return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)
 
 
@@ -247,6 +255,7 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
 
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices=False, _random_samples=None):
+    """3-D fractional max pooling (``_random_samples``: shape ``(N, C, 3)``, for T, H, W)."""
     r = _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 3)
     return r if return_indices else r[0]
 

@@ -64,8 +64,8 @@ class SyncBatchNormFunction(Function):
         xmu = input.to(fnx.float64) - _channel_view(mean, nd)
         sums = fnx.cat([dy.sum(axes), (dy * xmu).sum(axes)])
         grad_weight = (sums[c:] * invstd).to(input.dtype) if weight is not None else None
+        # a copy: ``to`` to the same dtype is a view, and ``sums`` is reduced in place
         grad_bias = sums[:c].clone().to(input.dtype) if ctx.needs_input_grad[2] else None
-        sums = sums.clone()             # reduced in place; the local sums above stay
         dist.all_reduce(sums, group=ctx.process_group)
         mean_dy = _channel_view(sums[:c] / ctx.count, nd)
         mean_dy_xmu = _channel_view(sums[c:] / ctx.count, nd)
