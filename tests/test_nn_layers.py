@@ -335,7 +335,8 @@ def test_group_norm(rng):
         shape = (1, c) + (1,) * (x.ndim - 2)
         return y * P["weight"].reshape(shape) + P["bias"].reshape(shape)
     check(m, [rng.standard_normal((3, 4, 5))], ref)
-    with pytest.raises(ValueError, match="num_channels must be divisible by num_groups"):
+    with pytest.raises(ValueError,
+                       match=r"num_channels \(4\) must be divisible by num_groups \(3\)"):
         nn.GroupNorm(3, 4)
 
 

@@ -22,6 +22,8 @@ from ..api.nn import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d
                       pdist)
 from ..core.grad_mode import no_grad
 from ..ops import aten
+from ._functional_pooling import *  # noqa: F403 - adaptive max, unpool, LP, fractional, LRN
+from ._functional_pooling import __all__ as _pooling_all
 # losses and distances live in their own module; they are part of this namespace
 from ._loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                     cosine_similarity, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,
@@ -42,8 +44,7 @@ __all__ = [
     "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d",
     "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     # normalization, dropout, sparse
     "batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize",
     "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "embedding_bag",
@@ -58,7 +59,7 @@ __all__ = [
     "pad", "interpolate", "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
     "multi_head_attention_forward", "upsample", "upsample_nearest", "upsample_bilinear",
     "grid_sample", "affine_grid", "channel_shuffle", "native_channel_shuffle",
-]
+] + _pooling_all
 
 
 def _inplace(input, result):
@@ -265,9 +266,10 @@ def bilinear(input1, input2, weight, bias=None):
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} "
                            f"and {input2.ndim}")
-    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    for d, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
+                               f"got {a} and {b}")
     if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
             input2.shape[-1] != weight.shape[2]:
         raise RuntimeError(f"bilinear(): input sizes {list(input1.shape)} and "
@@ -394,40 +396,6 @@ def adaptive_avg_pool2d(input, output_size):
 
 def adaptive_avg_pool3d(input, output_size):
     return aten.adaptive_avg_pool3d.default(input, _out_size(input, output_size, 3))
-
-
-def _adaptive_max(input, output_size, n, return_indices, name):
-    """Adaptive max pooling: max over PyTorch's windows [floor(i*L/o), ceil((i+1)*L/o))."""
-    if input.ndim not in (n + 1, n + 2):
-        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got "
-                           f"{list(input.shape)}")
-    sizes = _out_size(input, output_size, n)
-    x = input
-    # pool one spatial dim at a time (max is separable); indices only for the 1-D case
-    if return_indices and n != 1:
-        raise NotImplementedError(f"{name}(return_indices=True) is not supported")
-    for i, o in enumerate(sizes):
-        d = x.ndim - n + i
-        length = x.shape[d]
-        parts, idx = [], []
-        for j in range(o):
-            lo, hi = (j * length) // o, -((-(j + 1) * length) // o)
-            win = x.narrow(d, lo, hi - lo)
-            m, a = win.max(dim=d, keepdim=True)
-            parts.append(m)
-            idx.append(a + lo)
-        x = fnx.cat(parts, d)
-        if return_indices:
-            return x, fnx.cat(idx, d)
-    return x
-
-
-def adaptive_max_pool1d(input, output_size, return_indices=False):
-    return _adaptive_max(input, output_size, 1, return_indices, "adaptive_max_pool1d")
-
-
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    return _adaptive_max(input, output_size, 2, return_indices, "adaptive_max_pool2d")
 
 
 # ----------------------------------------------------------------------------- normalization
@@ -579,8 +547,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     """Sum, mean or max of bags of embeddings (2-D ``input``: one bag a row)."""
     if mode not in _BAG_MODES:
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if input.ndim == 2 and offsets is not None:
+        raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is "
+                         f"a mini-batch of fixed length sequences. However, found offsets of "
+                         f"type {type(offsets)}")
     if input.ndim == 1 and offsets is None:
         raise ValueError("offsets has to be a 1D Tensor but got None")
+    if input.ndim not in (1, 2):
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     pad = None if padding_idx is None else _padding_idx(padding_idx, weight.shape[0])

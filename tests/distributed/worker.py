@@ -6,6 +6,8 @@ in one process group, each against NumPy computed here, independently of fnx.
 - ``ddp``: every rank builds its replica from a different seed; DDP must broadcast rank 0's
   weights, and after each step on rank r's shard of the batch the weights must equal plain
   SGD on the whole batch, computed with NumPy from rank 0's initial weights.
+- ``syncbn``: SyncBatchNorm over a global batch split across the ranks (values, input
+  gradients and running statistics against NumPy batch norm of the whole batch).
 - ``fail``: the last rank raises while the others wait in a collective it never joins; it
   must exit (code 1) and the launcher must stop the others.
 """
@@ -247,7 +249,43 @@ def hang():
     return 0
 
 
-CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "fail": fail, "hang": hang}
+def check_syncbn():
+    """SyncBatchNorm: each rank holds 2 rows of a global batch; outputs, input gradients
+    and running statistics must be batch norm's over the whole batch (NumPy), the weight
+    and bias gradients the rank's own sums."""
+    r, n = dist.get_rank(), dist.get_world_size()
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2 * n, 3, 5)) * 2 + 1
+    g = rng.standard_normal((2 * n, 3, 5))
+    w, b = np.array([0.5, 2.0, -1.0]), np.array([0.1, 0.0, 0.3])
+    rows = slice(2 * r, 2 * r + 2)
+    m = nn.SyncBatchNorm(3, momentum=0.2).double()
+    with fnx.no_grad():
+        m.weight.copy_(fnx.tensor(w))
+        m.bias.copy_(fnx.tensor(b))
+    xt = fnx.tensor(x[rows]).requires_grad_()
+    y = m(xt)
+    (y * fnx.tensor(g[rows])).sum().backward()
+    mean, var = x.mean((0, 2)), x.var((0, 2))
+    c = (1, 3, 1)
+    xhat = (x - mean.reshape(c)) / np.sqrt(var.reshape(c) + 1e-5)
+    np.testing.assert_allclose(y.detach().numpy(), (xhat * w.reshape(c) + b.reshape(c))[rows],
+                               rtol=1e-10, atol=1e-12)
+    dx = w.reshape(c) / np.sqrt(var.reshape(c) + 1e-5) * (
+        g - g.mean((0, 2), keepdims=True) - xhat * (g * xhat).mean((0, 2), keepdims=True))
+    np.testing.assert_allclose(xt.grad.numpy(), dx[rows], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(m.weight.grad.numpy(), (g * xhat)[rows].sum((0, 2)),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(m.bias.grad.numpy(), g[rows].sum((0, 2)), rtol=1e-9)
+    count = x.shape[0] * x.shape[2]
+    np.testing.assert_allclose(m.running_mean.numpy(), 0.2 * mean, rtol=1e-10)
+    np.testing.assert_allclose(m.running_var.numpy(), 0.8 + 0.2 * var * count / (count - 1),
+                               rtol=1e-10)
+    print(f"rank {r}: syncbn ok", flush=True)
+
+
+CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "fail": fail, "hang": hang,
+          "syncbn": check_syncbn}
 
 
 def main(names):

@@ -1,7 +1,7 @@
 """The layer classes of ``fnx.nn``, one family a file (and ``compiled``: what
 ``fnx.compile(module)`` returns, registered with ``fnx.compile`` on import)."""
 from . import (activation, container, conv, dropout, flatten, linear, loss, module, normalization,
-               pooling, rnn, sparse, transformer)
+               padding, pooling, rnn, sparse, transformer)
 from . import compiled  # noqa: F401 - registers OptimizedModule with fnx.compile
 # PyTorch's module paths of classes fnx keeps in another family's file
 from . import batchnorm, instancenorm  # noqa: F401
@@ -14,6 +14,7 @@ from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
 from .normalization import *  # noqa: F403
+from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
@@ -27,5 +28,5 @@ from .upsampling import *  # noqa: F403
 
 __all__ = (activation.__all__ + container.__all__ + conv.__all__ + dropout.__all__ + flatten.__all__
            + linear.__all__ + loss.__all__ + module.__all__ + normalization.__all__ +
-           pooling.__all__ + rnn.__all__ + sparse.__all__ + transformer.__all__
+           padding.__all__ + pooling.__all__ + rnn.__all__ + sparse.__all__ + transformer.__all__
            + channelshuffle.__all__ + fold.__all__ + pixelshuffle.__all__ + upsampling.__all__)

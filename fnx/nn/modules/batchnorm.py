@@ -5,6 +5,8 @@ defines in ``normalization`` (one family a file).
 >>> fnx.nn.modules.batchnorm.BatchNorm2d is fnx.nn.BatchNorm2d
 True
 """
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, _BatchNorm, _NormBase
+from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm, _BatchNorm,
+                            _NormBase)
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "_BatchNorm", "_NormBase"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "_BatchNorm",
+           "_NormBase"]

@@ -1,4 +1,4 @@
-"""``Identity``, ``Linear``, ``Bilinear``."""
+"""``Identity``, ``Linear``, ``LazyLinear``, ``Bilinear``."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "LazyLinear", "Bilinear"]
 
 
 class Identity(Module):
@@ -65,6 +65,55 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class LazyLinear(Linear):
+    """A ``Linear`` whose ``in_features`` is the last dim of its first input: until then
+    its weight is an empty parameter (the same ``Parameter`` objects are filled in, so an
+    optimizer made before the first call trains them); then it becomes a ``Linear``.
+
+    >>> import fnx
+    >>> m = fnx.nn.LazyLinear(2)
+    >>> m
+    LazyLinear(in_features=0, out_features=2, bias=True)
+    >>> m(fnx.ones(5, 3)).shape, m
+    (fnx.Size([5, 2]), Linear(in_features=3, out_features=2, bias=True))
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, out_features, bias, device, dtype)
+        if self.bias is not None:       # no values until the first call
+            self.bias.data = fnx.empty(0, device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if self.in_features != 0:
+            super().reset_parameters()
+
+    def has_uninitialized_params(self) -> bool:
+        return self.in_features == 0
+
+    def initialize_parameters(self, input) -> None:
+        """Give the parameters their shapes from ``input`` and PyTorch's initialization."""
+        if not self.has_uninitialized_params():
+            return
+        if input.ndim == 0:
+            raise RuntimeError("LazyLinear: the input must have at least one dim to infer "
+                               "in_features from")
+        self.in_features = input.shape[-1]
+        # the parameters' dtype and device so far (``.double()``, ``.to()`` apply)
+        kw = {"dtype": self.weight.dtype, "device": self.weight.device}
+        with fnx.no_grad():
+            self.weight.data = fnx.empty(self.out_features, self.in_features, **kw)
+            if self.bias is not None:
+                self.bias.data = fnx.empty(self.out_features, **kw)
+            self.reset_parameters()
+
+    def forward(self, input):
+        self.initialize_parameters(input)
+        self.__class__ = self.cls_to_become
+        return self.forward(input)
 
 
 class Bilinear(Module):

@@ -1,23 +1,28 @@
-"""Normalization layers: batch, layer, group, RMS and instance norm."""
+"""Normalization layers: batch (and its distributed twin SyncBatchNorm), layer, group, RMS,
+instance and local response norm."""
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ... import api as fnx
+from ... import distributed as dist
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._functions import SyncBatchNormFunction
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "SyncBatchNorm",
+           "LocalResponseNorm"]
 
 
 class _NormBase(Module):
     """Affine weight/bias and the running statistics (buffers) of batch/instance norm."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -27,7 +32,10 @@ class _NormBase(Module):
         kw = {"device": device, "dtype": dtype}
         if affine:
             self.weight = Parameter(fnx.empty(num_features, **kw))
-            self.bias = Parameter(fnx.empty(num_features, **kw))
+            if bias:
+                self.bias = Parameter(fnx.empty(num_features, **kw))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -52,7 +60,8 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -114,9 +123,9 @@ class _InstanceNorm(_NormBase):
     _nd = 0
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, device=None, dtype=None):
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
+                         dtype, bias=bias)
 
     def forward(self, input):
         n = self._nd
@@ -124,9 +133,14 @@ class _InstanceNorm(_NormBase):
             raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
         batched = input.ndim == n + 2
         x = input if batched else input.unsqueeze(0)
-        if x.shape[1] != self.num_features and self.affine:
-            raise ValueError(f"expected input's size at dim=1 to match num_features "
-                             f"({self.num_features}), but got: {x.shape[1]}.")
+        if x.shape[1] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim=1 to match num_features "
+                                 f"({self.num_features}), but got: {x.shape[1]}.")
+            warnings.warn(f"input's size at dim={input.ndim - n - 1} does not match "
+                          f"num_features. You can silence this warning by not passing in "
+                          f"num_features, which is not used because affine=False",
+                          stacklevel=2)
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                               self.training or not self.track_running_stats, self.momentum
                               if self.momentum is not None else 0.0, self.eps)
@@ -202,17 +216,21 @@ class GroupNorm(Module):
     """
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
         if affine:
             self.weight = Parameter(fnx.empty(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(fnx.empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(fnx.empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -221,7 +239,8 @@ class GroupNorm(Module):
     def reset_parameters(self) -> None:
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -262,3 +281,98 @@ class RMSNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm over any input of 2 or more dims whose training statistics are those of
+    the global batch: every process of ``process_group`` (default: the world) normalizes
+    its part with the mean and variance over all the processes' parts, and the input
+    gradients account for every part.  In one process (or with no process group
+    initialized, or in eval mode) it is ``BatchNorm`` over dim 1.
+
+    >>> import fnx
+    >>> net = fnx.nn.Sequential(fnx.nn.Conv2d(3, 4, 1), fnx.nn.BatchNorm2d(4))
+    >>> net = fnx.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    >>> net[1]
+    SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    >>> net(fnx.randn(2, 3, 5, 5)).shape
+    fnx.Size([2, 4, 5, 5])
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if not (self.training and dist.is_available() and dist.is_initialized()
+                and dist.get_world_size(self.process_group) > 1):
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:      # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked)
+        keep = self.track_running_stats
+        return SyncBatchNormFunction.apply(input, self.weight, self.bias,
+                                           self.running_mean if keep else None,
+                                           self.running_var if keep else None, self.eps,
+                                           factor, self.process_group)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every ``BatchNorm*d`` in it replaced by a ``SyncBatchNorm``
+        sharing its parameters and running statistics."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group,
+                      bias=module.bias is not None or not module.affine)
+            if module.affine:
+                with fnx.no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
+class LocalResponseNorm(Module):
+    """Normalize each channel by its ``size`` neighbouring channels:
+    ``x / (k + alpha * mean(x**2 over the window)) ** beta``.
+
+    >>> import fnx
+    >>> lrn = fnx.nn.LocalResponseNorm(2)
+    >>> lrn
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    >>> lrn(fnx.ones(1, 4, 3, 3)).shape
+    fnx.Size([1, 4, 3, 3])
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -139,3 +139,24 @@ class EmbeddingBag(Module):
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        """An ``EmbeddingBag`` over the given 2-D weights (frozen by default).
+
+        >>> import fnx
+        >>> bag = fnx.nn.EmbeddingBag.from_pretrained(fnx.eye(3), mode="sum")
+        >>> bag(fnx.tensor([[0, 2], [1, 1]]))
+        tensor([[1., 0., 1.],
+                [0., 2., 0.]])
+        """
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                  _weight=embeddings, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag

@@ -19,7 +19,7 @@ their decomposition.  Multi-output ops whose first output users commonly modify 
 """
 # In the order the ops were defined before the split (registration order is kept).
 from . import (activation, dropout, embedding, normalization, conv, pooling, padding,
-               sampling, loss, attention, fft, upsample, shuffle)
+               sampling, loss, attention, fft, upsample, shuffle, pooling_max)
 
 __all__ = ["activation", "dropout", "embedding", "normalization", "conv", "pooling", "padding",
-           "sampling", "loss", "attention", "fft", "upsample", "shuffle"]
+           "sampling", "loss", "attention", "fft", "upsample", "shuffle", "pooling_max"]

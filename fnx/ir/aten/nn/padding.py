@@ -115,14 +115,14 @@ def _pad(self, pad, mode="constant", value=None):
     if value is not None and value != 0:
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
     nd = len(pad) // 2
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    # the non-constant modes pad the 1-3 spatial dims of a batched or unbatched input
+    if nd not in (1, 2, 3) or self.ndim not in (nd + 1, nd + 2):
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for {self.ndim}D "
+                                  f"input tensor.")
     if mode == "circular":
         return _pad_circular(self, pad)
-    if mode not in ("reflect", "replicate"):
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    if nd not in (1, 2, 3) or self.ndim not in (nd + 1, nd + 2):
-        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are "
-                                  f"supported for now (got a {self.ndim}D input and {nd} padded "
-                                  f"dims)")
     kind = "reflection" if mode == "reflect" else "replication"
     return getattr(aten, f"{kind}_pad{nd}d")(self, pad)
 

@@ -28,7 +28,7 @@ compare tuples of tensors and cannot compare the ``None`` a False entry gives.
 """
 # In the order the entries were registered before the split (the database keeps it).
 from . import (activation, dropout, embedding, normalization, conv, pooling, padding,
-               sampling, loss, attention, fft, upsample, shuffle)
+               sampling, loss, attention, fft, upsample, shuffle, pooling_max)
 
 __all__ = ["activation", "dropout", "embedding", "normalization", "conv", "pooling", "padding",
-           "sampling", "loss", "attention", "fft", "upsample", "shuffle"]
+           "sampling", "loss", "attention", "fft", "upsample", "shuffle", "pooling_max"]

@@ -85,6 +85,8 @@ def _pad_samples(info, device, dtype):
     yield SampleInput(t(1, 2, 3, 4, 2), [1, 1, 2, 0, 0, 1], "replicate")
     yield SampleInput(t(1, 2, 4, 5, noncontiguous=True), [2, 1, -1, 3], "circular")
     yield SampleInput(t(0, 3), [1, 1])
+    yield SampleInput(t(3, 5), [2, 1], "reflect")                     # unbatched 1-D
+    yield SampleInput(t(2, 3, 4, 3), [1, 0, 2, 1, 1, 1], "circular")  # unbatched 3-D
 
 
 def _pad_errors(info, device):
@@ -100,6 +102,8 @@ def _pad_errors(info, device):
                      "Padding value causes wrapping around more than once")
     yield ErrorInput(SampleInput(x, [1, 1], "mirror"), NotImplementedError,
                      "Unrecognised padding mode mirror")
+    yield ErrorInput(SampleInput(_t((1, 2, 3, 4), D.float32, device), [1, 1], "reflect"),
+                     NotImplementedError, "Padding size 2 is not supported for 4D input tensor")
 
 
 for _nd in (1, 2, 3):
