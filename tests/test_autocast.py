@@ -43,7 +43,8 @@ CPU_EXPECTED = {
     **dict.fromkeys(_names("""
         adaptive_avg_pool3d avg_pool3d binary_cross_entropy binary_cross_entropy_with_logits cdist
         cross_entropy_loss grid_sampler grid_sampler_2d grid_sampler_3d huber_loss kl_div l1_loss
-        max_pool3d mse_loss
+        max_pool3d mse_loss adaptive_max_pool3d fractional_max_pool2d fractional_max_pool3d
+        max_unpool2d max_unpool3d
         nll_loss prod prod.dim_int reflection_pad1d reflection_pad2d replication_pad1d
         replication_pad2d replication_pad3d smooth_l1_loss"""), ("bfloat16", "float32")),
     **dict.fromkeys(_names("""
