@@ -6,6 +6,8 @@ trace on meta tensors (tensors the function reads from outside, e.g. parameters,
 inputs, never constants) -> functionalize + decompose -> DCE -> CSE -> partition into
 regions the target lowers and eager calls between them -> compile each region.
 Inputs the program writes (buffers updated in place) are written back after each call.
+Where the function reads a tensor's value (``item()``, ``if (x > 0).all():``) the graph
+breaks: compiled segments run around that point (``graph_breaks``).
 
 Autograd: the trace runs with autograd on, so a training step that calls ``backward()`` and
 an optimizer records the backward and the updates in the same program; the ``.grad`` it
