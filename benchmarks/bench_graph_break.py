@@ -15,7 +15,8 @@ weights and data:
 
 Each repeat runs every variant once, in a fresh random order; the figure is the median
 over repeats after warm-up. The program count of each compiled variant is printed (it
-must not grow with the number of steps).
+must not grow with the number of steps); the run fails when the variants' weights differ
+at the end (they all took the same steps).
 
     python benchmarks/bench_graph_break.py            # ~1 min on 2 CPU cores
 """
@@ -25,6 +26,7 @@ import random
 import statistics
 import time
 
+import jax
 import numpy as np
 
 import fnx
@@ -46,12 +48,13 @@ def make(sizes):
     return model, optim.SGD(model.parameters(), lr=0.01, momentum=0.9), nn.CrossEntropyLoss()
 
 
-def variants(sizes):
+def variants(sizes, models):
     out = {}
 
     model, opt, loss_fn = make(sizes)
+    models.append(model)
 
-    def plain(x, y):
+    def plain(x, y, model=model, opt=opt, loss_fn=loss_fn):
         loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
@@ -63,6 +66,7 @@ def variants(sizes):
     for name, with_float in (("compiled, break", False), ("compiled, break + float", True),
                              ("eager", False)):
         model, opt, loss_fn = make(sizes)
+        models.append(model)
 
         def broken(x, y, ema, model=model, opt=opt, loss_fn=loss_fn, with_float=with_float):
             loss = loss_fn(model(x), y)
@@ -87,8 +91,10 @@ def main():
         rng = np.random.default_rng(0)
         x = fnx.tensor(rng.standard_normal((batch, sizes[0])).astype(np.float32))
         y = fnx.tensor(rng.integers(0, sizes[-1], batch))
-        runs = variants(sizes)
+        models = []
+        runs = variants(sizes, models)
         times = {k: [] for k in runs}
+        order_index = {k: i for i, k in enumerate(runs)}
         for _ in range(3):                      # warm-up: traces and compiles
             for fn, _ in runs.values():
                 fn(x, y)
@@ -100,6 +106,10 @@ def main():
                 t0 = time.perf_counter()
                 for _ in range(inner):
                     fn(x, y)
+                # the update may still run (programs are dispatched asynchronously and
+                # the loss is ready first): the time includes it
+                jax.block_until_ready([p.__dict__.get("_jax") for p in
+                                       models[order_index[k]].parameters()])
                 times[k].append((time.perf_counter() - t0) / inner)
         print(f"== {config}: {sizes}, batch {batch} (median per step over {repeats})")
         base = statistics.median(times["compiled, no break"])
@@ -109,6 +119,10 @@ def main():
             programs = "" if compiled is None else \
                 f"  programs {sum(getattr(e, 'size', 1) for e in compiled.entries())}"
             print(f"  {k:26s} {med * 1e3:8.3f} ms  {med / base:5.2f}x{programs}")
+        # every variant took the same number of steps from the same weights
+        first = [m[0].weight.detach().numpy() for m in models]
+        for w in first[1:]:
+            np.testing.assert_allclose(w, first[0], rtol=1e-3, atol=1e-4)
 
 
 if __name__ == "__main__":
