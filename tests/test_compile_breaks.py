@@ -223,6 +223,25 @@ def test_random_values_are_the_same_on_both_sides_of_a_break():
     assert seen == {True, False}
 
 
+def test_data_dependent_shapes_break_and_guard_the_shape(monkeypatch):
+    # a boolean mask and nonzero: computed on the call's values, the result an input of
+    # the rest of the program; a new number of selected elements traces again
+    traces = _traces(monkeypatch)
+
+    def f(x, y):
+        picked = x[x > 0]
+        return (picked * 2).sum() + y, fnx.nonzero(x < 0)
+
+    cf = fnx.compile(f)
+    cases = ([1.0, -2.0, 3.0], [1.0, 2.0, 3.0], [-1.0, 5.0, -1.0], [4.0, -2.0, 3.0])
+    for data in cases:
+        a = np.array(data, dtype=np.float32)
+        total, where = cf(fnx.tensor(data), fnx.tensor(0.5))
+        np.testing.assert_allclose(to_numpy(total), 2 * a[a > 0].sum() + 0.5, rtol=1e-6)
+        np.testing.assert_array_equal(to_numpy(where), np.argwhere(a < 0))
+    assert len(traces) == 3         # 2, 3 and 1 positive elements (the last case reuses)
+
+
 def test_explain_lists_each_break_with_its_line():
     def f(x):
         a = x.sum().item()

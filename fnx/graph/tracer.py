@@ -221,6 +221,10 @@ class TracingMode(DecomposingMode):
             else:
                 out = self.run_below(op, META_KS, meta_args, meta_kwargs)
         except NotImplementedError as e:
+            if self.breaks is not None:     # no meta shape: run it, its result an input
+                out = self.breaks.op(self, op, args, kwargs)
+                if out is not None:
+                    return out
             raise DataDependentError(f"tracing {op.qualname} at {user_frame()}: {e}") from None
         if isinstance(out, Tensor):
             out._device = device

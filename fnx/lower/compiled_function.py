@@ -677,7 +677,7 @@ class CompileReport:
     def __init__(self, entry: _Entry, inputs):
         breaks = getattr(entry, "breaks", None) or []
         # graph breaks: where, and the last segment's regions (the first path traced)
-        self.breaks = [f"{b.kind}() at {b.where}" for b in breaks]
+        self.breaks = [str(b) for b in breaks]
         if breaks:
             entry, stages = entry.report
             self.stages = dict(stages, optimized=entry.stages["optimized"])

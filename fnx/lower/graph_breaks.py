@@ -11,7 +11,10 @@ there (``fullgraph=True`` still raises, naming the line):
   so arithmetic on it is recorded, a float returned from the function is recomputed from
   it, and only Python decisions on it (``if loss.item() > 5``) become guards: a changing
   loss does not recompile. Any other value (an int, a bool, a list) is guarded exactly.
-  Each break adds a float64 placeholder (source ``("break", k)``) to the trace.
+  Each break adds a float64 placeholder (source ``("break", k)``) to the trace. An op
+  whose output shape depends on data (``nonzero``, a boolean mask's ``x[mask]``: no meta
+  shape) breaks the same way (``BreakTracer.op``): it runs eagerly on the real values of
+  its arguments, and its result is a placeholder of the continuation, its shape guarded.
 - **After the trace**, ``BreakEntry.build`` cuts the one linear graph at the breaks into
   *segments*: segment k computes the value of break k+1 plus every value of it that later
   segments read (its live-outs); the last segment computes the function's outputs, and it
@@ -29,9 +32,11 @@ Segments are matched across traces by node position in the raw trace graph (iden
 to the first break whose branch differs, checked by a signature); a shared segment that a
 new branch needs more values from is rebuilt with the union of live-outs.
 
-Not handled (the function runs eagerly as before): a data-dependent *shape* (``nonzero``,
-boolean-mask indexing), ``.numpy()`` of a trace tensor, and functions whose outputs
-require grad (compiled as one ``jax.vjp`` program).
+Not handled (the function runs eagerly as before): ``.numpy()`` of a trace tensor, a
+data-dependent op with several outputs, and functions whose outputs require grad
+(compiled as one ``jax.vjp`` program; a vjp per segment chained as autograd nodes is not
+built). ``float(t)`` specializes (``SymFloat.__float__`` guards the exact value): hand
+``t.item()`` to arithmetic instead.
 """
 from __future__ import annotations
 
@@ -41,7 +46,8 @@ from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS, DispatchKey
 from ..core.grad_mode import no_grad
 from ..core.tensor import Tensor, storage_shape
-from ..graph.graph import Graph, Node, map_nodes
+from ..core.meta_array import meta_tensor
+from ..graph.graph import Graph, Node, NodeMeta, map_nodes
 from ..graph.guards import Guard
 from ..graph.tracer import user_frame
 from ..ir.aten.random import next_key
@@ -51,15 +57,16 @@ __all__ = ["BreakTracer", "BreakEntry", "Break", "outside_trace", "source_value"
 
 class Break:
     """One data-dependent point of a trace: ``cut`` (the graph's node count when it was
-    reached; the break's placeholder is at that position), ``node`` (the value asked
-    for), ``index`` (the placeholder's input position), ``kind`` (``"item"``, ``"tolist"``),
+    reached; the break's placeholder is at that position), ``nodes`` (the traced values it
+    reads), ``finish`` (their real values -> the value handed over), ``index`` (the
+    placeholder's input position), ``kind`` (``"item"``, ``"tolist"`` or the op's name),
     ``where`` (``file:line: code``), ``guards`` (how many guards were recorded before it),
     ``value`` (this trace's concrete value)."""
-    __slots__ = ("cut", "node", "index", "kind", "where", "guards", "value")
+    __slots__ = ("cut", "nodes", "finish", "index", "kind", "where", "guards", "value")
 
-    def __init__(self, cut, node, index, kind, where, guards, value):
-        self.cut, self.node, self.index, self.kind = cut, node, index, kind
-        self.where, self.guards, self.value = where, guards, value
+    def __init__(self, cut, nodes, finish, index, kind, where, guards, value):
+        self.cut, self.nodes, self.finish, self.index = cut, nodes, finish, index
+        self.kind, self.where, self.guards, self.value = kind, where, guards, value
 
     def __str__(self):
         return f"{self.kind}() at {self.where}"
@@ -87,37 +94,73 @@ class BreakTracer:
         k = len(self.records)
         x = mode.node_of(tensor)
         cut = len(mode.graph.nodes)
+        finish = _item if kind == "item" else _tolist
         if k < len(self.forced):
             concrete = self.forced[k]
         else:
-            concrete = self._probe(mode, x, kind)
+            concrete = self._probe(mode, [x], finish)
         index = len(mode.sources)
         what = f"{kind}() at {where}"
         sym = mode.scalar_input(float(concrete) if type(concrete) is float else 0.0,
                                 ("break", k), f"break_{k}")
         sym._what = what
         self.ins[index] = concrete
-        self.records.append(Break(cut, x, index, kind, where, len(mode.guards), concrete))
+        self.records.append(Break(cut, [x], finish, index, kind, where, len(mode.guards),
+                                  concrete))
         if kind == "item" and type(concrete) is float:
             return sym
         mode.add_guard(Guard(lambda v, i=index: _exact(v[i]), _exact(concrete),
                              f"{what} == {concrete!r}", frozenset((index,))))
         return concrete
 
-    def _probe(self, mode, x, kind):
-        """Compile the graph recorded so far, cut to ``x``, and run it on the call's
-        inputs."""
+    def op(self, mode, op, args, kwargs):
+        """The result of ``op``, whose output shape depends on data (``nonzero``), for the
+        traced code: computed on this call's values, a new input of the rest of the program
+        (its shape guarded)."""
+        where = user_frame()
+        tensors = [a for a in _leaves((args, kwargs)) if isinstance(a, Tensor)]
+        nodes = [mode.node_of(t) for t in tensors]
+        cut = len(mode.graph.nodes)
+        k = len(self.records)
+
+        def finish(values):
+            it = iter(values)
+            real_args, real_kwargs = _replace((args, kwargs), lambda t: next(it))
+            with outside_trace(), no_grad():
+                return op(*real_args, **real_kwargs)
+        if k < len(self.forced):
+            concrete = self.forced[k]
+        else:
+            concrete = self._probe(mode, nodes, finish)
+        if not isinstance(concrete, Tensor):
+            return None             # (several outputs: not handled, the trace stops)
+        index = len(mode.sources)
+        shape = tuple(concrete.shape)
+        t = meta_tensor(shape, concrete.dtype, concrete._device)
+        mode.add_input(t, f"break_{k}", NodeMeta(shape, concrete.dtype, concrete._device),
+                       ("break", k))
+        self.ins[index] = concrete
+        what = f"{op.qualname} at {where}"
+        self.records.append(Break(cut, nodes, finish, index, op.qualname, where,
+                                  len(mode.guards), concrete))
+        mode.add_guard(Guard(lambda v, i=index: tuple(v[i].shape), shape,
+                             f"the shape of {what}", frozenset((index,))))
+        return t
+
+    def _probe(self, mode, xs, finish):
+        """Compile the graph recorded so far, cut to the values ``xs``, run it on the
+        call's inputs and ``finish`` their real values."""
         graph = mode.graph
-        need = _needed(graph.nodes, [x])
+        need = _needed(graph.nodes, xs)
         places = [n for n in graph.nodes if n.kind == "placeholder"]
         used = [i for i, p in enumerate(places) if p in need]
-        sub = _segment(graph.nodes, need, [places[i] for i in used], [], (x,))
+        sub = _segment(graph.nodes, need, [places[i] for i in used], [], tuple(xs))
         sub.input_sources = [mode.sources[i] for i in used]
         entry = self.make_entry(sub)
         with outside_trace(), no_grad():
             inputs = [self.input(mode.sources, i) for i in used]   # (a random key is real)
-            out = entry(None, None, [_fed(v) for v in inputs])[0]
-            return out.item() if kind == "item" else out.tolist()
+            outs = entry(None, None, [_fed(v) for v in inputs])
+            return finish(outs)
 
     def input(self, sources, i):
         """The real value of input ``i`` in this call (a random key is drawn once)."""
@@ -128,6 +171,33 @@ class BreakTracer:
     def finish(self, out):
         """The trace ended with result ``out``."""
         self.template = out
+
+
+def _item(values):
+    return values[0].item()
+
+
+def _tolist(values):
+    return values[0].tolist()
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _leaves(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    return [value]
+
+
+def _replace(value, fn):
+    """``value`` with each tensor ``t`` in it replaced by ``fn(t)``."""
+    if isinstance(value, Tensor):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_replace(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _replace(v, fn) for k, v in value.items()}
+    return value
 
 
 def source_value(source, flat):
@@ -303,7 +373,7 @@ class BreakEntry:
                 raw[n] = k
         # A value runs in the first segment whose break needs it: what the breaks do not
         # need (a backward, an optimizer step) waits for the segment after them
-        cones = [_needed(nodes, [r.node]) for r in records]
+        cones = [_needed(nodes, r.nodes) for r in records]
         seg_of = {n: raw[n] if n.kind == "placeholder" else
                   next((j for j in range(raw[n], last) if n in cones[j]), last)
                   for n in nodes}
@@ -311,14 +381,15 @@ class BreakEntry:
         for n in nodes:
             members[seg_of[n]].append(n)
         # the last segment that reads each node (its break value counts as read by it)
-        alive = _needed(nodes, [graph.output_node] + [r.node for r in records])
+        alive = _needed(nodes, [graph.output_node] + [n for r in records for n in r.nodes])
         reader = {}
         for n in nodes:
             if n in alive:
                 for i in n.inputs():
                     reader[i] = max(reader.get(i, -1), seg_of[n])
         for k, r in enumerate(records):
-            reader[r.node] = max(reader.get(r.node, -1), k)
+            for n in r.nodes:
+                reader[n] = max(reader.get(n, -1), k)
 
         def is_value(n):
             return n.kind in ("call", "getitem")
@@ -330,7 +401,7 @@ class BreakEntry:
             """Segment k's entry, its input keys and output keys."""
             seg = members[k]
             if k < last:
-                outputs = [records[k].node] + list(dict.fromkeys(
+                outputs = list(records[k].nodes) + list(dict.fromkeys(
                     live_out(k) + [nodes[p] for p in outs_extra]))
                 roots = outputs
             else:
@@ -358,7 +429,8 @@ class BreakEntry:
                 sub.lifted = graph.lifted
             entry = make_entry(sub)
             in_keys = [("p", index_of[p]) for p in used] + [("n", pos[n]) for n in live]
-            out_keys = [("n", pos[n]) for n in outputs[1:]] if k < last else []
+            out_keys = [("n", pos[n]) for n in outputs[len(records[k].nodes):]] \
+                if k < last else []
             return entry, in_keys, out_keys
 
         guard_bounds = [0] + [r.guards for r in records] + [len(graph.guards)]
@@ -464,7 +536,8 @@ class BreakEntry:
                 return _floats_back(result, self.template, ins)
             with no_grad():
                 outs = step.entry(None, None, feed)
-            env.update(zip(step.out_keys, outs[1:]))
+            n = len(record.nodes)
+            env.update(zip(step.out_keys, outs[n:]))
             if forced is not None:
                 k = len(path)
                 ins[record.index] = forced[0][k]
@@ -476,7 +549,7 @@ class BreakEntry:
                             flat = self.flatten(args, kwargs)[0]
                         ins[i] = source_value(source, flat)
                 continue
-            value = outs[0].item() if record.kind == "item" else outs[0].tolist()
+            value = record.finish(outs[:n])
             ins[record.index] = value
             values.append(value)
             if flat is None:
