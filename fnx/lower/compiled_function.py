@@ -272,7 +272,8 @@ class CompiledFunction:
             rollback(graph.python_writes)
             where = breaks.records[0]
             self._warn_once("data", f"fnx.compile: {_name(self.fn)}'s outputs require grad "
-                                    f"and it reads a tensor's value ({where}); it runs "
+                                    f"and it reads a tensor's value ({where}), where a graph "
+                                    f"break is not supported; running {_name(self.fn)} "
                                     f"eagerly")
             self._eager_reason = f"differentiable with a graph break at {where}"
             return None
