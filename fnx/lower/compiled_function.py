@@ -291,10 +291,13 @@ class CompiledFunction:
         if broken:
             stages["functional"] = graph
             if explain and "traced" not in stages:
-                replay = BreakTracer(None, flat, ({}, [r.value for r in breaks.records]))
-                with no_grad():
-                    traced = trace(call, *flat, input_names=names, lift_captured=True,
-                                   breaks=replay)
+                if all(r.kind in ("item", "tolist") for r in breaks.records):
+                    replay = BreakTracer(None, flat, ({}, [r.value for r in breaks.records]))
+                    with no_grad():
+                        traced = trace(call, *flat, input_names=names, lift_captured=True,
+                                       breaks=replay)
+                else:   # (an op's break is a prim's; the user's ops differ: not replayed)
+                    traced = graph
                 stages = {"traced": traced, **stages}
             entry = BreakEntry.build(self, _flatten_call, graph, breaks, self._segment_entry,
                                      stages)
