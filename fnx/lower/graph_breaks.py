@@ -552,12 +552,14 @@ class BreakEntry:
             value = record.finish(outs[:n])
             ins[record.index] = value
             values.append(value)
-            if flat is None:
-                flat = self.flatten(args, kwargs)[0]
             for j, (checks, new, child) in enumerate(step.branches):
-                trial = dict(ins)
-                for i, source in new:
-                    trial[i] = source_value(source, flat)
+                trial = ins
+                if new:     # the inputs this branch reads first (a parameter, a key)
+                    if flat is None:
+                        flat = self.flatten(args, kwargs)[0]
+                    trial = dict(ins)
+                    for i, source in new:
+                        trial[i] = source_value(source, flat)
                 if all(c.holds(trial) for c in checks):
                     ins = trial
                     step = child
