@@ -24,8 +24,8 @@ def disable(fn=None, recursive=True, *, reason=None):
     """Keep ``fn`` out of compiled code, as ``torch.compiler.disable`` (a decorator, with or
     without arguments). Called outside a trace, ``fn`` runs as usual. fnx cannot break a
     graph around it, so a compiled function that reaches ``fn`` runs eagerly as a whole
-    (with a warning; with ``fullgraph=True`` it is an error), as for data-dependent control
-    flow. Only ``recursive=True`` is supported.
+    (with a warning; with ``fullgraph=True`` it is an error). Only ``recursive=True`` is
+    supported.
 
     >>> import fnx, warnings
     >>> @fnx.compiler.disable

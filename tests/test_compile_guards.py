@@ -342,6 +342,18 @@ def test_store_on_every_call_is_replayed():
             np.testing.assert_allclose(to_numpy(out), to_numpy(m.lin(x)), rtol=1e-6)
 
 
+@fnx.compiler.disable
+def _damped(loss):
+    # data-dependent and kept out of compiled code: a trace reaching it stops, and the
+    # compiled function runs eagerly
+    return loss * 0 if loss.item() > 100 else loss
+
+
+@fnx.compiler.disable
+def _positive(x):
+    return x.sum().item() > 0
+
+
 def _fallback_step(compiled):
     fnx.manual_seed(0)
     model = nn.Linear(4, 2)
@@ -351,8 +363,7 @@ def _fallback_step(compiled):
     def step(x, y):
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()
-        if loss.item() > 100:       # data-dependent: the compiled function runs eagerly
-            loss = loss * 0
+        loss = _damped(loss)        # the compiled function runs eagerly
         opt.step()
         opt.zero_grad()
         return loss
@@ -364,7 +375,7 @@ def _fallback_step(compiled):
 
 
 def test_grad_is_real_after_a_fallback_to_eager():
-    # the trace ran backward (writing .grad) before it stopped at .item(): those writes
+    # the trace ran backward (writing .grad) before it stopped at _damped: those writes
     # are undone, so the eager run accumulates into real gradients
     (l1, w1), (l2, w2) = _fallback_step(False), _fallback_step(True)
     assert l1 == l2
@@ -380,13 +391,13 @@ class _StoreThenBreak(nn.Module):
     def forward(self, x):
         if self.cache is None:
             self.cache = x * 2
-        if x.sum().item() > 0:
+        if _positive(x):
             return x * self.cache
         return x
 
 
 def test_store_before_a_data_dependent_line_is_rolled_back():
-    # the trace stored a trace tensor on the module, then stopped at .item(): the store is
+    # the trace stored a trace tensor on the module, then stopped at _positive: the store is
     # undone, so the eager run builds the cache itself, with real values
     m, twin = _StoreThenBreak(), _StoreThenBreak()
     f = fnx.compile(m)

@@ -337,7 +337,9 @@ def test_compiled_step_equals_eager(name):
     assert programs == 1        # the step count is a tensor: one program for every step
 
 
-def test_lbfgs_in_a_compiled_function_runs_eagerly_and_equals_eager():
+def test_lbfgs_in_a_compiled_function_equals_eager():
+    # its line searches read loss values (graph breaks) and it keeps Python counters in its
+    # state: the first step runs as a one-shot program, later ones eagerly
     def fit(compiled):
         x = nn.Parameter(fnx.tensor([3.0, -1.0, 0.5], dtype=fnx.float64))
         opt = optim.LBFGS([x], max_iter=5)
@@ -354,10 +356,11 @@ def test_lbfgs_in_a_compiled_function_runs_eagerly_and_equals_eager():
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             f()
+            f()
         return x.numpy(force=True), [str(m.message) for m in w]
     eager, _ = fit(False)
     compiled, messages = fit(True)
-    np.testing.assert_array_equal(compiled, eager)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-12, atol=1e-14)
     assert any("eagerly" in m for m in messages)
 
 

@@ -478,8 +478,12 @@ class Tensor:
             return self.item()
         arr = self.cpu()._data
         if not isinstance(arr, np.ndarray):
-            # no values here (a meta tensor, a tensor of a trace): item() says why, as the
-            # dispatcher sees it (under fnx.compile, the trace's data-dependence error)
+            # no values here (a meta tensor, a tensor of a trace): the tracing mode hands
+            # the values over (fnx.compile's graph break) or item() says why
+            for mode in reversed(tls.state.modes):
+                concrete = getattr(mode, "concrete_list", None)
+                if concrete is not None:
+                    return concrete(self)
             return self.reshape(-1)[0].item() if self.numel() else []
         return (arr.astype("float32") if self._dtype is D.bfloat16 else arr).tolist()
 

@@ -64,6 +64,9 @@ class TracingMode(DecomposingMode):
         self.guards = []        # Guards on the inputs' Python values (SymFloat decisions)
         self._scalars = {}      # source key -> SymFloat already made for it
         self._active = False
+        # fnx.compile's handler of data-dependent points (fnx.lower.graph_breaks): hands
+        # traced code the value a tensor has in this call; None: they raise
+        self.breaks = None
 
     def __enter__(self):
         self._active = True
@@ -76,6 +79,13 @@ class TracingMode(DecomposingMode):
     def recording(self) -> bool:
         """Whether the trace is still running (a SymFloat kept past it is a plain float)."""
         return self._active
+
+    def concrete_list(self, tensor):
+        """``tensor.tolist()`` of a trace tensor: a graph break when ``fnx.compile`` handles
+        them, else the data-dependence error of ``item()``."""
+        if self.breaks is not None:
+            return self.breaks.value(self, tensor, "tolist")
+        return tensor.reshape(-1)[0].item() if tensor.numel() else []
 
     def add_guard(self, guard: Guard) -> None:
         self.guards.append(guard)
@@ -196,6 +206,8 @@ class TracingMode(DecomposingMode):
         if device is None:
             device = _common_device(op, args) or CPU
         if op.name == "_local_scalar_dense":
+            if self.breaks is not None:
+                return self.breaks.value(self, args[0], "item")
             raise DataDependentError(
                 f"tracing reached Tensor.item() at {user_frame()}: the Python value of a "
                 f"tensor (item(), bool(tensor), `if x.sum() > 0:`) depends on data, which a "
@@ -209,6 +221,10 @@ class TracingMode(DecomposingMode):
             else:
                 out = self.run_below(op, META_KS, meta_args, meta_kwargs)
         except NotImplementedError as e:
+            if self.breaks is not None:     # no meta shape: run it, its result an input
+                out = self.breaks.op(self, op, args, kwargs)
+                if out is not None:
+                    return out
             raise DataDependentError(f"tracing {op.qualname} at {user_frame()}: {e}") from None
         if isinstance(out, Tensor):
             out._device = device
@@ -461,7 +477,7 @@ def _common_device(op, args):
 
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
           functional=False, capture_grads=False, stored_roots=(), mode_class=None,
-          **kwargs) -> Graph:
+          breaks=None, **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -480,6 +496,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     outputs too, listed in ``graph.stored`` as (container, key, tensor, output index).
     ``mode_class``: a subclass of the mode to record with (``fnx.func`` records ``detach``
     as a stop-gradient).
+    ``breaks`` (``fnx.lower.graph_breaks.BreakTracer``) hands data-dependent values
+    (``item()``, ``tolist()``) to the traced code instead of raising.
     """
     graph = Graph()
     if mode_class is not None:
@@ -488,6 +506,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         mode = FunctionalTracingMode(graph, decompose_to, lift_captured)
     else:
         mode = TracingMode(graph, decompose_to, lift_captured)
+    mode.breaks = breaks
     count = [0]
     names = list(input_names) if input_names is not None else _param_names(fn, len(args))
 
@@ -530,6 +549,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
             rollback(_changes(before, mode))
             raise
         graph.python_writes = _changes(before, mode)
+        if breaks is not None:
+            breaks.finish(out)
         result = mode.node_of(out)
         graph.output_requires_grad = any(
             isinstance(t, Tensor) and t.requires_grad for t in _leaves(out))

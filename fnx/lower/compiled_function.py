@@ -6,6 +6,8 @@ trace on meta tensors (tensors the function reads from outside, e.g. parameters,
 inputs, never constants) -> functionalize + decompose -> DCE -> CSE -> partition into
 regions the target lowers and eager calls between them -> compile each region.
 Inputs the program writes (buffers updated in place) are written back after each call.
+Where the function reads a tensor's value (``item()``, ``if (x > 0).all():``) the graph
+breaks: compiled segments run around that point (``graph_breaks``).
 
 Autograd: the trace runs with autograd on, so a training step that calls ``backward()`` and
 an optimizer records the backward and the updates in the same program; the ``.grad`` it
@@ -39,6 +41,7 @@ from ..graph.tracer import (DataDependentError, TracingMode, describe_change, ro
                             trace)
 from ..ir.aten.random import next_key
 from .compiled_run import ProgramPlan, feed_modes
+from .graph_breaks import BreakEntry, BreakTracer
 from .jax_storage import array_of, rebind, rebindable
 from .target import get_target
 
@@ -125,7 +128,7 @@ class CompiledFunction:
     def _compile_and_run(self, key, args, kwargs):
         """Trace and compile a program for this call (under the lock), cache it and run it;
         or run the function eagerly when it cannot be compiled."""
-        full = sum(len(v) for v in self.cache.values()) >= self.cache_limit
+        full = self._programs() >= self.cache_limit
         reason = None
         if self.cache and (_log.isEnabledFor(logging.INFO) or
                            (full and "cache" not in self._warned)):
@@ -154,6 +157,49 @@ class CompiledFunction:
         if not entry.one_shot:
             self.cache.setdefault(key, []).append(entry)
         return entry(args, kwargs, None)
+
+    def _programs(self) -> int:
+        """How many programs the cache holds (an entry with graph breaks: one per
+        segment), what ``cache_limit`` bounds."""
+        return sum(getattr(e, "size", 1) for v in self.cache.values() for e in v)
+
+    def _continue(self, args, kwargs, known):
+        """A new trace for a call of a ``BreakEntry`` that no branch fits, given the input
+        and break values the call computed (``known``); None: run it eagerly."""
+        with self._lock:
+            if self._programs() >= self.cache_limit:
+                self._warn_once("cache", f"fnx.compile: {self.cache_limit} programs of "
+                                         f"{_name(self.fn)} (cache_limit); calls that no "
+                                         f"compiled program fits run eagerly from now on")
+                return None
+            _log.info("fnx.compile: tracing %s again: a graph break's value took a new "
+                      "branch", _name(self.fn))
+            return self._compile(args, kwargs, known=known)
+
+    def _add_entry(self, old, new):
+        """Cache ``new`` beside ``old`` (a trace whose prefix differs from ``old``'s)."""
+        with self._lock:
+            for entries in self.cache.values():
+                if any(e is old for e in entries):
+                    entries.append(new)
+                    return
+
+    def _segment_entry(self, graph) -> "_Entry":
+        """A segment of a trace cut at graph breaks (``graph_breaks``), optimized,
+        partitioned and compiled."""
+        optimized = eliminate_common_subexpressions(eliminate_dead_code(graph))
+        parts = partition(optimized, lambda n: self.target.has_rule(n.target))
+        if parts.fallback_ops:
+            names = ", ".join(str(op) for op in parts.fallback_ops)
+            self._warn_once(("fallback", names),
+                            f"fnx.compile: {names} has no {self.target.name!r} lowering; it "
+                            f"runs eagerly between compiled regions")
+        entry = _Entry(self.target, optimized, parts, optimized.lifted, 0,
+                       {"functional": graph, "optimized": optimized})
+        if not self.value_checks:
+            for program in entry.programs():
+                program.check_values = False
+        return entry
 
     def _recompile_reason(self, key, args, kwargs) -> str:
         """Why no cached program fits this call, in words (for logs and warnings)."""
@@ -184,7 +230,7 @@ class CompiledFunction:
             warnings.warn(message, stacklevel=3)
 
     # -- compiling
-    def _compile(self, args, kwargs, explain=False) -> "_Entry":
+    def _compile(self, args, kwargs, explain=False, known=None) -> "_Entry":
         stages = {}
         flat, rebuild = _flatten_call(args, kwargs)
         def call(*ts):
@@ -192,14 +238,25 @@ class CompiledFunction:
             return self.fn(*a, **kw)
         names = [f"arg{i}" for i in range(len(flat))]
         if explain:     # the user's own ops, before functionalization and decomposition
-            with no_grad():
-                stages["traced"] = trace(call, *flat, input_names=names, lift_captured=True)
+            try:
+                with no_grad():
+                    stages["traced"] = trace(call, *flat, input_names=names,
+                                             lift_captured=True)
+            except DataDependentError:
+                if self.fullgraph:
+                    raise
+                # traced again below with the values the graph breaks hand over
+        # Data-dependent points (item(), bool(t), tolist()) break the graph there
+        # (graph_breaks); with fullgraph=True they raise.
+        breaks = None if self.fullgraph else BreakTracer(self._segment_entry, flat, known)
         # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
         # function is recorded too, and the .grad it writes become outputs.
         runs, suspended = tls.state.backward_runs, tls.state.suspensions
         roots = guards.roots_of(self.fn) + [args, kwargs]
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
-                      decompose_to=self.decompose, capture_grads=True, stored_roots=roots)
+                      decompose_to=self.decompose, capture_grads=True, stored_roots=roots,
+                      breaks=breaks)
+        broken = breaks is not None and bool(breaks.records)
         differentiable = graph.output_requires_grad and tls.state.backward_runs == runs
         # State made outside the trace (an optimizer's first step): Python took a branch
         # the guards cannot see, so this program is for this call only.
@@ -210,6 +267,16 @@ class CompiledFunction:
             # is for this call only. A second trace that stores again is kept, and its
             # stores are replayed on every call.
             self._stored_once = one_shot = True
+        if differentiable and broken:
+            # (a vjp program per segment, chained as autograd nodes, is not built)
+            rollback(graph.python_writes)
+            where = breaks.records[0]
+            self._warn_once("data", f"fnx.compile: {_name(self.fn)}'s outputs require grad "
+                                    f"and it reads a tensor's value ({where}), where a graph "
+                                    f"break is not supported; running {_name(self.fn)} "
+                                    f"eagerly")
+            self._eager_reason = f"differentiable with a graph break at {where}"
+            return None
         if differentiable:
             # Outputs that carry a gradient and no backward inside: the caller differentiates
             # the result. Trace the forward alone (from the same Python state); its backward
@@ -221,6 +288,21 @@ class CompiledFunction:
                               stored_roots=roots)
         if not self._python_writes_ok(graph, one_shot):
             return None
+        if broken:
+            stages["functional"] = graph
+            if explain and "traced" not in stages:
+                if all(r.kind in ("item", "tolist") for r in breaks.records):
+                    replay = BreakTracer(None, flat, ({}, [r.value for r in breaks.records]))
+                    with no_grad():
+                        traced = trace(call, *flat, input_names=names, lift_captured=True,
+                                       breaks=replay)
+                else:   # (an op's break is a prim's; the user's ops differ: not replayed)
+                    traced = graph
+                stages = {"traced": traced, **stages}
+            entry = BreakEntry.build(self, _flatten_call, graph, breaks, self._segment_entry,
+                                     stages)
+            entry.one_shot = one_shot
+            return entry
         lifted = graph.lifted
         stages["functional"] = graph
         graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
@@ -597,11 +679,18 @@ class CompileReport:
     """The result of ``CompiledFunction.explain``: printable, and its parts are attributes."""
 
     def __init__(self, entry: _Entry, inputs):
-        self.stages = entry.stages
+        breaks = getattr(entry, "breaks", None) or []
+        # graph breaks: where, and the last segment's regions (the first path traced)
+        self.breaks = [str(b) for b in breaks]
+        if breaks:
+            entry, stages = entry.report
+            self.stages = dict(stages, optimized=entry.stages["optimized"])
+        else:
+            self.stages = entry.stages
         self.regions = entry.parts.regions
         self.fallback_ops = entry.parts.fallback_ops
         self.graph = entry.graph
-        self.eager_ops = len(entry.stages["traced"].calls())
+        self.eager_ops = len(self.stages["traced"].calls())
         self.prim_calls = len(entry.graph.calls())
         self.fusions = []
         for step, fn in entry.steps:
@@ -613,6 +702,10 @@ class CompileReport:
         for name, g in self.stages.items():
             lines.append(f"== {name} graph ({len(g.calls())} calls) ==")
             lines.append(str(g))
+        if self.breaks:
+            lines.append(f"== {len(self.breaks)} graph break(s); the last segment's "
+                         f"partition follows ==")
+            lines += [f"break {i}: {b}" for i, b in enumerate(self.breaks)]
         lines.append(f"== partition: {len(self.regions)} compiled region(s), "
                      f"{len(self.fallback_ops)} eager op(s) ==")
         for i, r in enumerate(self.regions):

@@ -118,6 +118,10 @@ class ProgramPlan:
                     continue
             append(feed(t, how))
         donate = self.donate
+        if donate and not all(free):
+            # feeding made a NumPy input resident after it was found not rebindable: its
+            # new value is copied in, so its buffer must not be given away
+            donate = ()
         if donate:
             for j, i in self.donate_pairs:
                 d = inputs[i].__dict__
