@@ -14,6 +14,7 @@ tensor([1., 2.])
 >>> dist.destroy_process_group()
 """
 from . import functional_ops  # noqa: F401  (defines the _c10d_functional ops)
+from . import lowering  # noqa: F401  (their JAX rules: collectives inside compiled programs)
 from .collectives import (Work, all_gather, all_gather_into_tensor, all_reduce,
                           all_to_all_single, barrier, broadcast, reduce_scatter_tensor)
 from .device_mesh import DeviceMesh, init_device_mesh

@@ -191,13 +191,20 @@ class CompiledFunction:
             a, kw = rebuild(ts)
             return self.fn(*a, **kw)
         names = [f"arg{i}" for i in range(len(flat))]
+        roots = guards.roots_of(self.fn) + [args, kwargs]
         if explain:     # the user's own ops, before functionalization and decomposition
-            with no_grad():
-                stages["traced"] = trace(call, *flat, input_names=names, lift_captured=True)
+            try:
+                with no_grad():
+                    stages["traced"] = trace(call, *flat, input_names=names,
+                                             lift_captured=True)
+            except RuntimeError:    # a training step: its backward() needs grad mode
+                traced = trace(call, *flat, input_names=names, lift_captured=True,
+                               capture_grads=True, stored_roots=roots)
+                rollback(traced.python_writes)
+                stages["traced"] = traced
         # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
         # function is recorded too, and the .grad it writes become outputs.
         runs, suspended = tls.state.backward_runs, tls.state.suspensions
-        roots = guards.roots_of(self.fn) + [args, kwargs]
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
                       decompose_to=self.decompose, capture_grads=True, stored_roots=roots)
         differentiable = graph.output_requires_grad and tls.state.backward_runs == runs
@@ -225,7 +232,9 @@ class CompiledFunction:
         stages["functional"] = graph
         graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
         stages["optimized"] = graph
-        parts = partition(graph, lambda n: self.target.has_rule(n.target))
+        supports = getattr(self.target, "supports", None) or \
+            (lambda n: self.target.has_rule(n.target))
+        parts = partition(graph, supports)
         if parts.fallback_ops:
             names = ", ".join(str(op) for op in parts.fallback_ops)
             if self.fullgraph:

@@ -25,6 +25,7 @@ from ..core.tensor import Tensor, resident
 from ..graph.graph import _collect, map_nodes
 from ..ir import prims as P
 from ..ir.prims.assertions import range_error
+from .jax_spmd import Spmd, graph_mesh
 from .jax_storage import ARRAY_TYPE, feed
 
 __all__ = ["compile_graph", "graph_program", "register_device_arrays", "Program",
@@ -121,11 +122,16 @@ class Program:
 
     Every output has exactly its node's dtype (and is not weakly typed), so a result fed
     back in matches the compiled signature.
+
+    A graph with collectives (``jax_spmd``) is one SPMD program over their mesh: its body
+    runs under ``shard_map``, every process on its own values (``spmd``).
     """
 
     def __init__(self, target, graph):
         program, out_nodes = graph_program(target, graph)
         dtypes = [n.meta.dtype.numpy for n in out_nodes]
+        mesh = graph_mesh(graph)
+        self.spmd = spmd = Spmd(mesh) if mesh is not None else None
 
         def exact(*arrays):
             return [_exact(o, dt) for o, dt in zip(program(*arrays), dtypes)]
@@ -134,13 +140,20 @@ class Program:
             outs = program(*arrays)
             return [_exact(o, dt) for o, dt in zip(outs, dtypes)] + [outs[-1]]
 
+        def status(*arrays):
+            return program(*arrays)[-1]
+        if spmd is not None:
+            exact, exact_checked, status = (spmd.wrap(f) for f in (exact, exact_checked,
+                                                                   status))
+        self._local = spmd.to_local if spmd is not None and spmd.multi_process else None
+
         # Value checks: a call that donates no buffer returns their status beside its
         # outputs, raised before the caller writes anything back. A call that donates runs
         # them first, as a program of their own (XLA keeps only what they read), so a
         # donated input is never lost to a call that raises.
         self.checks = program.checks
         self.check_values = True        # fnx.compile(options={"value_checks": False})
-        self.checker = jax.jit(lambda *a: program(*a)[-1]) if self.checks else None
+        self.checker = jax.jit(status) if self.checks else None
         self._checker_call = None
         self._exact_checked = exact_checked
 
@@ -161,6 +174,11 @@ class Program:
         reused for the outputs (the caller checked nothing else references them). The last
         ``sinks`` arrays are extra, never read: buffers given up for outputs of their shape
         to be written into (a ``.grad`` the step replaces), so no fresh memory is touched."""
+        if self._local is not None:     # one program across processes: global arrays
+            return self._local(self._call_arrays(self.spmd.to_global(arrays), donate, sinks))
+        return self._call_arrays(arrays, donate, sinks)
+
+    def _call_arrays(self, arrays, donate=(), sinks=0):
         if self.checker is not None and self.check_values:
             if not donate and not sinks:
                 return self._call_checked(arrays)
@@ -206,8 +224,11 @@ class Program:
                 outs = call(*arrays)
         else:
             outs = call(*arrays)
-        raise_failed(self.checks, outs[-1])
+        raise_failed(self.checks, self._status(outs[-1]))
         return outs[:-1]
+
+    def _status(self, status):
+        return status if self._local is None else self._local([status])[0]
 
     def check(self, arrays) -> None:
         """Run the value checks on ``arrays`` (placeholder order) and raise the first that
@@ -227,7 +248,7 @@ class Program:
                 status = call(*arrays)
         else:
             status = call(*arrays)
-        raise_failed(self.checks, status)
+        raise_failed(self.checks, self._status(status))
 
     def _compile(self, arrays, donate, sinks=0):
         """The executable for ``arrays``, donating what it can of ``donate``: XLA copies a
@@ -258,8 +279,11 @@ class Program:
     def hlo_fusions(self, *tensors):
         """How XLA compiled this program: the kernels its entry computation launches
         (fusions and unfused ops), how many of those are fusions, and the HLO text."""
+        arrays = [feed(t) for t in tensors]
+        if self._local is not None:
+            arrays = self.spmd.to_global(arrays)
         with jax.enable_x64(True):
-            text = self.jitted.lower(*[feed(t) for t in tensors]).compile().as_text()
+            text = self.jitted.lower(*arrays).compile().as_text()
         return {**_entry_kernels(text), "hlo": text}
 
 
