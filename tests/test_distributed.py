@@ -63,11 +63,12 @@ def world_of_one():
 @pytest.mark.multiprocess
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_collectives_and_ddp_across_processes(nproc):
-    proc, _ = launch(nproc, "collectives", "ddp")
+    proc, _ = launch(nproc, "collectives", "ddp", "unused")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for r in range(nproc):
         assert f"rank {r}: collectives ok" in proc.stdout
         assert f"rank {r}: ddp ok" in proc.stdout
+        assert f"rank {r}: unused ok" in proc.stdout
 
 
 @pytest.mark.multiprocess
@@ -184,6 +185,33 @@ def test_ddp_world_of_one_matches_plain_training(world_of_one):
     ddp(x).pow(2).sum().backward()
     np.testing.assert_allclose(ddp.module.weight.grad.numpy(), plain.weight.grad.numpy())
     assert list(ddp.state_dict()) == ["module.weight", "module.bias"]
+
+
+class UsesOneOfTwo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        fnx.manual_seed(0)
+        self.used, self.unused = nn.Linear(3, 2), nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.used(x)
+
+
+def test_ddp_unused_parameters_world_of_one(world_of_one):
+    x = np.random.default_rng(1).standard_normal((5, 3)).astype(np.float32)
+    strict = nn.parallel.DistributedDataParallel(UsesOneOfTwo())
+    strict(fnx.tensor(x)).sum().backward()
+    with pytest.raises(RuntimeError, match="expected to have finished reduction"):
+        strict(fnx.tensor(x))
+    ddp = nn.parallel.DistributedDataParallel(UsesOneOfTwo(), find_unused_parameters=True)
+    lin = ddp.module.used
+    out = x @ lin.weight.detach().numpy().T + lin.bias.detach().numpy()
+    for _ in range(2):
+        ddp.zero_grad()
+        ddp(fnx.tensor(x)).pow(2).sum().backward()      # hand-computed gradient below
+        np.testing.assert_allclose(lin.weight.grad.numpy(), 2 * out.T @ x, rtol=1e-5)
+        np.testing.assert_allclose(lin.bias.grad.numpy(), 2 * out.sum(0), rtol=1e-5)
+        assert ddp.module.unused.weight.grad is None and ddp.module.unused.bias.grad is None
 
 
 # --- DistributedSampler --------------------------------------------------------------------

@@ -233,6 +233,48 @@ def check_ddp():
     print(f"rank {r}: ddp ok", flush=True)
 
 
+class Branchy(nn.Module):
+    """``a`` is used on every rank, ``b`` on rank 0 only, ``c`` never."""
+
+    def __init__(self):
+        super().__init__()
+        fnx.manual_seed(7)
+        self.a, self.b, self.c = nn.Linear(3, 2), nn.Linear(3, 2), nn.Linear(3, 2)
+
+    def forward(self, x, use_b):
+        y = self.a(x)
+        return y + self.b(x) if use_b else y
+
+
+def check_unused():
+    """find_unused_parameters=True: unused parameters reduce as zeros (PyTorch)."""
+    r, n = dist.get_rank(), dist.get_world_size()
+    xs = [np.random.default_rng(10 + q).standard_normal((4, 3)).astype(np.float32)
+          for q in range(n)]
+    model = nn.parallel.DistributedDataParallel(Branchy(), find_unused_parameters=True,
+                                                bucket_cap_mb=1e-5)
+    w = {k: v.detach().numpy().astype(np.float64) for k, v in model.module.state_dict().items()}
+
+    def grads(q):       # d/dparams of sum(out^2) on rank q, by hand
+        x = xs[q].astype(np.float64)
+        out = x @ w["a.weight"].T + w["a.bias"]
+        if q == 0:
+            out = out + x @ w["b.weight"].T + w["b.bias"]
+        return 2 * out.T @ x, 2 * out.sum(0)
+    every = [grads(q) for q in range(n)]
+    for _ in range(2):      # twice: the reduction state resets after each backward
+        model.zero_grad()
+        model(fnx.tensor(xs[r]), r == 0).pow(2).sum().backward()
+        np.testing.assert_allclose(model.module.a.weight.grad.numpy(),
+                                   np.mean([g[0] for g in every], 0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(model.module.b.weight.grad.numpy(), every[0][0] / n,
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(model.module.b.bias.grad.numpy(), every[0][1] / n,
+                                   rtol=1e-5, atol=1e-6)
+        assert model.module.c.weight.grad is None and model.module.c.bias.grad is None
+    print(f"rank {r}: unused ok", flush=True)
+
+
 def fail():
     dist.barrier()
     if dist.get_rank() == dist.get_world_size() - 1:
@@ -250,7 +292,7 @@ def hang():
     return 0
 
 
-CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "fail": fail, "hang": hang}
+CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "unused": check_unused, "fail": fail, "hang": hang}
 
 
 def main(names):
