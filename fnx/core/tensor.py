@@ -553,9 +553,11 @@ def resident(t):
 
 def make_private(t) -> None:
     """Copy-on-write: a resident ``t`` gets a private, writable NumPy copy of its storage
-    (before an in-place write, or before a view, ``.data`` or ``.numpy()`` shares it)."""
+    (before an in-place write, or before a view, ``.data`` or ``.numpy()`` shares it).
+    A tensor class that keeps its storage resident (``_keep_resident``: a DTensor, whose
+    array is laid out over several devices) is left as it is: its ops rebind it."""
     arr = resident(t)
-    if arr is not None:
+    if arr is not None and not getattr(t.__class__, "_keep_resident", False):
         d = t.__dict__
         data = d["_data"] = np.array(arr)
         del d["_jax"]
