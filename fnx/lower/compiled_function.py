@@ -352,12 +352,14 @@ class _Entry:
         """The program's inputs for this call if this entry's guards hold, else None; then
         the failed guard, in words, is appended to ``why`` when it is a list (worded only
         on failure: this runs on every call)."""
-        for t, (shape, dtype, device, grad) in zip(self.lifted, self.lifted_meta):
+        for t, (shape, dtype, device, grad, layout) in zip(self.lifted, self.lifted_meta):
             d = t.__dict__
             data = d.get("_data")
             if (data.shape if data is not None else d["_jax"].shape) != shape or \
                     t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
-                    (t._device is not device and t._device != device):
+                    (t._device is not device and t._device != device) or \
+                    (layout is not None or t.__class__._keep_resident) and \
+                    _layout(t) != layout:
                 return _failed(why, lambda: f"a tensor the function reads changed: "
                                             f"{(shape, dtype, device, grad)} -> "
                                             f"{_lifted_key(t)}")
@@ -566,8 +568,20 @@ def _materialize(t, value):
     t._base, t._view_chain, t.grad_fn = None, (), None
 
 
+def _layout(t):
+    """How a tensor that keeps its storage laid out over devices (a DTensor) is laid out:
+    programs are compiled for their inputs' shardings. None for other tensors."""
+    if not t.__class__._keep_resident:
+        return None
+    arr = resident(t)
+    return arr.sharding if arr is not None else None
+
+
 def _describe(v):
     if isinstance(v, Tensor):
+        if v.__class__._keep_resident:
+            return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None,
+                    _layout(v))
         return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None)
     if type(v) is float:
         return ("F",)       # a program input: its value is not part of the key
@@ -586,7 +600,7 @@ def _lifted_key(t):
     """What a captured tensor's guard compares (``_describe``'s tensor fields but the
     .grad state, see ``grad_reads``), read without materializing a resident tensor's NumPy
     view."""
-    return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS))
+    return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS), _layout(t))
 
 
 def _failed(why, reason):
@@ -613,9 +627,12 @@ class CompileReport:
         self.eager_ops = len(entry.stages["traced"].calls())
         self.prim_calls = len(entry.graph.calls())
         self.fusions = []
+        given = dict(zip(entry.places, inputs))     # the call's own inputs (their layout)
         for step, fn in entry.steps:
             if fn is not None and hasattr(fn, "hlo_fusions"):
-                self.fusions.append(fn.hlo_fusions(*[_example(i) for i in step.inputs]))
+                self.fusions.append(fn.hlo_fusions(*[
+                    given[i] if isinstance(given.get(i), Tensor) else _example(i)
+                    for i in step.inputs]))
 
     def __str__(self):
         lines = []
