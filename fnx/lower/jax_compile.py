@@ -63,11 +63,16 @@ def graph_program(target, graph):
     _collect(graph.output_node.args[0], out_nodes)
     steps = [n for n in graph.nodes if n.kind in ("call", "getitem", "constant")]
     checks = [n for n in steps if n.kind == "call" and n.target is P.check_in_range]
+    swapped = _transposed_products(steps)
+    steps = [n for n in steps if n not in swapped.values()]
 
     def program(*arrays):
         env = dict(zip(places, arrays))
         for node in steps:
-            if node.kind == "call":
+            if node in swapped:     # transpose(a @ b) as b' @ a': see _transposed_products
+                lhs, rhs, lc, rc, lb, rb = _load(swapped[node].args, env)
+                env[node] = rules[P.dot_general](rhs, lhs, rc, lc, rb, lb)
+            elif node.kind == "call":
                 env[node] = rules[node.target](*_load(node.args, env),
                                                **_load(node.kwargs, env))
             elif node.kind == "getitem":
@@ -81,6 +86,27 @@ def graph_program(target, graph):
 
     program.checks = [tuple(n.args[3:5]) for n in checks]
     return program, out_nodes
+
+
+def _transposed_products(steps) -> dict:
+    """``{transpose node: dot_general node}`` for each transpose of a matrix product whose
+    only use it is: the product is computed with its operands swapped instead, which gives
+    the transposed matrix in row-major order. A weight's gradient through ``x @ w.t()``
+    (``linear``) is such a transpose; without this XLA's CPU backend computes it
+    column-major and copies it (and reads it strided in the optimizer update)."""
+    out = {}
+    for n in steps:
+        if n.kind != "call" or n.target is not P.transpose or tuple(n.args[1]) != (1, 0):
+            continue
+        d = n.args[0]
+        if getattr(d, "kind", None) != "call" or d.target is not P.dot_general or \
+                len(d.args) != 6 or d.kwargs or len(d.users) != 1 or d.args[4] or \
+                d.args[5] or len(d.meta.shape) != 2 or \
+                any(len(getattr(a, "meta", None).shape) != 2 for a in d.args[:2]
+                    if getattr(a, "meta", None) is not None):
+            continue
+        out[n] = d
+    return out
 
 
 def range_status(x, low, high):
