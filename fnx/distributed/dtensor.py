@@ -164,6 +164,8 @@ class DTensor(Tensor):
         fn = _programs.get(op)
         if fn is None:
             fn = _programs[op] = fnx.compile(_OpCall(op), cache_limit=64)
+        written = [(t, t._array.sharding) for t in _dtensors(args, kwargs)] \
+            if op.schema.is_mutable else ()
         _state.busy = True
         try:
             with fnx.no_grad(), warnings.catch_warnings():
@@ -171,6 +173,12 @@ class DTensor(Tensor):
                 out = fn(*args, **kwargs)
         finally:
             _state.busy = False
+        for t, sharding in written:     # an in-place op keeps the layout (placements)
+            arr = resident(t)
+            if arr is None or arr.sharding != sharding:
+                with jax.enable_x64(True):
+                    set_resident(t, jax.device_put(arr if arr is not None
+                                                   else np.asarray(t._data), sharding))
         return _wrap(out, mesh)
 
 
@@ -189,11 +197,16 @@ _programs: dict = {}
 _state = threading.local()
 
 
-def _mesh_of(args, kwargs):
+def _dtensors(args, kwargs):
     for a in (*args, *kwargs.values()):
         for t in (a if isinstance(a, (list, tuple)) else (a,)):
             if isinstance(t, DTensor):
-                return t.device_mesh
+                yield t
+
+
+def _mesh_of(args, kwargs):
+    for t in _dtensors(args, kwargs):
+        return t.device_mesh
     raise AssertionError("no DTensor argument")
 
 

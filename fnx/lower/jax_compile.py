@@ -17,6 +17,7 @@ import re
 
 import jax
 import numpy as np
+from jax.sharding import NamedSharding
 
 from ..backends.cpu import wrap_resident
 from ..core.device import canonical
@@ -194,6 +195,25 @@ class Program:
         self._wide = [i for i, p in enumerate(self.places) if p.meta.dtype.numpy in _WIDE]
         self._wide_set = frozenset(self._wide)
         self.makers = [tensor_maker(n.meta) for n in out_nodes]
+        # {output: input position}: outputs laid out as that input when it is laid out over
+        # several devices (a DTensor's new value, its gradient), so GSPMD keeps a sharded
+        # parameter sharded (set by the caller that knows, compiled_run.ProgramPlan)
+        self.pins = {}
+
+    def _pinned(self, fn, arrays):
+        """``fn`` with each pinned output constrained to its input's sharding."""
+        if not self.pins or self.spmd is not None:
+            return fn
+        shardings = {k: arrays[j].sharding for k, j in self.pins.items()
+                     if j < len(arrays) and _laid_out(arrays[j])}
+        if not shardings:
+            return fn
+
+        def pinned(*a):
+            outs = fn(*a)
+            return [jax.lax.with_sharding_constraint(o, shardings[k]) if k in shardings
+                    else o for k, o in enumerate(outs)]
+        return pinned
 
     def call_arrays(self, arrays, donate=(), sinks=0):
         """Run on ``arrays`` (placeholder order); the buffers at positions ``donate`` may be
@@ -242,7 +262,8 @@ class Program:
         call = self._compiled.get("checked")
         if call is None:
             with jax.enable_x64(True):
-                compiled = jax.jit(self._exact_checked).lower(*arrays).compile()
+                compiled = jax.jit(self._pinned(self._exact_checked, arrays)) \
+                    .lower(*arrays).compile()
                 outs = compiled(*arrays)
             self._compiled["checked"] = getattr(compiled, "_call", None) or compiled
         elif any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
@@ -280,12 +301,15 @@ class Program:
         """The executable for ``arrays``, donating what it can of ``donate``: XLA copies a
         donated input whose buffer it cannot overwrite in place (read after its new value
         is written), which costs more than a fresh output buffer; those are not donated."""
+        n = len(arrays) - sinks
+        exact = self._pinned(self._exact, arrays[:n])
         if not donate and not sinks:
-            return self.jitted.lower(*arrays).compile()
-        fn, n = self._exact, len(arrays) - sinks
+            jitted = self.jitted if exact is self._exact else jax.jit(exact)
+            return jitted.lower(*arrays).compile()
+        fn = exact
         if sinks:
             def fn(*a):
-                return self._exact(*a[:n])
+                return exact(*a[:n])
         given = donate + tuple(range(n, len(arrays)))
         compiled = jax.jit(fn, donate_argnums=given, keep_unused=True).lower(*arrays).compile()
         copied = _copied_parameters(compiled.as_text())
@@ -311,6 +335,12 @@ class Program:
         with jax.enable_x64(True):
             text = self.jitted.lower(*arrays).compile().as_text()
         return {**_entry_kernels(text), "hlo": text}
+
+
+def _laid_out(a) -> bool:
+    """Whether ``a`` is a jax.Array laid out over several devices by a mesh."""
+    return isinstance(a, jax.Array) and isinstance(a.sharding, NamedSharding) and \
+        len(a.sharding.device_set) > 1
 
 
 _PARAMETER = re.compile(r"%(\S+) = \S+ parameter\((\d+)\)")

@@ -9,6 +9,7 @@ import numpy as np
 import fnx
 import fnx.distributed as dist
 from fnx import nn
+from fnx.distributed.fsdp import FSDPModule, fully_shard
 
 
 def main():
@@ -52,6 +53,8 @@ def main():
     check_ops(mesh)
     for n in (2, 4, 8):
         check_data_parallel_step(n)
+    for n in (2, 8):
+        check_fully_shard(n)
     print("spmd ok")
 
 
@@ -89,8 +92,9 @@ def make_model():
     return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 
 
-def numpy_step(w, x, y):
-    """One SGD step of mean((relu(x W1' + b1) W2' + b2 - y)^2) on the whole batch."""
+def numpy_step(w, x, y, with_loss=False):
+    """One SGD step of mean((relu(x W1' + b1) W2' + b2 - y)^2) on the whole batch (and
+    the loss before it)."""
     w1, b1, w2, b2 = w
     h = x @ w1.T + b1
     a = np.maximum(h, 0)
@@ -98,7 +102,8 @@ def numpy_step(w, x, y):
     dout = 2 * (out - y) / out.size
     dh = (dout @ w2) * (h > 0)
     grads = [dh.T @ x, dh.sum(0), dout.T @ a, dout.sum(0)]
-    return [p - LR * g for p, g in zip(w, grads)]
+    new = [p - LR * g for p, g in zip(w, grads)]
+    return (new, float(np.mean((out - y) ** 2))) if with_loss else new
 
 
 def check_data_parallel_step(n):
@@ -139,6 +144,89 @@ def check_data_parallel_step(n):
     assert len(report.regions) == 1 and not report.fallback_ops
     hlo = report.fusions[0]["hlo"]
     assert " all-reduce(" in hlo and f"f32[{B // n},4]" in hlo, hlo   # partitioned batch
+
+
+
+def check_fully_shard(n):
+    """fully_shard: parameters Shard(0) (1/n of the bytes per device), the compiled step
+    gathers them and reduces the gradients back to shards; the losses of 10 steps equal
+    full-batch SGD in NumPy; state_dict() holds full tensors and a model loaded from it
+    trains on exactly as the original."""
+    mesh = dist.init_device_mesh("cpu", (n,), mesh_dim_names=("fsdp",))
+    rng = np.random.default_rng(10 + n)
+    x = rng.standard_normal((B, 8)).astype(np.float32)
+    y = rng.standard_normal((B, 2)).astype(np.float32)
+
+    def build(seed):
+        fnx.manual_seed(seed)
+        return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8), nn.ReLU(),
+                             nn.Linear(8, 2))
+    model = build(4)
+    ref = [p.detach().numpy().astype(np.float64) for p in model.parameters()]
+    model = fully_shard(model, mesh=mesh)
+    assert isinstance(model, FSDPModule) and isinstance(model, nn.Sequential)
+    for p in model.parameters():
+        # dim 0 that splits evenly is sharded (the last layer's 2 rows over 8 devices: not)
+        want = dist.Shard(0) if p.shape[0] % n == 0 else dist.Replicate()
+        assert isinstance(p, dist.DTensor) and p.placements == (want,), (p.shape, p)
+        per_device = {s.data.nbytes for s in p._array.addressable_shards}
+        full = p.numel() * p.element_size()
+        assert per_device == ({full // n} if want == dist.Shard(0) else {full}), per_device
+
+    def trainer(m):
+        opt = fnx.optim.SGD(m.parameters(), lr=LR)
+
+        def step(xb, yb):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(m(xb), yb)
+            loss.backward()
+            opt.step()
+            return loss
+        return fnx.compile(step)
+    step = trainer(model)
+    xs = dist.distribute_tensor(fnx.tensor(x), mesh, [dist.Shard(0)])
+    ys = dist.distribute_tensor(fnx.tensor(y), mesh, [dist.Shard(0)])
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+
+    def numpy_step3(w):         # the 3-layer MLP, by hand
+        w1, b1, w2, b2, w3, b3 = w
+        h1 = x64 @ w1.T + b1
+        a1 = np.maximum(h1, 0)
+        h2 = a1 @ w2.T + b2
+        a2 = np.maximum(h2, 0)
+        out = a2 @ w3.T + b3
+        d3 = 2 * (out - y64) / out.size
+        d2 = (d3 @ w3) * (h2 > 0)
+        d1 = (d2 @ w2) * (h1 > 0)
+        grads = [d1.T @ x64, d1.sum(0), d2.T @ a1, d2.sum(0), d3.T @ a2, d3.sum(0)]
+        return [p - LR * g for p, g in zip(w, grads)], float(np.mean((out - y64) ** 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(10):
+            got = step(xs, ys).item()
+            ref, want = numpy_step3(ref)
+            assert abs(got - want) <= 1e-5 * max(1.0, abs(want)), (got, want)
+    for p, q in zip(model.parameters(), ref):
+        np.testing.assert_allclose(p.full_tensor().numpy(), q, rtol=1e-5, atol=1e-6)
+        if p.shape[0] % n == 0:     # still sharded, and so is its gradient
+            assert p.placements == (dist.Shard(0),)
+            assert {s.data.nbytes for s in p.grad._jax.addressable_shards} == \
+                {p.numel() * 4 // n}
+    hlo = step.explain(xs, ys).fusions[0]["hlo"]
+    assert " all-gather(" in hlo, hlo       # the shards are gathered for the compute
+    # state_dict: full tensors; a model loaded from it continues identically
+    sd = model.state_dict()
+    for (k, v), q in zip(sd.items(), ref):
+        assert type(v) is fnx.Tensor, (k, type(v))
+        np.testing.assert_allclose(v.numpy(), q, rtol=1e-5, atol=1e-6)
+    other = fully_shard(build(99), mesh=mesh)
+    other.load_state_dict(sd)
+    assert [p.placements for p in other.parameters()] == \
+        [p.placements for p in model.parameters()]
+    other_step = trainer(other)
+    for _ in range(3):
+        a, b = step(xs, ys).item(), other_step(xs, ys).item()
+        assert a == b, (a, b)
 
 
 if __name__ == "__main__":

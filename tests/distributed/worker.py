@@ -292,7 +292,8 @@ def hang():
     return 0
 
 
-CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "unused": check_unused, "fail": fail, "hang": hang}
+CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "unused": check_unused,
+          "fail": fail, "hang": hang}
 
 
 def main(names):
