@@ -215,7 +215,7 @@ def _wrap(out, mesh):
         return type(out)(_wrap(o, mesh) for o in out)
     if isinstance(out, Tensor) and not isinstance(out, DTensor):
         arr = resident(out)
-        if arr is not None and len(arr.sharding.device_set) > 1:
+        if arr is not None and arr.sharding.device_set == set(mesh.jax_mesh.devices.flat):
             return _as_dtensor(out, mesh)
     return out
 
