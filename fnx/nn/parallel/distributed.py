@@ -11,8 +11,9 @@ holds the average of the ranks' gradients. ``reduced_bytes`` counts the gradient
 all-reduced so far by eager steps: one step reduces exactly the model's gradient bytes.
 
 Inside ``fnx.compile`` the hooks run while tracing and record the reductions as
-``_c10d_functional`` ops; each runs eagerly between the compiled regions (no JAX lowering
-yet), so a compiled DDP step is a few XLA programs with the all-reduces between them.
+``_c10d_functional`` ops, which lower to XLA collectives: a compiled DDP step (forward,
+backward, the bucket all-reduces, the optimizer) is one program, run by every process as
+an SPMD program over the group's mesh.
 """
 from __future__ import annotations
 
