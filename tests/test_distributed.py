@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -146,6 +147,25 @@ def test_world_of_one_collectives(world_of_one):
     np.testing.assert_array_equal(out.numpy(), x)
 
 
+def test_compiled_collectives_are_one_program(world_of_one):
+    x = np.array([[1.5, -2.0], [3.0, 0.25]], np.float32)
+
+    def f(a):
+        dist.all_reduce(a, op=dist.ReduceOp.AVG)
+        cat = fnx.zeros(2, 2)
+        dist.all_gather_into_tensor(cat, a * 2)
+        part = fnx.zeros(2, 2)
+        dist.reduce_scatter_tensor(part, cat + 1)
+        swapped = fnx.zeros(2, 2)
+        dist.all_to_all_single(swapped, part)
+        return swapped - 1
+    compiled = fnx.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no op left to run eagerly
+        np.testing.assert_allclose(compiled(fnx.tensor(x)).numpy(), 2 * x)
+    assert [len(e.programs()) for e in compiled.entries()] == [1]
+
+
 def test_collective_bad_input_leaves_tensors_unchanged(world_of_one):
     out = fnx.zeros(3)
     with pytest.raises(ValueError, match="all_gather_into_tensor: output shape"):
@@ -271,7 +291,7 @@ def test_ddp_example_under_the_launcher():
 
 
 @pytest.mark.multiprocess
-def test_device_mesh_and_distribute_tensor_on_8_host_devices():
+def test_spmd_dtensor_data_parallel_and_fully_shard_on_8_host_devices():
     env = dict(os.environ, PYTHONPATH=str(ROOT),
                XLA_FLAGS="--xla_force_host_platform_device_count=8")
     env.pop("FNX_CUDA_ON_CPU", None)

@@ -102,11 +102,15 @@ def _lay_out(host, mesh, spec):
         return jax.device_put(host, NamedSharding(mesh.jax_mesh, spec))
 
 
+_meshes: dict = {}      # device set -> the DeviceMesh last used over it
+
+
 def _as_dtensor(t, mesh, cls=None):
     """Make the resident tensor ``t`` (its array laid out over ``mesh``) a DTensor."""
     t.__class__ = cls or DTensor
     t._ks |= _TRACER_BIT
-    t.__dict__["device_mesh"] = mesh
+    t.__dict__["_device_mesh"] = mesh
+    _meshes[frozenset(mesh.jax_mesh.devices.flat)] = mesh
     return t
 
 
@@ -124,6 +128,20 @@ class DTensor(Tensor):
                            P(*[None] * self.ndim))
             set_resident(self, arr)
         return arr
+
+    @classmethod
+    def _make(cls, data, dtype, device, ks):
+        """An alias over a storage given as NumPy (autograd's saved outputs): a plain
+        tensor over the gathered values (the layout lives in the DTensor's own array)."""
+        return Tensor._make(data, dtype, device, ks & ~_TRACER_BIT)
+
+    @property
+    def device_mesh(self):
+        mesh = self.__dict__.get("_device_mesh")
+        if mesh is None:    # a copy made without its attributes (autograd's saved outputs)
+            mesh = self.__dict__["_device_mesh"] = \
+                _meshes[frozenset(resident(self).sharding.device_set)]
+        return mesh
 
     @property
     def placements(self):

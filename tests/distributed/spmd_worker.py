@@ -51,6 +51,7 @@ def main():
     else:
         raise AssertionError("uneven shard did not raise")
     check_ops(mesh)
+    check_eager_training(dist.init_device_mesh("cpu", (4,)))
     for n in (2, 4, 8):
         check_data_parallel_step(n)
     for n in (2, 8):
@@ -104,6 +105,31 @@ def numpy_step(w, x, y, with_loss=False):
     grads = [dh.T @ x, dh.sum(0), dout.T @ a, dout.sum(0)]
     new = [p - LR * g for p, g in zip(w, grads)]
     return (new, float(np.mean((out - y) ** 2))) if with_loss else new
+
+
+def check_eager_training(mesh):
+    """Eager forward, backward and SGD step on DTensors: the gradients are DTensors with
+    NumPy's values; the parameters stay replicated."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((B, 4)).astype(np.float32)
+    y = rng.standard_normal((B, 2)).astype(np.float32)
+    model = make_model()
+    ref = [p.detach().numpy().astype(np.float64) for p in model.parameters()]
+    model = dist.distribute_module(model, mesh)
+    xs = dist.distribute_tensor(fnx.tensor(x), mesh, [dist.Shard(0)])
+    ys = dist.distribute_tensor(fnx.tensor(y), mesh, [dist.Shard(0)])
+    out = model(xs)
+    assert isinstance(out, dist.DTensor) and out.placements == (dist.Shard(0),)
+    nn.functional.mse_loss(out, ys).backward()
+    new = numpy_step(ref, x.astype(np.float64), y.astype(np.float64))
+    for p, q, r in zip(model.parameters(), ref, new):
+        assert isinstance(p.grad, dist.DTensor)
+        np.testing.assert_allclose(p.grad.full_tensor().numpy(), (q - r) / LR, rtol=1e-5,
+                                   atol=1e-6)
+    fnx.optim.SGD(model.parameters(), lr=LR).step()
+    for p, r in zip(model.parameters(), new):
+        assert p.placements == (dist.Replicate(),)
+        np.testing.assert_allclose(p.full_tensor().numpy(), r, rtol=1e-5, atol=1e-6)
 
 
 def check_data_parallel_step(n):

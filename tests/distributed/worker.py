@@ -111,10 +111,18 @@ def check_collectives():
         dist.broadcast(b, src=n - 1)
         swapped = fnx.zeros(2 * n, 3)
         dist.all_to_all_single(swapped, cat)
-        return a + 1, cat, part, b, swapped
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a, cat, part, b, swapped = fnx.compile(program)(fnx.tensor(base(r)), fnx.tensor(base(r)))
+        # uneven splits have no lowering: this one runs eagerly between compiled regions
+        uneven = fnx.zeros(sum(gets), 2)
+        dist.all_to_all_single(uneven, fnx.tensor(data) * 1, gets, sends)
+        return a + 1, cat, part, b, swapped, uneven + 0
+    compiled = fnx.compile(program)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a, cat, part, b, swapped, uneven = compiled(fnx.tensor(base(r)), fnx.tensor(base(r)))
+    assert [str(w.message) for w in caught if "all_to_all_single" in str(w.message)], \
+        [str(w.message) for w in caught]
+    np.testing.assert_array_equal(
+        uneven.numpy(), np.concatenate([np.full((gets[q], 2), 10 * q + r) for q in range(n)]))
     np.testing.assert_allclose(a.numpy(), every.max(0) + 1, rtol=1e-6)
     gathered = np.concatenate([base(q) for q in range(n)])
     np.testing.assert_array_equal(cat.numpy(), gathered)
