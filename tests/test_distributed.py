@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -63,11 +64,12 @@ def world_of_one():
 @pytest.mark.multiprocess
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_collectives_and_ddp_across_processes(nproc):
-    proc, _ = launch(nproc, "collectives", "ddp")
+    proc, _ = launch(nproc, "collectives", "ddp", "unused")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for r in range(nproc):
         assert f"rank {r}: collectives ok" in proc.stdout
         assert f"rank {r}: ddp ok" in proc.stdout
+        assert f"rank {r}: unused ok" in proc.stdout
 
 
 @pytest.mark.multiprocess
@@ -145,6 +147,25 @@ def test_world_of_one_collectives(world_of_one):
     np.testing.assert_array_equal(out.numpy(), x)
 
 
+def test_compiled_collectives_are_one_program(world_of_one):
+    x = np.array([[1.5, -2.0], [3.0, 0.25]], np.float32)
+
+    def f(a):
+        dist.all_reduce(a, op=dist.ReduceOp.AVG)
+        cat = fnx.zeros(2, 2)
+        dist.all_gather_into_tensor(cat, a * 2)
+        part = fnx.zeros(2, 2)
+        dist.reduce_scatter_tensor(part, cat + 1)
+        swapped = fnx.zeros(2, 2)
+        dist.all_to_all_single(swapped, part)
+        return swapped - 1
+    compiled = fnx.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no op left to run eagerly
+        np.testing.assert_allclose(compiled(fnx.tensor(x)).numpy(), 2 * x)
+    assert [len(e.programs()) for e in compiled.entries()] == [1]
+
+
 def test_collective_bad_input_leaves_tensors_unchanged(world_of_one):
     out = fnx.zeros(3)
     with pytest.raises(ValueError, match="all_gather_into_tensor: output shape"):
@@ -184,6 +205,33 @@ def test_ddp_world_of_one_matches_plain_training(world_of_one):
     ddp(x).pow(2).sum().backward()
     np.testing.assert_allclose(ddp.module.weight.grad.numpy(), plain.weight.grad.numpy())
     assert list(ddp.state_dict()) == ["module.weight", "module.bias"]
+
+
+class UsesOneOfTwo(nn.Module):
+    def __init__(self):
+        super().__init__()
+        fnx.manual_seed(0)
+        self.used, self.unused = nn.Linear(3, 2), nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.used(x)
+
+
+def test_ddp_unused_parameters_world_of_one(world_of_one):
+    x = np.random.default_rng(1).standard_normal((5, 3)).astype(np.float32)
+    strict = nn.parallel.DistributedDataParallel(UsesOneOfTwo())
+    strict(fnx.tensor(x)).sum().backward()
+    with pytest.raises(RuntimeError, match="expected to have finished reduction"):
+        strict(fnx.tensor(x))
+    ddp = nn.parallel.DistributedDataParallel(UsesOneOfTwo(), find_unused_parameters=True)
+    lin = ddp.module.used
+    out = x @ lin.weight.detach().numpy().T + lin.bias.detach().numpy()
+    for _ in range(2):
+        ddp.zero_grad()
+        ddp(fnx.tensor(x)).pow(2).sum().backward()      # hand-computed gradient below
+        np.testing.assert_allclose(lin.weight.grad.numpy(), 2 * out.T @ x, rtol=1e-5)
+        np.testing.assert_allclose(lin.bias.grad.numpy(), 2 * out.sum(0), rtol=1e-5)
+        assert ddp.module.unused.weight.grad is None and ddp.module.unused.bias.grad is None
 
 
 # --- DistributedSampler --------------------------------------------------------------------
@@ -243,7 +291,7 @@ def test_ddp_example_under_the_launcher():
 
 
 @pytest.mark.multiprocess
-def test_device_mesh_and_distribute_tensor_on_8_host_devices():
+def test_spmd_dtensor_data_parallel_and_fully_shard_on_8_host_devices():
     env = dict(os.environ, PYTHONPATH=str(ROOT),
                XLA_FLAGS="--xla_force_host_platform_device_count=8")
     env.pop("FNX_CUDA_ON_CPU", None)

@@ -90,6 +90,7 @@ class Tensor:
     # Rarely-set state lives in the instance dict with class defaults, so creating a tensor
     # sets four attributes and nothing else.
     _jax = None         # a resident CPU tensor's storage (see "storage" below)
+    _keep_resident = False  # a subclass whose storage stays a laid-out jax.Array (DTensor)
     _vc = None          # version counter, [int], shared by a base and its views
     _base = None        # the tensor this one is a view of
     _view_chain = ()    # how to rebuild this view from _base: ((op, args, kwargs, index), ...)
@@ -557,9 +558,11 @@ def resident(t):
 
 def make_private(t) -> None:
     """Copy-on-write: a resident ``t`` gets a private, writable NumPy copy of its storage
-    (before an in-place write, or before a view, ``.data`` or ``.numpy()`` shares it)."""
+    (before an in-place write, or before a view, ``.data`` or ``.numpy()`` shares it).
+    A tensor class that keeps its storage resident (``_keep_resident``: a DTensor, whose
+    array is laid out over several devices) is left as it is: its ops rebind it."""
     arr = resident(t)
-    if arr is not None:
+    if arr is not None and not t.__class__._keep_resident:
         d = t.__dict__
         data = d["_data"] = np.array(arr)
         del d["_jax"]

@@ -49,6 +49,7 @@ class Tensor:
     def _is_view(self) -> builtins.bool: ...
     _is_wrapped_number: builtins.bool
     _jax: Any
+    _keep_resident: builtins.bool
     @property
     def _keyset(self) -> fnx.core.dispatch_key.DispatchKeySet: ...
     _ks: builtins.int

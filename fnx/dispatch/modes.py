@@ -59,9 +59,23 @@ class DispatchMode:
 def _tracer_fallback(op, ks, args, kwargs):
     mode = current_mode()
     if mode is None:
+        # a tensor subclass that takes the Tracer key itself (PyTorch's __torch_dispatch__
+        # on its Python key): a DTensor runs its ops as programs over its mesh
+        handler = _subclass_handler(args, kwargs)
+        if handler is not None:
+            return handler(op, ks, args, kwargs)
         raise RuntimeError(f"{op.qualname}: a tensor carries the Tracer key but no tracing or "
                            f"decomposing mode is active (a traced tensor escaped its trace?)")
     return mode.handle(op, ks, args, kwargs)
+
+
+def _subclass_handler(args, kwargs):
+    for a in (*args, *kwargs.values()):
+        for t in (a if isinstance(a, (list, tuple)) else (a,)):
+            handler = getattr(type(t), "__fnx_dispatch__", None)
+            if handler is not None:
+                return handler
+    return None
 
 
 def install() -> None:

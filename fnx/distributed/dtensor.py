@@ -3,18 +3,36 @@
 full copy on each) as a ``jax.Array`` with a ``NamedSharding``, so each device holds only
 its block, and ``redistribute`` moves the blocks with XLA.
 
-Not there yet: fnx ops on a ``DTensor`` (take ``full_tensor()`` or ``local_shards()``),
-``Partial`` placements, ``distribute_module``, and compiling over DTensors.
+A ``DTensor`` is an fnx ``Tensor`` whose storage is that array, kept resident (never
+copied to one NumPy array behind its back), so:
+
+- ``fnx.compile`` over DTensors (arguments or module parameters, ``distribute_module``)
+  feeds the laid-out arrays to ``jax.jit`` as they are: XLA's SPMD partitioner (GSPMD)
+  partitions the program by their shardings and inserts the collectives (a data-parallel
+  step: batch ``Shard(0)``, parameters ``Replicate()``: the gradient all-reduce).
+- an fnx op on a DTensor (it carries the Tracer key, which with no trace active hands the
+  call to ``DTensor.__fnx_dispatch__``, as PyTorch's Python key does) runs as a one-op
+  compiled program over the DTensors' arrays, so pointwise ops and matmul keep their
+  layout, and returns DTensors with the layout XLA chose (``placements`` reads it off the
+  array). An op that cannot compile runs on the gathered values (a plain tensor back).
+  View ops return copies (a DTensor's blocks cannot be aliased), in-place ops rebind.
+
+Not there yet: ``Partial`` placements, ``to_local`` (one process drives every device:
+see ``local_shards``).
 
 >>> import fnx, fnx.distributed as dist
 >>> mesh = dist.init_device_mesh("cpu", (1,))
 >>> d = dist.distribute_tensor(fnx.arange(4.), mesh, [dist.Shard(0)])
->>> d.placements, d.shape, d.full_tensor()
+>>> d.placements, tuple(d.shape), d.full_tensor()
 ((Shard(dim=0),), (4,), tensor([0., 1., 2., 3.]))
+>>> (d * 2 + 1).full_tensor()
+tensor([1., 3., 5., 7.])
 """
 from __future__ import annotations
 
 import dataclasses
+import threading
+import warnings
 
 import jax
 import numpy as np
@@ -22,9 +40,15 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from .. import api as fnx
+from ..backends.cpu import wrap_resident
+from ..core.dispatch_key import DispatchKey, below
+from ..core.tensor import Tensor, resident, set_resident
 from .device_mesh import DeviceMesh
 
-__all__ = ["Shard", "Replicate", "DTensor", "distribute_tensor"]
+__all__ = ["Shard", "Replicate", "DTensor", "distribute_tensor", "distribute_module"]
+
+_TRACER_BIT = 1 << DispatchKey.Tracer
+_BELOW_TRACER = below(DispatchKey.Tracer)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,21 +83,72 @@ def _spec(shape, mesh, placements, op):
     return P(*[tuple(n) if len(n) > 1 else (n[0] if n else None) for n in axes])
 
 
-class DTensor:
+def _placements(array, mesh):
+    """The placements of ``array``'s layout over ``mesh`` (a mesh dim that splits none of
+    its dims: ``Replicate``)."""
+    sharding = array.sharding
+    if not isinstance(sharding, NamedSharding):
+        return (Replicate(),) * mesh.ndim
+    where = {}
+    for d, entry in enumerate(sharding.spec):
+        for name in (entry if isinstance(entry, tuple) else (entry,)):
+            if name is not None:
+                where[name] = d
+    return tuple(Shard(where[n]) if n in where else Replicate() for n in mesh.axis_names)
+
+
+def _lay_out(host, mesh, spec):
+    with jax.enable_x64(True):
+        return jax.device_put(host, NamedSharding(mesh.jax_mesh, spec))
+
+
+_meshes: dict = {}      # device set -> the DeviceMesh last used over it
+
+
+def _as_dtensor(t, mesh, cls=None):
+    """Make the resident tensor ``t`` (its array laid out over ``mesh``) a DTensor."""
+    t.__class__ = cls or DTensor
+    t._ks |= _TRACER_BIT
+    t.__dict__["_device_mesh"] = mesh
+    _meshes[frozenset(mesh.jax_mesh.devices.flat)] = mesh
+    return t
+
+
+class DTensor(Tensor):
     """A tensor laid out over a ``DeviceMesh``; ``full_tensor()`` gathers it."""
 
-    def __init__(self, array, dtype, device_mesh, placements):
-        self._array = array             # a jax.Array with a NamedSharding over the mesh
-        self.dtype = dtype
-        self.device_mesh = device_mesh
-        self.placements = tuple(placements)
+    _keep_resident = True       # fnx.core.tensor.make_private leaves the layout alone
 
     @property
-    def shape(self):
-        return tuple(self._array.shape)
+    def _array(self):
+        """The ``jax.Array`` laid out over the mesh."""
+        arr = resident(self)
+        if arr is None:         # its storage was replaced by a NumPy array: lay it out again
+            arr = _lay_out(np.asarray(self._data), self.device_mesh,
+                           P(*[None] * self.ndim))
+            set_resident(self, arr)
+        return arr
+
+    @classmethod
+    def _make(cls, data, dtype, device, ks):
+        """An alias over a storage given as NumPy (autograd's saved outputs): a plain
+        tensor over the gathered values (the layout lives in the DTensor's own array)."""
+        return Tensor._make(data, dtype, device, ks & ~_TRACER_BIT)
+
+    @property
+    def device_mesh(self):
+        mesh = self.__dict__.get("_device_mesh")
+        if mesh is None:    # a copy made without its attributes (autograd's saved outputs)
+            mesh = self.__dict__["_device_mesh"] = \
+                _meshes[frozenset(resident(self).sharding.device_set)]
+        return mesh
+
+    @property
+    def placements(self):
+        return _placements(self._array, self.device_mesh)
 
     def full_tensor(self):
-        """The whole tensor, gathered to the host (a CPU tensor)."""
+        """The whole tensor, gathered to the host (a plain CPU tensor)."""
         with jax.enable_x64(True):
             return fnx.from_numpy(np.array(self._array)).to(self.dtype)
 
@@ -88,27 +163,155 @@ class DTensor:
         """The same values laid out by ``placements`` (XLA moves the blocks)."""
         mesh = device_mesh or self.device_mesh
         placements = placements or [Replicate()] * mesh.ndim
-        spec = _spec(self.shape, mesh, placements, "redistribute")
+        spec = _spec(tuple(self.shape), mesh, placements, "redistribute")
         with jax.enable_x64(True):
             arr = jax.device_put(self._array, NamedSharding(mesh.jax_mesh, spec))
-        return DTensor(arr, self.dtype, mesh, placements)
+        return _as_dtensor(wrap_resident(arr, self.dtype), mesh)
 
     def __repr__(self):
-        return (f"DTensor(shape={self.shape}, dtype={self.dtype}, "
+        return (f"DTensor(shape={tuple(self.shape)}, dtype={self.dtype}, "
                 f"placements={self.placements}, mesh={self.device_mesh})")
+
+    @classmethod
+    def __fnx_dispatch__(cls, op, ks, args, kwargs):
+        """An op on DTensors: a one-op compiled program over their arrays (XLA lays out
+        the result), or, when that cannot run, the op on the gathered values."""
+        mesh = _mesh_of(args, kwargs)
+        if getattr(_state, "busy", False):
+            return op.redispatch(ks & _BELOW_TRACER, *args, **kwargs)
+        fn = _programs.get(op)
+        if fn is None:
+            fn = _programs[op] = fnx.compile(_OpCall(op), cache_limit=64)
+        written = [(t, t._array.sharding) for t in _dtensors(args, kwargs)] \
+            if op.schema.is_mutable else ()
+        _state.busy = True
+        try:
+            with fnx.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # an eager fallback is expected here
+                out = fn(*args, **kwargs)
+        finally:
+            _state.busy = False
+        for t, sharding in written:     # an in-place op keeps the layout (placements)
+            arr = resident(t)
+            if arr is None or arr.sharding != sharding:
+                with jax.enable_x64(True):
+                    set_resident(t, jax.device_put(arr if arr is not None
+                                                   else np.asarray(t._data), sharding))
+        return _wrap(out, mesh)
+
+
+class _OpCall:
+    """``op(*args, **kwargs)``: the function compiled for one op on DTensors."""
+
+    def __init__(self, op):
+        self.op = op
+        self.__qualname__ = f"DTensor.{op.name}"
+
+    def __call__(self, *args, **kwargs):
+        return self.op(*args, **kwargs)
+
+
+_programs: dict = {}
+_state = threading.local()
+
+
+def _dtensors(args, kwargs):
+    for a in (*args, *kwargs.values()):
+        for t in (a if isinstance(a, (list, tuple)) else (a,)):
+            if isinstance(t, DTensor):
+                yield t
+
+
+def _mesh_of(args, kwargs):
+    for t in _dtensors(args, kwargs):
+        return t.device_mesh
+    raise AssertionError("no DTensor argument")
+
+
+def _wrap(out, mesh):
+    if isinstance(out, (list, tuple)):
+        return type(out)(_wrap(o, mesh) for o in out)
+    if isinstance(out, Tensor) and not isinstance(out, DTensor):
+        arr = resident(out)
+        if arr is not None and arr.sharding.device_set == set(mesh.jax_mesh.devices.flat):
+            return _as_dtensor(out, mesh)
+    return out
 
 
 def distribute_tensor(tensor, device_mesh: DeviceMesh = None, placements=None) -> DTensor:
     """Place ``tensor`` on ``device_mesh`` by ``placements`` (default: replicated).
 
-    Each device receives only its own block (``jax.device_put`` with a ``NamedSharding``).
+    Each device receives only its own block (``jax.device_put`` with a ``NamedSharding``);
+    the result requires grad when ``tensor`` does (a leaf).
     """
     if device_mesh is None:
         raise ValueError("distribute_tensor: give a device_mesh (init_device_mesh(...))")
     placements = list(placements) if placements is not None else \
         [Replicate()] * device_mesh.ndim
     spec = _spec(tuple(tensor.shape), device_mesh, placements, "distribute_tensor")
-    host = np.ascontiguousarray(tensor.detach().cpu().numpy())
-    with jax.enable_x64(True):
-        arr = jax.device_put(host, NamedSharding(device_mesh.jax_mesh, spec))
-    return DTensor(arr, tensor.dtype, device_mesh, placements)
+    if isinstance(tensor, DTensor):
+        host = np.asarray(tensor._array)
+    else:
+        host = np.ascontiguousarray(tensor.detach().cpu().numpy())
+    out = _as_dtensor(wrap_resident(_lay_out(host, device_mesh, spec), tensor.dtype),
+                      device_mesh)
+    if tensor.requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+_param_classes: dict = {}
+
+
+def _dtensor_class(cls):
+    """``cls`` (a Tensor subclass such as ``nn.Parameter``) that is also a DTensor."""
+    if issubclass(cls, DTensor):
+        return cls
+    made = _param_classes.get(cls)
+    if made is None:
+        made = _param_classes[cls] = type(f"DTensor{cls.__name__}", (DTensor, cls), {})
+    return made
+
+
+def distribute_parameter(param, device_mesh, placements):
+    """Lay ``param`` (a parameter or buffer, kept the same object, so optimizers holding it
+    see the change) out over ``device_mesh`` by ``placements``: it becomes a DTensor."""
+    spec = _spec(tuple(param.shape), device_mesh, placements, "distribute_module")
+    host = np.asarray(param._array) if isinstance(param, DTensor) else \
+        np.ascontiguousarray(param.detach().cpu().numpy())
+    set_resident(param, _lay_out(host, device_mesh, spec))
+    param.__dict__.pop("_fed", None)
+    return _as_dtensor(param, device_mesh, _dtensor_class(type(param)))
+
+
+def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None,
+                      output_fn=None):
+    """Lay ``module``'s parameters and buffers out over ``device_mesh``, as PyTorch's
+    ``distribute_module``: ``partition_fn(name, submodule, device_mesh)`` is called for
+    every submodule (it lays out that submodule's own parameters, e.g. with
+    ``distribute_parameter``); without one every parameter and buffer is replicated.
+    ``input_fn(module, inputs, device_mesh)`` and ``output_fn(module, outputs,
+    device_mesh)`` become a forward pre-hook and a forward hook (lay out the inputs, and
+    the outputs, as they return).
+
+    >>> import fnx, fnx.distributed as dist
+    >>> mesh = dist.init_device_mesh("cpu", (1,))
+    >>> m = dist.distribute_module(fnx.nn.Linear(2, 1), mesh)
+    >>> isinstance(m.weight, dist.DTensor), isinstance(m.weight, fnx.nn.Parameter)
+    (True, True)
+    """
+    if device_mesh is None:
+        raise ValueError("distribute_module: give a device_mesh (init_device_mesh(...))")
+    replicate = [Replicate()] * device_mesh.ndim
+    for name, sub in module.named_modules():
+        if partition_fn is not None:
+            partition_fn(name, sub, device_mesh)
+        else:
+            for p in list(sub.parameters(recurse=False)) + list(sub.buffers(recurse=False)):
+                if not isinstance(p, DTensor):
+                    distribute_parameter(p, device_mesh, replicate)
+    if input_fn is not None:
+        module.register_forward_pre_hook(lambda m, inputs: input_fn(m, inputs, device_mesh))
+    if output_fn is not None:
+        module.register_forward_hook(lambda m, inputs, out: output_fn(m, out, device_mesh))
+    return module

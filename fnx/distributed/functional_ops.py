@@ -3,11 +3,10 @@
 They live in the ``_c10d_functional`` namespace (PyTorch's functional collectives):
 each takes its input and returns a new tensor (``fnx.ops._c10d_functional.all_reduce(x,
 "sum", "0")``), with a Meta kernel for tracing and a CPU/CUDA kernel that runs the eager
-collective. They have no JAX lowering yet: inside ``fnx.compile`` each one runs eagerly
-between the compiled regions (fnx.compile warns once, naming it), so a compiled training
-step with DDP in it is several XLA programs with the all-reduces between them, not one.
-While tracing, the in-place API (``dist.all_reduce(t)``) records the op and a copy back
-into ``t``.
+collective. Their JAX rules (``lowering.py``) put them inside compiled programs: a
+compiled training step with DDP in it is one XLA program, run by every process as an SPMD
+program over the group's mesh. While tracing, the in-place API (``dist.all_reduce(t)``)
+records the op and a copy back into ``t``.
 
 >>> import fnx, fnx.distributed as dist
 >>> dist.init_process_group("gloo", world_size=1, rank=0)

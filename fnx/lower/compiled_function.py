@@ -237,6 +237,7 @@ class CompiledFunction:
             a, kw = rebuild(ts)
             return self.fn(*a, **kw)
         names = [f"arg{i}" for i in range(len(flat))]
+        roots = guards.roots_of(self.fn) + [args, kwargs]
         if explain:     # the user's own ops, before functionalization and decomposition
             try:
                 with no_grad():
@@ -246,13 +247,21 @@ class CompiledFunction:
                 if self.fullgraph:
                     raise
                 # traced again below with the values the graph breaks hand over
+            except RuntimeError:    # a training step: its backward() needs grad mode
+                try:
+                    traced = trace(call, *flat, input_names=names, lift_captured=True,
+                                   capture_grads=True, stored_roots=roots)
+                    rollback(traced.python_writes)
+                    stages["traced"] = traced
+                except DataDependentError:
+                    if self.fullgraph:
+                        raise
         # Data-dependent points (item(), bool(t), tolist()) break the graph there
         # (graph_breaks); with fullgraph=True they raise.
         breaks = None if self.fullgraph else BreakTracer(self._segment_entry, flat, known)
         # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
         # function is recorded too, and the .grad it writes become outputs.
         runs, suspended = tls.state.backward_runs, tls.state.suspensions
-        roots = guards.roots_of(self.fn) + [args, kwargs]
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
                       decompose_to=self.decompose, capture_grads=True, stored_roots=roots,
                       breaks=breaks)
@@ -307,7 +316,9 @@ class CompiledFunction:
         stages["functional"] = graph
         graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
         stages["optimized"] = graph
-        parts = partition(graph, lambda n: self.target.has_rule(n.target))
+        supports = getattr(self.target, "supports", None) or \
+            (lambda n: self.target.has_rule(n.target))
+        parts = partition(graph, supports)
         if parts.fallback_ops:
             names = ", ".join(str(op) for op in parts.fallback_ops)
             if self.fullgraph:
@@ -425,12 +436,14 @@ class _Entry:
         """The program's inputs for this call if this entry's guards hold, else None; then
         the failed guard, in words, is appended to ``why`` when it is a list (worded only
         on failure: this runs on every call)."""
-        for t, (shape, dtype, device, grad) in zip(self.lifted, self.lifted_meta):
+        for t, (shape, dtype, device, grad, layout) in zip(self.lifted, self.lifted_meta):
             d = t.__dict__
             data = d.get("_data")
             if (data.shape if data is not None else d["_jax"].shape) != shape or \
                     t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
-                    (t._device is not device and t._device != device):
+                    (t._device is not device and t._device != device) or \
+                    (layout is not None or t.__class__._keep_resident) and \
+                    _layout(t) != layout:
                 return _failed(why, lambda: f"a tensor the function reads changed: "
                                             f"{(shape, dtype, device, grad)} -> "
                                             f"{_lifted_key(t)}")
@@ -639,8 +652,20 @@ def _materialize(t, value):
     t._base, t._view_chain, t.grad_fn = None, (), None
 
 
+def _layout(t):
+    """How a tensor that keeps its storage laid out over devices (a DTensor) is laid out:
+    programs are compiled for their inputs' shardings. None for other tensors."""
+    if not t.__class__._keep_resident:
+        return None
+    arr = resident(t)
+    return arr.sharding if arr is not None else None
+
+
 def _describe(v):
     if isinstance(v, Tensor):
+        if v.__class__._keep_resident:
+            return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None,
+                    _layout(v))
         return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None)
     if type(v) is float:
         return ("F",)       # a program input: its value is not part of the key
@@ -659,7 +684,7 @@ def _lifted_key(t):
     """What a captured tensor's guard compares (``_describe``'s tensor fields but the
     .grad state, see ``grad_reads``), read without materializing a resident tensor's NumPy
     view."""
-    return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS))
+    return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS), _layout(t))
 
 
 def _failed(why, reason):
@@ -693,9 +718,12 @@ class CompileReport:
         self.eager_ops = len(self.stages["traced"].calls())
         self.prim_calls = len(entry.graph.calls())
         self.fusions = []
+        given = dict(zip(entry.places, inputs))     # the call's own inputs (their layout)
         for step, fn in entry.steps:
             if fn is not None and hasattr(fn, "hlo_fusions"):
-                self.fusions.append(fn.hlo_fusions(*[_example(i) for i in step.inputs]))
+                self.fusions.append(fn.hlo_fusions(*[
+                    given[i] if isinstance(given.get(i), Tensor) else _example(i)
+                    for i in step.inputs]))
 
     def __str__(self):
         lines = []

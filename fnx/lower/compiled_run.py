@@ -75,6 +75,8 @@ class ProgramPlan:
             else:
                 self.copies.append((i, w))
         self.rebind_inputs = [i for i, *_ in self.rebinds]
+        # a laid-out input's new value and its gradient keep its layout (Program.pins)
+        pins = {k: position[i] for i, k, _ in self.rebinds if i in position}
         self.donate_pairs = sorted(donate)
         self.donate = tuple(j for j, _ in self.donate_pairs)
         rebound = {i: (k, key) for i, k, key in self.rebinds}
@@ -90,8 +92,11 @@ class ProgramPlan:
                 meta = region.outputs[k].meta
                 self.grad_outs.append((i, k, _storage_key(meta), meta.dtype,
                                        canonical(meta.device), tuple(meta.shape)))
+                if i in position:
+                    pins.setdefault(k, position[i])
             else:
                 self.grad_other.append((i, w))
+        program.pins = pins
         result = entry.result
         self.single = self.where[result] if isinstance(result, Node) else None
         self.result = result

@@ -19,6 +19,7 @@ from ..ir.prims.recurrence import RNN_MODES
 from . import precision
 from .jax_autograd import compile_vjp
 from .jax_compile import compile_graph
+from .jax_spmd import node_checks
 from .target import Target
 
 __all__ = ["JAX_TARGET", "JaxTarget", "np_dtype", "random_key"]
@@ -40,6 +41,10 @@ def np_dtype(dtype):
 
 class JaxTarget(Target):
     name = "jax"
+
+    def supports(self, node) -> bool:
+        check = node_checks.get(node.target)
+        return node.target in self.rules and (check is None or check(node))
 
     def compile(self, graph):
         """A function of fnx tensors running ``graph`` as one jitted JAX program."""

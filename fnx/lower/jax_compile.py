@@ -18,6 +18,7 @@ import re
 
 import jax
 import numpy as np
+from jax.sharding import NamedSharding
 
 from ..backends.cpu import wrap_resident
 from ..core.device import canonical
@@ -26,6 +27,7 @@ from ..core.tensor import Tensor, resident
 from ..graph.graph import _collect, map_nodes
 from ..ir import prims as P
 from ..ir.prims.assertions import range_error
+from .jax_spmd import Spmd, graph_mesh
 from .jax_storage import ARRAY_TYPE, feed
 
 __all__ = ["compile_graph", "graph_program", "register_device_arrays", "Program",
@@ -63,11 +65,16 @@ def graph_program(target, graph):
     _collect(graph.output_node.args[0], out_nodes)
     steps = [n for n in graph.nodes if n.kind in ("call", "getitem", "constant")]
     checks = [n for n in steps if n.kind == "call" and n.target is P.check_in_range]
+    swapped = _transposed_products(steps)
+    steps = [n for n in steps if n not in swapped.values()]
 
     def program(*arrays):
         env = dict(zip(places, arrays))
         for node in steps:
-            if node.kind == "call":
+            if node in swapped:     # transpose(a @ b) as b' @ a': see _transposed_products
+                lhs, rhs, lc, rc, lb, rb = _load(swapped[node].args, env)
+                env[node] = rules[P.dot_general](rhs, lhs, rc, lc, rb, lb)
+            elif node.kind == "call":
                 env[node] = rules[node.target](*_load(node.args, env),
                                                **_load(node.kwargs, env))
             elif node.kind == "getitem":
@@ -81,6 +88,27 @@ def graph_program(target, graph):
 
     program.checks = [tuple(n.args[3:5]) for n in checks]
     return program, out_nodes
+
+
+def _transposed_products(steps) -> dict:
+    """``{transpose node: dot_general node}`` for each transpose of a matrix product whose
+    only use it is: the product is computed with its operands swapped instead, which gives
+    the transposed matrix in row-major order. A weight's gradient through ``x @ w.t()``
+    (``linear``) is such a transpose; without this XLA's CPU backend computes it
+    column-major and copies it (and reads it strided in the optimizer update)."""
+    out = {}
+    for n in steps:
+        if n.kind != "call" or n.target is not P.transpose or tuple(n.args[1]) != (1, 0):
+            continue
+        d = n.args[0]
+        if getattr(d, "kind", None) != "call" or d.target is not P.dot_general or \
+                len(d.args) != 6 or d.kwargs or len(d.users) != 1 or d.args[4] or \
+                d.args[5] or len(d.meta.shape) != 2 or \
+                any(len(getattr(a, "meta", None).shape) != 2 for a in d.args[:2]
+                    if getattr(a, "meta", None) is not None):
+            continue
+        out[n] = d
+    return out
 
 
 def range_status(x, low, high):
@@ -130,11 +158,16 @@ class Program:
 
     Every output has exactly its node's dtype (and is not weakly typed), so a result fed
     back in matches the compiled signature.
+
+    A graph with collectives (``jax_spmd``) is one SPMD program over their mesh: its body
+    runs under ``shard_map``, every process on its own values (``spmd``).
     """
 
     def __init__(self, target, graph):
         program, out_nodes = graph_program(target, graph)
         dtypes = [n.meta.dtype.numpy for n in out_nodes]
+        mesh = graph_mesh(graph)
+        self.spmd = spmd = Spmd(mesh) if mesh is not None else None
 
         def exact(*arrays):
             return [_exact(o, dt) for o, dt in zip(program(*arrays), dtypes)]
@@ -143,13 +176,20 @@ class Program:
             outs = program(*arrays)
             return [_exact(o, dt) for o, dt in zip(outs, dtypes)] + [outs[-1]]
 
+        def status(*arrays):
+            return program(*arrays)[-1]
+        if spmd is not None:
+            exact, exact_checked, status = (spmd.wrap(f) for f in (exact, exact_checked,
+                                                                   status))
+        self._local = spmd.to_local if spmd is not None and spmd.multi_process else None
+
         # Value checks: a call that donates no buffer returns their status beside its
         # outputs, raised before the caller writes anything back. A call that donates runs
         # them first, as a program of their own (XLA keeps only what they read), so a
         # donated input is never lost to a call that raises.
         self.checks = program.checks
         self.check_values = True        # fnx.compile(options={"value_checks": False})
-        self.checker = jax.jit(lambda *a: program(*a)[-1]) if self.checks else None
+        self.checker = jax.jit(status) if self.checks else None
         self._checker_call = None
         self._exact_checked = exact_checked
 
@@ -182,12 +222,36 @@ class Program:
         self._wide = [i for i, p in enumerate(self.places) if p.meta.dtype.numpy in _WIDE]
         self._wide_set = frozenset(self._wide)
         self.makers = [tensor_maker(n.meta) for n in out_nodes]
+        # {output: input position}: outputs laid out as that input when it is laid out over
+        # several devices (a DTensor's new value, its gradient), so GSPMD keeps a sharded
+        # parameter sharded (set by the caller that knows, compiled_run.ProgramPlan)
+        self.pins = {}
+
+    def _pinned(self, fn, arrays):
+        """``fn`` with each pinned output constrained to its input's sharding."""
+        if not self.pins or self.spmd is not None:
+            return fn
+        shardings = {k: arrays[j].sharding for k, j in self.pins.items()
+                     if j < len(arrays) and _laid_out(arrays[j])}
+        if not shardings:
+            return fn
+
+        def pinned(*a):
+            outs = fn(*a)
+            return [jax.lax.with_sharding_constraint(o, shardings[k]) if k in shardings
+                    else o for k, o in enumerate(outs)]
+        return pinned
 
     def call_arrays(self, arrays, donate=(), sinks=0):
         """Run on ``arrays`` (placeholder order); the buffers at positions ``donate`` may be
         reused for the outputs (the caller checked nothing else references them). The last
         ``sinks`` arrays are extra, never read: buffers given up for outputs of their shape
         to be written into (a ``.grad`` the step replaces), so no fresh memory is touched."""
+        if self._local is not None:     # one program across processes: global arrays
+            return self._local(self._call_arrays(self.spmd.to_global(arrays), donate, sinks))
+        return self._call_arrays(arrays, donate, sinks)
+
+    def _call_arrays(self, arrays, donate=(), sinks=0):
         if self.checker is not None and self.check_values:
             if not donate and not sinks:
                 return self._call_checked(arrays)
@@ -225,7 +289,8 @@ class Program:
         call = self._compiled.get("checked")
         if call is None:
             with jax.enable_x64(True):
-                compiled = jax.jit(self._exact_checked).lower(*arrays).compile()
+                compiled = jax.jit(self._pinned(self._exact_checked, arrays)) \
+                    .lower(*arrays).compile()
                 outs = compiled(*arrays)
             self._compiled["checked"] = getattr(compiled, "_call", None) or compiled
         elif any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
@@ -233,12 +298,13 @@ class Program:
                 outs = call(*arrays)
         else:
             outs = call(*arrays)
-        raise_failed(self.checks, outs[-1])
+        raise_failed(self.checks, self._status(outs[-1]))
         return outs[:-1]
 
     def guards_buffers(self) -> bool:
         """Whether a call that gives up buffers must go through ``call_guarded``."""
-        return self.checker is not None and self.check_values
+        # (an SPMD program over processes keeps the separate check program: call_arrays)
+        return self.checker is not None and self.check_values and self.spmd is None
 
     def call_guarded(self, arrays, donate, sinks, keep):
         """``call_arrays`` for a call that gives up buffers (inputs at ``donate``, the last
@@ -254,7 +320,7 @@ class Program:
         try:
             if call is None:
                 n = len(arrays) - sinks
-                fn = functools.partial(self._guarded, keep, n)
+                fn = self._pinned(functools.partial(self._guarded, keep, n), arrays[:n])
                 given = donate + tuple(range(n, len(arrays)))
                 with jax.enable_x64(True):
                     compiled = jax.jit(fn, donate_argnums=given, keep_unused=True) \
@@ -272,6 +338,9 @@ class Program:
                 raise
             raise oom from None
         return outs[:-1], failed_check(self.checks, outs[-1])
+
+    def _status(self, status):
+        return status if self._local is None else self._local([status])[0]
 
     def check(self, arrays) -> None:
         """Run the value checks on ``arrays`` (placeholder order) and raise the first that
@@ -291,18 +360,21 @@ class Program:
                 status = call(*arrays)
         else:
             status = call(*arrays)
-        raise_failed(self.checks, status)
+        raise_failed(self.checks, self._status(status))
 
     def _compile(self, arrays, donate, sinks=0):
         """The executable for ``arrays``, donating what it can of ``donate``: XLA copies a
         donated input whose buffer it cannot overwrite in place (read after its new value
         is written), which costs more than a fresh output buffer; those are not donated."""
+        n = len(arrays) - sinks
+        exact = self._pinned(self._exact, arrays[:n])
         if not donate and not sinks:
-            return self.jitted.lower(*arrays).compile()
-        fn, n = self._exact, len(arrays) - sinks
+            jitted = self.jitted if exact is self._exact else jax.jit(exact)
+            return jitted.lower(*arrays).compile()
+        fn = exact
         if sinks:
             def fn(*a):
-                return self._exact(*a[:n])
+                return exact(*a[:n])
         given = donate + tuple(range(n, len(arrays)))
         compiled = jax.jit(fn, donate_argnums=given, keep_unused=True).lower(*arrays).compile()
         copied = _copied_parameters(compiled.as_text())
@@ -322,9 +394,18 @@ class Program:
     def hlo_fusions(self, *tensors):
         """How XLA compiled this program: the kernels its entry computation launches
         (fusions and unfused ops), how many of those are fusions, and the HLO text."""
+        arrays = [feed(t) for t in tensors]
+        if self._local is not None:
+            arrays = self.spmd.to_global(arrays)
         with jax.enable_x64(True):
-            text = self.jitted.lower(*[feed(t) for t in tensors]).compile().as_text()
+            text = self.jitted.lower(*arrays).compile().as_text()
         return {**_entry_kernels(text), "hlo": text}
+
+
+def _laid_out(a) -> bool:
+    """Whether ``a`` is a jax.Array laid out over several devices by a mesh."""
+    return isinstance(a, jax.Array) and isinstance(a.sharding, NamedSharding) and \
+        len(a.sharding.device_set) > 1
 
 
 _PARAMETER = re.compile(r"%(\S+) = \S+ parameter\((\d+)\)")

@@ -21,6 +21,11 @@ class Target:
     def has_rule(self, op) -> bool:
         return op in self.rules
 
+    def supports(self, node) -> bool:
+        """Whether this call (a graph node) can be lowered: by default, whether its op
+        has a rule."""
+        return self.has_rule(node.target)
+
     def rule(self, *ops):
         """Decorator: register ``fn`` as the rule of ``ops``."""
         def deco(fn):

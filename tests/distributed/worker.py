@@ -113,10 +113,18 @@ def check_collectives():
         dist.broadcast(b, src=n - 1)
         swapped = fnx.zeros(2 * n, 3)
         dist.all_to_all_single(swapped, cat)
-        return a + 1, cat, part, b, swapped
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        a, cat, part, b, swapped = fnx.compile(program)(fnx.tensor(base(r)), fnx.tensor(base(r)))
+        # uneven splits have no lowering: this one runs eagerly between compiled regions
+        uneven = fnx.zeros(sum(gets), 2)
+        dist.all_to_all_single(uneven, fnx.tensor(data) * 1, gets, sends)
+        return a + 1, cat, part, b, swapped, uneven + 0
+    compiled = fnx.compile(program)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a, cat, part, b, swapped, uneven = compiled(fnx.tensor(base(r)), fnx.tensor(base(r)))
+    assert [str(w.message) for w in caught if "all_to_all_single" in str(w.message)], \
+        [str(w.message) for w in caught]
+    np.testing.assert_array_equal(
+        uneven.numpy(), np.concatenate([np.full((gets[q], 2), 10 * q + r) for q in range(n)]))
     np.testing.assert_allclose(a.numpy(), every.max(0) + 1, rtol=1e-6)
     gathered = np.concatenate([base(q) for q in range(n)])
     np.testing.assert_array_equal(cat.numpy(), gathered)
@@ -190,7 +198,7 @@ def check_ddp():
     for p, q in zip(model.module.parameters(), ref):
         np.testing.assert_allclose(p.detach().numpy(), q, rtol=1e-5, atol=1e-6)
     # the same training, the step compiled: the bucket all-reduces are traced as
-    # _c10d_functional ops and run between the compiled regions
+    # _c10d_functional ops and lowered, so the step is one XLA program across the ranks
     model2 = nn.parallel.DistributedDataParallel(make_model(200 + r), bucket_cap_mb=1e-5)
     opt2 = fnx.optim.SGD(model2.parameters(), lr=LR)
     ref2 = [p.detach().numpy().astype(np.float64) for p in model2.module.parameters()]
@@ -207,12 +215,15 @@ def check_ddp():
         for _ in range(STEPS):
             compiled(fnx.tensor(x[rows]), fnx.tensor(y[rows]))
             ref2 = numpy_step(ref2, x.astype(np.float64), y.astype(np.float64))
-    assert any("_c10d_functional::all_reduce" in str(w.message) for w in caught), \
-        [str(w.message) for w in caught]
-    assert not any("running it eagerly" in str(w.message) for w in caught), \
-        [str(w.message) for w in caught]
+    assert not caught, [str(w.message) for w in caught]      # no eager fallback
     for p, q in zip(model2.module.parameters(), ref2):
         np.testing.assert_allclose(p.detach().numpy(), q, rtol=1e-5, atol=1e-6)
+    entry = compiled.entries()[-1]
+    assert len(entry.programs()) == 1 and not entry.parts.fallback_ops
+    report = compiled.explain(fnx.tensor(x[rows]), fnx.tensor(y[rows]))
+    assert len(report.regions) == 1 and not report.fallback_ops, str(report)
+    hlo = report.fusions[0]["hlo"]     # the bucket reductions (XLA may combine them)
+    assert " all-reduce(" in hlo, hlo
     # every rank holds bit-identical weights
     flat = fnx.cat([p.detach().reshape(-1) for p in model.parameters()])
     every = [fnx.zeros_like(flat) for _ in range(n)]
@@ -230,6 +241,48 @@ def check_ddp():
     np.testing.assert_allclose(model.module[2].bias.grad.numpy(),
                                2 * np.mean([e.numpy() for e in every], axis=0), rtol=1e-5)
     print(f"rank {r}: ddp ok", flush=True)
+
+
+class Branchy(nn.Module):
+    """``a`` is used on every rank, ``b`` on rank 0 only, ``c`` never."""
+
+    def __init__(self):
+        super().__init__()
+        fnx.manual_seed(7)
+        self.a, self.b, self.c = nn.Linear(3, 2), nn.Linear(3, 2), nn.Linear(3, 2)
+
+    def forward(self, x, use_b):
+        y = self.a(x)
+        return y + self.b(x) if use_b else y
+
+
+def check_unused():
+    """find_unused_parameters=True: unused parameters reduce as zeros (PyTorch)."""
+    r, n = dist.get_rank(), dist.get_world_size()
+    xs = [np.random.default_rng(10 + q).standard_normal((4, 3)).astype(np.float32)
+          for q in range(n)]
+    model = nn.parallel.DistributedDataParallel(Branchy(), find_unused_parameters=True,
+                                                bucket_cap_mb=1e-5)
+    w = {k: v.detach().numpy().astype(np.float64) for k, v in model.module.state_dict().items()}
+
+    def grads(q):       # d/dparams of sum(out^2) on rank q, by hand
+        x = xs[q].astype(np.float64)
+        out = x @ w["a.weight"].T + w["a.bias"]
+        if q == 0:
+            out = out + x @ w["b.weight"].T + w["b.bias"]
+        return 2 * out.T @ x, 2 * out.sum(0)
+    every = [grads(q) for q in range(n)]
+    for _ in range(2):      # twice: the reduction state resets after each backward
+        model.zero_grad()
+        model(fnx.tensor(xs[r]), r == 0).pow(2).sum().backward()
+        np.testing.assert_allclose(model.module.a.weight.grad.numpy(),
+                                   np.mean([g[0] for g in every], 0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(model.module.b.weight.grad.numpy(), every[0][0] / n,
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(model.module.b.bias.grad.numpy(), every[0][1] / n,
+                                   rtol=1e-5, atol=1e-6)
+        assert model.module.c.weight.grad is None and model.module.c.bias.grad is None
+    print(f"rank {r}: unused ok", flush=True)
 
 
 def fail():
@@ -284,8 +337,8 @@ def check_syncbn():
     print(f"rank {r}: syncbn ok", flush=True)
 
 
-CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "fail": fail, "hang": hang,
-          "syncbn": check_syncbn}
+CHECKS = {"collectives": check_collectives, "ddp": check_ddp, "unused": check_unused,
+          "fail": fail, "hang": hang, "syncbn": check_syncbn}
 
 
 def main(names):
