@@ -7,8 +7,9 @@ eagerly, under ``fnx.compile`` and on cuda alike, and differentiates.
 
 A singular or non-positive-definite input raises ``fnx.linalg.LinAlgError`` (a
 ``RuntimeError``) with PyTorch's message; the ``*_ex`` functions return an ``info`` tensor
-instead (``check_errors=True`` raises).  Under ``fnx.compile`` values are not checked:
-a failed factorization gives NaN/inf there, as the ``*_ex`` results do.
+instead (``check_errors=True`` raises).  Under ``fnx.compile`` and on cuda the check is
+computed inside the program and raised before anything is written back
+(``options={"value_checks": False}`` turns it off: NaN/inf then, as the ``*_ex`` results).
 
 >>> import fnx
 >>> A = fnx.tensor([[4., 1.], [1., 3.]])
