@@ -16,10 +16,9 @@ computed inside the program and raised before anything is written back
 >>> round(fnx.linalg.det(A).item(), 4), fnx.linalg.solve(A, fnx.tensor([1., 2.])).tolist()
 (11.0, [0.09090909361839294, 0.6363636255264282])
 
-``matmul`` is ``fnx.matmul``.  Not supported: ``out=`` arguments, ``ldl_factor``,
-``ldl_factor_ex``, ``ldl_solve``; ``driver=`` of ``lstsq`` is checked,
-but every driver computes the SVD's minimum-norm solution (equal to gelsy's for full-rank
-inputs).
+``matmul`` is ``fnx.matmul``.  Not supported: ``out=`` arguments; ``driver=`` of
+``lstsq`` is checked, but every driver computes the SVD's minimum-norm solution (equal to
+gelsy's for full-rank inputs).
 """
 from __future__ import annotations
 
@@ -33,14 +32,16 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "inv", "inv_ex", "det", "sl
            "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "pinv", "matrix_rank", "lstsq",
            "vector_norm", "matrix_norm", "norm", "cond", "matrix_power", "matrix_exp",
            "multi_dot", "cross", "vecdot", "householder_product", "tensorinv", "tensorsolve",
-           "diagonal", "vander", "matmul"]
+           "diagonal", "vander", "matmul", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 for _name, _fields in [("linalg_cholesky_ex", "L info"), ("linalg_inv_ex", "inverse info"),
                        ("linalg_solve_ex", "result info"), ("linalg_lu_factor", "LU pivots"),
                        ("linalg_lu_factor_ex", "LU pivots info"), ("linalg_lu", "P L U"),
                        ("linalg_qr", "Q R"), ("linalg_eig", "eigenvalues eigenvectors"),
                        ("linalg_svd", "U S Vh"), ("linalg_slogdet", "sign logabsdet"),
-                       ("linalg_lstsq", "solution residuals rank singular_values")]:
+                       ("linalg_lstsq", "solution residuals rank singular_values"),
+                       ("linalg_ldl_factor", "LD pivots"),
+                       ("linalg_ldl_factor_ex", "LD pivots info")]:
     if not hasattr(return_types, _name):
         return_types.make(_name, _fields.split())
 
@@ -190,6 +191,45 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     [[1.0], [2.0]]
     """
     return aten.linalg_lu_solve.default(LU, pivots, B, left=left, adjoint=adjoint)
+
+
+def ldl_factor(A, *, hermitian=False):
+    """``(LD, pivots)``: the Bunch-Kaufman factorization A = P L D L^T P^T (L D L^H for
+    ``hermitian``) in LAPACK's compact form (sytrf/hetrf, lower triangle), as PyTorch: L's
+    strict lower triangle and D's blocks in ``LD``, 1-based int32 ``pivots`` (a negative
+    pair marks a 2x2 block of D).  Not differentiable; under ``fnx.compile`` and on cuda
+    it runs LAPACK on the host.
+
+    >>> import fnx
+    >>> A = fnx.tensor([[1., 2.], [2., 1.]])
+    >>> LD, pivots = fnx.linalg.ldl_factor(A)
+    >>> fnx.linalg.ldl_solve(LD, pivots, fnx.tensor([[3.], [3.]])).tolist()
+    [[1.0], [1.0]]
+    """
+    return return_types.linalg_ldl_factor(aten.linalg_ldl_factor.default(A, hermitian=hermitian))
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """``ldl_factor`` that also returns ``info`` (LAPACK's: i > 0 when D[i-1, i-1] is
+    exactly zero) instead of raising.
+
+    >>> import fnx
+    >>> fnx.linalg.ldl_factor_ex(fnx.zeros(2, 2)).info.item()
+    1
+    """
+    return return_types.linalg_ldl_factor_ex(aten.linalg_ldl_factor_ex.default(
+        A, hermitian=hermitian, check_errors=check_errors))
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    """X with A X = B from ``ldl_factor``'s ``(LD, pivots)`` (batch dims broadcast).
+
+    >>> import fnx
+    >>> A = fnx.tensor([[0., 1.], [1., 0.]])
+    >>> fnx.linalg.ldl_solve(*fnx.linalg.ldl_factor(A), fnx.tensor([[2.], [5.]])).tolist()
+    [[5.0], [2.0]]
+    """
+    return aten.linalg_ldl_solve.default(LD, pivots, B, hermitian=hermitian)
 
 
 def qr(A, mode="reduced"):

@@ -8,11 +8,13 @@ matrix failed, by an unblocked factorization that stops nowhere: ``_cholesky_inf
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 from jax import lax
 
+from ..backends.cpu.factorizations import ldl_factor_arrays, ldl_solve_arrays
 from ..ir import prims as P
 from .jax import JAX_TARGET
 
@@ -137,3 +139,27 @@ def _(x):
 @rule(P.matrix_exp)
 def _(x):
     return jsl.expm(x)
+
+
+# ldl_factor / ldl_solve: XLA has no Bunch-Kaufman factorization, so the program calls
+# LAPACK's sytrf/sytrs on the host (the CPU kernels' functions; a round-trip on a GPU)
+def _host(fn, shapes):
+    def call(*arrays, hermitian):
+        return jax.pure_callback(lambda *a: fn(*(np.asarray(x) for x in a), hermitian),
+                                 shapes, *arrays, vmap_method="sequential")
+    return call
+
+
+@rule(P.ldl_factor)
+def _(x, hermitian):
+    batch, n = x.shape[:-2], x.shape[-1]
+    shapes = (jax.ShapeDtypeStruct(x.shape, x.dtype),
+              jax.ShapeDtypeStruct(batch + (n,), np.int32),
+              jax.ShapeDtypeStruct(batch, np.int32))
+    return tuple(_host(ldl_factor_arrays, shapes)(x, hermitian=hermitian))
+
+
+@rule(P.ldl_solve)
+def _(ld, pivots, b, hermitian):
+    shape = jax.ShapeDtypeStruct(b.shape, b.dtype)
+    return _host(ldl_solve_arrays, shape)(ld, pivots, b, hermitian=hermitian)

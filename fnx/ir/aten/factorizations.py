@@ -917,3 +917,80 @@ linalg_lstsq = defop("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, 
                      "Tensor singular_values)", tags=ATEN, meta=_lstsq_meta,
                      decomposition=_lstsq)
 
+
+
+# ----------------------------------------------------------------------------- ldl
+# The Bunch-Kaufman LDL^T (LDL^H) factorization in LAPACK's compact form, as PyTorch
+# returns it (prims.ldl_factor / prims.ldl_solve: sytrf/hetrf, sytrs/hetrs).
+
+def _ldl_factor_ex_meta(self, *, hermitian=False, check_errors=False):
+    batch = check_linalg("torch.linalg.ldl_factor_ex", self, square=True)
+    return (TensorMeta(tuple(self.shape), self.dtype),
+            TensorMeta(batch + (self.shape[-1],), D.int32), TensorMeta(batch, D.int32))
+
+
+_SINGULAR_LDL = ("The factorization could not be completed because the input matrix is "
+                 "singular: D[{},{}] is exactly zero.")
+
+
+def _ldl_factor_ex(self, *, hermitian=False, check_errors=False):
+    _ldl_factor_ex_meta(self)
+    ld, piv, info = prims.ldl_factor(self, hermitian)
+    if check_errors:
+        ld = check_info(ld, info, "torch.linalg.ldl_factor_ex", _SINGULAR_LDL)
+    return ld, piv, info
+
+
+linalg_ldl_factor_ex = defop("linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, "
+                             "bool check_errors=False) -> (Tensor LD, Tensor pivots, "
+                             "Tensor info)", tags=ATEN, meta=_ldl_factor_ex_meta,
+                             decomposition=_ldl_factor_ex)
+
+
+def _ldl_factor(self, *, hermitian=False):
+    _ldl_factor_ex_meta(self)
+    ld, piv, info = prims.ldl_factor(self, hermitian)
+    return check_info(ld, info, "torch.linalg.ldl_factor", _SINGULAR_LDL), piv
+
+
+linalg_ldl_factor = defop("linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> "
+                          "(Tensor LD, Tensor pivots)", tags=ATEN,
+                          meta=lambda self, *, hermitian=False: _ldl_factor_ex_meta(self)[:2],
+                          decomposition=_ldl_factor)
+
+
+def _ldl_solve_meta(LD, pivots, B, *, hermitian=False):
+    n = "torch.linalg.ldl_solve"
+    check_linalg(n, LD, square=True, arg="LD")
+    check_linalg(n, B, arg="B")
+    if pivots.dtype.is_floating_point or pivots.dtype.is_complex or pivots.dtype is D.bool:
+        raise RuntimeError(f"{n}: Expected pivots to be integers. Got "
+                           f"{pivots.dtype.scalar_type}")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{n}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+                           f"got pivots with shape {list(pivots.shape)} instead")
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{B.dtype.scalar_type} and A of type {LD.dtype.scalar_type} "
+                           f"instead.")
+    k = LD.shape[-1]
+    if B.shape[-2] != k:
+        raise RuntimeError(f"Incompatible matrix sizes for {n}: each A matrix is {k} by {k} "
+                           f"but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    batch = broadcast_shapes(tuple(LD.shape[:-2]), tuple(B.shape[:-2]))
+    return TensorMeta(batch + tuple(B.shape[-2:]), B.dtype)
+
+
+def _ldl_solve(LD, pivots, B, *, hermitian=False):
+    r = _ldl_solve_meta(LD, pivots, B, hermitian=hermitian)
+    batch = r.shape[:-2]
+    if pivots.dtype is not D.int32:
+        pivots = aten._to_copy.default(pivots, dtype=D.int32)
+    piv = pivots if tuple(pivots.shape[:-1]) == tuple(batch) else \
+        aten.expand.default(pivots, list(batch) + [LD.shape[-1]])
+    return prims.ldl_solve(_expand_batch(LD, batch), piv, _expand_batch(B, batch), hermitian)
+
+
+linalg_ldl_solve = defop("linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, "
+                         "bool hermitian=False) -> Tensor", tags=ATEN, meta=_ldl_solve_meta,
+                         decomposition=_ldl_solve)
