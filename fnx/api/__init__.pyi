@@ -42,6 +42,7 @@ from . import complex_ops as complex_ops
 from . import conversion as conversion
 from . import creation as creation
 from . import factorizations as factorizations
+from . import histograms as histograms
 from . import index_ops as index_ops
 from . import indexing as indexing
 from . import linalg as linalg
@@ -114,7 +115,8 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'is_complex', 'adjoint', 'diff', 'nan_to_num', 'nan_to_num_', 'kron', 'rot90',
            'tensor_split', 'hsplit', 'vsplit', 'dsplit', 'meshgrid', 'cartesian_prod', 'block_diag',
            'broadcast_tensors', 'broadcast_shapes', 'repeat_interleave', 'tril_indices',
-           'triu_indices', 'trapezoid', 'cumulative_trapezoid', 'narrow_copy', 'combinations']
+           'triu_indices', 'trapezoid', 'cumulative_trapezoid', 'narrow_copy', 'combinations',
+           'histogram']
 
 bfloat16: dtype
 bool: dtype
@@ -247,6 +249,9 @@ def qr(input, some=True): ...
 def slogdet(input): ...
 def svd(input, some=True, compute_uv=True): ...
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False): ...
+
+# fnx.api.histograms
+def histogram(input, bins, *, range=None, weight=None, density=False): ...
 
 # fnx.api.index_ops
 def bincount(input, weights=None, minlength=0): ...
