@@ -18,8 +18,10 @@ RNG = np.random.default_rng(3)
 def test_equal_bins_match_numpy(compiled):
     x = RNG.standard_normal(500)
     w = RNG.uniform(0, 2, 500)
-    f = (lambda a, b: fnx.histogram(a, 12, weight=b, density=True))
-    f = fnx.compile(f) if compiled else f
+    def hist(a, b):
+        return fnx.histogram(a, 12, weight=b, density=True)
+
+    f = fnx.compile(hist) if compiled else hist
     h, e = f(fnx.tensor(x), fnx.tensor(w))
     hn, en = np.histogram(x, 12, weights=w, density=True)
     np.testing.assert_allclose(h.numpy(), hn, rtol=1e-12)
