@@ -4,10 +4,10 @@ from . import (amp, arrange, combine, complex_ops, conversion, elementwise, elem
                elementwise_unary, factorizations, factory, fft, index_ops, indexing, linalg,
                matrix_functions, nn, order_statistics, pointwise_math, random, reduction, shape,
                sorting, special, statistics)
-from . import histogram
+from . import bessel, histogram
 
 __all__ = ["prims", "amp", "arrange", "combine", "complex_ops", "conversion", "elementwise",
            "elementwise_ternary", "elementwise_unary", "factorizations", "factory", "fft",
            "index_ops", "indexing", "linalg", "matrix_functions", "nn", "order_statistics",
            "pointwise_math", "random", "reduction", "shape", "sorting", "special", "statistics",
-           "histogram"]
+           "histogram", "bessel"]
