@@ -89,7 +89,9 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and', 'logical_or', 'logical_xor',
            'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'div', 'divide', 'true_divide', 'multiply',
            'subtract', 'rsub', 'pow', 'where', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'addcmul',
-           'addcdiv', 'lerp', 'softmax', 'log_softmax', 'conv1d', 'conv2d', 'conv3d',
+           'addcdiv', 'lerp', 'absolute', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan',
+           'arctan2', 'arctanh', 'negative', 'fix', 'greater', 'greater_equal', 'less',
+           'less_equal', 'not_equal', 'softmax', 'log_softmax', 'conv1d', 'conv2d', 'conv3d',
            'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution', 'layer_norm',
            'native_layer_norm', 'group_norm', 'native_group_norm', 'batch_norm',
            'native_batch_norm', 'instance_norm', 'rms_norm', 'dropout', 'feature_dropout',
@@ -117,9 +119,7 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'tensor_split', 'hsplit', 'vsplit', 'dsplit', 'meshgrid', 'cartesian_prod', 'block_diag',
            'broadcast_tensors', 'broadcast_shapes', 'repeat_interleave', 'tril_indices',
            'triu_indices', 'trapezoid', 'cumulative_trapezoid', 'narrow_copy', 'combinations',
-           'histogram', 'absolute', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2',
-           'arctanh', 'negative', 'fix', 'greater', 'greater_equal', 'less', 'less_equal',
-           'not_equal', 'fmax', 'fmin', 'positive', 'isposinf', 'isneginf', 'isreal', 'inner',
+           'histogram', 'fmax', 'fmin', 'positive', 'isposinf', 'isneginf', 'isreal', 'inner',
            'vdot', 'deg2rad', 'rad2deg', 'trapz']
 
 bfloat16: dtype

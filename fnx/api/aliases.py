@@ -1,7 +1,4 @@
-"""PyTorch's alternative spellings (mostly NumPy's names) of functions fnx already has:
-``absolute`` is ``abs``, ``arccos`` is ``acos``, ``greater`` is ``gt``, ``fix`` is
-``trunc``, ...; each is the same function (and Tensor method) under the second name, as in
-PyTorch.  Also the small compositions PyTorch names: ``fmax``/``fmin`` (NaN-ignoring),
+"""Small compositions PyTorch names (NumPy's spellings, mostly): ``fmax``/``fmin`` (NaN-ignoring),
 ``positive``, ``isposinf``/``isneginf``, ``isreal``, ``inner``, ``vdot``, ``deg2rad``/
 ``rad2deg``, ``trapz``.
 
@@ -16,50 +13,15 @@ from __future__ import annotations
 import math
 
 from ..core import dtype as D
-from ..core.tensor import Tensor, tensor_method
+from ..core.tensor import tensor_method
 from . import combine as _combine
 from . import math as _m
 from .creation import ones_like as _ones_like
 from .linalg import dot as _dot
 from .linalg import tensordot as _tensordot
 
-__all__ = ["absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
-           "negative", "fix", "greater", "greater_equal", "less", "less_equal", "not_equal",
-           "fmax", "fmin", "positive", "isposinf", "isneginf", "isreal", "inner", "vdot",
+__all__ = ["fmax", "fmin", "positive", "isposinf", "isneginf", "isreal", "inner", "vdot",
            "deg2rad", "rad2deg", "trapz"]
-
-# the same functions under a second name; each is also the Tensor method of that name
-absolute = _m.abs
-arccos = _m.acos
-arccosh = _m.acosh
-arcsin = _m.asin
-arcsinh = _m.asinh
-arctan = _m.atan
-arctan2 = _m.atan2
-arctanh = _m.atanh
-negative = _m.neg
-fix = _m.trunc
-greater = _m.gt
-greater_equal = _m.ge
-less = _m.lt
-less_equal = _m.le
-not_equal = _m.ne
-
-
-def _alias_methods():
-    for alias, fn in [("absolute", "abs"), ("arccos", "acos"), ("arccosh", "acosh"),
-                      ("arcsin", "asin"), ("arcsinh", "asinh"), ("arctan", "atan"),
-                      ("arctan2", "atan2"), ("arctanh", "atanh"), ("negative", "neg"),
-                      ("fix", "trunc"), ("greater", "gt"), ("greater_equal", "ge"),
-                      ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne")]:
-        setattr(Tensor, alias, getattr(Tensor, fn))
-        # the in-place spelling where the original has one (Tensor.absolute_ is abs_)
-        if hasattr(Tensor, fn + "_"):
-            setattr(Tensor, alias + "_", getattr(Tensor, fn + "_"))
-
-
-_alias_methods()
-
 
 def _nan_ignoring(pick):
     def fn(input, other):
