@@ -6,6 +6,7 @@ from . import (conversion, elementwise, elementwise_ternary, factorizations, fac
                indexing, linalg, nn, pointwise_math, prims, random, recurrence, reduction, shape,
                sorting, special)
 from . import bessel  # noqa: F401  (after special: the Bessel ATen ops' kernels)
+from . import out_variants  # noqa: F401  (the out= forms of decomposed ops)
 from ._core import CPU_KS, wrap, wrap_resident
 
 __all__ = ["CPU_KS", "wrap", "wrap_resident", "conversion", "elementwise",
