@@ -101,3 +101,20 @@ def test_cuda_backend():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=dict(os.environ, FNX_CUDA_ON_CPU="1"), timeout=300)
     assert r.returncode == 0, r.stderr
+
+
+def test_index_ops_out():
+    x, i, s = fnx.zeros(4), fnx.tensor([0, 2, 2]), fnx.tensor([1.0, 2.0, 3.0])
+    out = fnx.empty(0)
+    fnx.ops.aten.index_add.out(x, 0, i, s, out=out)
+    ref = np.zeros(4, np.float32)
+    np.add.at(ref, [0, 2, 2], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(out.numpy(), ref)
+    o = fnx.empty(0, dtype=fnx.int64)
+    fnx.searchsorted(fnx.tensor([1.0, 3.0]), fnx.tensor([0.0, 2.0, 5.0]), out=o)
+    np.testing.assert_array_equal(o.numpy(), np.searchsorted([1.0, 3.0], [0.0, 2.0, 5.0]))
+    with pytest.raises(RuntimeError, match="output tensor's dtype is wrong"):
+        fnx.bucketize(fnx.tensor([0.5]), fnx.tensor([1.0]), out=fnx.empty(0))
+    with pytest.raises(RuntimeError, match=r"take\(\): self and out expected to have the same "
+                                           r"dtype"):
+        fnx.ops.aten.take.out(x, i, out=fnx.empty(0, dtype=fnx.float64))

@@ -11,12 +11,13 @@ casts within it.
 """
 from __future__ import annotations
 
+from ...core import dtype as D
 from ...core.meta_array import MetaArray, meta_tensor
 from ...core.tensor import Tensor
 from ...ops import aten
 from ..registry import defop
 from ..variants import VARIANTS
-from . import factorizations, linalg, matrix_functions  # noqa: F401  (the ops given out=)
+from . import factorizations, index_ops, linalg, matrix_functions  # noqa: F401  (given out=)
 from .fft import TRANSFORMS
 
 __all__ = ["define_out", "cpp_name", "OUT_OPS", "OUT_RULE", "OUT_DTYPE_ERROR"]
@@ -26,7 +27,10 @@ OUT_OPS: dict = {}
 OUT_RULE: dict = {}
 # the start of the error a rule gives for an integer ``out`` of a floating result
 OUT_DTYPE_ERROR = {"exact": "Expected out tensor to have dtype",
-                   "category": "expects a (complex|floating point) output tensor"}
+                   "category": "expects a (complex|floating point) output tensor",
+                   "take": r"take\(\): self and out expected to have the same dtype",
+                   "histc": "input tensor and hist tensor should have the same dtype",
+                   "search": "output tensor's dtype is wrong"}
 
 _CPP = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
         "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
@@ -55,7 +59,30 @@ def _same_category(name, r, out):
                            f"{out.dtype.scalar_type}")
 
 
-RULES = {"exact": _exact, "category": _same_category}
+def _take(name, r, out):
+    if r.dtype is not out.dtype:
+        raise RuntimeError(f"take(): self and out expected to have the same dtype, but got "
+                           f"self.dtype = {r.dtype.scalar_type} and out.dtype = "
+                           f"{out.dtype.scalar_type}")
+
+
+def _histc(name, r, out):
+    if r.dtype is not out.dtype:
+        raise RuntimeError(f"torch.histogram: input tensor and hist tensor should have the "
+                           f"same dtype, but got input {cpp_name(r.dtype)} and hist "
+                           f"{cpp_name(out.dtype)}")
+
+
+def _search(name, r, out):
+    if r.dtype is not out.dtype:
+        raise RuntimeError(f"torch.{name}(): output tensor's dtype is wrong, it can only be "
+                           f"Int(int32) or Long(int64) depending on whether out_int32 flag is "
+                           f"True, but we got output tensor's dtype {out.dtype.scalar_type} "
+                           f"and out_int32 flag is {r.dtype is D.int32}")
+
+
+RULES = {"exact": _exact, "category": _same_category, "take": _take, "histc": _histc,
+         "search": _search}
 
 
 def _as_meta(v):
@@ -113,6 +140,12 @@ def _define_all():
             define_out(getattr(packet, ov), "exact")
     for op in TRANSFORMS.values():
         define_out(op, "category")
+    for op in (aten.index_add.default, aten.index_copy.default, aten.index_reduce.default):
+        define_out(op, "exact")
+    define_out(aten.take.default, "take")
+    define_out(aten.histc.default, "histc")
+    define_out(aten.searchsorted.Tensor, "search")
+    define_out(aten.bucketize.Tensor, "search")
 
 
 _define_all()
