@@ -317,6 +317,12 @@ COMPLEX_GAUGE = [Known("grad", (D.complex64, D.complex128),
                        "complex eigen/singular vectors: the phase fixed from the data moves "
                        "under finite differences; the formula assumes a gauge-invariant "
                        "loss (PyTorch's rule)")]
+# eig's eigenvectors are complex for real input too, so the same gauge makes finite
+# differences disagree there (by how much depends on the random projection): not checked
+# (before complex outputs were checked, real eig had no floating output to check either)
+EIG_GAUGE = {"grad": "eigenvectors are complex for every input: finite differences see the "
+                     "data-fixed phase move (gauge), which the formula leaves out; the "
+                     "eigenvalues' gradient is checked through linalg_eigvals"}
 
 register(
     OpInfo(P.cholesky, _cholesky_ref, LINALG_DTYPES, _cholesky_samples, tols=LINALG_TOLS,
@@ -338,5 +344,5 @@ register(
     OpInfo(P.matrix_exp, _expm_ref, LINALG_DTYPES, _expm_samples, tols=LINALG_TOLS,
            error_inputs=_square_errors("matrix_exp", ())),
     OpInfo(P.eig, _eig_ref, LINALG_DTYPES, _eig_samples, tols=LINALG_TOLS,
-           error_inputs=_square_errors("eig", ()), known_failures=COMPLEX_GAUGE),
+           error_inputs=_square_errors("eig", ()), skips=EIG_GAUGE),
 )
