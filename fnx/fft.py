@@ -6,7 +6,8 @@ with zeros or crops the input along the transformed dims first, ``dim`` picks th
 ``norm`` is ``"backward"`` (the default: the inverse transforms scale by 1/n),
 ``"ortho"`` (both by 1/sqrt(n)) or ``"forward"`` (the forward transforms by 1/n).
 Integer inputs become the default float dtype; real inputs of ``fft`` give complex results
-(complex64 for float32).
+(complex64 for float32).  ``out=`` takes a tensor of the result's category (complex, or
+floating point for ``irfft``/``hfft``), resized and cast as PyTorch's.
 
 >>> import fnx
 >>> fnx.fft.fft(fnx.tensor([1.0, 2.0, 3.0, 4.0]))
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from .core.tensor import Tensor
 from .ir.aten.fft import TRANSFORMS
+from .ir.variants import VARIANTS
 from .ops import aten
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
@@ -56,9 +58,12 @@ def _doc(name, what, signature):
 
 def _one(name):
     op = TRANSFORMS[name].__call__
+    op_out = VARIANTS[TRANSFORMS[name]]["out"]
 
     def fn(input: Tensor, n: int | None = None, dim: int = -1,
-           norm: str | None = None) -> Tensor:
+           norm: str | None = None, *, out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return op_out(input, n, dim, norm, out=out)
         return op(input, n, dim, norm)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _doc(name, _WHAT[name], " over one dim")
@@ -67,8 +72,12 @@ def _one(name):
 
 def _many(name, default_dim):
     op = TRANSFORMS[name].__call__
+    op_out = VARIANTS[TRANSFORMS[name]]["out"]
 
-    def fn(input: Tensor, s=None, dim=default_dim, norm: str | None = None) -> Tensor:
+    def fn(input: Tensor, s=None, dim=default_dim, norm: str | None = None, *,
+           out: Tensor | None = None) -> Tensor:
+        if out is not None:
+            return op_out(input, s, dim, norm, out=out)
         return op(input, s, dim, norm)
     fn.__name__ = fn.__qualname__ = name
     what = _WHAT[name[:-1]]

@@ -7,24 +7,26 @@ eagerly, under ``fnx.compile`` and on cuda alike, and differentiates.
 
 A singular or non-positive-definite input raises ``fnx.linalg.LinAlgError`` (a
 ``RuntimeError``) with PyTorch's message; the ``*_ex`` functions return an ``info`` tensor
-instead (``check_errors=True`` raises).  Under ``fnx.compile`` values are not checked:
-a failed factorization gives NaN/inf there, as the ``*_ex`` results do.
+instead (``check_errors=True`` raises).  Under ``fnx.compile`` and on cuda the check is
+computed inside the program and raised before anything is written back
+(``options={"value_checks": False}`` turns it off: NaN/inf then, as the ``*_ex`` results).
 
 >>> import fnx
 >>> A = fnx.tensor([[4., 1.], [1., 3.]])
 >>> round(fnx.linalg.det(A).item(), 4), fnx.linalg.solve(A, fnx.tensor([1., 2.])).tolist()
 (11.0, [0.09090909361839294, 0.6363636255264282])
 
-``matmul`` is ``fnx.matmul``.  Not supported: ``out=`` arguments, ``ldl_factor``,
-``ldl_factor_ex``, ``ldl_solve``; ``driver=`` of ``lstsq`` is checked,
-but every driver computes the SVD's minimum-norm solution (equal to gelsy's for full-rank
-inputs).
+``out=`` is taken by the functions with one result (a tensor of exactly the result's
+dtype, resized as needed; PyTorch's rule), not yet by those returning named tuples.
+``matmul`` is ``fnx.matmul``.  ``driver=`` of ``lstsq`` is checked, but every driver
+computes the SVD's minimum-norm solution (equal to gelsy's for full-rank inputs).
 """
 from __future__ import annotations
 
 from .api.linalg import matmul
 from .api.reduction import dim_list, return_types
 from .ir.aten.factorizations import LinAlgError
+from .ir.variants import VARIANTS
 from .ops import aten
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "inv", "inv_ex", "det", "slogdet", "solve",
@@ -32,21 +34,23 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "inv", "inv_ex", "det", "sl
            "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "pinv", "matrix_rank", "lstsq",
            "vector_norm", "matrix_norm", "norm", "cond", "matrix_power", "matrix_exp",
            "multi_dot", "cross", "vecdot", "householder_product", "tensorinv", "tensorsolve",
-           "diagonal", "vander", "matmul"]
+           "diagonal", "vander", "matmul", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 for _name, _fields in [("linalg_cholesky_ex", "L info"), ("linalg_inv_ex", "inverse info"),
                        ("linalg_solve_ex", "result info"), ("linalg_lu_factor", "LU pivots"),
                        ("linalg_lu_factor_ex", "LU pivots info"), ("linalg_lu", "P L U"),
                        ("linalg_qr", "Q R"), ("linalg_eig", "eigenvalues eigenvectors"),
                        ("linalg_svd", "U S Vh"), ("linalg_slogdet", "sign logabsdet"),
-                       ("linalg_lstsq", "solution residuals rank singular_values")]:
+                       ("linalg_lstsq", "solution residuals rank singular_values"),
+                       ("linalg_ldl_factor", "LD pivots"),
+                       ("linalg_ldl_factor_ex", "LD pivots info")]:
     if not hasattr(return_types, _name):
         return_types.make(_name, _fields.split())
 
 
 # ----------------------------------------------------------------------------- factorizations
 
-def cholesky(A, *, upper=False):
+def cholesky(A, *, upper=False, out=None):
     """The Cholesky factor L of a Hermitian positive-definite A = L L^H (``upper=True``:
     U with A = U^H U); only that triangle of A is read.
 
@@ -54,7 +58,7 @@ def cholesky(A, *, upper=False):
     >>> fnx.linalg.cholesky(fnx.tensor([[4., 2.], [2., 5.]])).tolist()
     [[2.0, 0.0], [1.0, 2.0]]
     """
-    return aten.linalg_cholesky.default(A, upper=upper)
+    return _call(aten.linalg_cholesky.default, out, A, upper=upper)
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
@@ -69,14 +73,14 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
         aten.linalg_cholesky_ex.default(A, upper=upper, check_errors=check_errors))
 
 
-def inv(A):
+def inv(A, *, out=None):
     """The inverse of a square matrix (LU with partial pivoting).
 
     >>> import fnx
     >>> fnx.linalg.inv(fnx.tensor([[2., 0.], [0., 4.]])).tolist()
     [[0.5, 0.0], [0.0, 0.25]]
     """
-    return aten.linalg_inv.default(A)
+    return _call(aten.linalg_inv.default, out, A)
 
 
 def inv_ex(A, *, check_errors=False):
@@ -90,14 +94,14 @@ def inv_ex(A, *, check_errors=False):
     return return_types.linalg_inv_ex(aten.linalg_inv_ex.default(A, check_errors=check_errors))
 
 
-def det(A):
+def det(A, *, out=None):
     """The determinant (through LU).
 
     >>> import fnx
     >>> round(fnx.linalg.det(fnx.tensor([[1., 2.], [3., 4.]])).item(), 5)
     -2.0
     """
-    return aten.linalg_det.default(A)
+    return _call(aten.linalg_det.default, out, A)
 
 
 def slogdet(A):
@@ -112,7 +116,7 @@ def slogdet(A):
     return return_types.linalg_slogdet(aten.linalg_slogdet.default(A))
 
 
-def solve(A, B, *, left=True):
+def solve(A, B, *, left=True, out=None):
     """X with A X = B (``left=False``: X A = B); B is a (batch of) vector(s) when it is
     1-D or has A's batch shape.
 
@@ -120,7 +124,7 @@ def solve(A, B, *, left=True):
     >>> fnx.linalg.solve(fnx.tensor([[2., 0.], [0., 4.]]), fnx.tensor([2., 2.])).tolist()
     [1.0, 0.5]
     """
-    return aten.linalg_solve.default(A, B, left=left)
+    return _call(aten.linalg_solve.default, out, A, B, left=left)
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
@@ -134,7 +138,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
         aten.linalg_solve_ex.default(A, B, left=left, check_errors=check_errors))
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """X with A X = B for a triangular A (only that triangle is read; ``unitriangular``:
     its diagonal is taken as ones).
 
@@ -143,8 +147,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     >>> fnx.linalg.solve_triangular(A, fnx.tensor([[3.], [4.]]), upper=True).tolist()
     [[1.0], [1.0]]
     """
-    return aten.linalg_solve_triangular.default(A, B, upper=upper, left=left,
-                                                unitriangular=unitriangular)
+    return _call(aten.linalg_solve_triangular.default, out, A, B, upper=upper, left=left,
+                 unitriangular=unitriangular)
 
 
 def lu_factor(A, *, pivot=True):
@@ -180,7 +184,7 @@ def lu(A, *, pivot=True):
     return return_types.linalg_lu(aten.linalg_lu.default(A, pivot=pivot))
 
 
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """Solve with a factorization from ``lu_factor`` (``adjoint``: with A^H).
 
     >>> import fnx
@@ -188,7 +192,46 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     >>> fnx.linalg.lu_solve(*fnx.linalg.lu_factor(A), fnx.tensor([[5.], [11.]])).tolist()
     [[1.0], [2.0]]
     """
-    return aten.linalg_lu_solve.default(LU, pivots, B, left=left, adjoint=adjoint)
+    return _call(aten.linalg_lu_solve.default, out, LU, pivots, B, left=left, adjoint=adjoint)
+
+
+def ldl_factor(A, *, hermitian=False):
+    """``(LD, pivots)``: the Bunch-Kaufman factorization A = P L D L^T P^T (L D L^H for
+    ``hermitian``) in LAPACK's compact form (sytrf/hetrf, lower triangle), as PyTorch: L's
+    strict lower triangle and D's blocks in ``LD``, 1-based int32 ``pivots`` (a negative
+    pair marks a 2x2 block of D).  Not differentiable; under ``fnx.compile`` and on cuda
+    it runs LAPACK on the host.
+
+    >>> import fnx
+    >>> A = fnx.tensor([[1., 2.], [2., 1.]])
+    >>> LD, pivots = fnx.linalg.ldl_factor(A)
+    >>> fnx.linalg.ldl_solve(LD, pivots, fnx.tensor([[3.], [3.]])).tolist()
+    [[1.0], [1.0]]
+    """
+    return return_types.linalg_ldl_factor(aten.linalg_ldl_factor.default(A, hermitian=hermitian))
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """``ldl_factor`` that also returns ``info`` (LAPACK's: i > 0 when D[i-1, i-1] is
+    exactly zero) instead of raising.
+
+    >>> import fnx
+    >>> fnx.linalg.ldl_factor_ex(fnx.zeros(2, 2)).info.item()
+    1
+    """
+    return return_types.linalg_ldl_factor_ex(aten.linalg_ldl_factor_ex.default(
+        A, hermitian=hermitian, check_errors=check_errors))
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """X with A X = B from ``ldl_factor``'s ``(LD, pivots)`` (batch dims broadcast).
+
+    >>> import fnx
+    >>> A = fnx.tensor([[0., 1.], [1., 0.]])
+    >>> fnx.linalg.ldl_solve(*fnx.linalg.ldl_factor(A), fnx.tensor([[2.], [5.]])).tolist()
+    [[5.0], [2.0]]
+    """
+    return _call(aten.linalg_ldl_solve.default, out, LD, pivots, B, hermitian=hermitian)
 
 
 def qr(A, mode="reduced"):
@@ -214,14 +257,14 @@ def eigh(A, UPLO="L"):
     return return_types.linalg_eigh(aten.linalg_eigh.default(A, UPLO))
 
 
-def eigvalsh(A, UPLO="L"):
+def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues of a Hermitian matrix, ascending.
 
     >>> import fnx
     >>> fnx.linalg.eigvalsh(fnx.tensor([[2., 1.], [1., 2.]])).tolist()
     [1.0, 3.0]
     """
-    return aten.linalg_eigvalsh.default(A, UPLO)
+    return _call(aten.linalg_eigvalsh.default, out, A, UPLO)
 
 
 def eig(A):
@@ -235,14 +278,14 @@ def eig(A):
     return return_types.linalg_eig(aten.linalg_eig.default(A))
 
 
-def eigvals(A):
+def eigvals(A, *, out=None):
     """The eigenvalues of a general square matrix (complex).
 
     >>> import fnx
     >>> fnx.linalg.eigvals(fnx.tensor([[0., 1.], [-1., 0.]])).tolist()
     [1j, -1j]
     """
-    return aten.linalg_eigvals.default(A)
+    return _call(aten.linalg_eigvals.default, out, A)
 
 
 def svd(A, full_matrices=True, *, driver=None):
@@ -255,17 +298,17 @@ def svd(A, full_matrices=True, *, driver=None):
     return return_types.linalg_svd(aten.linalg_svd.default(A, full_matrices, driver=driver))
 
 
-def svdvals(A, *, driver=None):
+def svdvals(A, *, driver=None, out=None):
     """The singular values, descending.
 
     >>> import fnx
     >>> fnx.linalg.svdvals(fnx.tensor([[3., 0.], [0., -4.]])).tolist()
     [4.0, 3.0]
     """
-    return aten.linalg_svdvals.default(A, driver=driver)
+    return _call(aten.linalg_svdvals.default, out, A, driver=driver)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """The Moore-Penrose pseudo-inverse; singular values at or below
     ``max(atol, rtol * largest)`` are dropped (rtol defaults to eps * max(m, n)).
 
@@ -273,11 +316,11 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     >>> fnx.linalg.pinv(fnx.tensor([[2., 0.], [0., 0.]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
-    return aten.linalg_pinv.atol_rtol_float(A, atol=_float(atol), rtol=_float(rtol),
-                                            hermitian=hermitian)
+    return _call(aten.linalg_pinv.atol_rtol_float, out, A, atol=_float(atol),
+                 rtol=_float(rtol), hermitian=hermitian)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """The number of singular values above ``max(atol, rtol * largest)``.
 
     >>> import fnx
@@ -286,8 +329,16 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     """
     if tol is not None:
         atol, rtol = tol, 0.0
-    return aten.linalg_matrix_rank.atol_rtol_float(A, atol=_float(atol), rtol=_float(rtol),
-                                                   hermitian=hermitian)
+    return _call(aten.linalg_matrix_rank.atol_rtol_float, out, A, atol=_float(atol),
+                 rtol=_float(rtol), hermitian=hermitian)
+
+
+def _call(op, out, *args, **kwargs):
+    """``op(*args, **kwargs)``, or its ``out=`` form (fnx/ir/aten/out_variants.py) writing
+    into ``out`` (exactly the result's dtype, resized, as PyTorch's)."""
+    if out is None:
+        return op(*args, **kwargs)
+    return VARIANTS[op]["out"](*args, out=out, **kwargs)
 
 
 def _float(x):
@@ -313,17 +364,17 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # ----------------------------------------------------------------------------- norms
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The vector ``ord``-norm over ``dim`` (all elements when None).
 
     >>> import fnx
     >>> fnx.linalg.vector_norm(fnx.tensor([3., -4.])).item()
     5.0
     """
-    return aten.linalg_vector_norm.default(x, ord, dim_list(dim), keepdim, dtype=dtype)
+    return _call(aten.linalg_vector_norm.default, out, x, ord, dim_list(dim), keepdim, dtype=dtype)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """A matrix norm over the two dims ``dim``: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2.
 
     >>> import fnx
@@ -332,11 +383,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     (6.0, 7.0)
     """
     if isinstance(ord, str):
-        return aten.linalg_matrix_norm.str_ord(A, ord, list(dim), keepdim, dtype=dtype)
-    return aten.linalg_matrix_norm.default(A, ord, list(dim), keepdim, dtype=dtype)
+        return _call(aten.linalg_matrix_norm.str_ord, out, A, ord, list(dim), keepdim, dtype=dtype)
+    return _call(aten.linalg_matrix_norm.default, out, A, ord, list(dim), keepdim, dtype=dtype)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """A vector norm (``dim`` of length 1, or a 1-D input) or matrix norm (``dim`` of
     length 2, a 2-D input, or a string ``ord``); with neither ``ord`` nor ``dim``, the
     2-norm of all elements.
@@ -346,11 +397,11 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     (5.0, 2.0)
     """
     if isinstance(ord, str):
-        return aten.linalg_norm.ord_str(A, ord, dim_list(dim), keepdim, dtype=dtype)
-    return aten.linalg_norm.default(A, ord, dim_list(dim), keepdim, dtype=dtype)
+        return _call(aten.linalg_norm.ord_str, out, A, ord, dim_list(dim), keepdim, dtype=dtype)
+    return _call(aten.linalg_norm.default, out, A, ord, dim_list(dim), keepdim, dtype=dtype)
 
 
-def cond(A, p=None):
+def cond(A, p=None, *, out=None):
     """The condition number in norm ``p`` (None: the 2-norm, through singular values).
 
     >>> import fnx
@@ -358,20 +409,20 @@ def cond(A, p=None):
     4.0
     """
     if isinstance(p, str):
-        return aten.linalg_cond.p_str(A, p)
-    return aten.linalg_cond.default(A, p)
+        return _call(aten.linalg_cond.p_str, out, A, p)
+    return _call(aten.linalg_cond.default, out, A, p)
 
 
 # ----------------------------------------------------------------------------- products
 
-def matrix_power(A, n):
+def matrix_power(A, n, *, out=None):
     """A to the integer power ``n`` (``n < 0`` inverts first, ``n == 0`` gives I).
 
     >>> import fnx
     >>> fnx.linalg.matrix_power(fnx.tensor([[1, 1], [0, 1]]), 3).tolist()
     [[1, 3], [0, 1]]
     """
-    return aten.linalg_matrix_power.default(A, n)
+    return _call(aten.linalg_matrix_power.default, out, A, n)
 
 
 def matrix_exp(A):
@@ -384,7 +435,7 @@ def matrix_exp(A):
     return aten.linalg_matrix_exp.default(A)
 
 
-def multi_dot(tensors):
+def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices, in the cheapest order (the first / last may be
     1-D).
 
@@ -392,30 +443,30 @@ def multi_dot(tensors):
     >>> fnx.linalg.multi_dot([fnx.ones(2), fnx.ones(2, 3), fnx.ones(3)]).item()
     6.0
     """
-    return aten.linalg_multi_dot.default(list(tensors))
+    return _call(aten.linalg_multi_dot.default, out, list(tensors))
 
 
-def cross(input, other, *, dim=-1):
+def cross(input, other, *, dim=-1, out=None):
     """The cross product of 3-vectors along ``dim`` (broadcast).
 
     >>> import fnx
     >>> fnx.linalg.cross(fnx.tensor([1., 0., 0.]), fnx.tensor([0., 1., 0.])).tolist()
     [0.0, 0.0, 1.0]
     """
-    return aten.linalg_cross.default(input, other, dim=dim)
+    return _call(aten.linalg_cross.default, out, input, other, dim=dim)
 
 
-def vecdot(x, y, *, dim=-1):
+def vecdot(x, y, *, dim=-1, out=None):
     """``sum(conj(x) * y, dim)`` (broadcast).
 
     >>> import fnx
     >>> fnx.linalg.vecdot(fnx.tensor([1., 2.]), fnx.tensor([3., 4.])).item()
     11.0
     """
-    return aten.linalg_vecdot.default(x, y, dim=dim)
+    return _call(aten.linalg_vecdot.default, out, x, y, dim=dim)
 
 
-def householder_product(A, tau):
+def householder_product(A, tau, *, out=None):
     """The first n columns of the product of Householder reflections I - tau_i v_i v_i^H
     (LAPACK's orgqr / ungqr).
 
@@ -423,27 +474,27 @@ def householder_product(A, tau):
     >>> fnx.linalg.householder_product(fnx.zeros(2, 2), fnx.zeros(2)).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    return aten.linalg_householder_product.default(A, tau)
+    return _call(aten.linalg_householder_product.default, out, A, tau)
 
 
-def tensorinv(A, ind=2):
+def tensorinv(A, ind=2, *, out=None):
     """The inverse of A read as a matrix of its first ``ind`` dims by the others.
 
     >>> import fnx
     >>> fnx.linalg.tensorinv(fnx.eye(4).reshape(4, 2, 2), ind=1).shape
     fnx.Size([2, 2, 4])
     """
-    return aten.linalg_tensorinv.default(A, ind)
+    return _call(aten.linalg_tensorinv.default, out, A, ind)
 
 
-def tensorsolve(A, B, dims=None):
+def tensorsolve(A, B, dims=None, *, out=None):
     """X with ``tensordot(A, X, X.ndim) == B`` (``dims`` of A move to the end first).
 
     >>> import fnx
     >>> fnx.linalg.tensorsolve(fnx.eye(6).reshape(2, 3, 6), fnx.ones(2, 3)).shape
     fnx.Size([6])
     """
-    return aten.linalg_tensorsolve.default(A, B, None if dims is None else list(dims))
+    return _call(aten.linalg_tensorsolve.default, out, A, B, None if dims is None else list(dims))
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

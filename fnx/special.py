@@ -18,7 +18,10 @@ from .ops import aten
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
            "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
-           "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
+           "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta", "bessel_j0",
+           "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai"]
 
 digamma = psi = api.digamma
 erf = api.erf
@@ -119,3 +122,33 @@ xlog1py = _special2("xlog1py", "``input * log1p(other)``, 0 where ``input`` is 0
                     "tensor([0., 0.])")
 zeta = _special2("zeta", "The Hurwitz zeta function ``sum_k (k + other)^-input``",
                  "(fnx.tensor([2.0]), 1.0)", "tensor([1.6449])")
+
+# Bessel and Airy functions (fnx/ir/aten/bessel.py); no derivatives, as PyTorch
+bessel_j0 = _special("bessel_j0", "The Bessel function of the first kind of order 0",
+                     "[1.0]", "tensor([0.7652])")
+bessel_j1 = _special("bessel_j1", "The Bessel function of the first kind of order 1",
+                     "[1.0]", "tensor([0.4401])")
+bessel_y0 = _special("bessel_y0", "The Bessel function of the second kind of order 0 (NaN "
+                                  "below 0)", "[1.0]", "tensor([0.0883])")
+bessel_y1 = _special("bessel_y1", "The Bessel function of the second kind of order 1 (NaN "
+                                  "below 0)", "[1.0]", "tensor([-0.7812])")
+modified_bessel_i0 = _special("modified_bessel_i0", "The modified Bessel function of the "
+                              "first kind of order 0", "[1.0]", "tensor([1.2661])")
+modified_bessel_i1 = _special("modified_bessel_i1", "The modified Bessel function of the "
+                              "first kind of order 1", "[1.0]", "tensor([0.5652])")
+modified_bessel_k0 = _special("modified_bessel_k0", "The modified Bessel function of the "
+                              "second kind of order 0 (NaN below 0)", "[1.0]",
+                              "tensor([0.4210])")
+modified_bessel_k1 = _special("modified_bessel_k1", "The modified Bessel function of the "
+                              "second kind of order 1 (NaN below 0)", "[1.0]",
+                              "tensor([0.6019])")
+scaled_modified_bessel_k0 = _special("scaled_modified_bessel_k0", "``exp(x) K0(x)``, the "
+                                     "exponentially scaled modified Bessel function of the "
+                                     "second kind of order 0", "[1.0]", "tensor([1.1445])")
+scaled_modified_bessel_k1 = _special("scaled_modified_bessel_k1", "``exp(x) K1(x)``, the "
+                                     "exponentially scaled modified Bessel function of the "
+                                     "second kind of order 1", "[1.0]", "tensor([1.6362])")
+spherical_bessel_j0 = _special("spherical_bessel_j0", "The spherical Bessel function of the "
+                               "first kind of order 0, ``sin(x) / x``", "[1.0]",
+                               "tensor([0.8415])")
+airy_ai = _special("airy_ai", "The Airy function Ai", "[1.0]", "tensor([0.1353])")

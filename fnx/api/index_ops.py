@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..core.tensor import Tensor, tensor_method
 from ..ir.aten import index_ops as X
+from ..ops import aten
 
 __all__ = ["index_add", "index_copy", "index_fill", "index_reduce", "take", "put",
            "searchsorted", "bucketize", "histc", "bincount", "unique", "unique_consecutive"]
@@ -151,7 +152,7 @@ def put_(self, index, source, accumulate=False):
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
-                 sorter=None):
+                 sorter=None, out=None):
     """Where ``input``'s values go in the sorted last dim of ``sorted_sequence``: the
     first position whose boundary is >= the value (> with ``right=True`` or
     ``side='right'``); ``sorter`` sorts an unsorted sequence.
@@ -162,12 +163,15 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     >>> fnx.searchsorted(fnx.tensor([1, 3, 5]), fnx.tensor([3, 6]), side="right").tolist()
     [2, 3]
     """
+    if out is not None and isinstance(input, Tensor):
+        return aten.searchsorted.Tensor_out(sorted_sequence, input, out_int32=out_int32,
+                                            right=right, side=side, sorter=sorter, out=out)
     op = X.searchsorted_Tensor if isinstance(input, Tensor) else X.searchsorted_Scalar
     return op(sorted_sequence, input, out_int32=out_int32, right=right, side=side,
               sorter=sorter)
 
 
-def bucketize(input, boundaries, *, out_int32=False, right=False):
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """The bucket of each element of ``input`` given the sorted 1-D ``boundaries``:
     ``searchsorted(boundaries, input)``.
 
@@ -175,6 +179,9 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     >>> fnx.bucketize(fnx.tensor([0.5, 2.0, 9.0]), fnx.tensor([1.0, 2.0, 3.0])).tolist()
     [0, 1, 3]
     """
+    if out is not None and isinstance(input, Tensor):
+        return aten.bucketize.Tensor_out(input, boundaries, out_int32=out_int32, right=right,
+                                         out=out)
     op = X.bucketize_Tensor if isinstance(input, Tensor) else X.bucketize_Scalar
     return op(input, boundaries, out_int32=out_int32, right=right)
 

@@ -21,7 +21,10 @@ __all__ = ["abs", "neg", "sign", "acos", "acosh", "asin", "asinh", "atan", "atan
            "minimum", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or",
            "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
            "div", "divide", "true_divide", "multiply", "subtract", "rsub", "pow", "where",
-           "clamp", "clip", "clamp_min", "clamp_max", "addcmul", "addcdiv", "lerp"]
+           "clamp", "clip", "clamp_min", "clamp_max", "addcmul", "addcdiv", "lerp",
+           # PyTorch's second (NumPy's) names of the functions above
+           "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
+           "negative", "fix", "greater", "greater_equal", "less", "less_equal", "not_equal"]
 
 
 def _wrapped(x):
@@ -495,3 +498,19 @@ def lerp_(self, end, weight):
     tensor([2., 2.])
     """
     return (_lerp_t_ if isinstance(weight, Tensor) else _lerp_s_)(self, end, weight)
+
+
+# PyTorch's second names (NumPy's spellings): the same functions and Tensor methods
+# (in-place ones too: Tensor.absolute_ is abs_)
+_SECOND_NAMES = [("absolute", "abs"), ("arccos", "acos"), ("arccosh", "acosh"),
+                 ("arcsin", "asin"), ("arcsinh", "asinh"), ("arctan", "atan"),
+                 ("arctan2", "atan2"), ("arctanh", "atanh"), ("negative", "neg"),
+                 ("fix", "trunc"), ("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
+                 ("less_equal", "le"), ("not_equal", "ne")]
+absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, negative, fix, \
+    greater, greater_equal, less, less_equal, not_equal = \
+    (globals()[_name] for _, _name in _SECOND_NAMES)
+for _alias, _name in _SECOND_NAMES:
+    setattr(Tensor, _alias, getattr(Tensor, _name))
+    if hasattr(Tensor, _name + "_"):
+        setattr(Tensor, _alias + "_", getattr(Tensor, _name + "_"))

@@ -41,6 +41,7 @@ from ..core.tls import ExcludeDispatchKeyGuard
 from ..dispatch.dispatcher import FALLTHROUGH, all_ops, register_fallback
 from ..dispatch.modes import current_mode
 from ..ir.strides import VIEW_STRIDES, contiguous_strides
+from ..ir.aten.out_variants import OUT_RULE
 from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
                            inverse_view, is_view_op, written_args)
 from ..ops import aten
@@ -329,6 +330,8 @@ def mutate(op, ks, args, kwargs):
             new = functional(bound["self"], **{("from_" if k == "from" else k): v
                                                for k, v in fargs.items()})
         else:
+            if op in OUT_RULE:      # an out= op with its own dtype rule (linalg, fft, ...)
+                op.meta(*args, **kwargs)
             # the functional op checks its own arguments; the write's refusals follow
             new = functional.redispatch(ks & _BELOW, *[bound[n] for n in plan.fpos],
                                         **{n: bound[n] for n in plan.fkw if n in bound})

@@ -196,6 +196,10 @@ def _rules():
     def _(x, low, high, error, message):
         return x     # the check itself: graph_program computes it (range_status)
 
+    @rule(P.check_linalg_info)
+    def _(x, info, api, message):
+        return x     # the check itself: graph_program computes it (info_status)
+
     @rule(P.device_put)
     def _(x, device):
         return x     # within one jitted region every array lives on the region's device

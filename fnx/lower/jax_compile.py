@@ -26,7 +26,7 @@ from ..core.errors import out_of_memory
 from ..core.tensor import Tensor, resident
 from ..graph.graph import _collect, map_nodes
 from ..ir import prims as P
-from ..ir.prims.assertions import range_error
+from ..ir.prims.assertions import check_failure
 from .jax_spmd import Spmd, graph_mesh
 from .jax_storage import ARRAY_TYPE, feed
 
@@ -52,9 +52,9 @@ def graph_program(target, graph):
     rules on arrays given in placeholder order and returns the arrays of ``out_nodes``.
     Call (and jit) it under ``jax.enable_x64(True)`` so 64-bit dtypes stay exact.
 
-    A graph with value checks (``prims.check_in_range``) returns one more array: their
-    status, ``int64[checks, 2]`` (failed, first bad value) for ``raise_failed`` with
-    ``program.checks``."""
+    A graph with value checks (``prims.check_in_range``, ``prims.check_linalg_info``)
+    returns one more array: their status, ``int64[checks, 3]`` (failed, first bad value,
+    its flat index) for ``raise_failed`` with ``program.checks``."""
     missing = sorted({str(n.target) for n in graph.calls() if not target.has_rule(n.target)})
     if missing:
         raise NotImplementedError(f"the {target.name!r} target has no lowering rule for "
@@ -64,7 +64,7 @@ def graph_program(target, graph):
     out_nodes = []
     _collect(graph.output_node.args[0], out_nodes)
     steps = [n for n in graph.nodes if n.kind in ("call", "getitem", "constant")]
-    checks = [n for n in steps if n.kind == "call" and n.target is P.check_in_range]
+    checks = [n for n in steps if n.kind == "call" and n.target in _STATUS]
     swapped = _transposed_products(steps)
     steps = [n for n in steps if n not in swapped.values()]
 
@@ -83,10 +83,10 @@ def graph_program(target, graph):
                 env[node] = _host(node.target)
         outs = [env[n] for n in out_nodes]
         if checks:
-            outs.append(jax.numpy.stack([range_status(env[n], *n.args[1:3]) for n in checks]))
+            outs.append(jax.numpy.stack([_STATUS[n.target](n, env) for n in checks]))
         return outs
 
-    program.checks = [tuple(n.args[3:5]) for n in checks]
+    program.checks = [_check_entry(n) for n in checks]
     return program, out_nodes
 
 
@@ -111,14 +111,40 @@ def _transposed_products(steps) -> dict:
     return out
 
 
+def _check_entry(node):
+    """What ``raise_failed`` needs to word a failed check (plain strings: an exported
+    program stores them)."""
+    if node.target is P.check_in_range:
+        return tuple(node.args[3:5])
+    return ("LinAlgError", node.args[2], node.args[3], int(len(node.args[1].meta.shape) > 0))
+
+
 def range_status(x, low, high):
-    """``int64[2]``: whether any element of ``x`` is outside ``[low, high)``, and the first
-    that is (row-major), computed inside the program."""
+    """``int64[3]``: whether any element of ``x`` is outside ``[low, high)``, the first
+    that is (row-major) and its index, computed inside the program."""
+    return _first_status(x, lambda flat: (flat < low) | (flat >= high))
+
+
+def info_status(info):
+    """``int64[3]``: whether any matrix's LAPACK ``info`` is not 0, the first such info and
+    its batch index, computed inside the program."""
+    return _first_status(info, lambda flat: flat != 0)
+
+
+def _first_status(x, is_bad):
     flat = x.reshape(-1).astype(np.int64)
     if flat.size == 0:
-        return jax.numpy.zeros(2, np.int64)
-    bad = (flat < low) | (flat >= high)
-    return jax.numpy.stack([bad.any().astype(np.int64), flat[jax.numpy.argmax(bad)]])
+        return jax.numpy.zeros(3, np.int64)
+    bad = is_bad(flat)
+    i = jax.numpy.argmax(bad)
+    return jax.numpy.stack([bad.any().astype(np.int64), flat[i], i.astype(np.int64)])
+
+
+# check prim -> fn(node, env): its status row
+_STATUS = {
+    P.check_in_range: lambda n, env: range_status(env[n], *n.args[1:3]),
+    P.check_linalg_info: lambda n, env: info_status(env[n.args[1]]),
+}
 
 
 def raise_failed(checks, status) -> None:
@@ -132,9 +158,9 @@ def raise_failed(checks, status) -> None:
 def failed_check(checks, status):
     """The exception of the first failed check in ``status``, or None."""
     status = np.asarray(status)
-    for (error, message), (failed, bad) in zip(checks, status):
-        if failed:
-            return range_error(error, message, int(bad))
+    for check, row in zip(checks, status):
+        if row[0]:
+            return check_failure(check, int(row[1]), int(row[2]) if len(row) > 2 else 0)
     return None
 
 

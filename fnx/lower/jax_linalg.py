@@ -1,17 +1,20 @@
 """The JAX rules of the factorization prims (fnx/ir/prims/linalg.py): ``jax.lax.linalg``
 and ``jnp.linalg``, with the phases fixed as the prims define them.
 
-``info`` of a failed ``cholesky`` is 1 here (XLA fills a failed factor with NaN, so the
-order of the failing minor is not known); ``lu``'s ``info`` is exact (the first zero on
-U's diagonal, as LAPACK's getrf).
+``info`` is LAPACK's: for ``cholesky`` the order of the first leading minor that is not
+positive-definite (XLA fills a failed factor with NaN, so that order is found, only when a
+matrix failed, by an unblocked factorization that stops nowhere: ``_cholesky_info``); for
+``lu`` the first zero on U's diagonal, as getrf.
 """
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 from jax import lax
 
+from ..backends.cpu.factorizations import ldl_factor_arrays, ldl_solve_arrays
 from ..ir import prims as P
 from .jax import JAX_TARGET
 
@@ -43,12 +46,40 @@ def _first_index(bad):
     return jnp.where(bad.any(-1), jnp.argmax(bad, -1) + 1, 0).astype(np.int32)
 
 
+def _cholesky_info(a):
+    """LAPACK potrf's ``info`` of each ``[..., n, n]`` matrix (reading its lower triangle):
+    a right-looking Cholesky of n steps, each step's pivot ``a[k, k]`` minus the updates so
+    far; the first that is not positive (or NaN) is the failing minor's order."""
+    n = a.shape[-1]
+    tri = jnp.tril(a)
+    a = tri + jnp.conj(jnp.swapaxes(jnp.tril(a, -1), -1, -2))
+    idx = jnp.arange(n)
+
+    def step(k, carry):
+        a, info = carry
+        piv = jnp.real(a[..., k, k])
+        bad = ~(piv > 0)
+        info = jnp.where((info == 0) & bad, k + 1, info)
+        root = jnp.sqrt(jnp.where(bad, 1, piv)).astype(a.dtype)
+        col = jnp.where(idx > k, a[..., :, k] / root[..., None], 0)
+        a = a - col[..., :, None] * jnp.conj(col)[..., None, :]
+        return a, info
+
+    info = jnp.zeros(a.shape[:-2], np.int32)
+    return lax.fori_loop(0, n, step, (a, info))[1]
+
+
 @rule(P.cholesky)
 def _(x, upper):
     a = _mH(x) if upper else x
     low = lax.linalg.cholesky(a, symmetrize_input=False)
     d = jnp.diagonal(low, axis1=-2, axis2=-1)
-    info = _first_index(~jnp.isfinite(d))
+    failed = ~jnp.isfinite(d).all(-1)
+    if a.shape[-1] == 0 or a.size == 0:
+        info = jnp.zeros(a.shape[:-2], np.int32)
+    else:       # the exact order costs n more steps, paid only when a matrix failed
+        info = lax.cond(failed.any(), _cholesky_info,
+                        lambda a: jnp.zeros(a.shape[:-2], np.int32), a)
     return (_mH(low) if upper else low), info
 
 
@@ -108,3 +139,27 @@ def _(x):
 @rule(P.matrix_exp)
 def _(x):
     return jsl.expm(x)
+
+
+# ldl_factor / ldl_solve: XLA has no Bunch-Kaufman factorization, so the program calls
+# LAPACK's sytrf/sytrs on the host (the CPU kernels' functions; a round-trip on a GPU)
+def _host(fn, shapes):
+    def call(*arrays, hermitian):
+        return jax.pure_callback(lambda *a: fn(*(np.asarray(x) for x in a), hermitian),
+                                 shapes, *arrays, vmap_method="sequential")
+    return call
+
+
+@rule(P.ldl_factor)
+def _(x, hermitian):
+    batch, n = x.shape[:-2], x.shape[-1]
+    shapes = (jax.ShapeDtypeStruct(x.shape, x.dtype),
+              jax.ShapeDtypeStruct(batch + (n,), np.int32),
+              jax.ShapeDtypeStruct(batch, np.int32))
+    return tuple(_host(ldl_factor_arrays, shapes)(x, hermitian=hermitian))
+
+
+@rule(P.ldl_solve)
+def _(ld, pivots, b, hermitian):
+    shape = jax.ShapeDtypeStruct(b.shape, b.dtype)
+    return _host(ldl_solve_arrays, shape)(ld, pivots, b, hermitian=hermitian)

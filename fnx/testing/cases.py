@@ -189,9 +189,14 @@ def cases(checks=None, *, device="cpu", ops=None, dtypes=None, known=None, targe
             if check == "errors":
                 dts = (None,)
             elif check == "grad":       # finite differences need float64 (or upcast float32)
+                # one real and one complex dtype (complex128, or complex64 upcast)
                 dts = [next((d for d in (D.float64, D.float32) if d in info.dtypes), None)]
                 dts = [d for d in dts if d is not None and (dtypes is None or d in dtypes or
                                                               D.float64 in dtypes)]
+                cdt = next((d for d in (D.complex128, D.complex64) if d in info.dtypes), None)
+                if cdt is not None and (dtypes is None or cdt in dtypes or
+                                        D.complex128 in dtypes):
+                    dts.append(cdt)
             else:
                 dts = [d for d in info.dtypes if dtypes is None or d in dtypes]
             for target in tgts:

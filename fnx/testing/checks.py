@@ -9,9 +9,11 @@
   and only ops of that level ran.
 - ``check_errors(info, error_input)``: the op (and its meta function) raise PyTorch's error.
 - ``check_lowering(info, sample, backend)``: ``fnx.compile(op, backend=...)`` matches eager.
-- ``check_gradient(info, sample)``: autograd's gradient w.r.t. every floating input matches
-  central finite differences in float64 (``fnx.autograd.gradcheck``, one random projection
-  ``v^T J u`` per sample); in-place entries are checked on a clone of ``self``.
+- ``check_gradient(info, sample)``: autograd's gradient w.r.t. every floating or complex
+  input matches central finite differences in float64 / complex128 (``fnx.autograd.
+  gradcheck``, PyTorch's conjugate Wirtinger convention, one random projection ``v^T J u``
+  per sample); in-place entries are checked on a clone of ``self``.  The cases run it for
+  one real and one complex dtype of the entry.
 
 Each raises ``AssertionError`` naming the op, the sample and what differs.  The samples
 may live on any device: the same functions check a backend (see ``fnx.testing.cases``).
@@ -24,7 +26,7 @@ import numpy as np
 
 import fnx
 
-from .. import float64
+from .. import complex128, float64
 from ..autograd import GradcheckError, gradcheck
 from ..graph.decompose import in_target, run_decomposed
 from ..graph.tracer import DataDependentError, trace
@@ -394,14 +396,24 @@ def _written_tensors(op, sample) -> set:
     return out
 
 
+def _wide_of(dtype):
+    """The dtype finite differences run in: float64, or complex128 for complex inputs."""
+    return complex128 if dtype.is_complex else float64
+
+
+def _differentiable(dtype):
+    return dtype.is_floating_point or dtype.is_complex
+
+
 def check_gradient(info, sample):
-    """Gradients of ``info.op`` on ``sample`` vs finite differences (float64)."""
+    """Gradients of ``info.op`` on ``sample`` vs finite differences (float64, complex128)."""
     if info.op.derivative is NONDIFFERENTIABLE:
         raise NotApplicable(f"{info.name}: not differentiable")
     tensors = _tensors_of(sample)
     written = _written_tensors(info.op, sample)     # buffers an op updates (running stats)
-    diff = [t.detach().to(float64).clone().requires_grad_()
-            if t._dtype.is_floating_point and id(t) not in written else t for t in tensors]
+    diff = [t.detach().to(_wide_of(t._dtype)).clone().requires_grad_()
+            if (t._dtype.is_floating_point or t._dtype.is_complex) and id(t) not in written
+            else t for t in tensors]
     if not any(t is not o for t, o in zip(diff, tensors)):
         raise NotApplicable(f"{info.name}: no floating-point input")
     if not all(bool(np.isfinite(t.detach().numpy()).all()) for t, o in zip(diff, tensors)
@@ -419,14 +431,15 @@ def check_gradient(info, sample):
     with np.errstate(all="ignore"):
         out = fn(*inputs)
     outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if _is_tensor(o)]
-    if any(o._dtype.is_floating_point and o._dtype.itemsize < 8 for o in outs):
+    if any((o._dtype.is_floating_point and o._dtype.itemsize < 8) or
+           (o._dtype.is_complex and o._dtype.itemsize < 16) for o in outs):
         raise NotApplicable(f"{info.name}: a low-precision output (finite differences "
                             f"need float64)")
     if not all(bool(np.isfinite(o.detach().numpy(force=True)).all()) for o in outs
                if o._dtype.is_floating_point or o._dtype.is_complex):
         raise NotApplicable(f"{info.name}: non-finite output (outside the op's domain)")
-    if not any(o._dtype.is_floating_point and o.requires_grad for o in outs):
-        if any(o._dtype.is_floating_point for o in outs):
+    if not any(_differentiable(o._dtype) and o.requires_grad for o in outs):
+        if any(_differentiable(o._dtype) for o in outs):
             raise AssertionError(f"{_where(info, sample)}: a floating output does not "
                                  f"require grad although its inputs do")
         raise NotApplicable(f"{info.name}: no floating-point output")

@@ -14,6 +14,7 @@ import numpy as np
 import fnx
 
 from ..core import dtype as D
+from ..ir.aten.out_variants import OUT_DTYPE_ERROR, OUT_RULE
 from ..ir.registry import TensorMeta
 from .database import ErrorInput, OpInfo, SampleInput, _is_tensor
 
@@ -113,6 +114,8 @@ def _empty(shape, dtype, device):
 
 
 def out_entry(base, op, known=()):
+    rule = OUT_RULE.get(op)     # ops whose out= dtype rule is not the cast rule
+
     def samples(info, device, dtype):
         first = True
         for s in base.sample_inputs(device, dtype):
@@ -125,7 +128,7 @@ def out_entry(base, op, known=()):
                 yield _with_out(s, _empty((0,), rdtype, device))
             else:
                 yield _with_out(s, _empty(shape, rdtype, device))
-            if first and rdtype in (D.float32, D.int32):
+            if first and rdtype in (D.float32, D.int32) and rule in (None, "category"):
                 # a wider ``out`` than the result: computed in the result dtype, then cast
                 wide = D.float64 if rdtype is D.float32 else D.int64
                 yield _with_out(s, _empty(shape, wide, device))
@@ -139,7 +142,8 @@ def out_entry(base, op, known=()):
             narrower = D.int64 if (r[1].is_floating_point or r[1].is_complex) else D.bool
             seen.add(r[1])
             yield ErrorInput(_with_out(s, _empty(r[0], narrower, device)), RuntimeError,
-                             "can't be cast to the desired output type")
+                             OUT_DTYPE_ERROR.get(rule,
+                                                 "can't be cast to the desired output type"))
 
     def ref(*args, out, **kwargs):
         return np.asarray(base.ref(*args, **kwargs)).astype(out.dtype)

@@ -7,6 +7,8 @@ import warnings
 from . import (conversion, elementwise, elementwise_ternary, factorizations, factory, index_ops,
                indexing, linalg, nn, pointwise_math, prims, random, recurrence, reduction, shape,
                sorting, special)
+from . import bessel  # noqa: F401  (after special: the Bessel ATen ops' kernels)
+from . import out_variants  # noqa: F401  (the out= forms of decomposed ops)
 from ._core import CPU_KS, wrap, wrap_resident
 
 # IEEE results (inf - inf = nan, 0 * inf = nan, log(0) = -inf) are what PyTorch returns,

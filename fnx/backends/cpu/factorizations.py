@@ -15,7 +15,7 @@ from scipy.linalg import blas, lapack
 from ...ir import prims as P
 from ._core import data, kernel, wrap
 
-__all__ = ["unit_phase", "column_phases", "lu_permutation"]
+__all__ = ["unit_phase", "column_phases", "lu_permutation", "ldl_factor_arrays", "ldl_solve_arrays"]
 
 
 def _np(x, name):
@@ -190,3 +190,57 @@ def _matrix_exp(ks, self):
     if a.size == 0:
         return _out(a, m.dtype)
     return _out(sl.expm(a), m.dtype)
+
+
+# ----------------------------------------------------------------------------- ldl
+# (host functions on arrays: the CPU kernels, and the JAX rules' callbacks)
+
+def _ldl_routine(kind, a, hermitian):
+    prefix = "he" if hermitian and np.iscomplexobj(a) else "sy"
+    fn, = lapack.get_lapack_funcs((prefix + kind,), (a,))
+    return fn
+
+
+def ldl_factor_arrays(a, hermitian):
+    """``(LD, pivots, info)`` of ``[..., n, n]`` by LAPACK's sytrf/hetrf (lower triangle)."""
+    mats = _matrices(a)
+    n = a.shape[-1]
+    ld = np.zeros_like(mats)
+    piv = np.tile(np.arange(1, n + 1, dtype=np.int32), (len(mats), 1))
+    info = np.zeros(len(mats), np.int32)
+    if mats.size:
+        trf = _ldl_routine("trf", mats, hermitian)
+        for i, x in enumerate(mats):
+            f, p, inf = trf(x, lower=1)
+            ld[i], piv[i], info[i] = np.tril(f), p, max(inf, 0)
+    batch = a.shape[:-2]
+    return ld.reshape(a.shape), piv.reshape(batch + (n,)), info.reshape(batch)
+
+
+def ldl_solve_arrays(ld, pivots, b, hermitian):
+    """X with A X = B from ``ldl_factor_arrays``'s ``LD`` and ``pivots`` (sytrs/hetrs)."""
+    lds, bs = _matrices(ld), _matrices(b)
+    pivs = np.asarray(pivots, np.int32).reshape(len(lds), -1)
+    out = np.empty_like(bs)
+    if bs.size:
+        trs = _ldl_routine("trs", lds, hermitian)
+        for i in range(len(bs)):
+            out[i] = trs(lds[i], pivs[i], bs[i], lower=1)[0]
+    else:
+        out = bs
+    return out.reshape(b.shape)
+
+
+@kernel(P.ldl_factor)
+def _ldl_factor(ks, self, hermitian):
+    mld, mp, mi = P.ldl_factor.meta(self, hermitian)
+    ld, piv, info = ldl_factor_arrays(_np(self, "ldl_factor"), hermitian)
+    return _out(ld, mld.dtype), _out(piv, mp.dtype), _out(info, mi.dtype)
+
+
+@kernel(P.ldl_solve)
+def _ldl_solve(ks, LD, pivots, B, hermitian):
+    m = P.ldl_solve.meta(LD, pivots, B, hermitian)
+    x = ldl_solve_arrays(_np(LD, "ldl_solve"), _np(pivots, "ldl_solve"), _np(B, "ldl_solve"),
+                         hermitian)
+    return _out(x, m.dtype)

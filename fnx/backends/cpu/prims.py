@@ -18,7 +18,7 @@ import scipy.special as sp
 from ...core import dtype as D
 from ...core.device import device as _device
 from ...ir import prims as P
-from ...ir.prims.assertions import range_error
+from ...ir.prims.assertions import linalg_error, range_error
 from ...ir.prims.checks import I, fail, scalar_for
 from ...ir.prims.contraction import conv_shape, dot_general_dims
 from ...ir.prims.data_dependent import nonzero_check
@@ -473,6 +473,16 @@ def _check_in_range(ks, self, low, high, error, message):
     if a.size and (a.min() < low or a.max() >= high):
         raise range_error(error, message, int(a[(a < low) | (a >= high)].flat[0]))
     return wrap(a.copy(), m.dtype)
+
+
+@kernel(P.check_linalg_info)
+def _check_linalg_info(ks, self, info, api, message):
+    m = P.check_linalg_info.meta(self, info, api, message)
+    flat = _np(info, "check_linalg_info").reshape(-1)
+    bad = np.flatnonzero(flat)
+    if bad.size:
+        raise linalg_error(api, message, int(flat[bad[0]]), int(bad[0]), info.ndim > 0)
+    return wrap(_np(self, "check_linalg_info").copy(), m.dtype)
 
 
 # ----------------------------------------------------------------------------- gather/scatter

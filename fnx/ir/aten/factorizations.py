@@ -12,9 +12,10 @@ pinv / matrix_rank / lstsq / svdvals through the SVD (eigh for ``hermitian=True`
 Errors: shapes and dtypes are checked by the meta functions with PyTorch's messages;
 a singular or non-positive-definite input is found from the factorization's ``info``
 (LAPACK's convention) and raises ``LinAlgError`` (a ``RuntimeError``) with PyTorch's
-message, the batch element included, in eager calls.  The ``*_ex`` ops return ``info``
-instead, unless ``check_errors=True``.  Traced code (``fnx.compile``) has no values to
-check: there a failed factorization gives NaN or inf, as the ``*_ex`` ops do.
+message, the batch element included.  The check is the prim ``check_linalg_info``
+(``fnx/ir/prims/assertions.py``), so compiled programs and the cuda backend raise the
+same error (computed inside the program, raised before anything is written back).  The
+``*_ex`` ops return ``info`` instead, unless ``check_errors=True``.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from ...core import dtype as D
 from ...ops import aten, prims
 from ..dims import broadcast_shapes
 from ..grad_utils import conj
+from ..prims.assertions import LinAlgError
 from ..prims.linalg import diag, tril, triu
 from ..registry import TensorMeta, defop
 
@@ -31,11 +33,6 @@ __all__ = ["LinAlgError", "check_linalg", "check_info", "mH", "mT", "batch_matmu
            "svdvals_of"]
 
 ATEN = ()
-
-
-class LinAlgError(RuntimeError):
-    """A linear-algebra function met a singular or non-positive-definite matrix
-    (``torch.linalg.LinAlgError``)."""
 
 
 # ----------------------------------------------------------------------------- checks
@@ -70,35 +67,17 @@ def _is_concrete(t):
         hasattr(t._data, "__array__")
 
 
-def check_info(info, api_name, message):
-    """Raise PyTorch's LinAlgError for the first non-zero ``info`` (eager calls only).
-    ``message(value)`` words the failure for one matrix."""
-    if not _is_concrete(info) or info.numel() == 0:
-        return
-    # read through NumPy, not through ops: the check is no part of the computation
-    flat = np.asarray(info._data).reshape(-1)
-    bad = np.flatnonzero(flat)
-    if not bad.size:
-        return
-    idx = int(bad[0])
-    value = int(flat[idx])
-    where = f"(Batch element {idx}): " if info.ndim else ""
-    raise LinAlgError(f"{api_name}: {where}{message(value)}")
+def check_info(result, info, api_name, message):
+    """``result``, checked: raises PyTorch's LinAlgError for the first non-zero ``info``
+    (``prims.check_linalg_info``; ``{}`` in ``message`` is that info)."""
+    return prims.check_linalg_info(result, info, api_name, message)
 
 
-def _not_pd(order):
-    return (f"The factorization could not be completed because the input is not "
-            f"positive-definite (the leading minor of order {order} is not "
-            f"positive-definite).")
-
-
-def _singular_inv(i):
-    return (f"The diagonal element {i} is zero, the inversion could not be completed "
-            f"because the input matrix is singular.")
-
-
-def _singular_solve(i):
-    return "The solver failed because the input matrix is singular."
+_NOT_PD = ("The factorization could not be completed because the input is not "
+           "positive-definite (the leading minor of order {} is not positive-definite).")
+_SINGULAR_INV = ("The diagonal element {} is zero, the inversion could not be completed "
+                 "because the input matrix is singular.")
+_SINGULAR_SOLVE = "The solver failed because the input matrix is singular."
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -152,7 +131,7 @@ def _cholesky_ex(self, *, upper=False, check_errors=False):
     _cholesky_ex_meta(self, upper=upper)
     L, info = prims.cholesky(self, upper)
     if check_errors:
-        check_info(info, "linalg.cholesky_ex", _not_pd)
+        L = check_info(L, info, "linalg.cholesky_ex", _NOT_PD)
     return L, info
 
 
@@ -164,8 +143,7 @@ linalg_cholesky_ex = defop("linalg_cholesky_ex(Tensor self, *, bool upper=False,
 def _cholesky(self, *, upper=False):
     _cholesky_ex_meta(self)
     L, info = prims.cholesky(self, upper)
-    check_info(info, "linalg.cholesky", _not_pd)
-    return L
+    return check_info(L, info, "linalg.cholesky", _NOT_PD)
 
 
 linalg_cholesky = defop("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor",
@@ -237,9 +215,9 @@ def _lu_factor_ex(A, *, pivot=True, check_errors=False):
     _lu_factor_ex_meta(A, pivot=pivot)
     lu, piv, _, info = prims.lu(A)
     if check_errors:
-        check_info(info, "torch.linalg.lu_factor_ex",
-                   lambda i: f"U[{i},{i}] is zero and using it on lu_solve would result in a "
-                             f"division by zero.")
+        lu = check_info(lu, info, "torch.linalg.lu_factor_ex",
+                        "U[{},{}] is zero and using it on lu_solve would result in a division "
+                        "by zero.")
     return lu, piv, info
 
 
@@ -252,11 +230,10 @@ linalg_lu_factor_ex = defop("linalg_lu_factor_ex(Tensor A, *, bool pivot=True, "
 def _lu_factor(A, *, pivot=True):
     _lu_factor_ex_meta(A, pivot=pivot)
     lu, piv, _, info = prims.lu(A)
-    check_info(info, "torch.linalg.lu_factor",
-               lambda i: f"U[{i},{i}] is zero and using it on lu_solve would result in a "
-                         f"division by zero. If you still want to perform the factorization, "
-                         f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
-                         f"pivot)")
+    lu = check_info(lu, info, "torch.linalg.lu_factor",
+                    "U[{},{}] is zero and using it on lu_solve would result in a division by "
+                    "zero. If you still want to perform the factorization, consider calling "
+                    "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
     return lu, piv
 
 
@@ -495,7 +472,7 @@ def _inv_ex(A, *, check_errors=False, api="linalg.inv_ex"):
     _inv_ex_meta(A)
     lu, _, perm, info = prims.lu(A)
     if check_errors:
-        check_info(info, api, _singular_inv)
+        lu = check_info(lu, info, api, _SINGULAR_INV)
     n = A.shape[-1]
     return _lu_solve_perm(lu, perm, eye_like(n, A, tuple(A.shape[:-2]))), info
 
@@ -547,7 +524,7 @@ def _solve_ex(A, B, *, left=True, check_errors=False, api="torch.linalg.solve_ex
     r, _, vec = _solve_meta(A, B, left=left)
     lu, _, perm, info = prims.lu(A)
     if check_errors:
-        check_info(info, api, _singular_solve)
+        lu = check_info(lu, info, api, _SINGULAR_SOLVE)
     b = aten.unsqueeze.default(B, -1) if vec else B
     batch = broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
     lu, b = _expand_batch(lu, batch), _expand_batch(b, batch)
@@ -940,3 +917,80 @@ linalg_lstsq = defop("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, 
                      "Tensor singular_values)", tags=ATEN, meta=_lstsq_meta,
                      decomposition=_lstsq)
 
+
+
+# ----------------------------------------------------------------------------- ldl
+# The Bunch-Kaufman LDL^T (LDL^H) factorization in LAPACK's compact form, as PyTorch
+# returns it (prims.ldl_factor / prims.ldl_solve: sytrf/hetrf, sytrs/hetrs).
+
+def _ldl_factor_ex_meta(self, *, hermitian=False, check_errors=False):
+    batch = check_linalg("torch.linalg.ldl_factor_ex", self, square=True)
+    return (TensorMeta(tuple(self.shape), self.dtype),
+            TensorMeta(batch + (self.shape[-1],), D.int32), TensorMeta(batch, D.int32))
+
+
+_SINGULAR_LDL = ("The factorization could not be completed because the input matrix is "
+                 "singular: D[{},{}] is exactly zero.")
+
+
+def _ldl_factor_ex(self, *, hermitian=False, check_errors=False):
+    _ldl_factor_ex_meta(self)
+    ld, piv, info = prims.ldl_factor(self, hermitian)
+    if check_errors:
+        ld = check_info(ld, info, "torch.linalg.ldl_factor_ex", _SINGULAR_LDL)
+    return ld, piv, info
+
+
+linalg_ldl_factor_ex = defop("linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, "
+                             "bool check_errors=False) -> (Tensor LD, Tensor pivots, "
+                             "Tensor info)", tags=ATEN, meta=_ldl_factor_ex_meta,
+                             decomposition=_ldl_factor_ex)
+
+
+def _ldl_factor(self, *, hermitian=False):
+    _ldl_factor_ex_meta(self)
+    ld, piv, info = prims.ldl_factor(self, hermitian)
+    return check_info(ld, info, "torch.linalg.ldl_factor", _SINGULAR_LDL), piv
+
+
+linalg_ldl_factor = defop("linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> "
+                          "(Tensor LD, Tensor pivots)", tags=ATEN,
+                          meta=lambda self, *, hermitian=False: _ldl_factor_ex_meta(self)[:2],
+                          decomposition=_ldl_factor)
+
+
+def _ldl_solve_meta(LD, pivots, B, *, hermitian=False):
+    n = "torch.linalg.ldl_solve"
+    check_linalg(n, LD, square=True, arg="LD")
+    check_linalg(n, B, arg="B")
+    if pivots.dtype.is_floating_point or pivots.dtype.is_complex or pivots.dtype is D.bool:
+        raise RuntimeError(f"{n}: Expected pivots to be integers. Got "
+                           f"{pivots.dtype.scalar_type}")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{n}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+                           f"got pivots with shape {list(pivots.shape)} instead")
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{B.dtype.scalar_type} and A of type {LD.dtype.scalar_type} "
+                           f"instead.")
+    k = LD.shape[-1]
+    if B.shape[-2] != k:
+        raise RuntimeError(f"Incompatible matrix sizes for {n}: each A matrix is {k} by {k} "
+                           f"but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    batch = broadcast_shapes(tuple(LD.shape[:-2]), tuple(B.shape[:-2]))
+    return TensorMeta(batch + tuple(B.shape[-2:]), B.dtype)
+
+
+def _ldl_solve(LD, pivots, B, *, hermitian=False):
+    r = _ldl_solve_meta(LD, pivots, B, hermitian=hermitian)
+    batch = r.shape[:-2]
+    if pivots.dtype is not D.int32:
+        pivots = aten._to_copy.default(pivots, dtype=D.int32)
+    piv = pivots if tuple(pivots.shape[:-1]) == tuple(batch) else \
+        aten.expand.default(pivots, list(batch) + [LD.shape[-1]])
+    return prims.ldl_solve(_expand_batch(LD, batch), piv, _expand_batch(B, batch), hermitian)
+
+
+linalg_ldl_solve = defop("linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, "
+                         "bool hermitian=False) -> Tensor", tags=ATEN, meta=_ldl_solve_meta,
+                         decomposition=_ldl_solve)

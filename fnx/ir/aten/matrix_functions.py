@@ -15,7 +15,7 @@ from ...ops import aten, prims
 from ..dims import broadcast_shapes, wrap_dim
 from ..grad_utils import conj
 from ..registry import TensorMeta, defop
-from .factorizations import _inv_ex, _solve_ex, check_info, check_linalg, eye_like, svdvals_of
+from .factorizations import _inv_ex, _solve_ex, check_linalg, eye_like, svdvals_of
 
 __all__ = []
 
@@ -204,10 +204,7 @@ def _matrix_power(self, n):
         return aten.where.self(aten.ones_like.default(eye, dtype=D.bool), eye, self)
     a = self
     if n < 0:
-        a, info = _inv_ex(self)
-        check_info(info, "linalg.inv",
-                   lambda i: f"The diagonal element {i} is zero, the inversion could not be "
-                             f"completed because the input matrix is singular.")
+        a, _ = _inv_ex(self, check_errors=True, api="linalg.inv")
         n = -n
     result = None
     while n:            # binary exponentiation
@@ -448,10 +445,7 @@ class _Shape:
 def _tensorinv(self, ind=2):
     r = _tensorinv_meta(self, ind)
     n = math.prod(self.shape[:ind])
-    inv, info = _inv_ex(aten.reshape.default(self, [n, n]))
-    check_info(info, "linalg.inv",
-               lambda i: f"The diagonal element {i} is zero, the inversion could not be "
-                         f"completed because the input matrix is singular.")
+    inv, _ = _inv_ex(aten.reshape.default(self, [n, n]), check_errors=True, api="linalg.inv")
     return aten.reshape.default(inv, list(r.shape))
 
 

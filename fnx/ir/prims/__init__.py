@@ -43,10 +43,12 @@ from .reduction import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
+from . import bessel
+from .bessel import *  # noqa: F403
 
 __all__ = ["OPS", "PRIM", "POINTWISE", "RNG", "check_tensor", "check_dims", "category_name",
            "scalar_for", "checks",
            *(name for m in (elementwise, layout, reduction, scan, creation, contraction,
                             gather_scatter, sorting, data_dependent, fft, linalg, random,
-                            recurrence, special, assertions)
+                            recurrence, special, assertions, bessel)
              for name in m.__all__)]

@@ -1,4 +1,5 @@
-"""Matrix factorization prims: cholesky, lu, triangular_solve, qr, eigh, svd, eig; and
+"""Matrix factorization prims: cholesky, lu, triangular_solve, qr, eigh, svd, eig,
+ldl_factor and ldl_solve (LAPACK's compact Bunch-Kaufman form); and
 the matrix exponential (matrix_exp), whose scaling and squaring needs the values.
 
 Each works on the last two dims of a float32/float64/complex64/complex128 tensor, every
@@ -31,7 +32,8 @@ from ..registry import TensorMeta, derivative
 from ._common import cj, like, prim, to_complex
 from .checks import FC, check_category, check_tensor, fail
 
-__all__ = ["cholesky", "lu", "triangular_solve", "qr", "eigh", "svd", "eig", "matrix_exp"]
+__all__ = ["cholesky", "lu", "triangular_solve", "qr", "eigh", "svd", "eig", "matrix_exp",
+           "ldl_factor", "ldl_solve"]
 
 
 def _matrix(name, x, square=False, arg="self"):
@@ -530,3 +532,47 @@ def _matrix_exp_backward(grad, self):
                             nd - 1)
     big = _p.matrix_exp(_p.concatenate([top, bottom], nd - 2))
     return _p.slice(big, [0] * (nd - 2) + [0, n], list(self.shape[:-2]) + [n, 2 * n])
+
+
+# ----------------------------------------------------------------------------- ldl
+
+def _ldl_factor_meta(self, hermitian):
+    batch, n, _ = _matrix("ldl_factor", self, square=True)
+    return (TensorMeta(tuple(self.shape), self.dtype), TensorMeta(batch + (n,), D.int32),
+            _info_meta(batch))
+
+
+# LAPACK's sytrf (hetrf for hermitian complex input), reading the lower triangle: the
+# Bunch-Kaufman factorization A = P L D L^T P^T in LAPACK's compact form, LD with the
+# strict upper triangle zeroed, 1-based pivots (a negative pair marks a 2x2 block of D)
+# and info, as PyTorch's linalg.ldl_factor_ex; ldl_solve is sytrs/hetrs on that form.
+# No derivatives (PyTorch has none): a backward through them raises.
+ldl_factor = prim("ldl_factor(Tensor self, bool hermitian) -> (Tensor LD, Tensor pivots, "
+                  "Tensor info)", _ldl_factor_meta)
+
+
+def _ldl_solve_meta(LD, pivots, B, hermitian):
+    batch, n, _ = _matrix("ldl_solve", LD, square=True, arg="LD")
+    bb, m, _ = _matrix("ldl_solve", B, arg="B")
+    if pivots.dtype is not D.int32 or tuple(pivots.shape) != batch + (n,):
+        raise fail("ldl_solve", f"'pivots' must be int32 of shape {list(batch + (n,))}, got "
+                                f"{pivots.dtype.name}{list(pivots.shape)}")
+    if B.dtype is not LD.dtype or bb != batch or m != n:
+        raise fail("ldl_solve", "'B' must have LD's dtype, batch dims and rows")
+    return TensorMeta(tuple(B.shape), B.dtype)
+
+
+ldl_solve = prim("ldl_solve(Tensor LD, Tensor pivots, Tensor B, bool hermitian) -> Tensor",
+                 _ldl_solve_meta)
+
+
+
+def _no_derivative(name):
+    def formula(grads):
+        raise RuntimeError(f"the derivative for 'linalg_{name}' is not implemented (PyTorch "
+                           f"defines none)")
+    return formula
+
+
+derivative(ldl_factor)(_no_derivative("ldl_factor"))
+derivative(ldl_solve)(_no_derivative("ldl_solve"))

@@ -14,10 +14,12 @@ import numpy as np
 import scipy.linalg as sl
 
 from ...core import dtype as D
+from ...ir import prims as P
 from ...ir.aten import factorizations as F
 from ..database import ErrorInput, OpInfo, SampleInput, make_tensor, register
-from .prims.linalg import (LINALG_DTYPES, LINALG_TOLS, _eig_ref, _eigh_ref, _qr_ref, _svd_ref,
-                           doolittle, each, from_numpy_as, hermitian, matrix, spd, square)
+from .prims.linalg import (COMPLEX_GAUGE, EIG_GAUGE, LINALG_DTYPES, LINALG_TOLS, _eig_ref,
+                           _eigh_ref, _qr_ref, _svd_ref, doolittle, each, from_numpy_as, hermitian,
+                           matrix, spd, square)
 
 T = LINALG_TOLS
 DT = LINALG_DTYPES
@@ -584,10 +586,10 @@ register(
                           "(PyTorch's rule); the reduced modes are checked on prims.qr"}),
     OpInfo(F.qr, _torch_qr_ref, DT, _torch_qr_samples, tols=T),
     OpInfo(F.linalg_eigh, _linalg_eigh_ref, DT, _eigh_samples, tols=T,
-           error_inputs=_eigh_errors),
+           error_inputs=_eigh_errors, known_failures=COMPLEX_GAUGE),
     OpInfo(F.linalg_eigvalsh, _eigvalsh_ref, DT, _eigh_samples, tols=T),
     OpInfo(F.linalg_eig, _eig_ref, DT, _eig_samples, tols=T,
-           error_inputs=_errors("linalg.eig")),
+           error_inputs=_errors("linalg.eig"), skips=EIG_GAUGE),
     OpInfo(F.linalg_eigvals, _eigvals_ref, DT, _eig_samples, tols=T),
     OpInfo(F.linalg_svd, _linalg_svd_ref, DT, _svd_samples, tols=T,
            error_inputs=_errors("linalg.svd", square_only=False),
@@ -602,4 +604,136 @@ register(
     OpInfo(F.linalg_matrix_rank, _rank_ref, DT, _rank_samples, tols=T),
     OpInfo(F.linalg_lstsq, _lstsq_ref, DT, _lstsq_samples, tols=T,
            error_inputs=_lstsq_errors),
+)
+
+
+# ----------------------------------------------------------------------------- ldl
+# ldl_factor's layout is LAPACK's sytrf/hetrf (PyTorch's); its reference calls SciPy's
+# wrapper of that routine, and ldl_solve's reference rebuilds A from the compact form by
+# LAPACK's documented rule (``ldl_reconstruct``) and solves with np.linalg.solve.
+
+def _symmetric(shape, dtype, device, herm):
+    b = matrix(shape, dtype).numpy()
+    bt = np.swapaxes(b, -1, -2)
+    return from_numpy_as(b + (np.conj(bt) if herm else bt), dtype, device)
+
+
+def _ldl_samples(info, device, dtype):
+    for herm in (False, True):
+        yield SampleInput(_symmetric((4, 4), dtype, device, herm), hermitian=herm)
+        yield SampleInput(_symmetric((2, 3, 3), dtype, device, herm), hermitian=herm)
+    yield SampleInput(from_numpy_as(np.array([[0.0, 1.0], [1.0, 0.0]]), dtype, device))
+    yield SampleInput(_symmetric((0, 2, 2), dtype, device, False))
+
+
+def _sytrf(a, hermitian):
+    a = _wide(a)
+    fn = sl.lapack.zhetrf if hermitian and a.dtype.kind == "c" else \
+        sl.lapack.get_lapack_funcs(("sytrf",), (a,))[0]
+    mats = a.reshape(-1, *a.shape[-2:])
+    n = a.shape[-1]
+    ld, piv, info = np.zeros_like(mats), np.zeros((len(mats), n), np.int32), \
+        np.zeros(len(mats), np.int32)
+    for i, m in enumerate(mats):
+        f, p, inf = fn(m, lower=1)
+        ld[i], piv[i], info[i] = np.tril(f), p, max(inf, 0)
+    return (ld.reshape(a.shape), piv.reshape(a.shape[:-1]), info.reshape(a.shape[:-2]))
+
+
+def _ldl_factor_ex_ref(a, hermitian=False, check_errors=False):
+    ld, piv, info = _sytrf(a, hermitian)
+    return ld.astype(a.dtype), piv, info
+
+
+def _ldl_factor_ref(a, hermitian=False):
+    return _ldl_factor_ex_ref(a, hermitian)[:2]
+
+
+def ldl_reconstruct(ld, piv, hermitian):
+    """A = L D L^T (L^H) from one matrix's compact form, L = P(1) L(1) P(2) L(2) ...
+    (LAPACK's sytrf documentation, lower case)."""
+    n = ld.shape[-1]
+    M, Dm = np.eye(n, dtype=ld.dtype), np.zeros((n, n), ld.dtype)
+    k = 0
+    while k < n:
+        s = 1 if piv[k] > 0 else 2
+        p = (piv[k] if s == 1 else -piv[k]) - 1
+        P = np.eye(n, dtype=ld.dtype)
+        P[[k + s - 1, p]] = P[[p, k + s - 1]]
+        Lk = np.eye(n, dtype=ld.dtype)
+        Lk[k + s:, k:k + s] = ld[k + s:, k:k + s]
+        Dm[k, k] = ld[k, k]
+        if s == 2:
+            Dm[k + 1, k + 1] = ld[k + 1, k + 1]
+            Dm[k + 1, k] = ld[k + 1, k]
+            Dm[k, k + 1] = np.conj(ld[k + 1, k]) if hermitian else ld[k + 1, k]
+        M = M @ P @ Lk
+        k += s
+    Mt = np.conj(M.T) if hermitian else M.T
+    return M @ Dm @ Mt
+
+
+def _ldl_solve_samples(info, device, dtype):
+    for herm in (False, True):
+        for shape, bshape in [((4, 4), (4, 2)), ((2, 3, 3), (2, 3, 1)), ((3, 3), (2, 3, 2)),
+                              ((2, 1, 3, 3), (3, 3, 2))]:
+            a = _symmetric(shape, dtype, "cpu", herm).numpy()
+            ld, piv, _ = _sytrf(a, herm)
+            yield SampleInput(from_numpy_as(ld, dtype, device), from_numpy_as(piv, D.int32,
+                                                                              device),
+                              matrix(bshape, dtype, device), hermitian=herm)
+
+
+def _ldl_solve_ref(ld, piv, b, hermitian=False):
+    batch = np.broadcast_shapes(ld.shape[:-2], b.shape[:-2])
+    ld = np.broadcast_to(_wide(ld), batch + ld.shape[-2:])
+    piv = np.broadcast_to(piv, batch + piv.shape[-1:])
+    bb = np.broadcast_to(_wide(b), batch + b.shape[-2:])
+    a = np.array([ldl_reconstruct(m, p, hermitian) for m, p in
+                  zip(ld.reshape(-1, *ld.shape[-2:]), piv.reshape(-1, piv.shape[-1]))])
+    x = np.linalg.solve(a.reshape(batch + ld.shape[-2:]), bb) if a.size else bb
+    return x.astype(b.dtype)
+
+
+def _ldl_solve_errors(info, device):
+    ld, piv = make_tensor((3, 3), D.float64, device), make_tensor((3,), D.int32, device)
+    yield ErrorInput(SampleInput(ld, piv, make_tensor((3, 1), D.float32, device)),
+                     match="Expected b and A to have the same dtype, but found b of type "
+                           "Float and A of type Double instead.")
+    yield ErrorInput(SampleInput(ld, piv, make_tensor((2, 2), D.float64, device)),
+                     match="Incompatible matrix sizes for torch.linalg.ldl_solve: each A "
+                           "matrix is 3 by 3 but each b matrix is 2 by 2")
+    yield ErrorInput(SampleInput(ld, piv[:2], make_tensor((3, 1), D.float64, device)),
+                     match=r"torch.linalg.ldl_solve: Expected LD.shape\[:-1\] and "
+                           r"pivots.shape to be the same, but got pivots with shape \[2\]")
+    yield ErrorInput(SampleInput(ld, make_tensor((3,), D.float32, device),
+                                 make_tensor((3, 1), D.float64, device)),
+                     match="torch.linalg.ldl_solve: Expected pivots to be integers")
+
+
+def _prim_ldl_samples(info, device, dtype):
+    for s in _ldl_samples(info, device, dtype):
+        yield SampleInput(s.input, s.kwargs.get("hermitian", False))
+
+
+def _prim_ldl_solve_samples(info, device, dtype):
+    for s in _ldl_solve_samples(info, device, dtype):
+        ld, (piv, b) = s.input, s.args
+        if tuple(ld.shape[:-2]) == tuple(b.shape[:-2]):     # the prim does not broadcast
+            yield SampleInput(ld, piv, b, s.kwargs["hermitian"])
+
+
+_NO_GRAD = {"grad": "PyTorch defines no derivative (a backward raises, as there; "
+                    "tests/test_ldl.py)"}
+register(
+    OpInfo(F.linalg_ldl_factor_ex, _ldl_factor_ex_ref, DT, _ldl_samples, tols=T,
+           error_inputs=_errors("torch.linalg.ldl_factor_ex"), skips=_NO_GRAD),
+    OpInfo(F.linalg_ldl_factor, _ldl_factor_ref, DT, _ldl_samples, tols=T, skips=_NO_GRAD),
+    OpInfo(F.linalg_ldl_solve, _ldl_solve_ref, DT, _ldl_solve_samples, tols=T,
+           error_inputs=_ldl_solve_errors, skips=_NO_GRAD),
+    # the prims beside the ATen ops, which share their references
+    OpInfo(P.ldl_factor, lambda a, herm: _ldl_factor_ex_ref(a, herm), DT, _prim_ldl_samples,
+           tols=T, skips=_NO_GRAD),
+    OpInfo(P.ldl_solve, lambda ld, piv, b, herm: _ldl_solve_ref(ld, piv, b, herm), DT,
+           _prim_ldl_solve_samples, tols=T, skips=_NO_GRAD),
 )

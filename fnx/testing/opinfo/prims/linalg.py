@@ -20,7 +20,7 @@ import fnx
 
 from ....core import dtype as D
 from ....ir import prims as P
-from ...database import ErrorInput, OpInfo, SampleInput, make_tensor, register
+from ...database import ErrorInput, Known, OpInfo, SampleInput, make_tensor, register
 
 __all__ = ["LINALG_DTYPES", "LINALG_TOLS", "matrix", "square", "spd", "hermitian", "each",
            "doolittle", "from_numpy_as"]
@@ -309,6 +309,21 @@ def _square_errors(name, args):
     return errors
 
 
+# Complex eigenvectors and singular vectors are defined up to a unit phase: the prims fix
+# it from the data, and finite differences see how that fixed phase moves, which the
+# standard formulas (gauge-invariant losses only, as PyTorch's) leave out.  Eigenvalues
+# and singular values alone are checked (linalg_eigvalsh, linalg_eigvals, svdvals).
+COMPLEX_GAUGE = [Known("grad", (D.complex64, D.complex128),
+                       "complex eigen/singular vectors: the phase fixed from the data moves "
+                       "under finite differences; the formula assumes a gauge-invariant "
+                       "loss (PyTorch's rule)")]
+# eig's eigenvectors are complex for real input too, so the same gauge makes finite
+# differences disagree there (by how much depends on the random projection): not checked
+# (before complex outputs were checked, real eig had no floating output to check either)
+EIG_GAUGE = {"grad": "eigenvectors are complex for every input: finite differences see the "
+                     "data-fixed phase move (gauge), which the formula leaves out; the "
+                     "eigenvalues' gradient is checked through linalg_eigvals"}
+
 register(
     OpInfo(P.cholesky, _cholesky_ref, LINALG_DTYPES, _cholesky_samples, tols=LINALG_TOLS,
            error_inputs=_square_errors("cholesky", (False,))),
@@ -319,9 +334,9 @@ register(
     OpInfo(P.qr, _qr_ref, LINALG_DTYPES, _qr_samples, tols=LINALG_TOLS,
            error_inputs=_matrix_errors("qr", None, (False,))),
     OpInfo(P.eigh, _eigh_ref, LINALG_DTYPES, _eigh_samples, tols=LINALG_TOLS,
-           error_inputs=_square_errors("eigh", (True,))),
+           error_inputs=_square_errors("eigh", (True,)), known_failures=COMPLEX_GAUGE),
     OpInfo(P.svd, _svd_ref, LINALG_DTYPES, _svd_samples, tols=LINALG_TOLS,
-           error_inputs=_matrix_errors("svd", None, (False,))),
+           error_inputs=_matrix_errors("svd", None, (False,)), known_failures=COMPLEX_GAUGE),
     OpInfo(P.svd, _svd_ref, LINALG_DTYPES, _svd_full_samples, tols=LINALG_TOLS,
            name="prims.svd.full_matrices",
            skips={"grad": "the extra columns of U and rows of Vh (a basis of the null "
@@ -329,5 +344,5 @@ register(
     OpInfo(P.matrix_exp, _expm_ref, LINALG_DTYPES, _expm_samples, tols=LINALG_TOLS,
            error_inputs=_square_errors("matrix_exp", ())),
     OpInfo(P.eig, _eig_ref, LINALG_DTYPES, _eig_samples, tols=LINALG_TOLS,
-           error_inputs=_square_errors("eig", ())),
+           error_inputs=_square_errors("eig", ()), skips=EIG_GAUGE),
 )
