@@ -250,3 +250,16 @@ def test_compiled_dropout_is_random_per_call_and_seeded():
     np.testing.assert_array_equal(a.numpy(), c.numpy())     # reproducible under the seed
     assert set(np.unique(a.numpy())) <= {0.0, 2.0}          # kept values scaled by 1/(1-p)
     assert 0.35 < (a.numpy() == 0).mean() < 0.65
+
+
+def test_compiled_results_keep_named_tuple_types_as_eager():
+    """``max(dim=)``'s (values, indices) and ``cholesky_ex``'s (L, info) come back as the
+    same named types eager returns, so ``.indices``/``.info`` work on compiled results."""
+    x = fnx.tensor([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    for fn in (lambda t: fnx.max(t, 0), fnx.linalg.cholesky_ex, lambda t: t.sort(dim=1)):
+        eager, compiled = fn(x), fnx.compile(fn)(x)
+        assert type(compiled) is type(eager)
+        for a, b in zip(compiled, eager):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    pair = fnx.compile(lambda t: fnx.max(t, 1))(x)
+    np.testing.assert_array_equal(pair.indices.numpy(), np.argmax(x.numpy(), 1))

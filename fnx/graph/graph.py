@@ -285,7 +285,13 @@ def map_nodes(value, fn):
     if isinstance(value, list):
         return [map_nodes(v, fn) for v in value]
     if isinstance(value, tuple):
-        return tuple(map_nodes(v, fn) for v in value)
+        items = [map_nodes(v, fn) for v in value]
+        if type(value) is tuple:
+            return tuple(items)
+        try:            # a named tuple or structseq (``max(dim=)``'s values/indices) stays one
+            return same_sequence(value, items)
+        except TypeError:
+            return tuple(items)
     if isinstance(value, dict):
         return {k: map_nodes(v, fn) for k, v in value.items()}
     return value
