@@ -64,6 +64,7 @@ class TracingMode(DecomposingMode):
         self.guards = []        # Guards on the inputs' Python values (SymFloat decisions)
         self._scalars = {}      # source key -> SymFloat already made for it
         self._active = False
+        self.lines = None       # node -> user_frame() of its call, when asked (export errors)
 
     def __enter__(self):
         self._active = True
@@ -213,6 +214,8 @@ class TracingMode(DecomposingMode):
         if isinstance(out, Tensor):
             out._device = device
             node = self.graph.call(op, node_args, node_kwargs, _meta(out, device))
+            if self.lines is not None:
+                self.lines[node] = user_frame()
             self.bind(out, node)
             return out
         if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
@@ -220,6 +223,8 @@ class TracingMode(DecomposingMode):
                 o._device = device
             node = self.graph.call(op, node_args, node_kwargs,
                                    tuple(_meta(o, device) for o in out))
+            if self.lines is not None:
+                self.lines[node] = user_frame()
             for i, o in enumerate(out):
                 self.bind(o, self.graph.getitem(node, i))
             return out
@@ -460,7 +465,8 @@ def _common_device(op, args):
 
 
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
-          functional=False, capture_grads=False, stored_roots=(), **kwargs) -> Graph:
+          functional=False, capture_grads=False, stored_roots=(), record_lines=False,
+          **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -477,12 +483,16 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     Tensors of the trace that ``fn`` left on Python objects reachable from
     ``stored_roots`` (a cached mask on a module, an optimizer's lazily made state) are
     outputs too, listed in ``graph.stored`` as (container, key, tensor, output index).
+    With ``record_lines`` ``graph.lines`` maps each call node to the user's line that made
+    it (slow: for error messages).
     """
     graph = Graph()
     if functional:
         mode = FunctionalTracingMode(graph, decompose_to, lift_captured)
     else:
         mode = TracingMode(graph, decompose_to, lift_captured)
+    if record_lines:
+        mode.lines = {}
     count = [0]
     names = list(input_names) if input_names is not None else _param_names(fn, len(args))
 
@@ -554,6 +564,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.lifted = mode.lifted
     graph.input_sources = mode.sources
     graph.guards = mode.guards
+    graph.lines = mode.lines or {}
     return graph
 
 
