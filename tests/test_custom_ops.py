@@ -230,6 +230,60 @@ def test_compiled_training_step_uses_register_autograd(made):
     np.testing.assert_allclose(w.grad.numpy(), np.cos(xv) * 3.0, rtol=1e-5)
 
 
+def define_round_ste(made, ns, lowering=True):
+    """``round(x * scale) / scale`` whose registered backward is a straight-through estimator
+    scaled by 0.5: deliberately not the true derivative (zero almost everywhere), so the
+    gradient says which one ran."""
+    @fnx.library.custom_op(f"{ns}::round_ste", mutates_args=(), device_types="cpu")
+    def round_ste(x: fnx.Tensor, scale: float) -> fnx.Tensor:
+        return fnx.from_numpy(np.round(x.numpy(force=True) * scale) / scale)
+    made.append(round_ste)
+    round_ste.register_fake(lambda x, scale: fnx.empty_like(x))
+    round_ste.register_autograd(lambda ctx, g: (g * 0.5, None))
+    if lowering:
+        round_ste.register_lowering(lambda x, scale: jnp.round(x * scale) / scale)
+    return round_ste
+
+
+@pytest.mark.parametrize("lowering", [True, False], ids=["lowered", "callback"])
+def test_compiled_backward_calls_the_registered_backward(made, lowering):
+    op = define_round_ste(made, "ste_" + str(lowering).lower(), lowering)
+    x0 = np.array([0.3, -1.7, 2.2, 0.9, -0.1])
+    # d/dx sum(ste(x) * x) = 0.5 (the registered backward) + round(2x) / 2
+    want = 0.5 * x0 + np.round(x0 * 2) / 2
+    grads = []
+
+    def f(t):
+        return (op(t, 2.0) * t).sum()
+    for compiled in (False, True):
+        x = fnx.tensor(x0, requires_grad=True)
+        y = (fnx.compile(f) if compiled else f)(x)
+        assert y.requires_grad
+        y.backward()
+        np.testing.assert_allclose(y.item(), (np.round(x0 * 2) / 2 * x0).sum(), rtol=1e-12)
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], want, rtol=1e-12)
+    np.testing.assert_allclose(grads[1], want, rtol=1e-12)
+
+
+def test_compiled_training_step_with_a_straight_through_op(made):
+    op = define_round_ste(made, "ste_step")
+    w0 = np.array([0.26, -0.74, 1.1], np.float32)
+    w = fnx.tensor(w0, requires_grad=True)
+    opt = fnx.optim.SGD([w], lr=0.1)
+
+    def step():
+        opt.zero_grad()
+        loss = (op(w, 4.0) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    f = fnx.compile(step)
+    f()
+    q = np.round(w0 * 4) / 4
+    np.testing.assert_allclose(w.detach().numpy(), w0 - 0.1 * (2 * q * 0.5), rtol=1e-6)
+
+
 @pytest.mark.skipif(not fnx.cuda.is_available(),
                     reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
 def test_cuda_backend(made):

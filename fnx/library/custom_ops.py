@@ -49,7 +49,10 @@ from ..core.tensor import Tensor
 from ..dispatch import dispatcher as _d
 from ..ir.variants import bind_names
 from ..keys import inplace_or_view as _inplace_or_view
+from ..core.grad_mode import no_grad
+from ..graph.tracer import trace
 from ..lower.jax import JAX_TARGET
+from ..lower.jax_compile import graph_program
 from ..ops import aten
 
 __all__ = ["custom_op", "CustomOpDef", "infer_schema", "register_fake", "register_autograd",
@@ -210,7 +213,7 @@ class CustomOpDef:
         self._backward = None
         _custom_ops[qualname] = self
         self._functional = _functional_companion(self) if self._op.schema.is_mutable else None
-        JAX_TARGET.rules[self._op] = _callback_rule(self._op)
+        JAX_TARGET.rules[self._op] = _with_registered_backward(self, _callback_rule(self._op))
         if device_types is None:
             device_types = ("cpu", "cuda")
         self.register_kernel(device_types, fn)
@@ -279,7 +282,8 @@ class CustomOpDef:
             self._lowering = f
             # an op that writes its arguments is lowered as its functional companion: the
             # rule returns the op's outputs, then the new value of each written argument
-            JAX_TARGET.rules[self._functional or self._op] = f
+            JAX_TARGET.rules[self._functional or self._op] = \
+                f if self._functional else _with_registered_backward(self, f)
             return f
         return deco(fn) if fn is not None else deco
 
@@ -390,6 +394,108 @@ def _functional_companion(custom):
     JAX_TARGET.rules[fop] = _callback_rule(fop)
     op.decomposition = decomposition
     return fop
+
+
+# ----------------------------------------------------------------------------- compiled autograd
+
+class _Leaf:
+    """Stands for the ``i``-th array operand while binding a rule's arguments by name."""
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def _with_registered_backward(custom, rule):
+    """``rule`` (a JAX rule of ``custom``'s op) whose derivative, once ``register_autograd``
+    gave one, is the registered backward rather than JAX's derivative of the rule: a
+    ``jax.custom_vjp`` whose backward is the formula traced (it is made of fnx ops) and
+    lowered. So a compiled program's backward (``jax.vjp``) computes what eager autograd
+    computes, even where the registered backward is not the rule's true derivative (a
+    straight-through estimator), and an op lowered as a callback is differentiable."""
+    op = custom._op
+
+    def wrapped(*args, **kwargs):
+        if custom._backward is None:
+            return rule(*args, **kwargs)
+        flat = _leaves((args, kwargs), [])
+        it = iter(range(len(flat)))
+        bound = bind_names(op, *_map((args, kwargs),
+                                     lambda x: _Leaf(next(it)) if _is_array(x) else x))
+        names = {v.i: n for n, v in bound.items() if isinstance(v, _Leaf)}
+        if not flat or len(names) != len(flat):
+            return rule(*args, **kwargs)    # an array inside a list: JAX's derivative
+
+        def rebuild(arrays):
+            it = iter(arrays)
+            return _map((args, kwargs), lambda x: next(it) if _is_array(x) else x)
+
+        @jax.custom_vjp
+        def call(*arrays):
+            a, k = rebuild(arrays)
+            return rule(*a, **k)
+
+        def fwd(*arrays):
+            out = call(*arrays)
+            return out, (arrays, out)
+
+        def bwd(res, cts):
+            arrays, out = res
+            return _registered_vjp(op, bound, names, arrays, out, cts)
+        call.defvjp(fwd, bwd)
+        return call(*flat)
+    wrapped.__name__ = getattr(rule, "__name__", "rule")
+    wrapped.host_callback = getattr(rule, "host_callback", False)
+    return wrapped
+
+
+def _registered_vjp(op, bound, names, arrays, out, cts):
+    """The operands' cotangents from ``op.derivative`` (the registered backward), traced on
+    meta tensors of the operands' shapes and lowered to one JAX program."""
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    cts = list(cts) if isinstance(cts, (tuple, list)) else [cts]
+    live = [i for i, c in enumerate(cts) if np.dtype(c.dtype) != jax.dtypes.float0]
+
+    def meta(x, grad=False):
+        t = meta_tensor(tuple(x.shape), D.from_numpy_dtype(np.dtype(x.dtype)))
+        return t.requires_grad_(True) if grad and (t.dtype.is_floating_point or
+                                                   t.dtype.is_complex) else t
+    inputs = [meta(a, grad=True) for a in arrays]
+    n_in, n_out = len(arrays), len(outs)
+    several = len(op.schema.returns) > 1
+    missing = []
+
+    def backward(*ts):
+        kw = {n: v for n, v in bound.items() if not isinstance(v, _Leaf)}
+        kw.update({names[i]: ts[i] for i in range(n_in)})
+        res = ts[n_in:n_in + n_out]
+        grads = [None] * n_out
+        for j, i in enumerate(live):
+            grads[i] = ts[n_in + n_out + j]
+        with no_grad():
+            got = op.derivative(**kw, grads=tuple(grads),
+                                result=tuple(res) if several else res[0])
+        tensor_names = [a.name for a in op.schema.arguments if a.type.is_tensor]
+        by_name = dict(zip(tensor_names, got))
+        picked = [by_name.get(names[i]) for i in range(n_in)]
+        missing[:] = [g is None for g in picked]
+        return [g for g in picked if g is not None]
+    g = trace(backward, *inputs, *[meta(o) for o in outs], *[meta(cts[i]) for i in live],
+              decompose_to="prims")
+    program, out_nodes = graph_program(JAX_TARGET, g)
+    with jax.enable_x64(True):
+        values = iter(program(*arrays, *outs, *[cts[i] for i in live])[:len(out_nodes)])
+    result = []
+    for a, none in zip(arrays, missing):
+        float_like = np.issubdtype(np.dtype(a.dtype), np.inexact)
+        if none or not float_like:
+            if not none:
+                next(values)
+            result.append(jax.numpy.zeros(a.shape, a.dtype) if float_like else
+                          np.zeros(a.shape, jax.dtypes.float0))
+        else:
+            result.append(jax.numpy.asarray(next(values)).astype(a.dtype))
+    return tuple(result)
 
 
 # ----------------------------------------------------------------------------- pure_callback rule
