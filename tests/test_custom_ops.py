@@ -373,3 +373,47 @@ def test_a_writing_op_compiles_through_its_functional_companion(made, lowered):
     np.testing.assert_allclose(got.numpy(), (xv + 1) * 6 + (xv + 1).sum())
     report = cf.explain(fnx.tensor(xv), fnx.zeros(3))
     assert len(report.regions) == 1 and not report.fallback_ops
+
+
+@pytest.mark.parametrize("lowered", [False, True])
+def test_writing_a_tensor_list_and_an_optional_compiles(made, lowered):
+    @fnx.library.custom_op("ct::acc_into", mutates_args=("bufs", "count"),
+                           device_types="cpu")
+    def acc_into(x: fnx.Tensor, bufs: List[fnx.Tensor],
+                 count: Optional[fnx.Tensor]) -> fnx.Tensor:
+        for i, b in enumerate(bufs):
+            b.numpy(force=True)[...] += x.numpy(force=True) * (i + 1)
+        if count is not None:
+            count.numpy(force=True)[...] += 1
+        return fnx.from_numpy(x.numpy(force=True).sum(keepdims=True))
+    made.append(acc_into)
+    acc_into.register_fake(lambda x, bufs, count: fnx.empty(1))
+    # one flat list: the output, then each written tensor (none for an absent optional)
+    assert str(fnx.ops.ct.acc_into_functional.default.schema) == \
+        "acc_into_functional(Tensor x, Tensor[] bufs, Tensor? count) -> Tensor[]"
+    if lowered:     # outputs, then a list per Tensor[] and None for an absent Tensor?
+        acc_into.register_lowering(lambda x, bufs, count: (
+            x.sum(keepdims=True), [b + x * (i + 1) for i, b in enumerate(bufs)],
+            None if count is None else count + 1))
+
+    def f(x, a, b, c):
+        total = acc_into(x + 1, [a, b], c)
+        return a * 2 + total
+
+    def g(x, a):
+        return acc_into(x, [a], None) * 3
+    xv = np.array([1., 2., 4.], np.float32)
+    a, b, c = fnx.zeros(3), fnx.ones(3), fnx.zeros(())
+    cf = fnx.compile(f)
+    got = cf(fnx.tensor(xv), a, b, c)
+    np.testing.assert_allclose(a.numpy(), xv + 1)
+    np.testing.assert_allclose(b.numpy(), 1 + 2 * (xv + 1))
+    assert c.item() == 1
+    np.testing.assert_allclose(got.numpy(), 2 * (xv + 1) + (xv + 1).sum())
+    report = cf.explain(fnx.tensor(xv), fnx.zeros(3), fnx.ones(3), fnx.zeros(()))
+    assert len(report.regions) == 1 and not report.fallback_ops
+    a = fnx.zeros(3)
+    cg = fnx.compile(g)
+    np.testing.assert_allclose(cg(fnx.tensor(xv), a).numpy(), [3 * xv.sum()])
+    np.testing.assert_allclose(a.numpy(), xv)
+    assert not cg.explain(fnx.tensor(xv), fnx.zeros(3)).fallback_ops

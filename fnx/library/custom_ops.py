@@ -282,8 +282,10 @@ class CustomOpDef:
             self._lowering = f
             # an op that writes its arguments is lowered as its functional companion: the
             # rule returns the op's outputs, then the new value of each written argument
-            JAX_TARGET.rules[self._functional or self._op] = \
-                f if self._functional else _with_registered_backward(self, f)
+            fop = self._functional
+            JAX_TARGET.rules[fop or self._op] = \
+                _with_registered_backward(self, f) if fop is None else \
+                _flattened_rule(f) if fop.flat_writes else f
             return f
         return deco(fn) if fn is not None else deco
 
@@ -342,33 +344,47 @@ def _functional_companion(custom):
     unwritten, returning the op's outputs and then the new value of each written argument
     (its kernel runs the op on copies). The writing op's decomposition calls it and copies
     the new values in, so the tracer and the cuda backend's functionalization handle the
-    op like a built-in in-place op; eager calls still run the kernel itself."""
+    op like a built-in in-place op; eager calls still run the kernel itself.
+
+    Where a written argument is a ``Tensor[]`` or a ``Tensor?`` the companion returns one
+    flat ``Tensor[]``: the outputs, then each written tensor's new value (a list's in order,
+    none for an absent optional), as PyTorch's auto-functionalization flattens them."""
     op = custom._op
     written = [a for a in op.schema.arguments if a.is_write]
-    if any(a.type.is_list or a.type.optional for a in written):
-        return None     # written Tensor[] / Tensor?: compiled programs cannot call the op
+    flat = any(a.type.is_list or a.type.optional for a in written)
+    if flat and any(r.type.is_list or r.type.optional for r in op.schema.returns):
+        return None     # lists on both sides: compiled programs cannot call the op
     names = [a.name for a in written]
     args = ", ".join(str(a).replace(f"({a.type.alias})", "") if a.is_write else str(a)
                      for a in op.schema.arguments)
     rets = [str(r.type) for r in op.schema.returns] + ["Tensor"] * len(written)
-    ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
+    ret = "Tensor[]" if flat else rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
     fop = _d.define(f"{op.name}_functional({args}) -> {ret}", (), op.namespace)
     n_out = len(op.schema.returns)
 
+    def present(value):
+        """The written tensors of one argument's value (a list's, none for None)."""
+        return [] if value is None else list(value) if isinstance(value, (list, tuple)) \
+            else [value]
+
     def on_copies(*args, **kwargs):
         bound = bind_names(op, args, kwargs)
-        copies = {n: bound[n].clone() for n in names}
+        copies = {n: _map(bound[n], lambda t: t.clone() if isinstance(t, Tensor) else t)
+                  for n in names}
         pos = [copies.get(a.name, bound[a.name]) for a in op.schema.arguments
                if not a.kwarg_only and a.name in bound]
         kw = {a.name: copies.get(a.name, bound[a.name]) for a in op.schema.arguments
               if a.kwarg_only and a.name in bound}
-        return pos, kw, [copies[n] for n in names]
+        return pos, kw, [t for n in names for t in present(copies[n])]
+
+    def pack(outs, news):
+        return [*outs, *news] if flat else _one_or_tuple((*outs, *news))
 
     def kernel(ks, *args, **kwargs):
         pos, kw, news = on_copies(*args, **kwargs)
         out = op.redispatch(1 << DispatchKey.CPU, *pos, **kw)
         outs = () if n_out == 0 else tuple(out) if n_out > 1 else (out,)
-        return _one_or_tuple((*outs, *news))
+        return pack(outs, news)
 
     def fake(*args, **kwargs):
         bound = bind_names(op, args, kwargs)
@@ -376,14 +392,16 @@ def _functional_companion(custom):
         if n_out and out is None:
             raise NotImplementedError(f"{op.qualname} returns tensors: register_fake")
         outs = () if n_out == 0 else tuple(out) if n_out > 1 else (out,)
-        return _one_or_tuple((*outs, *(aten.empty_like.default(bound[n]) for n in names)))
+        return pack(outs, [aten.empty_like.default(t) for n in names
+                           for t in present(bound[n])])
 
     def decomposition(*args, **kwargs):
         bound = bind_names(op, args, kwargs)
         res = fop(*args, **kwargs)
         res = res if isinstance(res, (tuple, list)) else (res,)
-        for n, new in zip(names, res[n_out:]):
-            bound[n].copy_(new)
+        targets = [t for n in names for t in present(bound[n])]
+        for t, new in zip(targets, res[n_out:]):
+            t.copy_(new)
         return None if n_out == 0 else res[0] if n_out == 1 else tuple(res[:n_out])
 
     fop.register(DispatchKey.CPU, kernel)
@@ -391,9 +409,23 @@ def _functional_companion(custom):
     fop.register(DispatchKey.Meta, lambda ks, *a, **k: to_meta(fake(*a, **k)))
     _inplace_or_view.register_op(fop)
     fop.custom = custom
+    fop.flat_writes = flat
     JAX_TARGET.rules[fop] = _callback_rule(fop)
     op.decomposition = decomposition
     return fop
+
+
+def _flattened_rule(f):
+    """A user's rule for a writing op (outputs, then each written argument's new value: a
+    list of arrays for a ``Tensor[]``, None for an absent ``Tensor?``) as the flat list the
+    functional companion returns."""
+    def rule(*args, **kwargs):
+        res = f(*args, **kwargs)
+        res = res if isinstance(res, (tuple, list)) else (res,)
+        return [a for r in res for a in (r if isinstance(r, (tuple, list)) else
+                                         () if r is None else (r,))]
+    rule.__name__ = getattr(f, "__name__", "rule")
+    return rule
 
 
 # ----------------------------------------------------------------------------- compiled autograd
