@@ -61,4 +61,4 @@ class ExportedModule(Module):
 
     def forward(self, *args, **kwargs):
         program = self._program
-        return program._run(program.flat_inputs(*args, state=self._state, **kwargs))
+        return program._run(program._flat_inputs(args, kwargs, self._state))

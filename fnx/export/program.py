@@ -118,9 +118,13 @@ class ExportedProgram:
         """The StableHLO module as MLIR text."""
         return self._exported.mlir_module()
 
-    def flat_inputs(self, *args, state=None, **kwargs) -> list:
+    def flat_inputs(self, *args, **kwargs) -> list:
         """The arrays ``to_jax().call`` takes for these user arguments: the user's tensors,
-        then the state (from ``state``, a name -> tensor lookup, if given)."""
+        then the state."""
+        return self._flat_inputs(args, kwargs, None)
+
+    def _flat_inputs(self, args, kwargs, state) -> list:
+        """``flat_inputs``, the state read through ``state(spec)`` if given."""
         users = flat_tensors((args, kwargs))
         n_user = len(self.graph_signature.user_inputs)
         if len(users) != n_user:
