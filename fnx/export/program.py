@@ -326,6 +326,11 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = Fals
     ...                        dynamic_shapes={"x": {0: fnx.export.Dim("b", min=1)}})
     >>> ep.module()(fnx.ones(5, 3))
     tensor([3., 3., 3., 3., 3.])
+    >>> b, t = fnx.export.Dim("b"), fnx.export.Dim("t", max=128)
+    >>> ep = fnx.export.export(lambda x: x.reshape(-1), (fnx.ones(2, 3),),
+    ...                        dynamic_shapes={"x": {0: b, 1: t}})
+    >>> ep.graph_signature.output_specs[0].shape, ep.module()(fnx.ones(4, 5)).shape
+    (('b*t',), fnx.Size([20]))
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     kwargs = dict(kwargs or {})
