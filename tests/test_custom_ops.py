@@ -230,6 +230,60 @@ def test_compiled_training_step_uses_register_autograd(made):
     np.testing.assert_allclose(w.grad.numpy(), np.cos(xv) * 3.0, rtol=1e-5)
 
 
+def define_round_ste(made, ns, lowering=True):
+    """``round(x * scale) / scale`` whose registered backward is a straight-through estimator
+    scaled by 0.5: deliberately not the true derivative (zero almost everywhere), so the
+    gradient says which one ran."""
+    @fnx.library.custom_op(f"{ns}::round_ste", mutates_args=(), device_types="cpu")
+    def round_ste(x: fnx.Tensor, scale: float) -> fnx.Tensor:
+        return fnx.from_numpy(np.round(x.numpy(force=True) * scale) / scale)
+    made.append(round_ste)
+    round_ste.register_fake(lambda x, scale: fnx.empty_like(x))
+    round_ste.register_autograd(lambda ctx, g: (g * 0.5, None))
+    if lowering:
+        round_ste.register_lowering(lambda x, scale: jnp.round(x * scale) / scale)
+    return round_ste
+
+
+@pytest.mark.parametrize("lowering", [True, False], ids=["lowered", "callback"])
+def test_compiled_backward_calls_the_registered_backward(made, lowering):
+    op = define_round_ste(made, "ste_" + str(lowering).lower(), lowering)
+    x0 = np.array([0.3, -1.7, 2.2, 0.9, -0.1])
+    # d/dx sum(ste(x) * x) = 0.5 (the registered backward) + round(2x) / 2
+    want = 0.5 * x0 + np.round(x0 * 2) / 2
+    grads = []
+
+    def f(t):
+        return (op(t, 2.0) * t).sum()
+    for compiled in (False, True):
+        x = fnx.tensor(x0, requires_grad=True)
+        y = (fnx.compile(f) if compiled else f)(x)
+        assert y.requires_grad
+        y.backward()
+        np.testing.assert_allclose(y.item(), (np.round(x0 * 2) / 2 * x0).sum(), rtol=1e-12)
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], want, rtol=1e-12)
+    np.testing.assert_allclose(grads[1], want, rtol=1e-12)
+
+
+def test_compiled_training_step_with_a_straight_through_op(made):
+    op = define_round_ste(made, "ste_step")
+    w0 = np.array([0.26, -0.74, 1.1], np.float32)
+    w = fnx.tensor(w0, requires_grad=True)
+    opt = fnx.optim.SGD([w], lr=0.1)
+
+    def step():
+        opt.zero_grad()
+        loss = (op(w, 4.0) ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    f = fnx.compile(step)
+    f()
+    q = np.round(w0 * 4) / 4
+    np.testing.assert_allclose(w.detach().numpy(), w0 - 0.1 * (2 * q * 0.5), rtol=1e-6)
+
+
 @pytest.mark.skipif(not fnx.cuda.is_available(),
                     reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
 def test_cuda_backend(made):
@@ -319,3 +373,47 @@ def test_a_writing_op_compiles_through_its_functional_companion(made, lowered):
     np.testing.assert_allclose(got.numpy(), (xv + 1) * 6 + (xv + 1).sum())
     report = cf.explain(fnx.tensor(xv), fnx.zeros(3))
     assert len(report.regions) == 1 and not report.fallback_ops
+
+
+@pytest.mark.parametrize("lowered", [False, True])
+def test_writing_a_tensor_list_and_an_optional_compiles(made, lowered):
+    @fnx.library.custom_op("ct::acc_into", mutates_args=("bufs", "count"),
+                           device_types="cpu")
+    def acc_into(x: fnx.Tensor, bufs: List[fnx.Tensor],
+                 count: Optional[fnx.Tensor]) -> fnx.Tensor:
+        for i, b in enumerate(bufs):
+            b.numpy(force=True)[...] += x.numpy(force=True) * (i + 1)
+        if count is not None:
+            count.numpy(force=True)[...] += 1
+        return fnx.from_numpy(x.numpy(force=True).sum(keepdims=True))
+    made.append(acc_into)
+    acc_into.register_fake(lambda x, bufs, count: fnx.empty(1))
+    # one flat list: the output, then each written tensor (none for an absent optional)
+    assert str(fnx.ops.ct.acc_into_functional.default.schema) == \
+        "acc_into_functional(Tensor x, Tensor[] bufs, Tensor? count) -> Tensor[]"
+    if lowered:     # outputs, then a list per Tensor[] and None for an absent Tensor?
+        acc_into.register_lowering(lambda x, bufs, count: (
+            x.sum(keepdims=True), [b + x * (i + 1) for i, b in enumerate(bufs)],
+            None if count is None else count + 1))
+
+    def f(x, a, b, c):
+        total = acc_into(x + 1, [a, b], c)
+        return a * 2 + total
+
+    def g(x, a):
+        return acc_into(x, [a], None) * 3
+    xv = np.array([1., 2., 4.], np.float32)
+    a, b, c = fnx.zeros(3), fnx.ones(3), fnx.zeros(())
+    cf = fnx.compile(f)
+    got = cf(fnx.tensor(xv), a, b, c)
+    np.testing.assert_allclose(a.numpy(), xv + 1)
+    np.testing.assert_allclose(b.numpy(), 1 + 2 * (xv + 1))
+    assert c.item() == 1
+    np.testing.assert_allclose(got.numpy(), 2 * (xv + 1) + (xv + 1).sum())
+    report = cf.explain(fnx.tensor(xv), fnx.zeros(3), fnx.ones(3), fnx.zeros(()))
+    assert len(report.regions) == 1 and not report.fallback_ops
+    a = fnx.zeros(3)
+    cg = fnx.compile(g)
+    np.testing.assert_allclose(cg(fnx.tensor(xv), a).numpy(), [3 * xv.sum()])
+    np.testing.assert_allclose(a.numpy(), xv)
+    assert not cg.explain(fnx.tensor(xv), fnx.zeros(3)).fallback_ops

@@ -237,11 +237,18 @@ def test_data_dependent_control_flow_names_the_line():
         fnx.export.export(f, (fnx.ones(3),))
 
 
-def test_a_dim_the_program_specializes_is_refused():
+def test_a_dim_the_program_specializes_is_refused_naming_the_op_and_line():
     def f(x):
         return x.sum() if x.shape[0] > 4 else x.exp()
-    with pytest.raises(ValueError, match=r"specializes Dim 'n': aten::exp"):
+    with pytest.raises(ValueError, match=r"specializes Dim 'n': aten::exp.*"
+                                         r"test_export\.py:\d+: +return x\.sum\(\) if"):
         fnx.export.export(f, (fnx.ones(4),), dynamic_shapes={"x": {0: Dim("n", min=2)}})
+
+    def g(x):
+        return x[: x.shape[1] // 2]      # T // 2 is no polynomial of the dims
+    with pytest.raises(ValueError, match=r"aten::slice.Tensor .*depends on Dims 'b', 't'.*"
+                                         r"test_export\.py:\d+: +return x\[: x\.shape"):
+        fnx.export.export(g, (fnx.ones(4, 6),), dynamic_shapes={"x": {0: Dim("b"), 1: Dim("t")}})
 
 
 def test_example_outside_its_dim_and_bad_specs():
@@ -249,9 +256,9 @@ def test_example_outside_its_dim_and_bad_specs():
         fnx.export.export(lambda x: x, (fnx.ones(4),), dynamic_shapes={"x": {0: Dim("b", max=3)}})
     with pytest.raises(ValueError, match="not an argument"):
         fnx.export.export(lambda x: x, (fnx.ones(4),), dynamic_shapes={"y": {0: BATCH}})
-    with pytest.raises(NotImplementedError, match="one Dim per export"):
-        fnx.export.export(lambda x: x, (fnx.ones(4, 4),),
-                          dynamic_shapes={"x": {0: Dim("a"), 1: Dim("b")}})
+    with pytest.raises(ValueError, match="Dim 'b' is 4 at 'x' dim 0 but 3 at 'y' dim 1"):
+        fnx.export.export(lambda x, y: x, (fnx.ones(4), fnx.ones(2, 3)),
+                          dynamic_shapes={"x": {0: Dim("b")}, "y": {1: Dim("b")}})
     with pytest.raises(ValueError, match="identifier"):
         Dim("not a name")
 
@@ -319,3 +326,150 @@ def test_custom_op_without_lowering_is_refused_naming_it():
             fnx.export.export(lambda x: host_only(x) * 2, (fnx.ones(3),))
     finally:
         host_only._destroy()
+
+
+# ----------------------------------------------------------------------------- several Dims
+
+SEQ = Dim("seq", min=1, max=32)
+
+
+@pytest.fixture(scope="module")
+def gpt_bt():
+    """The GPT block exported once with a symbolic batch and sequence length."""
+    block, _ = gpt()
+    x = fnx.tensor(np.random.default_rng(0).standard_normal((4, 6, GPT_C), np.float32))
+    return block, fnx.export.export(block, (x,), dynamic_shapes={"x": {0: BATCH, 1: SEQ}})
+
+
+@pytest.mark.parametrize("batch", [2, 7])
+@pytest.mark.parametrize("seq", [3, 11])
+def test_gpt_block_with_symbolic_batch_and_seq(gpt_bt, batch, seq):
+    _, ep = gpt_bt
+    x = np.random.default_rng(batch * seq).standard_normal((batch, seq, GPT_C), np.float32)
+    with jax.enable_x64(False):
+        want = np.asarray(models.jax_gpt_block(GPT_HEADS)(models.gpt_params(GPT_C), x))
+    got = ep.module()(fnx.tensor(x)).numpy()
+    assert got.shape == (batch, seq, GPT_C)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_gpt_block_symbolic_signature_and_ranges(gpt_bt):
+    _, ep = gpt_bt
+    assert ep.graph_signature.input_specs[0].shape == ("batch", "seq", GPT_C)
+    assert ep.graph_signature.output_specs[0].shape == ("batch", "seq", GPT_C)
+    assert [str(d) for d in ep.to_jax().in_avals[0].shape] == ["batch", "seq", str(GPT_C)]
+    with pytest.raises(ValueError, match=r"dim 1 is 33, outside the range of Dim 'seq' "
+                                         r"\[1, 32\]"):
+        ep.module()(fnx.ones(2, 33, GPT_C))
+
+
+def test_gpt_block_bt_stablehlo_runs_under_plain_jax(gpt_bt, tmp_path):
+    block, ep = gpt_bt
+    program = tmp_path / "gpt.stablehlo"
+    program.write_bytes(ep.to_stablehlo())
+    job, want = {}, {}
+    for batch, seq in ((2, 3), (2, 9), (5, 3), (5, 9)):
+        x = np.random.default_rng(batch + 10 * seq).standard_normal((batch, seq, GPT_C),
+                                                                    np.float32)
+        arrays = []
+        for i, a in enumerate(ep.flat_inputs(fnx.tensor(x))):
+            np.save(tmp_path / f"{batch}_{seq}_{i}.npy", a)
+            arrays.append(str(tmp_path / f"{batch}_{seq}_{i}.npy"))
+        job[f"b{batch}_t{seq}"] = (str(program), arrays)
+        with jax.enable_x64(False):
+            want[f"b{batch}_t{seq}"] = np.asarray(
+                models.jax_gpt_block(GPT_HEADS)(models.gpt_params(GPT_C), x))
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "-c", PLAIN_JAX, str(tmp_path / "job.json"),
+                    str(tmp_path / "out.json")], check=True, env=env, cwd=tmp_path,
+                   timeout=300)
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert set(out) == set(want)
+    for key, path in out.items():
+        np.testing.assert_allclose(np.load(tmp_path / path), want[key], rtol=1e-4, atol=1e-4)
+
+
+def test_product_of_dims_in_a_view_and_a_shared_dim():
+    def f(x, y):
+        b, t, c = x.shape
+        return x.reshape(b * t, c) @ y, x.mean((0, 1))
+    t_dim = Dim("t", max=20)
+    ep = fnx.export.export(f, (fnx.ones(3, 4, 5), fnx.ones(5, 2)),
+                           dynamic_shapes={"x": {0: Dim("b", max=20), 1: t_dim}})
+    rng = np.random.default_rng(1)
+    for b, t in ((2, 7), (9, 1)):
+        x = rng.standard_normal((b, t, 5)).astype(np.float32)
+        y = rng.standard_normal((5, 2)).astype(np.float32)
+        flat, mean = ep.module()(fnx.tensor(x), fnx.tensor(y))
+        assert flat.shape == (b * t, 2)
+        np.testing.assert_allclose(flat.numpy(), x.reshape(b * t, 5) @ y, rtol=1e-5,
+                                   atol=1e-5)
+        np.testing.assert_allclose(mean.numpy(), x.mean((0, 1)), rtol=1e-5, atol=1e-6)
+    assert ep.graph_signature.output_specs[0].shape[0] == "b*t"
+    # one Dim on two inputs: the sizes must agree on every call
+    ep2 = fnx.export.export(lambda x, y: x @ y, (fnx.ones(3, 4), fnx.ones(4, 2)),
+                            dynamic_shapes={"x": {1: t_dim}, "y": {0: t_dim}})
+    x, y = rng.standard_normal((3, 6)), rng.standard_normal((6, 2))
+    np.testing.assert_allclose(ep2.module()(fnx.tensor(x, dtype=fnx.float32),
+                                            fnx.tensor(y, dtype=fnx.float32)).numpy(),
+                               x @ y, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="Dim 't' is 4 at input 'x' dim 1 but 5 at input 'y'"):
+        ep2.module()(fnx.ones(3, 4), fnx.ones(5, 2))
+
+
+# ----------------------------------------------------------------------------- module()
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 6), nn.ReLU())
+        self.head = nn.Linear(6, 3)
+        self.register_buffer("scale", fnx.tensor([1.0, 2.0, 3.0]))
+        self.register_buffer("shift", fnx.tensor([0.5, 0.0, -0.5]), persistent=False)
+
+    def forward(self, x):
+        return self.head(self.body(x)) * self.scale + self.shift
+
+
+def net_numpy(sd, shift, x):
+    h = np.maximum(x @ sd["body.0.weight"].T + sd["body.0.bias"], 0)
+    return (h @ sd["head.weight"].T + sd["head.bias"]) * sd["scale"] + shift
+
+
+def test_module_is_an_nn_module_with_the_original_state_dict(tmp_path):
+    fnx.manual_seed(3)
+    net = Net().eval()
+    ep = fnx.export.export(net, (fnx.ones(2, 4),), dynamic_shapes={"x": {0: BATCH}})
+    sd = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
+    # the loaded program first: ep.module() shares the original's parameters, as in PyTorch
+    for program in (_load(ep, tmp_path), ep):
+        m = program.module()
+        assert isinstance(m, nn.Module)
+        assert list(m.state_dict()) == list(net.state_dict())     # same keys, same order
+        assert [k for k, _ in m.named_parameters()] == [k for k, _ in net.named_parameters()]
+        assert {k for k, _ in m.named_buffers()} == {"scale", "shift"}
+        x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+        np.testing.assert_allclose(m(fnx.tensor(x)).numpy(),
+                                   net_numpy(sd, np.array([0.5, 0.0, -0.5]), x),
+                                   rtol=1e-5, atol=1e-5)
+        # the module reads its state on each call: new weights, no re-export
+        new = {k: fnx.tensor(np.full(v.shape, 0.1, np.float32)) for k, v in sd.items()}
+        m.load_state_dict(new)
+        sd2 = {k: v.numpy() for k, v in new.items()}
+        np.testing.assert_allclose(m(fnx.tensor(x)).numpy(),
+                                   net_numpy(sd2, np.array([0.5, 0.0, -0.5]), x),
+                                   rtol=1e-5, atol=1e-5)
+
+
+def _load(ep, tmp_path):
+    fnx.export.save(ep, tmp_path / "net.fnxexport")
+    return fnx.export.load(tmp_path / "net.fnxexport")
+
+
+def test_data_dependent_control_flow_with_dims_names_the_line():
+    def f(x):
+        n = int(x.max().item())      # the line the error names
+        return x * n
+    with pytest.raises(RuntimeError, match=r"test_export\.py:\d+: +n = int\(x\.max"):
+        fnx.export.export(f, (fnx.ones(3, 2),), dynamic_shapes={"x": {0: BATCH}})

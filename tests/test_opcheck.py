@@ -4,6 +4,7 @@ OpInfo database (one float64 sample per entry, to keep CI fast). References are 
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy import special as scipy_special
 
 import fnx
 from fnx.library import OpCheckError, opcheck
@@ -143,3 +144,83 @@ def test_lowering_rule_is_a_jax_function(made):
     # the rule gets JAX arrays (so jnp works in it) and the op's non-tensor arguments
     op = cube_op(made, lowering=lambda x: jnp.power(x, 3))
     assert opcheck(op, (sample(),), test_utils="test_lowering") == {"test_lowering": "SUCCESS"}
+
+
+# ----------------------------------------------------------------------------- PyTorch's exceptions
+
+def _bn_args(training):
+    rng = np.random.default_rng(0)
+    x = fnx.tensor(rng.standard_normal((4, 3, 2)))
+    return (x, None, None, fnx.zeros(3, dtype=fnx.float64), fnx.ones(3, dtype=fnx.float64),
+            training)
+
+
+@pytest.mark.parametrize("name, extra", [("native_batch_norm", (0.1, 1e-5)),
+                                         ("batch_norm", (0.1, 1e-5, False)),
+                                         ("instance_norm", (0.1, 1e-5, False))])
+def test_training_norms_write_running_stats_as_pytorch_schemas_allow(name, extra):
+    # PyTorch's schemas say `Tensor? running_mean` (no `!`), and its SchemaInfo treats the
+    # running stats as written when `training` / `use_input_stats` is true: so does opcheck
+    op = getattr(fnx.ops.aten, name).default
+    assert "Tensor? running_mean, Tensor? running_var" in str(op.schema)
+    args = _bn_args(True) + extra
+    results = opcheck(op, args)
+    assert results["test_schema"] == results["test_compiled"] == "SUCCESS"
+    assert results["test_lowering"].startswith("SKIP: the op writes")
+    assert not args[3].numpy().any()          # opcheck ran on copies
+    # the compiled call wrote the running stats as eager does: mean = 0.1 * batch mean
+    x = args[0].numpy()
+    rm, rv = fnx.zeros(3, dtype=fnx.float64), fnx.ones(3, dtype=fnx.float64)
+    fnx.compile(lambda *a: op(*a))(args[0], None, None, rm, rv, True, *extra)
+    axes = (0, 2) if name != "instance_norm" else (2,)
+    mean = x.mean(axes) if name != "instance_norm" else x.mean(2).mean(0)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * mean, rtol=1e-12)
+
+
+def test_undeclared_writes_outside_training_still_fail(made):
+    @fnx.library.custom_op("oc::sneaky_bn", mutates_args=(), device_types="cpu")
+    def sneaky_bn(x: fnx.Tensor, running_mean: fnx.Tensor, training: bool) -> fnx.Tensor:
+        running_mean.numpy(force=True)[...] += 1     # the name alone does not excuse it
+        return fnx.from_numpy(x.numpy(force=True) * 2)
+    made.append(sneaky_bn)
+    with pytest.raises(OpCheckError, match="'running_mean' was mutated"):
+        opcheck(sneaky_bn, (sample(), fnx.zeros(3, dtype=fnx.float64), True),
+                test_utils="test_schema")
+
+
+@pytest.mark.parametrize("op, args", [
+    (fnx.ops.aten.atleast_1d.default, (sample(),)),          # returns its input
+    (fnx.ops.aten.atleast_2d.default, (sample(),)),
+    (fnx.ops.aten.dropout.default, (sample(), 0.5, False)),  # train=False: its input
+    (fnx.ops.aten._unsafe_view.default, (sample(), [3, 2])),  # aliases by design
+])
+def test_composite_and_unsafe_aliases_pass_as_in_pytorch(op, args):
+    out = op(*args)
+    assert np.shares_memory(out.numpy(), args[0].numpy())     # as torch's (checked in 2.13)
+    assert opcheck(op, args, test_utils="test_schema") == {"test_schema": "SUCCESS"}
+
+
+def test_random_and_uninitialized_ops_say_why_they_skip():
+    r = opcheck(fnx.ops.aten.bernoulli.p, (sample(), 0.5))
+    assert r["test_compiled"].startswith("SKIP: the op draws random numbers")
+    assert r["test_autograd"].startswith("SKIP: ")
+    r = opcheck(fnx.ops.aten.empty_like.default, (sample(),))
+    assert r["test_compiled"] == r["test_lowering"] == "SUCCESS"     # shapes and dtypes
+    r = opcheck(fnx.ops.aten.nonzero.default, (sample(),))
+    assert r["test_faketensor"].startswith("SKIP: the output shape depends on the data")
+
+
+@pytest.mark.parametrize("name", ["exp", "add", "special_i1"])
+def test_out_of_size_zero_is_resized_under_compile(name):
+    op = getattr(fnx.ops.aten, name).out
+    x = sample()
+    args = (x, x) if name == "add" else (x,)
+    assert opcheck(op, args, {"out": fnx.empty(0, dtype=fnx.float64)},
+                   test_utils="test_compiled") == {"test_compiled": "SUCCESS"}
+    out = fnx.empty(0, dtype=fnx.float64)
+    got = fnx.compile(lambda *a, out: op(*a, out=out))(*args, out=out)
+    assert out.shape == got.shape == (2, 3)
+    np.testing.assert_array_equal(got.numpy(), out.numpy())
+    want = {"exp": np.exp(x.numpy()), "add": 2 * x.numpy(),
+            "special_i1": scipy_special.i1(x.numpy())}[name]
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)

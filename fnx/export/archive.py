@@ -105,7 +105,8 @@ def load(f) -> ExportedProgram:
         exported = jax.export.deserialize(bytearray(program))
         state = serialization.load(io.BytesIO(weights))
         sig = ExportGraphSignature(
-            [InputSpec(s["kind"], s["name"], s["shape"], s["dtype"]) for s in meta["inputs"]],
+            [InputSpec(s["kind"], s["name"], s["shape"], s["dtype"], s.get("persistent"))
+             for s in meta["inputs"]],
             [OutputSpec(s["kind"], s["name"], s["shape"], s["dtype"])
              for s in meta["outputs"]])
         dims = {k: tuple(v) for k, v in meta["dims"].items()}

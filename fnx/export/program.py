@@ -35,8 +35,9 @@ from ..graph.graph import Node
 from ..graph.tracer import trace
 from ..lower.jax import JAX_TARGET
 from ..lower.jax_compile import graph_program, raise_failed
-from .symbolic import (dynamic_spec, flat_tensors, probe_sizes, resized, same_structure,
-                       symbolize)
+from .module import ExportedModule
+from .symbolic import (SpecializationError, dynamic_spec, flat_tensors, resized,
+                       sample_points, symbolize)
 
 __all__ = ["export", "ExportedProgram", "InputSpec", "OutputSpec", "ExportGraphSignature"]
 
@@ -44,16 +45,21 @@ __all__ = ["export", "ExportedProgram", "InputSpec", "OutputSpec", "ExportGraphS
 class InputSpec:
     """One flat program input: ``kind`` is ``user_input``, ``parameter``, ``buffer`` or
     ``constant``; ``name`` its argument or state name; ``shape`` (a symbolic dim as its
-    ``Dim`` name) and ``dtype``."""
+    ``Dim`` name) and ``dtype``; ``persistent`` whether a buffer is in the module's
+    ``state_dict`` (None for the other kinds)."""
 
-    __slots__ = ("kind", "name", "shape", "dtype")
+    __slots__ = ("kind", "name", "shape", "dtype", "persistent")
 
-    def __init__(self, kind, name, shape, dtype):
+    def __init__(self, kind, name, shape, dtype, persistent=None):
         self.kind, self.name, self.shape, self.dtype = kind, name, tuple(shape), dtype
+        self.persistent = persistent
 
     def to_json(self):
-        return {"kind": self.kind, "name": self.name, "shape": list(self.shape),
-                "dtype": self.dtype}
+        out = {"kind": self.kind, "name": self.name, "shape": list(self.shape),
+               "dtype": self.dtype}
+        if self.persistent is not None:
+            out["persistent"] = self.persistent
+        return out
 
     def __repr__(self):
         return f"InputSpec({self.kind}, {self.name!r}, {self.dtype}{list(self.shape)})"
@@ -115,22 +121,31 @@ class ExportedProgram:
     def flat_inputs(self, *args, **kwargs) -> list:
         """The arrays ``to_jax().call`` takes for these user arguments: the user's tensors,
         then the state."""
+        return self._flat_inputs(args, kwargs, None)
+
+    def _flat_inputs(self, args, kwargs, state) -> list:
+        """``flat_inputs``, the state read through ``state(spec)`` if given."""
         users = flat_tensors((args, kwargs))
         n_user = len(self.graph_signature.user_inputs)
         if len(users) != n_user:
             raise TypeError(f"exported program expects {n_user} tensor input(s), got "
                             f"{len(users)}")
         specs = self.graph_signature.input_specs
+        sizes = {}
         for t, spec in zip(users, specs):
-            self._check_input(t, spec)
+            self._check_input(t, spec, sizes)
         arrays = [_host(t) for t in users]
         for spec in specs[n_user:]:
-            store = self.state_dict if spec.kind in ("parameter", "buffer") else \
-                self.constants
-            arrays.append(_host(store[spec.name]))
+            if state is not None:
+                t = state(spec)
+            elif spec.name in self.state_dict and spec.kind != "constant":
+                t = self.state_dict[spec.name]
+            else:
+                t = self.constants[spec.name]
+            arrays.append(_host(t))
         return arrays
 
-    def _check_input(self, t, spec):
+    def _check_input(self, t, spec, sizes):
         if len(t.shape) != len(spec.shape):
             raise ValueError(f"exported program: input '{spec.name}' must have "
                              f"{len(spec.shape)} dimensions, got shape {list(t.shape)}")
@@ -144,22 +159,32 @@ class ExportedProgram:
                     raise ValueError(f"exported program: input '{spec.name}' dim {axis} is "
                                      f"{size}, outside the range of Dim '{want}' "
                                      f"[{lo}, {hi}]")
+                seen = sizes.setdefault(want, (size, spec.name, axis))
+                if seen[0] != size:
+                    raise ValueError(f"exported program: Dim '{want}' is {seen[0]} at input "
+                                     f"'{seen[1]}' dim {seen[2]} but {size} at input "
+                                     f"'{spec.name}' dim {axis}; one Dim is one size")
             elif size != want:
                 raise ValueError(f"exported program: input '{spec.name}' dim {axis} must be "
                                  f"{want} (exported as static), got {size}")
 
     def __call__(self, *args, **kwargs):
-        arrays = self.flat_inputs(*args, **kwargs)
+        return self._run(self.flat_inputs(*args, **kwargs))
+
+    def module(self) -> "ExportedModule":
+        """An ``fnx.nn.Module`` that runs the program (no model code involved): its
+        parameters and buffers are the program's state under the original names (the same
+        ``state_dict()`` keys); it reads them on every call, so ``load_state_dict`` swaps
+        the weights without re-exporting."""
+        return ExportedModule(self)
+
+    def _run(self, arrays):
         with jax.enable_x64(True):
             outs = list(self._exported.call(*arrays))
         if self._checks:
             raise_failed(self._checks, outs.pop())
         tensors = [wrap(np.array(o), D.from_numpy_dtype(np.dtype(o.dtype))) for o in outs]
         return _unflatten(self._out_tree, tensors)
-
-    def module(self) -> "ExportedModule":
-        """A callable running the program (no fnx model code involved)."""
-        return ExportedModule(self)
 
     def run_decompositions(self, to: str = "core") -> "ExportedProgram":
         """The same program with ``.graph`` decomposed to ``to`` (``"core"`` or ``"prims"``);
@@ -186,19 +211,6 @@ class ExportedProgram:
         return "\n".join(lines)
 
     __repr__ = __str__
-
-
-class ExportedModule:
-    """``ExportedProgram.module()``: call it with the user's tensors."""
-
-    def __init__(self, program: ExportedProgram):
-        self._program = program
-
-    def __call__(self, *args, **kwargs):
-        return self._program(*args, **kwargs)
-
-    def state_dict(self) -> dict:
-        return dict(self._program.state_dict)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -231,13 +243,16 @@ def _unflatten(tree, tensors):
 
 
 def _state_names(model) -> dict:
-    """id(tensor) -> (kind, name) for a module's parameters and buffers."""
+    """id(tensor) -> (kind, name, tensor, persistent) for a module's parameters and
+    buffers (``persistent``: a buffer in the module's ``state_dict``)."""
     names = {}
+    saved = model.state_dict() if callable(getattr(model, "state_dict", None)) else {}
     for kind, method in (("parameter", "named_parameters"), ("buffer", "named_buffers")):
         fn = getattr(model, method, None)
         if callable(fn):
             for name, t in fn():
-                names.setdefault(id(t), (kind, name, t))
+                names.setdefault(id(t), (kind, name, t,
+                                         name in saved if kind == "buffer" else None))
     return names
 
 
@@ -253,10 +268,45 @@ def _arg_names(model, n) -> list:
 
 # ----------------------------------------------------------------------------- export
 
-def _trace(model, args, kwargs, names, to):
+def _trace(model, args, kwargs, names, to, record_lines=False):
     with no_grad():
         return trace(model, *args, decompose_to=to, input_names=names,
-                     lift_captured=True, functional=True, **kwargs)
+                     lift_captured=True, functional=True, record_lines=record_lines,
+                     **kwargs)
+
+
+def _symbolic(model, args, kwargs, flat_names, dynamic, dims, graph, prims):
+    """``graph``'s prims program with its sizes as expressions of symbolic dims, checked
+    by tracing at ``sample_points``; and the symbolic dims by name."""
+    flat = flat_tensors((args, kwargs))
+    order = list(dims.values())
+    base = {}
+    for pos, axis, d in dynamic:
+        base.setdefault(d.name, flat[pos].shape[axis])
+    fit, check = sample_points(order, tuple(base[d.name] for d in order))
+    points = fit + check
+    atens, progs = [graph], [prims]
+    for point in points[1:]:
+        a2, k2 = resized(args, kwargs, dynamic, {d.name: s for d, s in zip(order, point)})
+        atens.append(_trace(model, a2, k2, flat_names, "aten"))
+        progs.append(decompose(atens[-1], to="prims"))
+    constraints = [c for d in order for c in (f"{d.name} >= {d.min}", f"{d.name} <= {d.max}")]
+    syms = jax.export.symbolic_shape(", ".join(d.name for d in order),
+                                     constraints=constraints)
+    try:
+        # at the ATen level first: an error there can name the user's line
+        symbolize(atens, points, len(fit), syms, order, rewrite=False)
+    except SpecializationError as e:
+        again = _trace(model, args, kwargs, flat_names, "aten", record_lines=True)
+        where = None
+        if e.index is not None and e.index < len(again.nodes):
+            where = again.lines.get(again.nodes[e.index])
+        raise ValueError(f"{e} (at {where})" if where else str(e)) from None
+    try:
+        prims = symbolize(progs, points, len(fit), syms, order)
+    except SpecializationError as e:
+        raise ValueError(f"{e} (inside the decomposition of an op)") from None
+    return prims, dict(zip((d.name for d in order), syms))
 
 
 def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = False
@@ -265,26 +315,28 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = Fals
     an ``ExportedProgram``: its functional graph, state and portable StableHLO.
 
     ``dynamic_shapes`` maps argument names (or positions) to ``{axis: Dim}``; the export
-    checks, by tracing at several sizes in the dim's range, that the program is the same
-    for all of them (else it names the op that specializes the dim) and lowers it with a
-    symbolic dimension (``jax.export.symbolic_shape``). One ``Dim`` (shared by any number
-    of inputs and axes) is supported per export.
+    checks, by tracing at several sizes in the dims' ranges, that the program is the same
+    for all of them (else it names the op and the line that specializes a dim), fits every
+    size the program uses as a polynomial of the dims (``B * T`` for a ``view(B * T, C)``)
+    and lowers it with symbolic dimensions (``jax.export.symbolic_shape("b, t")``). A Dim
+    may be shared by several inputs and axes; its ``min``/``max`` are checked on each call.
 
     >>> import fnx
     >>> ep = fnx.export.export(lambda x: x.sum(1), (fnx.ones(2, 3),),
     ...                        dynamic_shapes={"x": {0: fnx.export.Dim("b", min=1)}})
     >>> ep.module()(fnx.ones(5, 3))
     tensor([3., 3., 3., 3., 3.])
+    >>> b, t = fnx.export.Dim("b"), fnx.export.Dim("t", max=128)
+    >>> ep = fnx.export.export(lambda x: x.reshape(-1), (fnx.ones(2, 3),),
+    ...                        dynamic_shapes={"x": {0: b, 1: t}})
+    >>> ep.graph_signature.output_specs[0].shape, ep.module()(fnx.ones(4, 5)).shape
+    (('b*t',), fnx.Size([20]))
     """
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     kwargs = dict(kwargs or {})
     names = _arg_names(model, len(args))
     dynamic = dynamic_spec(dynamic_shapes, names, args, kwargs)
     dims = {d.name: d for _, _, d in dynamic}
-    if len(dims) > 1:
-        raise NotImplementedError(
-            f"export: one Dim per export is supported, got {sorted(dims)} (sizes that are "
-            f"products of two symbolic dims are not inferred yet)")
     flat_names = [f"{n}" for n in names] + list(kwargs)
     graph = _trace(model, args, kwargs, flat_names, "aten")
     if graph.mutated_inputs:
@@ -296,20 +348,9 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = Fals
         raise NotImplementedError("export: the program draws random numbers (dropout in "
                                   "training mode?); call model.eval()")
     prims = decompose(graph, to="prims")
+    syms = {}
     if dynamic:
-        (dim,) = dims.values()
-        pos, axis, _ = dynamic[0]
-        size0 = flat_tensors((args, kwargs))[pos].shape[axis]
-        sizes = [size0] + probe_sizes(dim, size0, 3)
-        atens, others = [graph], []
-        for s in sizes[1:]:
-            a2, k2 = resized(args, kwargs, dynamic, s)
-            atens.append(_trace(model, a2, k2, flat_names, "aten"))
-            others.append(decompose(atens[-1], to="prims"))
-        same_structure(atens, sizes, dim)
-        (sym,) = jax.export.symbolic_shape(
-            dim.name, constraints=(f"{dim.name} >= {dim.min}", f"{dim.name} <= {dim.max}"))
-        prims = symbolize([prims] + others, sizes, sym, dim)
+        prims, syms = _symbolic(model, args, kwargs, flat_names, dynamic, dims, graph, prims)
     # input specs
     state = _state_names(model)
     specs, state_dict, constants = [], {}, {}
@@ -326,9 +367,11 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = Fals
             user_i += 1
             continue
         t = src[1]
-        kind, name, _ = state.get(id(t), ("constant", f"c{len(constants)}", t))
-        (state_dict if kind != "constant" else constants)[name] = t
-        specs.append(InputSpec(kind, name, meta.shape, meta.dtype.name))
+        kind, name, _, persistent = state.get(id(t), ("constant", f"c{len(constants)}", t,
+                                                      None))
+        # as PyTorch's: a non-persistent buffer is a program input held in ``constants``
+        (constants if kind == "constant" or persistent is False else state_dict)[name] = t
+        specs.append(InputSpec(kind, name, meta.shape, meta.dtype.name, persistent))
         # the graph's placeholder says which state it is (p_fc_weight, b_bn_running_mean)
         pretty = kind[0] + "_" + "".join(c if c.isalnum() else "_" for c in name)
         if pretty not in taken:
@@ -344,8 +387,7 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = Fals
     out_tree = _out_tree(prims.output_node.args[0], out_nodes)
     shapes = []
     for spec in specs:
-        shape = tuple(sym if isinstance(s, str) else s for s in spec.shape) if dynamic \
-            else spec.shape
+        shape = tuple(syms[s] if isinstance(s, str) else s for s in spec.shape)
         shapes.append(jax.ShapeDtypeStruct(shape, getattr(D, spec.dtype).numpy))
     try:
         with jax.enable_x64(True):
@@ -353,7 +395,7 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict: bool = Fals
     except Exception as e:
         if not dynamic:
             raise
-        raise ValueError(f"export: lowering with the symbolic Dim '{dim.name}' failed (a "
+        raise ValueError(f"export: lowering with the symbolic Dims {sorted(dims)} failed (a "
                          f"lowering rule needs a static size): {type(e).__name__}: "
                          f"{str(e).splitlines()[0]}") from e
     out_specs = []

@@ -67,6 +67,7 @@ class TracingMode(DecomposingMode):
         # fnx.compile's handler of data-dependent points (fnx.lower.graph_breaks): hands
         # traced code the value a tensor has in this call; None: they raise
         self.breaks = None
+        self.lines = None       # node -> user_frame() of its call, when asked (export errors)
 
     def __enter__(self):
         self._active = True
@@ -229,6 +230,8 @@ class TracingMode(DecomposingMode):
         if isinstance(out, Tensor):
             out._device = device
             node = self.graph.call(op, node_args, node_kwargs, _meta(out, device))
+            if self.lines is not None:
+                self.lines[node] = user_frame()
             self.bind(out, node)
             return out
         if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
@@ -236,6 +239,8 @@ class TracingMode(DecomposingMode):
                 o._device = device
             node = self.graph.call(op, node_args, node_kwargs,
                                    tuple(_meta(o, device) for o in out))
+            if self.lines is not None:
+                self.lines[node] = user_frame()
             for i, o in enumerate(out):
                 self.bind(o, self.graph.getitem(node, i))
             return out
@@ -477,7 +482,7 @@ def _common_device(op, args):
 
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
           functional=False, capture_grads=False, stored_roots=(), mode_class=None,
-          breaks=None, **kwargs) -> Graph:
+          breaks=None, record_lines=False, **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -498,6 +503,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     as a stop-gradient).
     ``breaks`` (``fnx.lower.graph_breaks.BreakTracer``) hands data-dependent values
     (``item()``, ``tolist()``) to the traced code instead of raising.
+    With ``record_lines`` ``graph.lines`` maps each call node to the user's line that made
+    it (slow: for error messages).
     """
     graph = Graph()
     if mode_class is not None:
@@ -507,6 +514,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     else:
         mode = TracingMode(graph, decompose_to, lift_captured)
     mode.breaks = breaks
+    if record_lines:
+        mode.lines = {}
     count = [0]
     names = list(input_names) if input_names is not None else _param_names(fn, len(args))
 
@@ -580,6 +589,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.lifted = mode.lifted
     graph.input_sources = mode.sources
     graph.guards = mode.guards
+    graph.lines = mode.lines or {}
     return graph
 
 

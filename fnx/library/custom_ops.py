@@ -49,7 +49,10 @@ from ..core.tensor import Tensor
 from ..dispatch import dispatcher as _d
 from ..ir.variants import bind_names
 from ..keys import inplace_or_view as _inplace_or_view
+from ..core.grad_mode import no_grad
+from ..graph.tracer import trace
 from ..lower.jax import JAX_TARGET
+from ..lower.jax_compile import graph_program
 from ..ops import aten
 
 __all__ = ["custom_op", "CustomOpDef", "infer_schema", "register_fake", "register_autograd",
@@ -210,7 +213,7 @@ class CustomOpDef:
         self._backward = None
         _custom_ops[qualname] = self
         self._functional = _functional_companion(self) if self._op.schema.is_mutable else None
-        JAX_TARGET.rules[self._op] = _callback_rule(self._op)
+        JAX_TARGET.rules[self._op] = _with_registered_backward(self, _callback_rule(self._op))
         if device_types is None:
             device_types = ("cpu", "cuda")
         self.register_kernel(device_types, fn)
@@ -279,7 +282,10 @@ class CustomOpDef:
             self._lowering = f
             # an op that writes its arguments is lowered as its functional companion: the
             # rule returns the op's outputs, then the new value of each written argument
-            JAX_TARGET.rules[self._functional or self._op] = f
+            fop = self._functional
+            JAX_TARGET.rules[fop or self._op] = \
+                _with_registered_backward(self, f) if fop is None else \
+                _flattened_rule(f) if fop.flat_writes else f
             return f
         return deco(fn) if fn is not None else deco
 
@@ -338,33 +344,47 @@ def _functional_companion(custom):
     unwritten, returning the op's outputs and then the new value of each written argument
     (its kernel runs the op on copies). The writing op's decomposition calls it and copies
     the new values in, so the tracer and the cuda backend's functionalization handle the
-    op like a built-in in-place op; eager calls still run the kernel itself."""
+    op like a built-in in-place op; eager calls still run the kernel itself.
+
+    Where a written argument is a ``Tensor[]`` or a ``Tensor?`` the companion returns one
+    flat ``Tensor[]``: the outputs, then each written tensor's new value (a list's in order,
+    none for an absent optional), as PyTorch's auto-functionalization flattens them."""
     op = custom._op
     written = [a for a in op.schema.arguments if a.is_write]
-    if any(a.type.is_list or a.type.optional for a in written):
-        return None     # written Tensor[] / Tensor?: compiled programs cannot call the op
+    flat = any(a.type.is_list or a.type.optional for a in written)
+    if flat and any(r.type.is_list or r.type.optional for r in op.schema.returns):
+        return None     # lists on both sides: compiled programs cannot call the op
     names = [a.name for a in written]
     args = ", ".join(str(a).replace(f"({a.type.alias})", "") if a.is_write else str(a)
                      for a in op.schema.arguments)
     rets = [str(r.type) for r in op.schema.returns] + ["Tensor"] * len(written)
-    ret = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
+    ret = "Tensor[]" if flat else rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
     fop = _d.define(f"{op.name}_functional({args}) -> {ret}", (), op.namespace)
     n_out = len(op.schema.returns)
 
+    def present(value):
+        """The written tensors of one argument's value (a list's, none for None)."""
+        return [] if value is None else list(value) if isinstance(value, (list, tuple)) \
+            else [value]
+
     def on_copies(*args, **kwargs):
         bound = bind_names(op, args, kwargs)
-        copies = {n: bound[n].clone() for n in names}
+        copies = {n: _map(bound[n], lambda t: t.clone() if isinstance(t, Tensor) else t)
+                  for n in names}
         pos = [copies.get(a.name, bound[a.name]) for a in op.schema.arguments
                if not a.kwarg_only and a.name in bound]
         kw = {a.name: copies.get(a.name, bound[a.name]) for a in op.schema.arguments
               if a.kwarg_only and a.name in bound}
-        return pos, kw, [copies[n] for n in names]
+        return pos, kw, [t for n in names for t in present(copies[n])]
+
+    def pack(outs, news):
+        return [*outs, *news] if flat else _one_or_tuple((*outs, *news))
 
     def kernel(ks, *args, **kwargs):
         pos, kw, news = on_copies(*args, **kwargs)
         out = op.redispatch(1 << DispatchKey.CPU, *pos, **kw)
         outs = () if n_out == 0 else tuple(out) if n_out > 1 else (out,)
-        return _one_or_tuple((*outs, *news))
+        return pack(outs, news)
 
     def fake(*args, **kwargs):
         bound = bind_names(op, args, kwargs)
@@ -372,14 +392,16 @@ def _functional_companion(custom):
         if n_out and out is None:
             raise NotImplementedError(f"{op.qualname} returns tensors: register_fake")
         outs = () if n_out == 0 else tuple(out) if n_out > 1 else (out,)
-        return _one_or_tuple((*outs, *(aten.empty_like.default(bound[n]) for n in names)))
+        return pack(outs, [aten.empty_like.default(t) for n in names
+                           for t in present(bound[n])])
 
     def decomposition(*args, **kwargs):
         bound = bind_names(op, args, kwargs)
         res = fop(*args, **kwargs)
         res = res if isinstance(res, (tuple, list)) else (res,)
-        for n, new in zip(names, res[n_out:]):
-            bound[n].copy_(new)
+        targets = [t for n in names for t in present(bound[n])]
+        for t, new in zip(targets, res[n_out:]):
+            t.copy_(new)
         return None if n_out == 0 else res[0] if n_out == 1 else tuple(res[:n_out])
 
     fop.register(DispatchKey.CPU, kernel)
@@ -387,9 +409,125 @@ def _functional_companion(custom):
     fop.register(DispatchKey.Meta, lambda ks, *a, **k: to_meta(fake(*a, **k)))
     _inplace_or_view.register_op(fop)
     fop.custom = custom
+    fop.flat_writes = flat
     JAX_TARGET.rules[fop] = _callback_rule(fop)
     op.decomposition = decomposition
     return fop
+
+
+def _flattened_rule(f):
+    """A user's rule for a writing op (outputs, then each written argument's new value: a
+    list of arrays for a ``Tensor[]``, None for an absent ``Tensor?``) as the flat list the
+    functional companion returns."""
+    def rule(*args, **kwargs):
+        res = f(*args, **kwargs)
+        res = res if isinstance(res, (tuple, list)) else (res,)
+        return [a for r in res for a in (r if isinstance(r, (tuple, list)) else
+                                         () if r is None else (r,))]
+    rule.__name__ = getattr(f, "__name__", "rule")
+    return rule
+
+
+# ----------------------------------------------------------------------------- compiled autograd
+
+class _Leaf:
+    """Stands for the ``i``-th array operand while binding a rule's arguments by name."""
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def _with_registered_backward(custom, rule):
+    """``rule`` (a JAX rule of ``custom``'s op) whose derivative, once ``register_autograd``
+    gave one, is the registered backward rather than JAX's derivative of the rule: a
+    ``jax.custom_vjp`` whose backward is the formula traced (it is made of fnx ops) and
+    lowered. So a compiled program's backward (``jax.vjp``) computes what eager autograd
+    computes, even where the registered backward is not the rule's true derivative (a
+    straight-through estimator), and an op lowered as a callback is differentiable."""
+    op = custom._op
+
+    def wrapped(*args, **kwargs):
+        if custom._backward is None:
+            return rule(*args, **kwargs)
+        flat = _leaves((args, kwargs), [])
+        it = iter(range(len(flat)))
+        bound = bind_names(op, *_map((args, kwargs),
+                                     lambda x: _Leaf(next(it)) if _is_array(x) else x))
+        names = {v.i: n for n, v in bound.items() if isinstance(v, _Leaf)}
+        if not flat or len(names) != len(flat):
+            return rule(*args, **kwargs)    # an array inside a list: JAX's derivative
+
+        def rebuild(arrays):
+            it = iter(arrays)
+            return _map((args, kwargs), lambda x: next(it) if _is_array(x) else x)
+
+        @jax.custom_vjp
+        def call(*arrays):
+            a, k = rebuild(arrays)
+            return rule(*a, **k)
+
+        def fwd(*arrays):
+            out = call(*arrays)
+            return out, (arrays, out)
+
+        def bwd(res, cts):
+            arrays, out = res
+            return _registered_vjp(op, bound, names, arrays, out, cts)
+        call.defvjp(fwd, bwd)
+        return call(*flat)
+    wrapped.__name__ = getattr(rule, "__name__", "rule")
+    wrapped.host_callback = getattr(rule, "host_callback", False)
+    return wrapped
+
+
+def _registered_vjp(op, bound, names, arrays, out, cts):
+    """The operands' cotangents from ``op.derivative`` (the registered backward), traced on
+    meta tensors of the operands' shapes and lowered to one JAX program."""
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    cts = list(cts) if isinstance(cts, (tuple, list)) else [cts]
+    live = [i for i, c in enumerate(cts) if np.dtype(c.dtype) != jax.dtypes.float0]
+
+    def meta(x, grad=False):
+        t = meta_tensor(tuple(x.shape), D.from_numpy_dtype(np.dtype(x.dtype)))
+        return t.requires_grad_(True) if grad and (t.dtype.is_floating_point or
+                                                   t.dtype.is_complex) else t
+    inputs = [meta(a, grad=True) for a in arrays]
+    n_in, n_out = len(arrays), len(outs)
+    several = len(op.schema.returns) > 1
+    missing = []
+
+    def backward(*ts):
+        kw = {n: v for n, v in bound.items() if not isinstance(v, _Leaf)}
+        kw.update({names[i]: ts[i] for i in range(n_in)})
+        res = ts[n_in:n_in + n_out]
+        grads = [None] * n_out
+        for j, i in enumerate(live):
+            grads[i] = ts[n_in + n_out + j]
+        with no_grad():
+            got = op.derivative(**kw, grads=tuple(grads),
+                                result=tuple(res) if several else res[0])
+        tensor_names = [a.name for a in op.schema.arguments if a.type.is_tensor]
+        by_name = dict(zip(tensor_names, got))
+        picked = [by_name.get(names[i]) for i in range(n_in)]
+        missing[:] = [g is None for g in picked]
+        return [g for g in picked if g is not None]
+    g = trace(backward, *inputs, *[meta(o) for o in outs], *[meta(cts[i]) for i in live],
+              decompose_to="prims")
+    program, out_nodes = graph_program(JAX_TARGET, g)
+    with jax.enable_x64(True):
+        values = iter(program(*arrays, *outs, *[cts[i] for i in live])[:len(out_nodes)])
+    result = []
+    for a, none in zip(arrays, missing):
+        float_like = np.issubdtype(np.dtype(a.dtype), np.inexact)
+        if none or not float_like:
+            if not none:
+                next(values)
+            result.append(jax.numpy.zeros(a.shape, a.dtype) if float_like else
+                          np.zeros(a.shape, jax.dtypes.float0))
+        else:
+            result.append(jax.numpy.asarray(next(values)).astype(a.dtype))
+    return tuple(result)
 
 
 # ----------------------------------------------------------------------------- pure_callback rule

@@ -13,10 +13,12 @@ from __future__ import annotations
 import sys
 from weakref import getweakrefcount
 
+import numpy as np
+
 from ..core.device import canonical
 from ..core.grad_mode import no_grad
 from ..core import tls
-from ..core.tensor import Tensor, set_grad
+from ..core.tensor import Tensor, drop_resident, set_grad
 from ..graph.graph import Node, map_nodes
 from .jax_storage import (ARRAY_TYPE, BY_PROGRAM, BY_TRANSFER, KEEP, donatable, feed,
                           rebindable)
@@ -170,11 +172,9 @@ class ProgramPlan:
                 else:
                     vc[0] += 1
             else:
-                with no_grad():
-                    t.copy_(self._value(("out", k), outs, made, inputs))
+                write_back(t, self._value(("out", k), outs, made, inputs))
         for i, w in self.copies:
-            with no_grad():
-                inputs[i].copy_(self._value(w, outs, made, inputs))
+            write_back(inputs[i], self._value(w, outs, made, inputs))
         makers = self.makers
         if olds:
             for old, (i, k, key, *_) in zip(olds, grad_outs):
@@ -230,6 +230,30 @@ class ProgramPlan:
                 t = made[k] = self.makers[k](outs[k])
             return t
         return inputs[k] if kind == "in" else k
+
+
+def write_back(t, value) -> None:
+    """Give the input ``t`` the value the program computed for it. A new shape is an
+    ``out=`` argument the program resized (as eager's ``out=`` does): ``t`` takes the
+    value's size and data (a view cannot be resized, as in eager)."""
+    with no_grad():
+        if tuple(t.shape) == tuple(value.shape):
+            t.copy_(value)
+            return
+        if t._base is not None:
+            raise RuntimeError(f"fnx.compile: cannot resize the out= view of shape "
+                               f"{list(t.shape)} to {list(value.shape)}")
+        data = value.to(dtype=t.dtype)._data
+        if isinstance(data, np.ndarray):
+            data = np.array(data)           # the tensor's own writable storage
+        drop_resident(t)
+        t._data = data
+        t.__dict__.pop("_strides", None)
+        vc = t._vc
+        if vc is None:
+            t._vc = [1]
+        else:
+            vc[0] += 1
 
 
 def feed_modes(sources) -> list:
