@@ -27,6 +27,10 @@ from ._loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosi
                     cosine_similarity, cross_entropy, gaussian_nll_loss, hinge_embedding_loss,
                     huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, nll_loss,
                     pairwise_distance, poisson_nll_loss, smooth_l1_loss, soft_margin_loss)
+from ._loss import (multi_margin_loss, multilabel_margin_loss,  # noqa: I001 - issue 19's losses
+                    multilabel_soft_margin_loss, triplet_margin_loss,
+                    triplet_margin_with_distance_loss)
+from ._ctc import ctc_loss
 
 __all__ = [
     # activations
@@ -50,6 +54,8 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
     "gaussian_nll_loss", "poisson_nll_loss",
+    "ctc_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
     # vision, attention
     "pad", "interpolate", "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
     "multi_head_attention_forward",
