@@ -86,8 +86,12 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     red = _reduction(reduction)
     unbatched = log_probs.ndim == 2
     if log_probs.ndim not in (2, 3):
-        raise RuntimeError(f"ctc_loss: expected log_probs to be 2-D (unbatched) or 3-D, but "
-                           f"got {log_probs.ndim}-D")
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.ndim}-"
+                           f"dimensional tensor for argument #1 'log_probs' (while checking "
+                           f"arguments for ctc_loss_allocate_outputs)")
+    if not log_probs.dtype.is_floating_point:
+        raise NotImplementedError(f'"ctc_loss_cpu" not implemented for '
+                                  f"'{log_probs.dtype.scalar_type}'")
     lp = log_probs.unsqueeze(1) if unbatched else log_probs
     if unbatched and targets.ndim == 1:
         targets = targets.unsqueeze(0)

@@ -126,6 +126,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"the same size.")
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         weight = weight.expand(input.shape)
+    if input.device.type == "cpu" and input.numel() and not is_compiling() and \
+            bool(((input < 0) | (input > 1)).any()):
+        # (as PyTorch's CPU kernel; a NaN input passes and gives NaN)
+        raise RuntimeError("all elements of input should be between 0 and 1")
     return aten.binary_cross_entropy.default(input, target, weight,
                                              _reduction(reduction, size_average, reduce))
 
@@ -180,25 +184,58 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
-    """``1 - cos(x1, x2)`` for ``target == 1``, ``max(0, cos(x1, x2) - margin)`` for -1."""
+    """``1 - cos(x1, x2)`` for ``target == 1``, ``max(0, cos(x1, x2) - margin)`` for -1.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.cosine_embedding_loss(fnx.tensor([[1.0, 0.0]]), fnx.tensor([[0.0, 1.0]]),
+    ...                         fnx.tensor([1.0]))
+    tensor(1.)
+    """
+    red = _reduction(reduction, size_average, reduce)
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    want = target.ndim + 1
+    for x in (input1, input2):
+        if x.ndim != want:
+            raise RuntimeError(f"{target.ndim}D target tensor expects {want}D input tensors, "
+                               f"but found inputs with sizes {list(input1.shape)} and "
+                               f"{list(input2.shape)}.")
     cos = cosine_similarity(input1, input2, dim=-1)
     loss = fnx.where(target == 1, 1 - cos, aten.relu.default(cos - margin))
-    return _reduce(loss, _reduction(reduction, size_average, reduce))
+    return _reduce(loss, red)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    """``0.5 * (log(max(var, eps)) + (input - target)**2 / max(var, eps))`` (+ const)."""
-    if var.ndim == input.ndim - 1 and var.ndim and tuple(var.shape) == tuple(input.shape[:-1]):
-        var = var.unsqueeze(-1)
-    if (var < 0).any():
+    """``0.5 * (log(max(var, eps)) + (input - target)**2 / max(var, eps))`` (+ const).
+
+    ``var`` has ``input``'s shape, or one dimension less (one variance per row), or one
+    dimension of size 1 where ``input``'s differs, or is a float.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.gaussian_nll_loss(fnx.tensor([1.0]), fnx.tensor([3.0]), fnx.tensor([1.0]))
+    tensor(2.)
+    """
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * fnx.ones_like(input)
+    elif not is_compiling() and bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)      # one variance per row of the last dimension
+        elif not (input.ndim == var.ndim and sum(
+                v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not valid")
     var = var.clone()
     with no_grad():     # clamped for stability without stopping the gradient, as PyTorch
         var.clamp_(eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
-    return _reduce(loss, _reduction(reduction))
+    return _reduce(loss, _REDUCTIONS[reduction])
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
