@@ -399,7 +399,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     tensor(0.6931)
     """
     red = _reduction(reduction, size_average, reduce)
-    loss = -(target * aten.log_sigmoid.default(input) + (1 - target) * aten.log_sigmoid.default(-input))
+    log_sig = aten.log_sigmoid.default
+    loss = -(target * log_sig(input) + (1 - target) * log_sig(-input))
     if weight is not None:
         loss = loss * weight
     loss = loss.sum(input.ndim - 1) / input.shape[-1] if input.ndim else loss
