@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import api as fnx
-from ... import linalg
 from ...core.grad_mode import no_grad
 from ...core.tensor import Tensor
+from ...ops import aten
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
@@ -25,9 +25,9 @@ def norm_except_dim(v, dim):
     (``dim=-1``: the norm of the whole tensor, a 0-dim tensor), as PyTorch's
     ``norm_except_dim``."""
     if dim == -1:
-        return linalg.vector_norm(v)
+        return aten.linalg_vector_norm.default(v, 2, None, False)
     dims = [d for d in range(v.ndim) if d != dim]
-    return linalg.vector_norm(v, 2, dims, keepdim=True)
+    return aten.linalg_vector_norm.default(v, 2, dims, True)
 
 
 def _weight_norm(v, g, dim):
@@ -154,7 +154,7 @@ def _eye_like(x, n):
 
 def _q_of_qr(a):
     """The Q of A = QR with diag(R) >= 0 (the unique one for full-rank A)."""
-    q, r = linalg.qr(a)
+    q, r = fnx.qr(a)
     d = r.diagonal(0, -2, -1)
     signs = fnx.where(d == 0, fnx.ones_like(d), d.sgn())
     return q * signs.unsqueeze(-2)
@@ -185,16 +185,16 @@ class _Orthogonal(Module):
                 x = fnx.cat([x, pad], -1)
             a = x - x.mH                              # skew-symmetric (skew-hermitian)
             if self.orthogonal_map == "matrix_exp":
-                q = linalg.matrix_exp(a)
+                q = fnx.matrix_exp(a)
             else:                                     # (I + A/2)(I - A/2)^-1
                 eye = _eye_like(a, n)
-                q = linalg.solve(eye - 0.5 * a, eye + 0.5 * a)
+                q = aten.linalg_solve.default(eye - 0.5 * a, eye + 0.5 * a)
             if n != k:
                 q = q[..., :k]
         else:
             a = x.tril(-1)
             tau = 2.0 / (1.0 + (a * a).sum(-2))
-            q = linalg.householder_product(a, tau)
+            q = fnx.orgqr(a, tau)
             # the diagonal of x holds the signs (+-1) of the columns; not differentiated
             q = q * x.diagonal(0, -2, -1).detach().int().unsqueeze(-2)
         if "base" in self._buffers:

@@ -139,7 +139,7 @@ class ParametrizationList(ModuleList):
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
-                elif len(self) > 1 or not self.is_tensor:
+                else:
                     raise RuntimeError(f"parametrization {type(module).__name__} does not "
                                        f"implement right_inverse.")
             if self.is_tensor:
