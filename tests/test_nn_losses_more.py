@@ -563,3 +563,33 @@ def test_cross_entropy_compiled(rng):
     compiled_matches(lambda a: F.kl_div(a.log_softmax(1), a.softmax(0), reduction="batchmean"),
                      x)
     compiled_matches(lambda a: F.gaussian_nll_loss(a, a.flip(0), a.exp(), full=True), x)
+
+
+@pytest.mark.skipif(not fnx.cuda.is_available(),
+                    reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
+def test_new_losses_on_cuda_match_cpu(rng):
+    lp, targets, in_len, tg_len, _ = _ctc_case(rng)
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    y = np.array([0, 3, 4, 1])
+    ml = np.array([[3, 0, -1, 1, 2], [1, -1, 0, 0, 0], [4, 3, 2, 1, 0], [-1, 2, 2, 2, 2]])
+    a, p, n = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    cases = [
+        (lambda d, v: F.ctc_loss(v, fnx.tensor(targets, device=d), in_len, tg_len),
+         lp.astype(np.float32)),
+        (lambda d, v: F.multi_margin_loss(v, fnx.tensor(y, device=d), p=2), x),
+        (lambda d, v: F.multilabel_margin_loss(v, fnx.tensor(ml, device=d)), x),
+        (lambda d, v: F.multilabel_soft_margin_loss(v, fnx.tensor((x > 0) * 1.0, device=d)),
+         x),
+        (lambda d, v: F.triplet_margin_loss(v, fnx.tensor(p, device=d),
+                                            fnx.tensor(n, device=d), swap=True), a),
+    ]
+    for fn, data in cases:
+        outs, grads = [], []
+        for d in ("cpu", "cuda"):
+            v = fnx.tensor(data, device=d, requires_grad=True)
+            out = fn(d, v)
+            out.backward()
+            outs.append(out.detach().cpu().numpy())
+            grads.append(v.grad.cpu().numpy())
+        np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grads[1], grads[0], rtol=1e-4, atol=1e-6)
