@@ -305,6 +305,25 @@ def test_orthogonal(rng, orthogonal_map, shape):
     np.testing.assert_allclose(arr(m.weight), q, atol=1e-10)
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_orthogonal_without_trivialization(shape):
+    m = nn.Linear(shape[1], shape[0]).double()
+    w0 = arr(m.weight).copy()
+    P.orthogonal(m, orthogonal_map="householder", use_trivialization=False)
+    assert list(m.state_dict()) == ["bias", "parametrizations.weight.original"]
+    # the original holds the reflectors of the weight's QR: the value is its Q factor
+    expected = np_q(w0) if shape[0] >= shape[1] else np_q(w0.T).T
+    np.testing.assert_allclose(arr(m.weight), expected, atol=1e-12)
+    for orthogonal_map in ("matrix_exp", "cayley"):
+        m = P.orthogonal(nn.Linear(shape[1], shape[0]).double(),
+                         orthogonal_map=orthogonal_map, use_trivialization=False)
+        w = arr(m.weight)
+        gram = w.T @ w if shape[0] >= shape[1] else w @ w.T
+        np.testing.assert_allclose(gram, np.eye(min(shape)), atol=1e-12)
+        with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+            m.weight = t64(w)
+
+
 def test_orthogonal_errors():
     with pytest.raises(ValueError, match="Expected a matrix or batch of matrices. Got a tensor "
                                          "of 1 dimensions."):

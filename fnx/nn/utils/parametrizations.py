@@ -160,6 +160,46 @@ def _q_of_qr(a):
     return q * signs.unsqueeze(-2)
 
 
+def _householder_qr(a):
+    """LAPACK's geqrf on one tall real matrix (NumPy): R on and above the diagonal, the
+    reflectors below it (unit first entries implied), and their tau."""
+    a = a.copy()
+    n, k = a.shape
+    tau = np.zeros(k, a.dtype)
+    for j in range(k):
+        x = a[j:, j]
+        below = np.linalg.norm(x[1:])
+        if below == 0.0:
+            continue                       # no reflection: tau = 0
+        alpha = x[0]
+        beta = -np.copysign(np.hypot(alpha, below), alpha)
+        v = x / (alpha - beta)
+        v[0] = 1.0
+        tau[j] = (beta - alpha) / beta
+        a[j:, j:] -= tau[j] * np.outer(v, v @ a[j:, j:])
+        a[j, j] = beta
+        a[j + 1:, j] = v[1:]
+    return a, tau
+
+
+def _householder_inverse(q, transposed):
+    """The Householder parametrization's original for value ``q`` (tall, maybe batched):
+    the reflectors of its QR, the diagonal holding the signs that make R's positive (so
+    the forward gives back the orthogonal factor of ``q``)."""
+    mats = q.detach().cpu().numpy().astype(np.float64)
+    flat = mats.reshape(-1, *mats.shape[-2:])
+    out = np.empty_like(flat)
+    for i, m in enumerate(flat):
+        a, tau = _householder_qr(m)
+        d = np.sign(np.diagonal(a)).copy()
+        d[d == 0] = 1.0
+        d[tau == 0.0] *= -1.0    # the forward's tau is 2 there: a sign flip to undo
+        np.fill_diagonal(a, d)
+        out[i] = a
+    res = fnx.tensor(out.reshape(mats.shape), dtype=q.dtype, device=q.device)
+    return res.mT if transposed else res
+
+
 class _Orthogonal(Module):
     def __init__(self, weight, orthogonal_map, *, use_trivialization=True):
         super().__init__()
@@ -212,8 +252,11 @@ class _Orthogonal(Module):
                 q = q.mT
                 n, k = k, n
             if "base" not in self._buffers:
-                raise NotImplementedError("It is not possible to assign to an orthogonal "
-                                          "parametrization when use_trivialization=False.")
+                if self.orthogonal_map != "householder":
+                    raise NotImplementedError(
+                        "It is not possible to assign to the matrix exponential or the Cayley "
+                        "parametrizations when use_trivialization=False.")
+                return _householder_inverse(q, q_init.shape[-2] < q_init.shape[-1])
             if n == k:
                 eye = _eye_like(q, k)
                 eps = 10.0 * n * float(np.finfo(q.dtype.numpy).eps)
