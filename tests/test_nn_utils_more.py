@@ -468,3 +468,15 @@ def test_parametrized_modules_compile(rng):
             np.testing.assert_allclose(arr(compiled(x)), arr(eager(x)), rtol=1e-5, atol=1e-6)
         for (name, a), (_, b) in zip(eager.named_buffers(), compiled_module.named_buffers()):
             np.testing.assert_allclose(arr(b), arr(a), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_functional_call_compiles(rng):
+    m = nn.Linear(3, 2)
+    own = m.weight
+    f = fnx.compile(lambda w, x: functional_call(m, {"weight": w}, (x,)))
+    x = fnx.tensor(rng.standard_normal((4, 3)).astype(np.float32))
+    for _ in range(2):              # a new weight each call: no recompilation needed
+        w = rng.standard_normal((2, 3)).astype(np.float32)
+        np.testing.assert_allclose(arr(f(fnx.tensor(w), x)), arr(x) @ w.T + arr(m.bias),
+                                   rtol=1e-5, atol=1e-6)
+    assert m.weight is own
