@@ -2,18 +2,21 @@
 
 The forward variable alpha runs over the extended label sequence ``l'`` (a blank before,
 between and after the labels: ``2 S + 1`` states) in log space, one step per time frame;
-the loop over ``T`` is plain Python, so a compiled call traces it into one program and
-autograd differentiates it (the gradient is the alpha-beta one, by reverse mode).
+the steps after the first are one ``prims.ctc_alpha`` (a NumPy loop on the CPU, one
+``lax.scan`` when compiled), whose derivative ``prims.ctc_alpha_backward`` is the
+reverse-mode sweep (the alpha-beta gradient).
 
-Unreachable states hold a large finite negative number instead of ``-inf``: a
-logsumexp of ``-inf`` values has a NaN gradient, which would poison the sum even where
-it is multiplied by zero. A loss at that level is an impossible alignment: ``inf``.
+Unreachable states hold a large finite negative number instead of ``-inf`` (and the
+log-probabilities are clamped to it): a logsumexp of ``-inf`` values has a NaN gradient,
+which would poison the sum even where it is multiplied by zero. A loss at that level is an
+impossible alignment: ``inf``.
 """
 from __future__ import annotations
 
 from .. import api as fnx
 from ..core.tensor import Tensor
 from ..graph.tracer import is_compiling
+from ..ops import prims
 from ._loss import _reduction
 
 __all__ = ["ctc_loss"]
@@ -66,7 +69,7 @@ def _check_values(input_lengths, target_lengths, t_max, s_max):
                            f"ctc_loss_allocate_outputs)")
 
 
-def _lse(*terms):
+def _lse(*terms):      # (of two finite terms, for the last states)
     stacked = fnx.stack(terms)
     top = stacked.amax(0).detach()
     return (stacked - top).exp().sum(0).log() + top
@@ -129,22 +132,19 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     else:
         skip = fnx.zeros(n, width, dtype=fnx.bool, device=dev)
     neg = fnx.full((n, width), _NEG, dtype=work.dtype, device=dev)
-    neg1 = neg[:, :1]
-    neg2 = fnx.full((n, 2), _NEG, dtype=work.dtype, device=dev)
 
     state = fnx.arange(width, device=dev).unsqueeze(0)
-    emit = work[0].gather(1, ext)
-    alpha = fnx.where(state < 2, emit, neg)
+    # every frame's log-probability of every extended label, clamped finite (see above)
+    emit = work.gather(2, ext.unsqueeze(0).expand(t_max, n, width)).clamp(min=_NEG)
+    alpha = fnx.where(state < 2, emit[0], neg)
     # an empty input has the empty path only: log 1 at the first blank
     empty = fnx.where(state == 0, fnx.zeros_like(neg), neg)
     alpha = fnx.where((in_len > 0).unsqueeze(1), alpha, empty)
-    for t in range(1, t_max):
-        emit = work[t].gather(1, ext)
-        prev1 = fnx.cat([neg1, alpha[:, :-1]], 1)
-        prev2 = fnx.where(skip, fnx.cat([neg2, alpha[:, :-2]], 1)[:, :width], neg)
-        new = _lse(alpha, prev1, prev2) + emit
-        # a sequence that has ended keeps its alpha
-        alpha = fnx.where((in_len > t).unsqueeze(1), new, alpha)
+    if t_max > 1:
+        # frames 1..T-1 in one prim (one lax.scan when compiled); a sequence that has
+        # ended keeps its alpha
+        active = fnx.arange(1, t_max, device=dev).unsqueeze(1) < in_len.unsqueeze(0)
+        alpha = prims.ctc_alpha.default(alpha, emit[1:], skip, active)
     last = alpha.gather(1, (2 * tg_len).unsqueeze(1)).squeeze(1)
     before = alpha.gather(1, (2 * tg_len - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
     before = fnx.where(tg_len > 0, before, fnx.full_like(before, _NEG))
