@@ -423,6 +423,36 @@ def _recurrence_rules():
                 jnp.zeros((0, g // RNN_MODES[mode]), gi.dtype) if w_hr is None else grads[5])
 
 
+def _ctc_alpha(alpha0, emit, skip, active):
+    """``prims.ctc_alpha`` as one ``lax.scan`` over the time frames."""
+    neg = jnp.full(alpha0.shape[:-1] + (1,), -jnp.inf, alpha0.dtype)
+
+    def step(alpha, xs):
+        e, on = xs
+        one = jnp.concatenate([neg, alpha[:, :-1]], 1)
+        two = jnp.concatenate([neg, neg, alpha[:, :-2]], 1)[:, :alpha.shape[1]]
+        terms = jnp.stack([alpha, one, jnp.where(skip, two, -jnp.inf)])
+        # the stay term is finite, so the max is (and the gradient is NaN-free)
+        m = lax.stop_gradient(jnp.max(terms, 0))
+        new = jnp.log(jnp.sum(jnp.exp(terms - m), 0)) + m + e
+        return jnp.where(on[:, None], new, alpha), None
+
+    out, _ = lax.scan(step, alpha0, (emit, active))
+    return out
+
+
+def _ctc_rules():
+    @rule(P.ctc_alpha)
+    def _(alpha0, emit, skip, active):
+        return _ctc_alpha(alpha0, emit, skip, active)
+
+    @rule(P.ctc_alpha_backward)
+    def _(grad, alpha0, emit, skip, active):
+        _, vjp = jax.vjp(lambda a, e: _ctc_alpha(a, e, skip, active), alpha0, emit)
+        return vjp(grad)
+
+
 _bind_tables()
 _rules()
 _recurrence_rules()
+_ctc_rules()

@@ -9,6 +9,7 @@ import warnings
 
 from .. import api as fnx
 from ..core.grad_mode import no_grad
+from ..graph.tracer import is_compiling
 from ..ops import aten
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -125,6 +126,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"the same size.")
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         weight = weight.expand(input.shape)
+    if input.device.type == "cpu" and input.numel() and not is_compiling() and \
+            bool(((input < 0) | (input > 1)).any()):
+        # (as PyTorch's CPU kernel; a NaN input passes and gives NaN)
+        raise RuntimeError("all elements of input should be between 0 and 1")
     return aten.binary_cross_entropy.default(input, target, weight,
                                              _reduction(reduction, size_average, reduce))
 
@@ -179,25 +184,58 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
-    """``1 - cos(x1, x2)`` for ``target == 1``, ``max(0, cos(x1, x2) - margin)`` for -1."""
+    """``1 - cos(x1, x2)`` for ``target == 1``, ``max(0, cos(x1, x2) - margin)`` for -1.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.cosine_embedding_loss(fnx.tensor([[1.0, 0.0]]), fnx.tensor([[0.0, 1.0]]),
+    ...                         fnx.tensor([1.0]))
+    tensor(1.)
+    """
+    red = _reduction(reduction, size_average, reduce)
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    want = target.ndim + 1
+    for x in (input1, input2):
+        if x.ndim != want:
+            raise RuntimeError(f"{target.ndim}D target tensor expects {want}D input tensors, "
+                               f"but found inputs with sizes {list(input1.shape)} and "
+                               f"{list(input2.shape)}.")
     cos = cosine_similarity(input1, input2, dim=-1)
     loss = fnx.where(target == 1, 1 - cos, aten.relu.default(cos - margin))
-    return _reduce(loss, _reduction(reduction, size_average, reduce))
+    return _reduce(loss, red)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    """``0.5 * (log(max(var, eps)) + (input - target)**2 / max(var, eps))`` (+ const)."""
-    if var.ndim == input.ndim - 1 and var.ndim and tuple(var.shape) == tuple(input.shape[:-1]):
-        var = var.unsqueeze(-1)
-    if (var < 0).any():
+    """``0.5 * (log(max(var, eps)) + (input - target)**2 / max(var, eps))`` (+ const).
+
+    ``var`` has ``input``'s shape, or one dimension less (one variance per row), or one
+    dimension of size 1 where ``input``'s differs, or is a float.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.gaussian_nll_loss(fnx.tensor([1.0]), fnx.tensor([3.0]), fnx.tensor([1.0]))
+    tensor(2.)
+    """
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * fnx.ones_like(input)
+    elif not is_compiling() and bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)      # one variance per row of the last dimension
+        elif not (input.ndim == var.ndim and sum(
+                v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not valid")
     var = var.clone()
     with no_grad():     # clamped for stability without stopping the gradient, as PyTorch
         var.clamp_(eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
-    return _reduce(loss, _reduction(reduction))
+    return _reduce(loss, _REDUCTIONS[reduction])
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
@@ -211,3 +249,159 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
         loss = loss + fnx.where(target > 1, stirling, fnx.zeros_like(stirling))
     return _reduce(loss, _reduction(reduction, size_average, reduce))
+
+
+# ----------------------------------------------------------------------------- margin losses
+
+def _check_triplet_dims(anchor, positive, negative):
+    a, p, n = anchor.ndim, positive.ndim, negative.ndim
+    if not a == p == n:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a}D, positive "
+                           f"{p}D, and negative {n}D inputs")
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the ``p``-norm pairwise distance;
+    ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> a, p, n = fnx.tensor([[0.0, 0.0]]), fnx.tensor([[3.0, 4.0]]), fnx.tensor([[1.0, 0.0]])
+    >>> F.triplet_margin_loss(a, p, n, eps=0.0)
+    tensor(5.)
+    """
+    red = _reduction(reduction, size_average, reduce)
+    _check_triplet_dims(anchor, positive, negative)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = fnx.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(aten.relu.default(margin + d_pos - d_neg), red)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """``triplet_margin_loss`` with any distance: ``distance_function(x1, x2)`` returns one
+    distance per row (default: the Euclidean ``pairwise_distance``).
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> a, p, n = fnx.tensor([[0.0, 0.0]]), fnx.tensor([[3.0, 4.0]]), fnx.tensor([[1.0, 0.0]])
+    >>> F.triplet_margin_with_distance_loss(a, p, n, distance_function=lambda x, y:
+    ...                                     (x - y).abs().sum(-1))
+    tensor(7.)
+    """
+    red = _reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = fnx.minimum(d_neg, dist(positive, negative))
+    return _reduce(aten.relu.default(margin + d_pos - d_neg), red)
+
+
+def _check_margin_input(input):
+    if not (input.ndim == 1 and input.shape[0] or input.ndim == 2 and input.shape[1]) \
+            and not (input.ndim == 2 and input.shape[0] == 0 and input.shape[1]):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+
+
+def _class_mask(target, c, device):
+    """``mask[n, i] = (i == target[n])`` for a (N,) long target."""
+    return target.unsqueeze(1) == fnx.arange(c, device=device).unsqueeze(0)
+
+
+def _check_class_targets(target, c, what):
+    if not is_compiling() and target.numel() and bool(((target < 0) | (target >= c)).any()):
+        raise RuntimeError(what)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """Multi-class hinge loss: ``sum_{i != y} max(0, margin - x[y] + x[i])**p / C`` per
+    sample (``weight[y]`` scales the terms of a sample of class ``y``).
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.multi_margin_loss(fnx.tensor([[0.1, 0.2, 0.4, 0.8]]), fnx.tensor([3]))
+    tensor(0.3250)
+    """
+    red = _reduction(reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    _check_margin_input(input)
+    x = input if input.ndim == 2 else input.unsqueeze(0)
+    n, c = x.shape
+    if target.numel() != n or target.ndim > 1 or (input.ndim == 2 and target.ndim != 1):
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal "
+                           f"to the number of input samples (batch size). Expected target "
+                           f"size [{n}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got "
+                           f"{list(weight.shape)}")
+    _check_class_targets(target, c, "target out of range")
+    y = target.reshape(n).long().clamp(0, max(c - 1, 0))
+    picked = x.gather(1, y.unsqueeze(1))
+    z = aten.relu.default(margin - picked + x)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight[y].unsqueeze(1)
+    z = fnx.where(_class_mask(y, c, x.device), fnx.zeros_like(z), z)
+    loss = z.sum(1) / c
+    return _reduce(loss if input.ndim == 2 else loss.squeeze(0), red)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss: ``target`` lists each sample's classes, ended by the first
+    ``-1``; each (class in, class out) pair costs ``max(0, 1 - (x[in] - x[out])) / C``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.multilabel_margin_loss(fnx.tensor([[0.1, 0.2, 0.4, 0.8]]),
+    ...                          fnx.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    red = _reduction(reduction, size_average, reduce)
+    _check_margin_input(input)
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
+                           f"size: {list(input.shape)}")
+    x = input if input.ndim == 2 else input.unsqueeze(0)
+    n, c = x.shape
+    t = target.reshape(n, c).long()
+    _check_class_targets(fnx.where(t < 0, fnx.zeros_like(t), t), c,
+                         "argument #2 'target' is out of range")
+    # a label counts while no -1 came before it in its row
+    valid = fnx.cumprod((t >= 0).long(), 1).bool()                       # (N, C)
+    safe = fnx.where(valid, t, fnx.zeros_like(t))
+    # is_target[n, i]: class i is one of row n's labels
+    hits = (safe.unsqueeze(2) == fnx.arange(c, device=x.device)) & valid.unsqueeze(2)
+    is_target = hits.any(1)                                              # (N, C)
+    picked = x.gather(1, safe)                                           # (N, C): x[y_j]
+    z = aten.relu.default(1 - (picked.unsqueeze(2) - x.unsqueeze(1)))    # (N, j, i)
+    keep = valid.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = fnx.where(keep, z, fnx.zeros_like(z)).sum((1, 2)) / c
+    return _reduce(loss if input.ndim == 2 else loss.squeeze(0), red)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Per-class binary cross entropy with logits, averaged over the classes (last dim).
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.multilabel_soft_margin_loss(fnx.tensor([[0.0, 0.0]]), fnx.tensor([[1.0, 0.0]]))
+    tensor(0.6931)
+    """
+    red = _reduction(reduction, size_average, reduce)
+    log_sig = aten.log_sigmoid.default
+    loss = -(target * log_sig(input) + (1 - target) * log_sig(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.ndim - 1) / input.shape[-1] if input.ndim else loss
+    return _reduce(loss, red)

@@ -34,6 +34,11 @@ from ._functional_vision import (affine_grid, channel_shuffle, grid_sample, inte
                                  native_channel_shuffle, pixel_shuffle, pixel_unshuffle, upsample,
                                  upsample_bilinear, upsample_nearest)
 
+from ._loss import (multi_margin_loss, multilabel_margin_loss,  # noqa: I001 - issue 19's losses
+                    multilabel_soft_margin_loss, triplet_margin_loss,
+                    triplet_margin_with_distance_loss)
+from ._ctc import ctc_loss
+
 __all__ = [
     # activations
     "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "leaky_relu", "leaky_relu_",
@@ -55,6 +60,8 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
     "gaussian_nll_loss", "poisson_nll_loss",
+    "ctc_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
     # vision, attention
     "pad", "interpolate", "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
     "multi_head_attention_forward", "upsample", "upsample_nearest", "upsample_bilinear",

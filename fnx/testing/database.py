@@ -57,12 +57,19 @@ class SampleInput:
     SampleInput(float32[2, 3], 2.5, alpha=2)
     """
 
-    __slots__ = ("input", "args", "kwargs")
+    __slots__ = ("input", "args", "kwargs", "kink")
 
     def __init__(self, input, *args, **kwargs):
         self.input = input
         self.args = args
         self.kwargs = kwargs
+        self.kink = None
+
+    def at_kink(self, why: str) -> "SampleInput":
+        """Mark the sample as sitting where the op is not differentiable (``why``): the
+        gradient check skips it, the other checks run.  Returns the sample."""
+        self.kink = why
+        return self
 
     def all_args(self) -> tuple:
         return (self.input,) + self.args
@@ -74,7 +81,9 @@ class SampleInput:
         for k, v in self.kwargs.items():
             v = _map(fn, v)
             kw[k] = kwarg_fn(k, v) if kwarg_fn is not None else v
-        return SampleInput(_map(fn, self.input), *(_map(fn, a) for a in self.args), **kw)
+        out = SampleInput(_map(fn, self.input), *(_map(fn, a) for a in self.args), **kw)
+        out.kink = self.kink
+        return out
 
     def numpy(self):
         """``(args, kwargs)`` for a reference: tensors become NumPy arrays (copies)."""

@@ -106,7 +106,9 @@ def _prune_errors(info):
 
 
 def _with_out(s, out):
-    return SampleInput(s.input, *s.args, **s.kwargs, out=out)
+    new = SampleInput(s.input, *s.args, **s.kwargs, out=out)
+    new.kink = s.kink
+    return new
 
 
 def _empty(shape, dtype, device):

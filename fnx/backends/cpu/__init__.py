@@ -9,6 +9,8 @@ from . import (conversion, elementwise, elementwise_ternary, factorizations, fac
                sorting, special)
 from . import bessel  # noqa: F401  (after special: the Bessel ATen ops' kernels)
 from . import out_variants  # noqa: F401  (the out= forms of decomposed ops)
+
+from . import ctc  # noqa: F401 - the CTC prims' kernels
 from ._core import CPU_KS, wrap, wrap_resident
 
 # IEEE results (inf - inf = nan, 0 * inf = nan, log(0) = -inf) are what PyTorch returns,

@@ -23,7 +23,7 @@ True
 """
 from __future__ import annotations
 
-from . import (assertions, checks, contraction, creation, data_dependent, elementwise, fft,
+from . import (assertions, checks, contraction, creation, ctc, data_dependent, elementwise, fft,
                gather_scatter, layout, linalg, random, recurrence, reduction, scan, sorting,
                special)
 from .assertions import *  # noqa: F403
@@ -31,6 +31,7 @@ from ._common import OPS, POINTWISE, PRIM, RNG
 from .checks import category_name, check_dims, check_tensor, scalar_for
 from .contraction import *  # noqa: F403
 from .creation import *  # noqa: F403
+from .ctc import *  # noqa: F403
 from .data_dependent import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .fft import *  # noqa: F403
@@ -50,5 +51,5 @@ __all__ = ["OPS", "PRIM", "POINTWISE", "RNG", "check_tensor", "check_dims", "cat
            "scalar_for", "checks",
            *(name for m in (elementwise, layout, reduction, scan, creation, contraction,
                             gather_scatter, sorting, data_dependent, fft, linalg, random,
-                            recurrence, special, assertions, bessel)
+                            recurrence, special, assertions, bessel, ctc)
              for name in m.__all__)]

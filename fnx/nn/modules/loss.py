@@ -8,7 +8,9 @@ from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss",
-           "HingeEmbeddingLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "PoissonNLLLoss"]
+           "HingeEmbeddingLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "PoissonNLLLoss",
+           "CTCLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss"]
 
 
 class _Loss(Module):
@@ -195,3 +197,124 @@ class PoissonNLLLoss(_Loss):
     def forward(self, log_input, target):
         return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
                                   eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification: ``-log`` of the total probability of the
+    alignments of ``log_probs`` (T, N, C) with each target, ``blank`` separating repeats.
+
+    >>> import fnx
+    >>> lp = fnx.full((2, 1, 2), 0.5).log()
+    >>> fnx.nn.CTCLoss(reduction="sum")(lp, fnx.tensor([[1]]), [2], [1])
+    tensor(0.2877)
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
+
+class TripletMarginLoss(_Loss):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with the ``p``-norm distance.
+
+    >>> import fnx
+    >>> a, p, n = fnx.tensor([[0.0, 0.0]]), fnx.tensor([[3.0, 4.0]]), fnx.tensor([[1.0, 0.0]])
+    >>> fnx.nn.TripletMarginLoss(eps=0.0)(a, p, n)
+    tensor(5.)
+    """
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                 reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``TripletMarginLoss`` with a distance function of your choice.
+
+    >>> import fnx
+    >>> a, p, n = fnx.tensor([[0.0, 0.0]]), fnx.tensor([[3.0, 4.0]]), fnx.tensor([[1.0, 0.0]])
+    >>> l1 = fnx.nn.TripletMarginWithDistanceLoss(distance_function=lambda x, y:
+    ...                                          (x - y).abs().sum(-1))
+    >>> l1(a, p, n)
+    tensor(7.)
+    """
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        self.distance_function = distance_function
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss; each target row lists classes, ended by ``-1``.
+
+    >>> import fnx
+    >>> fnx.nn.MultiLabelMarginLoss()(fnx.tensor([[0.1, 0.2, 0.4, 0.8]]),
+    ...                               fnx.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss averaged over the classes.
+
+    >>> import fnx
+    >>> fnx.nn.MultiLabelSoftMarginLoss()(fnx.tensor([[0.0, 0.0]]), fnx.tensor([[1.0, 0.0]]))
+    tensor(0.6931)
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                             reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss (``p`` 1 or 2) with an optional per-class ``weight``.
+
+    >>> import fnx
+    >>> fnx.nn.MultiMarginLoss()(fnx.tensor([[0.1, 0.2, 0.4, 0.8]]), fnx.tensor([3]))
+    tensor(0.3250)
+    """
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.ndim}D instead")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)

@@ -20,7 +20,7 @@ from ...ops import prims as _p
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence, batch_sizes_list
+from .._packed_sequence import PackedSequence, batch_sizes_list
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]

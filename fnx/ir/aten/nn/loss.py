@@ -295,8 +295,7 @@ def _nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
     n, c = self.shape[:2]
     rest = list(self.shape[2:])
     if list(target.shape) != [n] + rest:
-        raise RuntimeError(f"size mismatch (got input: {list(self.shape)}, target: "
-                           f"{list(target.shape)})")
+        raise RuntimeError(f"Expected target size {[n] + rest}, got {list(target.shape)}")
     x = aten.permute(self, [0] + list(range(2, self.ndim)) + [1])
     x = aten.reshape(x, [n * math.prod(rest), c])
     t = aten.reshape(target, [n * math.prod(rest)])

@@ -85,13 +85,16 @@ def _bce_ref(x, t, w=None, reduction=1):
 
 def _bce_samples(info, device, dtype):
     x = np.random.default_rng(7).random((3, 4)) * 0.98 + 0.01
-    x[0, 0], x[0, 1] = 0.0, 1.0               # log(0) is clamped at -100
     for r in (0, 1, 2):
         yield SampleInput(_arr(x, dtype, device), _t((3, 4), dtype, device, 0, 1),
                           _t((3, 4), dtype, device, 0, 2) if r else None, r)
     yield SampleInput(_t((2, 3), dtype, device, 0.01, 0.99), _t((2, 3), dtype, device, 0, 1),
                       _t((3,), dtype, device, 0, 2))                     # broadcast weight
     yield SampleInput(_t((0,), dtype, device, 0, 1), _t((0,), dtype, device, 0, 1))
+    x[0, 0], x[0, 1] = 0.0, 1.0               # log(0) is clamped at -100
+    yield SampleInput(_arr(x, dtype, device), _t((3, 4), dtype, device, 0, 1),
+                      _t((3, 4), dtype, device, 0, 2), 1).at_kink(
+        "probabilities exactly 0 and 1: the finite-difference step leaves the domain")
 
 
 def _bce_errors(info, device):
@@ -282,21 +285,21 @@ def _kl_div_ref(x, t, reduction=1, log_target=False):
 
 
 def _kl_div_samples(info, device, dtype):
-    t = np.random.default_rng(8).random((3, 4))
-    t[0, 0] = 0.0                          # contributes 0, not NaN
+    t = np.random.default_rng(8).random((3, 4)) + 0.05
     for r in (0, 1, 2):
         yield SampleInput(_logp((3, 4), dtype, device), _arr(t, dtype, device), r)
     yield SampleInput(_logp((3, 4), dtype, device), _logp((3, 4), dtype, device), 2,
                       log_target=True)
     yield SampleInput(_t((0, 2), dtype, device), _t((0, 2), dtype, device, 0, 1), 2)
+    t[0, 0] = 0.0                          # contributes 0, not NaN
+    yield SampleInput(_logp((3, 4), dtype, device), _arr(t, dtype, device), 1).at_kink(
+        "a target of exactly 0 (xlogy's branch point): the finite-difference step crosses "
+        "the branch")
 
 
 register(
     OpInfo(aten.binary_cross_entropy.default, _floatref(_bce_ref), F, _bce_samples, tols=TOLS,
-           error_inputs=_bce_errors,
-           known_failures=[_grad_kink("samples with probabilities exactly 0 and 1: the "
-                                      "finite-difference step leaves the domain, and the log "
-                                      "is clamped at -100 there")]),
+           error_inputs=_bce_errors),
     OpInfo(aten.binary_cross_entropy_with_logits.default, _floatref(_bce_logits_ref), F,
            _bce_logits_samples, tols=TOLS, error_inputs=_bce_logits_errors),
     OpInfo(aten.nll_loss_forward.default, _floatref(_nll_forward_ref), F, _nll_forward_samples,
@@ -307,9 +310,7 @@ register(
            tols=TOLS, error_inputs=_nll_errors(False)),
     OpInfo(aten.cross_entropy_loss.default, _floatref(_cross_entropy_ref), F,
            _cross_entropy_samples, tols=TOLS, error_inputs=_cross_entropy_errors),
-    OpInfo(aten.kl_div.default, _floatref(_kl_div_ref), F, _kl_div_samples, tols=TOLS,
-           known_failures=[_grad_kink("a target of exactly 0 (xlogy's branch point): the "
-                                      "finite-difference step crosses the branch")]),
+    OpInfo(aten.kl_div.default, _floatref(_kl_div_ref), F, _kl_div_samples, tols=TOLS),
 )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 # in the order the families define their prims (the order the entries register in)
 from . import (elementwise, layout, reduction, scan, creation, contraction, gather_scatter,
                sorting, data_dependent, fft, linalg, random, recurrence, special, assertions)
+from . import ctc  # noqa: F401 - the CTC prims' entries
 
 __all__ = ["elementwise", "layout", "reduction", "scan", "creation", "contraction",
            "gather_scatter", "sorting", "data_dependent", "fft", "linalg", "random",
