@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
+import scipy.special
 from jax import lax
 
 import fnx
@@ -103,6 +104,12 @@ UNARY_REF = {
     "bitwise_not": lax.bitwise_not, "conj": lambda x: x if not jnp.iscomplexobj(x)
     else lax.conj(x), "signbit": jnp.signbit, "isfinite": lax.is_finite, "real": lax.real,
     "imag": lax.imag, "bessel_i0e": lax.bessel_i0e, "bessel_i1e": lax.bessel_i1e,
+    # no jax.lax counterpart: SciPy's Cephes functions (what PyTorch computes)
+    **{name: (lambda f: lambda x: f(np.asarray(x)))(f) for name, f in (
+        ("bessel_j0", scipy.special.j0), ("bessel_j1", scipy.special.j1),
+        ("bessel_y0", scipy.special.y0), ("bessel_y1", scipy.special.y1),
+        ("bessel_k0e", scipy.special.k0e), ("bessel_k1e", scipy.special.k1e),
+        ("airy_ai", lambda x: scipy.special.airy(x)[0]))},
 }
 UNARY = {name: cats for name, cats, _ in fnx.ir.prims.UNARY}
 RESULT = {name: rule for name, _, rule in fnx.ir.prims.UNARY}
