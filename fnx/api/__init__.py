@@ -28,10 +28,11 @@ from ..serialization import load, save
 from . import (combine, complex_ops, conversion, creation, factorizations, index_ops, indexing,
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
                sorting, special, statistics, vision)
-from . import aliases, histograms
+from . import aliases, histograms, matrix_extras
 from .aliases import *  # noqa: F403
 from .combine import *  # noqa: F403
 from .histograms import *  # noqa: F403
+from .matrix_extras import *  # noqa: F403
 from .complex_ops import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
@@ -71,4 +72,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + linalg.__all__ + math.__all__ + nn.__all__ + precision.__all__ + reduction.__all__
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
            + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__
-           + combine.__all__ + vision.__all__ + histograms.__all__ + aliases.__all__)
+           + combine.__all__ + vision.__all__ + histograms.__all__ + aliases.__all__
+           + matrix_extras.__all__)
