@@ -20,6 +20,7 @@ from ..core.grad_mode import no_grad
 from ..core import tls
 from ..core.tensor import Tensor, drop_resident, set_grad
 from ..graph.graph import Node, map_nodes
+from .host_checks import HostChecks
 from .jax_storage import (ARRAY_TYPE, BY_PROGRAM, BY_TRANSFER, KEEP, donatable, feed,
                           rebindable)
 
@@ -99,6 +100,7 @@ class ProgramPlan:
             else:
                 self.grad_other.append((i, w))
         program.pins = pins
+        self.host = HostChecks.of(program, self.feed)
         result = entry.result
         self.single = self.where[result] if isinstance(result, Node) else None
         self.result = result
@@ -107,6 +109,10 @@ class ProgramPlan:
         # The common case is written out (resident storage nobody else holds, no NumPy
         # view of it); anything else goes through jax_storage's functions.
         getrc = _getrefcount
+        program = self.program
+        host = self.host
+        if host is not None and program.check_values and host.hold(inputs):
+            program = program.without_checks(host.skip)
         # asked first: the inputs list, then the running program, hold NumPy inputs too
         free = []
         for i in self.rebind_inputs:
@@ -151,9 +157,8 @@ class ProgramPlan:
                 break
             olds.append(old)
             arrays.append(old.__dict__[key])
-        program = self.program
         if (donate or olds) and program.guards_buffers():
-            outs = self._call_guarded(inputs, arrays, donate, olds)
+            outs = self._call_guarded(program, inputs, arrays, donate, olds)
         else:
             outs = program.call_arrays(arrays, donate, len(olds))
         del arrays
@@ -200,7 +205,7 @@ class ProgramPlan:
         where = self.where
         return map_nodes(self.result, lambda n: self._value(where[n], outs, made, inputs))
 
-    def _call_guarded(self, inputs, arrays, donate, olds):
+    def _call_guarded(self, program, inputs, arrays, donate, olds):
         """The program's outputs for a call that gives up buffers with value checks on. If
         a check failed, the tensors whose buffers were given up get them back (the outputs
         then hold their old values: no version bump, nothing changed) before the error is
@@ -208,7 +213,7 @@ class ProgramPlan:
         n = len(self.feed)
         keep = tuple((j, k) for j, k, _, _ in self.donated_outs) if donate else ()
         keep += tuple((n + s, g[1]) for s, g in enumerate(self.grad_outs[:len(olds)]))
-        outs, error = self.program.call_guarded(arrays, donate, len(olds), keep)
+        outs, error = program.call_guarded(arrays, donate, len(olds), keep)
         if error is None:
             return outs
         if donate:

@@ -47,14 +47,16 @@ def register_device_arrays(device_type: str, wrap_array) -> None:
     _device_arrays[device_type] = wrap_array
 
 
-def graph_program(target, graph):
+def graph_program(target, graph, skip=frozenset()):
     """``(program, out_nodes)``: ``program(*arrays)`` evaluates ``graph`` with ``target``'s
     rules on arrays given in placeholder order and returns the arrays of ``out_nodes``.
     Call (and jit) it under ``jax.enable_x64(True)`` so 64-bit dtypes stay exact.
 
     A graph with value checks (``prims.check_in_range``, ``prims.check_linalg_info``)
     returns one more array: their status, ``int64[checks, 3]`` (failed, first bad value,
-    its flat index) for ``raise_failed`` with ``program.checks``."""
+    its flat index) for ``raise_failed`` with ``program.checks``; the check nodes in
+    ``skip`` (checked before the call: ``ProgramPlan``'s host checks) only pass their
+    value through."""
     missing = sorted({str(n.target) for n in graph.calls() if not target.has_rule(n.target)})
     if missing:
         raise NotImplementedError(f"the {target.name!r} target has no lowering rule for "
@@ -64,7 +66,7 @@ def graph_program(target, graph):
     out_nodes = []
     _collect(graph.output_node.args[0], out_nodes)
     steps = [n for n in graph.nodes if n.kind in ("call", "getitem", "constant")]
-    checks = [n for n in steps if n.kind == "call" and n.target in _STATUS]
+    checks = [n for n in steps if n.kind == "call" and n.target in _STATUS and n not in skip]
     swapped = _transposed_products(steps)
     steps = [n for n in steps if n not in swapped.values()]
 
@@ -189,8 +191,10 @@ class Program:
     runs under ``shard_map``, every process on its own values (``spmd``).
     """
 
-    def __init__(self, target, graph):
-        program, out_nodes = graph_program(target, graph)
+    def __init__(self, target, graph, skip=frozenset()):
+        self._source = (target, graph)
+        self._variants = {}
+        program, out_nodes = graph_program(target, graph, skip)
         dtypes = [n.meta.dtype.numpy for n in out_nodes]
         mesh = graph_mesh(graph)
         self.spmd = spmd = Spmd(mesh) if mesh is not None else None
@@ -252,6 +256,15 @@ class Program:
         # several devices (a DTensor's new value, its gradient), so GSPMD keeps a sharded
         # parameter sharded (set by the caller that knows, compiled_run.ProgramPlan)
         self.pins = {}
+
+    def without_checks(self, skip):
+        """This program without the value checks ``skip`` (check nodes), which the caller
+        evaluated itself before the call (made once, then cached)."""
+        variant = self._variants.get(skip)
+        if variant is None:
+            variant = self._variants[skip] = Program(*self._source, skip)
+        variant.pins = self.pins
+        return variant
 
     def _pinned(self, fn, arrays):
         """``fn`` with each pinned output constrained to its input's sharding."""
