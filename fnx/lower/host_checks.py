@@ -98,6 +98,7 @@ class HostChecks:
                 else:
                     live.add(n)
                     self.steps.append(n)
+        self.steps = _without_implied(self.steps)
         self.plan = [_step(n) for n in self.steps]
         self.consts = {n: np.asarray(v._data) if hasattr(v, "_data") else v
                        for n, v in consts.items()}
@@ -112,7 +113,7 @@ class HostChecks:
                 vals = [env[a] if node else a for node, a in args]
                 if fn is None:          # check_in_range
                     a, low, high = vals[0], vals[1], vals[2]
-                    if a.size and (a.min() < low or a.max() >= high):
+                    if a.size and (_min(a, None) < low or _max(a, None) >= high):
                         return False
                     env[n] = a
                 elif fn is _getitem:
@@ -124,6 +125,33 @@ class HostChecks:
         except Exception:   # (an integer division by zero...): the program decides
             return False
         return True
+
+
+_min, _max = np.minimum.reduce, np.maximum.reduce   # (a.min() wraps these in Python)
+# ops that move or copy values without changing them
+_SAME_VALUES = (P.reshape, P.broadcast_in_dim)
+
+
+def _without_implied(steps) -> list:
+    """``steps`` without the range checks that an earlier check already implies (the same
+    values, only reshaped or broadcast, checked against bounds at least as wide: the
+    index of ``nll_loss``'s gather after its target check) and without the steps only
+    they needed."""
+    implied = set()
+    for n in steps:
+        if n.kind != "call" or n.target is not P.check_in_range:
+            continue
+        src = n.args[0]
+        while isinstance(src, Node) and src.kind == "call" and src.target in _SAME_VALUES:
+            src = src.args[0]
+        if isinstance(src, Node) and src.kind == "call" and src.target is P.check_in_range \
+                and src.args[1] >= n.args[1] and src.args[2] <= n.args[2]:
+            implied.add(n)
+    keep = set()
+    for n in steps:
+        if n.kind == "call" and n.target is P.check_in_range and n not in implied:
+            keep |= _needed(n)
+    return [n for n in steps if n in keep]
 
 
 def _getitem(a, i):
