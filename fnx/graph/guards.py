@@ -142,9 +142,24 @@ def scope(fn):
 
 
 def scope_state(fn) -> tuple:
-    """The globals and closure cells ``fn`` names: plain values by value, objects by id."""
-    return tuple((name, type(v), v) if type(v) in _PLAIN else (name, "id", id(v))
-                 for name, v in scope(fn))
+    """The globals and closure cells ``fn`` names: plain values by value, objects by id
+    (``scope``'s pairs, read in one pass: this is part of every compiled call's key)."""
+    code, func = _code_of(fn)
+    if code is None:
+        return ()
+    out = []
+    g = func.__globals__
+    for name in code.co_names:
+        if name in g:
+            v = g[name]
+            out.append((name, type(v), v) if type(v) in _PLAIN else (name, "id", id(v)))
+    for name, cell in zip(code.co_freevars, func.__closure__ or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:          # an empty cell
+            v = None
+        out.append((name, type(v), v) if type(v) in _PLAIN else (name, "id", id(v)))
+    return tuple(out)
 
 
 def describe_module_change(old: tuple, new: tuple) -> str:

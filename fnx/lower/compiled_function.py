@@ -662,6 +662,9 @@ def _layout(t):
 
 
 def _describe(v):
+    if v.__class__ is Tensor:   # (its fields, not its properties: this runs on every call)
+        return ("T", storage_shape(v), v._dtype, v._device, bool(v._ks & AUTOGRAD_BITS),
+                v._grad is None)
     if isinstance(v, Tensor):
         if v.__class__._keep_resident:
             return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None,
