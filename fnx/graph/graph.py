@@ -19,7 +19,7 @@ from ..core.dtype import all_dtypes
 from ..core.dtype import dtype as _dtype_cls
 from ..core.meta_array import meta_tensor
 
-__all__ = ["NodeMeta", "Node", "Graph", "map_nodes", "same_sequence"]
+__all__ = ["NodeMeta", "Node", "Graph", "map_nodes", "same_sequence", "upstream"]
 
 
 class NodeMeta(NamedTuple):
@@ -73,6 +73,7 @@ class Graph:
     """A straight-line program.
 
     >>> import fnx
+    >>> from fnx.graph.graph import upstream
     >>> from fnx.graph.tracer import trace
     >>> g = trace(lambda x: (x * 2).sum(), fnx.ones(3))
     >>> print(g)
@@ -258,6 +259,27 @@ _RESERVED = {"sum", "max", "min", "abs", "pow", "round", "slice", "all", "any", 
 # What printed programs call: fnx.ops.<ns>.<op>.<overload>, fnx.<dtype>, fnx.device(...).
 _PROGRAM_NAMESPACE = types.SimpleNamespace(ops=ops, device=_device_cls,
                                            **{d.name: d for d in all_dtypes()})
+
+
+def upstream(roots) -> set:
+    """The nodes ``roots`` are computed from, ``roots`` included (non-nodes ignored).
+
+    >>> import fnx
+    >>> from fnx.graph.graph import upstream
+    >>> from fnx.graph.tracer import trace
+    >>> g = trace(lambda x, y: (x.exp(), y.sin()), fnx.ones(2), fnx.ones(2))
+    >>> exp = next(n for n in g.nodes if n.name == "exp")
+    >>> sorted(n.name for n in upstream([exp]))
+    ['exp', 'x']
+    """
+    need, stack = set(), list(roots)
+    while stack:
+        n = stack.pop()
+        if n in need or not isinstance(n, Node):
+            continue
+        need.add(n)
+        stack.extend(n.inputs())
+    return need
 
 
 def same_sequence(like, items):

@@ -47,7 +47,7 @@ from ..core.dispatch_key import AUTOGRAD_BITS, DispatchKey
 from ..core.grad_mode import no_grad
 from ..core.tensor import Tensor, storage_shape
 from ..core.meta_array import meta_tensor
-from ..graph.graph import Graph, Node, NodeMeta, map_nodes
+from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
 from ..graph.guards import Guard
 from ..graph.tracer import user_frame
 from ..ir.aten.random import next_key
@@ -151,7 +151,7 @@ class BreakTracer:
         """Compile the graph recorded so far, cut to the values ``xs``, run it on the
         call's inputs and ``finish`` their real values."""
         graph = mode.graph
-        need = _needed(graph.nodes, xs)
+        need = upstream(xs)
         places = [n for n in graph.nodes if n.kind == "placeholder"]
         used = [i for i, p in enumerate(places) if p in need]
         sub = _segment(graph.nodes, need, [places[i] for i in used], [], tuple(xs))
@@ -242,18 +242,6 @@ def _fed(v):
     if isinstance(v, Tensor) or type(v) is float:
         return v
     return float(v) if isinstance(v, (int, bool)) else 0.0
-
-
-def _needed(nodes, roots) -> set:
-    """The nodes ``roots`` are computed from (roots included)."""
-    need, stack = set(), list(roots)
-    while stack:
-        n = stack.pop()
-        if n in need or not isinstance(n, Node):
-            continue
-        need.add(n)
-        stack.extend(n.inputs())
-    return need
 
 
 def _segment(nodes, keep, places, live, outputs) -> Graph:
@@ -373,7 +361,7 @@ class BreakEntry:
                 raw[n] = k
         # A value runs in the first segment whose break needs it: what the breaks do not
         # need (a backward, an optimizer step) waits for the segment after them
-        cones = [_needed(nodes, r.nodes) for r in records]
+        cones = [upstream(r.nodes) for r in records]
         seg_of = {n: raw[n] if n.kind == "placeholder" else
                   next((j for j in range(raw[n], last) if n in cones[j]), last)
                   for n in nodes}
@@ -381,7 +369,7 @@ class BreakEntry:
         for n in nodes:
             members[seg_of[n]].append(n)
         # the last segment that reads each node (its break value counts as read by it)
-        alive = _needed(nodes, [graph.output_node] + [n for r in records for n in r.nodes])
+        alive = upstream([graph.output_node] + [n for r in records for n in r.nodes])
         reader = {}
         for n in nodes:
             if n in alive:
@@ -407,7 +395,7 @@ class BreakEntry:
             else:
                 outputs = graph.output_node.args[0]
                 roots = [graph.output_node]
-            need = _needed(seg, roots)
+            need = upstream(roots)
             keep = {n for n in need if seg_of.get(n) == k}
             reads = set()
             for n in keep:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..backends.cpu.prims import BINARY_FNS, UNARY_FNS, convert
 from ..core.grad_mode import no_grad
-from ..graph.graph import Node, _load
+from ..graph.graph import Node, _load, upstream
 from ..ir import prims as P
 from .jax_storage import KEEP
 
@@ -71,7 +71,7 @@ class HostChecks:
         skip, cone = [], set()
         for n in graph.nodes:
             if n.kind == "call" and n.target is P.check_in_range:
-                need = _needed(n)
+                need = upstream([n])
                 if _qualifies(need, fed):
                     skip.append(n)
                     cone |= need
@@ -150,7 +150,7 @@ def _without_implied(steps) -> list:
     keep = set()
     for n in steps:
         if n.kind == "call" and n.target is P.check_in_range and n not in implied:
-            keep |= _needed(n)
+            keep |= upstream([n])
     return [n for n in steps if n in keep]
 
 
@@ -168,17 +168,6 @@ def _step(n):
         return n, _getitem, [spec(a) for a in n.args], {}
     fn = None if n.target is P.check_in_range else _RULES[n.target]
     return n, fn, [spec(a) for a in n.args], {k: spec(v) for k, v in n.kwargs.items()}
-
-
-def _needed(root) -> set:
-    need, stack = set(), [root]
-    while stack:
-        n = stack.pop()
-        if n in need or not isinstance(n, Node):
-            continue
-        need.add(n)
-        stack.extend(n.inputs())
-    return need
 
 
 def _qualifies(need, fed) -> bool:
@@ -210,4 +199,4 @@ def _holds_node(v) -> bool:
 
 def _reads_input(node) -> bool:
     """Whether ``node`` is computed from a placeholder (else it is folded once)."""
-    return any(m.kind == "placeholder" for m in _needed(node))
+    return any(m.kind == "placeholder" for m in upstream([node]))
