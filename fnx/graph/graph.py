@@ -264,12 +264,12 @@ _PROGRAM_NAMESPACE = types.SimpleNamespace(ops=ops, device=_device_cls,
 def upstream(roots) -> set:
     """The nodes ``roots`` are computed from, ``roots`` included (non-nodes ignored).
 
-    >>> import fnx
-    >>> from fnx.graph.graph import upstream
-    >>> from fnx.graph.tracer import trace
-    >>> g = trace(lambda x, y: (x.exp(), y.sin()), fnx.ones(2), fnx.ones(2))
-    >>> exp = next(n for n in g.nodes if n.name == "exp")
-    >>> sorted(n.name for n in upstream([exp]))
+    >>> from fnx.ops import aten
+    >>> g = Graph()
+    >>> x, y = g.placeholder("x", None), g.placeholder("y", None)
+    >>> e = g.call(aten.exp.default, (x,), {}, None)
+    >>> s = g.call(aten.sin.default, (y,), {}, None)
+    >>> sorted(n.name for n in upstream([e]))
     ['exp', 'x']
     """
     need, stack = set(), list(roots)
