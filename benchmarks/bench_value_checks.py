@@ -3,9 +3,11 @@ position embeddings, cross-entropy over the targets: three checked index tensors
 ``fnx.compile``'s value checks on (the default) and off (``options={"value_checks":
 False}``), side by side.
 
-A program with checks runs a small jitted check program before the main one and reads
-its status on the host; a program without (the MLP step of ``bench_mlp_train.py``, the
-GPT block of ``bench_gpt_block.py``: no indexing) has no check program, so costs nothing.
+A check on an index a few integer ops away from a CPU input (token ids, targets) runs on
+the host in NumPy before the call (``fnx/lower/host_checks.py``); any other check is
+computed inside the program, whose status the call then reads before it returns. A
+program without checks (the GPT block of ``bench_gpt_block.py``: no indexing) pays
+nothing.
 Each repeat runs both variants once, in a fresh random order (interleaved, so machine
 noise hits both); the figure is the median over repeats after warm-up. Both variants
 train the same model from the same weights on the same batches: their losses must agree.
