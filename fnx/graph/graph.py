@@ -151,7 +151,8 @@ class Graph:
         replace = replace or {}
         new = Graph()
         for attr in ("mutated_inputs", "grad_writes", "output_requires_grad", "lifted",
-                     "input_sources", "guards", "grad_reads", "stored", "python_writes"):
+                     "input_sources", "guards", "grad_reads", "stored", "python_writes",
+                     "result_template"):
             if hasattr(self, attr):
                 v = getattr(self, attr)
                 setattr(new, attr, list(v) if isinstance(v, list) else v)

@@ -405,6 +405,47 @@ def _has_symbolic(value) -> bool:
     return False
 
 
+def result_template(out, inputs):
+    """What of a traced function's result ``out`` a compiled call gives back as eager
+    Python does rather than as a program output: a float computed from float inputs (a
+    ``SymFloat``: recomputed from the call's inputs, so it stays a Python float) and an
+    input tensor returned itself (an ``out=`` argument: the call returns that very
+    tensor). None when the result has neither (``restore_result``)."""
+    where = {id(t): i for i, t in enumerate(inputs)}
+
+    def walk(v):
+        if type(v) is SymFloat:
+            return ("float", v._expr, v._deps, float.__float__(v))
+        if isinstance(v, Tensor):
+            i = where.get(id(v))
+            return None if i is None else ("input", i)
+        if isinstance(v, (list, tuple)):
+            items = [walk(x) for x in v]
+            return ("seq", items) if any(t is not None for t in items) else None
+        if isinstance(v, dict):
+            items = {k: walk(x) for k, x in v.items()}
+            return ("dict", items) if any(t is not None for t in items.values()) else None
+        return None
+    return walk(out)
+
+
+def restore_result(result, template, inputs):
+    """``result`` (a compiled call's) with ``result_template``'s leaves put back:
+    ``inputs`` are the call's inputs in placeholder order."""
+    kind = template[0]
+    if kind == "float":
+        _, expr, deps, value = template
+        return expr(inputs) if deps else value
+    if kind == "input":
+        return inputs[template[1]]
+    if kind == "seq":
+        items = [r if t is None else restore_result(r, t, inputs)
+                 for r, t in zip(result, template[1])]
+        return same_sequence(result, items)
+    return {k: r if template[1].get(k) is None else restore_result(r, template[1][k], inputs)
+            for k, r in result.items()}
+
+
 def _specialize(value):
     if type(value) is SymFloat:
         return float(value)                 # SymFloat.__float__ records the guard
@@ -561,6 +602,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         if breaks is not None:
             breaks.finish(out)
         result = mode.node_of(out)
+        graph.result_template = result_template(out, mode.inputs)
         graph.output_requires_grad = any(
             isinstance(t, Tensor) and t.requires_grad for t in _leaves(out))
         extra = []

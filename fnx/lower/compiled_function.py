@@ -37,8 +37,8 @@ from ..graph import guards
 from ..graph.graph import Graph, map_nodes, same_sequence
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
-from ..graph.tracer import (DataDependentError, TracingMode, describe_change, rollback, settle,
-                            trace)
+from ..graph.tracer import (DataDependentError, TracingMode, describe_change, restore_result,
+                            rollback, settle, trace)
 from ..ir.aten.random import next_key
 from .compiled_run import ProgramPlan, feed_modes
 from .graph_breaks import BreakEntry, BreakTracer
@@ -423,6 +423,8 @@ class _Entry:
         self.stored = [(c, key, t, out[k]) for c, key, t, k in getattr(graph, "stored", [])]
         self.result = out[0] if mutated or self.stored or \
             any(k is not None for _, k in grads) else out
+        # floats and input tensors the function returned, given back as eager does
+        self.template = getattr(graph, "result_template", None)
         self.calls = 0
         self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
         self._flat_args = None          # whether the arguments are tensors only (set lazily)
@@ -495,9 +497,12 @@ class _Entry:
         if inputs is None:
             inputs = self.flat_inputs(args, kwargs)
         if self._plan is not None:
-            return self._plan.run(inputs)
-        with no_grad():     # the program's own backward, if any, is already in the graph
-            return self._run(inputs)
+            result = self._plan.run(inputs)
+        else:
+            with no_grad():     # the program's own backward, if any, is in the graph
+                result = self._run(inputs)
+        return result if self.template is None else \
+            restore_result(result, self.template, inputs)
 
     def _run(self, inputs):
         ok = self.rebindable(inputs)
@@ -578,7 +583,9 @@ class _GradEntry(_Entry):
         ok = self.rebindable(inputs)
         env, node = self.vjp(inputs, self.hows)
         self.write_back(inputs, env, ok)
-        return map_nodes(self.result, env.__getitem__)
+        result = map_nodes(self.result, env.__getitem__)
+        return result if self.template is None else \
+            restore_result(result, self.template, inputs)
 
 
 def _tracing() -> bool:
