@@ -29,7 +29,8 @@ from . import (combine, complex_ops, conversion, creation, factorizations, index
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
                sorting, special, statistics, vision)
 from . import aliases, histograms, matrix_extras
-from . import nn_extras, runtime
+from . import interop, nn_extras, runtime
+from .interop import *  # noqa: F403
 from .nn_extras import *  # noqa: F403
 from .runtime import *  # noqa: F403
 from .aliases import *  # noqa: F403
@@ -76,5 +77,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
            + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__
            + combine.__all__ + vision.__all__ + histograms.__all__ + aliases.__all__
-           + nn_extras.__all__ + runtime.__all__
+           + nn_extras.__all__ + runtime.__all__ + interop.__all__
            + matrix_extras.__all__)
