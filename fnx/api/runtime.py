@@ -279,7 +279,7 @@ def typename(obj) -> str:
     """
     if isinstance(obj, Tensor):
         return obj.type()
-    module = getattr(obj, "__module__", "") or ""
+    module = getattr(obj, "__module__", None) or type(obj).__module__ or ""
     qualname = getattr(obj, "__qualname__", None) or type(obj).__qualname__
     if module in ("", "builtins"):
         return qualname
