@@ -27,8 +27,10 @@ vmap = func.vmap        # torch.vmap is torch.func.vmap
 # torch.<loss>(..., reduction: int), conv_tbc, ...: written with nn.functional (L7)
 from .nn._aten_forms import *  # noqa: E402, F403
 from .nn._aten_forms import __all__ as _aten_forms_all  # noqa: E402
+from .nn._rnn_forms import *  # noqa: E402, F403
+from .nn._rnn_forms import __all__ as _rnn_forms_all  # noqa: E402
 
 __all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distributed",
            "distributions", "export",
            "fft", "func", "vmap", "library", "linalg", "nn", "onnx", "ops", "optim", "random",
-           "serialization", "special", "utils"] + _api_all + _aten_forms_all
+           "serialization", "special", "utils"] + _api_all + _aten_forms_all + _rnn_forms_all
