@@ -65,10 +65,10 @@ def np_rnn(mode, x, h0, c0, ps, layers, dirs):
 @pytest.mark.parametrize("bidirectional, batch_first", [(False, False), (True, True)])
 def test_flat_weight_rnns_match_numpy(mode, bidirectional, batch_first):
     rng = np.random.default_rng(0)
-    T, B, I, H, L = 4, 2, 3, 5, 2
+    T, B, IN, H, L = 4, 2, 3, 5, 2
     dirs = 2 if bidirectional else 1
-    ps = _params(rng, mode, I, H, L, dirs)
-    x = rng.normal(size=(T, B, I))
+    ps = _params(rng, mode, IN, H, L, dirs)
+    x = rng.normal(size=(T, B, IN))
     h0 = rng.normal(size=(L * dirs, B, H))
     c0 = rng.normal(size=(L * dirs, B, H)) if mode == "LSTM" else None
     ref_out, ref_h, ref_c = np_rnn(mode, x, h0, c0, ps, L, dirs)
@@ -119,9 +119,9 @@ def test_flat_weight_rnn_errors_and_gradient():
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN_TANH", "RNN_RELU"])
 def test_cells_match_numpy(mode):
     rng = np.random.default_rng(2)
-    B, I, H = 3, 4, 2
-    w_ih, w_hh, b_ih, b_hh = _params(rng, mode, I, H, 1, 1)
-    x, h, c = rng.normal(size=(B, I)), rng.normal(size=(B, H)), rng.normal(size=(B, H))
+    B, IN, H = 3, 4, 2
+    w_ih, w_hh, b_ih, b_hh = _params(rng, mode, IN, H, 1, 1)
+    x, h, c = rng.normal(size=(B, IN)), rng.normal(size=(B, H)), rng.normal(size=(B, H))
     ref_h, ref_c = np_cell(mode, x, h, c, w_ih, w_hh, b_ih, b_hh)
     T = fnx.tensor
     if mode == "LSTM":
