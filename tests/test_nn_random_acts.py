@@ -272,6 +272,7 @@ def test_bilinear_conv_tbc_embedding_renorm():
     args32 = tuple(t.float() for t in args)
     np.testing.assert_allclose(fnx.compile(fn)(*args32).numpy(), fn(*args32).numpy(),
                                rtol=2e-5, atol=1e-5)
+    assert F.conv_tbc is fnx.conv_tbc
     with pytest.raises(RuntimeError, match="conv_tbc"):
         fnx.conv_tbc(fnx.ones(6, 3), fnx.ones(3, 3, 4), fnx.ones(4))
     with pytest.raises(RuntimeError, match="Bias size"):

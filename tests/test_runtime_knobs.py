@@ -151,3 +151,4 @@ def test_queries():
     with pytest.raises(TypeError):
         fnx.is_inference(3)
     assert fnx.is_distributed(fnx.ones(1)) is False
+    assert t.is_inference() is False and t.is_distributed() is False

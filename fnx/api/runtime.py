@@ -23,7 +23,7 @@ import warnings
 from ..core import autocast_mode as _amp, dtype as D
 from ..core.device import canonical, get_default_device, set_default_device
 from ..core.random import get_rng_state, set_rng_state
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 
 __all__ = ["get_num_threads", "set_num_threads", "get_num_interop_threads",
            "set_num_interop_threads", "init_num_threads", "use_deterministic_algorithms",
@@ -293,6 +293,7 @@ def is_storage(obj) -> bool:
         type(obj).__module__.startswith("fnx")
 
 
+@tensor_method()
 def is_inference(input) -> bool:
     """Whether ``input`` is an inference tensor: fnx's ``inference_mode`` makes ordinary
     tensors (see its doc), so this is False for every tensor."""
@@ -302,6 +303,7 @@ def is_inference(input) -> bool:
     return False
 
 
+@tensor_method()
 def is_distributed(input) -> bool:
     """False: fnx tensors are never distributed tensors (as PyTorch's ordinary tensors)."""
     return False

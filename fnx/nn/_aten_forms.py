@@ -1,6 +1,6 @@
 """The ``torch.*`` forms of functions that ``fnx.nn.functional`` also offers: PyTorch's
 top-level losses take ``reduction`` as an integer (0 none, 1 mean, 2 sum) and no
-``size_average``/``reduce``; ``conv_tbc`` convolves time-batch-channel input;
+``size_average``/``reduce``; ``conv_tbc`` (F's) at the top level;
 ``embedding_renorm_`` rescales embedding rows in place.  ``fnx/__init__.py`` offers them as
 ``fnx.<name>``; each calls the functional form.
 
@@ -12,6 +12,7 @@ tensor(1.)
 from __future__ import annotations
 
 from . import functional as F
+from ._functional_conv_tbc import conv_tbc
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
            "poisson_nll_loss", "triplet_margin_loss", "ctc_loss", "bilinear", "conv_tbc",
@@ -68,31 +69,6 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 def bilinear(input1, input2, weight, bias=None):
     """``x1^T W x2 + b`` per output feature, as ``torch.bilinear``."""
     return F.bilinear(input1, input2, weight, bias)
-
-
-def conv_tbc(input, weight, bias, pad=0):
-    """1-D convolution of ``(time, batch, in)`` input with a ``(kernel, in, out)`` weight
-    and ``(out,)`` bias, zero-padded by ``pad`` in time; the result is ``(time', batch, out)``.
-
-    >>> import fnx
-    >>> fnx.conv_tbc(fnx.ones(3, 1, 1), fnx.ones(2, 1, 1), fnx.zeros(1)).flatten()
-    tensor([2., 2.])
-    """
-    if input.ndim != 3:
-        raise RuntimeError("conv_tbc: Input must have 3 dims: time, batch, in_channel")
-    if weight.ndim != 3:
-        raise RuntimeError("conv_tbc: Weight tensor must have 3 dims: kernel_width, "
-                           "in_channels, out_channels.")
-    if bias.ndim != 1:
-        raise RuntimeError("conv_tbc: Bias must be 1-D")
-    if input.shape[2] != weight.shape[1]:
-        raise RuntimeError("conv_tbc: Input dim 2 (input channels) is not == dim 1 in the "
-                           "weight tensor")
-    if weight.shape[2] != bias.shape[0]:
-        raise RuntimeError("conv_tbc: Bias size must equal dim 2 in the weight tensor "
-                           "(output channels).")
-    out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
-    return out.permute(2, 0, 1)
 
 
 def embedding_renorm_(input, indices, max_norm, norm_type):
