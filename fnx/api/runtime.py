@@ -57,19 +57,37 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(num: int) -> None:
-    """Set the intra-op thread count (recorded: NumPy and XLA keep their own pools)."""
+    """Set the intra-op thread count (recorded: NumPy and XLA keep their own pools).
+
+    >>> import fnx
+    >>> n = fnx.get_num_threads(); fnx.set_num_threads(2); fnx.get_num_threads()
+    2
+    >>> fnx.set_num_threads(n)
+    """
     if not isinstance(num, int) or isinstance(num, bool) or num <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     _state["threads"] = num
 
 
 def get_num_interop_threads() -> int:
-    """The number of inter-op threads."""
+    """The number of inter-op threads.
+
+    >>> import fnx
+    >>> fnx.get_num_interop_threads() >= 1
+    True
+    """
     return _state["interop"]
 
 
 def set_num_interop_threads(num: int) -> None:
-    """Set the inter-op thread count, once (as PyTorch: a second call is an error)."""
+    """Set the inter-op thread count, once (as PyTorch: a second call is an error).
+
+    >>> import fnx
+    >>> fnx.set_num_interop_threads(0)
+    Traceback (most recent call last):
+        ...
+    RuntimeError: Expected positive number of threads
+    """
     if not isinstance(num, int) or isinstance(num, bool) or num <= 0:
         raise RuntimeError("Expected positive number of threads")
     if _state["interop_set"]:
@@ -79,13 +97,24 @@ def set_num_interop_threads(num: int) -> None:
 
 
 def init_num_threads() -> None:
-    """Initialise the thread pools for this thread (nothing to do in fnx)."""
+    """Initialise the thread pools for this thread (nothing to do in fnx).
+
+    >>> import fnx
+    >>> fnx.init_num_threads()
+    """
 
 
 # ----------------------------------------------------------------------------- determinism
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
-    """Ask for deterministic algorithms (``warn_only``: warn rather than raise)."""
+    """Ask for deterministic algorithms (``warn_only``: warn rather than raise).
+
+    >>> import fnx
+    >>> fnx.use_deterministic_algorithms(True, warn_only=True)
+    >>> fnx.is_deterministic_algorithms_warn_only_enabled()
+    True
+    >>> fnx.use_deterministic_algorithms(False)
+    """
     if not isinstance(mode, bool):
         raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not "
                         f"{type(mode).__name__}")
@@ -93,10 +122,22 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 
 
 def are_deterministic_algorithms_enabled() -> bool:
+    """Whether ``use_deterministic_algorithms(True)`` is in force.
+
+    >>> import fnx
+    >>> fnx.are_deterministic_algorithms_enabled()
+    False
+    """
     return _state["deterministic"]
 
 
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """Whether deterministic mode only warns.
+
+    >>> import fnx
+    >>> fnx.is_deterministic_algorithms_warn_only_enabled()
+    False
+    """
     return _state["warn_only"]
 
 
@@ -126,6 +167,12 @@ def set_deterministic_debug_mode(debug_mode) -> None:
 
 
 def get_deterministic_debug_mode() -> int:
+    """0 (off), 1 (warn-only) or 2 (deterministic algorithms).
+
+    >>> import fnx
+    >>> fnx.get_deterministic_debug_mode()
+    0
+    """
     if not _state["deterministic"]:
         return 0
     return 1 if _state["warn_only"] else 2
@@ -166,11 +213,23 @@ def set_default_tensor_type(t) -> None:
 # ----------------------------------------------------------------------------- warnings, numerics
 
 def set_warn_always(b: bool) -> None:
-    """Make warnings PyTorch gives once per process be given every time."""
+    """Make warnings PyTorch gives once per process be given every time.
+
+    >>> import fnx
+    >>> fnx.set_warn_always(True); fnx.is_warn_always_enabled()
+    True
+    >>> fnx.set_warn_always(False)
+    """
     _state["warn_always"] = bool(b)
 
 
 def is_warn_always_enabled() -> bool:
+    """Whether ``set_warn_always(True)`` is in force.
+
+    >>> import fnx
+    >>> fnx.is_warn_always_enabled()
+    False
+    """
     return _state["warn_always"]
 
 
@@ -186,15 +245,34 @@ def set_flush_denormal(mode: bool) -> bool:
 
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
-    """Switch anomaly mode (the flag ``detect_anomaly`` sets) and its NaN check."""
+    """Switch anomaly mode (the flag ``detect_anomaly`` sets) and its NaN check.
+
+    >>> import fnx
+    >>> fnx.set_anomaly_enabled(True, check_nan=False)
+    >>> fnx.is_anomaly_enabled(), fnx.is_anomaly_check_nan_enabled()
+    (True, False)
+    >>> fnx.set_anomaly_enabled(False)
+    """
     _state["anomaly"], _state["anomaly_nan"] = bool(enabled), bool(check_nan)
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether the anomaly-mode flag is set.
+
+    >>> import fnx
+    >>> fnx.is_anomaly_enabled()
+    False
+    """
     return _state["anomaly"]
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly mode checks for NaN (True unless turned off).
+
+    >>> import fnx
+    >>> fnx.is_anomaly_check_nan_enabled()
+    True
+    """
     return _state["anomaly_nan"]
 
 
@@ -206,34 +284,82 @@ _OTHER = {"ipu": [False, D.float16], "xla": [False, D.bfloat16]}
 
 
 def get_autocast_cpu_dtype():
+    """The dtype cpu autocast casts to (``get_autocast_dtype("cpu")``).
+
+    >>> import fnx
+    >>> fnx.get_autocast_cpu_dtype()
+    fnx.bfloat16
+    """
     return _amp.get_autocast_dtype("cpu")
 
 
 def get_autocast_gpu_dtype():
+    """The dtype cuda autocast casts to (``get_autocast_dtype("cuda")``).
+
+    >>> import fnx
+    >>> fnx.get_autocast_gpu_dtype()
+    fnx.float16
+    """
     return _amp.get_autocast_dtype("cuda")
 
 
 def get_autocast_ipu_dtype():
+    """float16: fnx has no ipu autocast (as a PyTorch build without ipu).
+
+    >>> import fnx
+    >>> fnx.get_autocast_ipu_dtype()
+    fnx.float16
+    """
     return _OTHER["ipu"][1]
 
 
 def get_autocast_xla_dtype():
+    """bfloat16: fnx has no xla autocast (as a PyTorch build without xla).
+
+    >>> import fnx
+    >>> fnx.get_autocast_xla_dtype()
+    fnx.bfloat16
+    """
     return _OTHER["xla"][1]
 
 
 def set_autocast_cpu_dtype(dtype) -> None:
+    """Set the dtype cpu autocast casts to.
+
+    >>> import fnx
+    >>> fnx.set_autocast_cpu_dtype(fnx.float16); fnx.get_autocast_dtype("cpu")
+    fnx.float16
+    >>> fnx.set_autocast_cpu_dtype(fnx.bfloat16)
+    """
     _amp.set_autocast_dtype("cpu", dtype)
 
 
 def set_autocast_gpu_dtype(dtype) -> None:
+    """Set the dtype cuda autocast casts to.
+
+    >>> import fnx
+    >>> fnx.set_autocast_gpu_dtype(fnx.bfloat16); fnx.get_autocast_dtype("cuda")
+    fnx.bfloat16
+    >>> fnx.set_autocast_gpu_dtype(fnx.float16)
+    """
     _amp.set_autocast_dtype("cuda", dtype)
 
 
 def set_autocast_ipu_dtype(dtype) -> None:
+    """Recorded only: there is no ipu autocast.
+
+    >>> import fnx
+    >>> fnx.set_autocast_ipu_dtype(fnx.float16)
+    """
     _OTHER["ipu"][1] = dtype
 
 
 def set_autocast_xla_dtype(dtype) -> None:
+    """Recorded only: there is no xla autocast.
+
+    >>> import fnx
+    >>> fnx.set_autocast_xla_dtype(fnx.bfloat16)
+    """
     _OTHER["xla"][1] = dtype
 
 
@@ -249,22 +375,51 @@ def is_autocast_cpu_enabled() -> bool:
 
 
 def is_autocast_ipu_enabled() -> bool:
+    """Whether ipu autocast is on (recorded flag; there is no ipu).
+
+    >>> import fnx
+    >>> fnx.is_autocast_ipu_enabled()
+    False
+    """
     return _OTHER["ipu"][0]
 
 
 def is_autocast_xla_enabled() -> bool:
+    """Whether xla autocast is on (recorded flag; there is no xla).
+
+    >>> import fnx
+    >>> fnx.is_autocast_xla_enabled()
+    False
+    """
     return _OTHER["xla"][0]
 
 
 def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """Turn cpu autocast on or off (``set_autocast_enabled("cpu", ...)``).
+
+    >>> import fnx
+    >>> fnx.set_autocast_cpu_enabled(True); fnx.is_autocast_enabled("cpu")
+    True
+    >>> fnx.set_autocast_cpu_enabled(False)
+    """
     _amp.set_autocast_enabled("cpu", enabled)
 
 
 def set_autocast_ipu_enabled(enabled: bool) -> None:
+    """Recorded only: there is no ipu autocast.
+
+    >>> import fnx
+    >>> fnx.set_autocast_ipu_enabled(False)
+    """
     _OTHER["ipu"][0] = bool(enabled)
 
 
 def set_autocast_xla_enabled(enabled: bool) -> None:
+    """Recorded only: there is no xla autocast.
+
+    >>> import fnx
+    >>> fnx.set_autocast_xla_enabled(False)
+    """
     _OTHER["xla"][0] = bool(enabled)
 
 
@@ -288,7 +443,12 @@ def typename(obj) -> str:
 
 def is_storage(obj) -> bool:
     """Whether ``obj`` is a storage object (fnx tensors hold arrays, not storages: False
-    for everything else)."""
+    for everything else).
+
+    >>> import fnx
+    >>> fnx.is_storage(fnx.ones(1))
+    False
+    """
     return type(obj).__name__ in ("TypedStorage", "UntypedStorage") and \
         type(obj).__module__.startswith("fnx")
 
@@ -296,7 +456,14 @@ def is_storage(obj) -> bool:
 @tensor_method()
 def is_inference(input) -> bool:
     """Whether ``input`` is an inference tensor: fnx's ``inference_mode`` makes ordinary
-    tensors (see its doc), so this is False for every tensor."""
+    tensors (see its doc), so this is False for every tensor.
+
+    >>> import fnx
+    >>> with fnx.inference_mode():
+    ...     t = fnx.ones(1)
+    >>> t.is_inference()
+    False
+    """
     if not isinstance(input, Tensor):
         raise TypeError(f"is_inference(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
@@ -305,7 +472,12 @@ def is_inference(input) -> bool:
 
 @tensor_method()
 def is_distributed(input) -> bool:
-    """False: fnx tensors are never distributed tensors (as PyTorch's ordinary tensors)."""
+    """False: fnx tensors are never distributed tensors (as PyTorch's ordinary tensors).
+
+    >>> import fnx
+    >>> fnx.ones(1).is_distributed()
+    False
+    """
     return False
 
 

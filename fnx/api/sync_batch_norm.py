@@ -33,7 +33,12 @@ def _channel(t, ndim):
 
 
 def batch_norm_stats(input, eps):
-    """``(mean, invstd)`` per channel of ``input``."""
+    """``(mean, invstd)`` per channel of ``input``.
+
+    >>> import fnx
+    >>> fnx.batch_norm_stats(fnx.tensor([[1.0], [3.0]]), 0.0)
+    (tensor([2.]), tensor([1.]))
+    """
     dims = _dims(input)
     var, mean = aten.var_mean.correction(input, dims, correction=0)
     return mean, (var + eps).rsqrt()
@@ -41,7 +46,14 @@ def batch_norm_stats(input, eps):
 
 def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
     """``(input - mean) * invstd * weight + bias`` per channel (``eps`` is unused: it is
-    already in ``invstd``)."""
+    already in ``invstd``).
+
+    >>> import fnx
+    >>> x = fnx.tensor([[1.0], [3.0]])
+    >>> fnx.batch_norm_elemt(x, None, None, fnx.tensor([2.0]), fnx.tensor([1.0]), 0.0)
+    tensor([[-1.],
+            [ 1.]])
+    """
     n = input.ndim
     _dims(input)
     out = (input - _channel(mean, n)) * _channel(invstd, n)
@@ -84,7 +96,13 @@ def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, runni
 
 def batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps,
                             count):
-    """``batch_norm_gather_stats_with_counts`` with the same ``count`` for every replica."""
+    """``batch_norm_gather_stats_with_counts`` with the same ``count`` for every replica.
+
+    >>> import fnx
+    >>> fnx.batch_norm_gather_stats(fnx.ones(1, 1), fnx.tensor([[0.0], [2.0]]),
+    ...                             fnx.tensor([[1.0], [1.0]]), None, None, 0.1, 0.0, 2)
+    (tensor([1.]), tensor([0.7071]))
+    """
     counts = aten.full([mean.shape[0]], float(count), dtype=mean.dtype, device=mean.device)
     return batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var,
                                                momentum, eps, counts)
@@ -94,7 +112,14 @@ def batch_norm_backward_reduce(grad_out, input, mean, invstd, weight, input_g, w
                                bias_g):
     """The per-channel sums of the backward pass: ``(sum_dy, sum_dy_xmu, grad_weight,
     grad_bias)``; ``sum_dy``/``sum_dy_xmu`` are None unless ``input_g``, the gradients None
-    unless asked for."""
+    unless asked for.
+
+    >>> import fnx
+    >>> x = fnx.tensor([[1.0], [3.0]])
+    >>> fnx.batch_norm_backward_reduce(fnx.ones(2, 1), x, fnx.tensor([2.0]), fnx.tensor([1.0]),
+    ...                                None, True, True, True)
+    (tensor([2.]), tensor([0.]), tensor([0.]), tensor([2.]))
+    """
     dims = _dims(input)
     n = input.ndim
     sum_dy = grad_out.sum(dims)
@@ -108,7 +133,15 @@ def batch_norm_backward_reduce(grad_out, input, mean, invstd, weight, input_g, w
 def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu,
                               count):
     """The input gradient from the (globally reduced) sums over ``count.sum()`` elements:
-    ``(dy - sum_dy/N - (x - mean) * invstd^2 * sum_dy_xmu/N) * invstd * weight``."""
+    ``(dy - sum_dy/N - (x - mean) * invstd^2 * sum_dy_xmu/N) * invstd * weight``.
+
+    >>> import fnx
+    >>> x = fnx.tensor([[1.0], [3.0]])
+    >>> fnx.batch_norm_backward_elemt(fnx.ones(2, 1), x, fnx.tensor([2.0]), fnx.tensor([1.0]),
+    ...                               None, fnx.tensor([2.0]), fnx.tensor([0.0]), fnx.tensor([2]))
+    tensor([[0.],
+            [0.]])
+    """
     n = input.ndim
     _dims(input)
     total = count.sum().to(grad_out.dtype) if hasattr(count, "sum") else float(count)
@@ -122,7 +155,13 @@ def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum
 
 def batch_norm_update_stats(input, running_mean, running_var, momentum):
     """``(mean, biased var)`` per channel of ``input``; the running statistics (if given)
-    move toward the batch's by ``momentum`` (the variance unbiased)."""
+    move toward the batch's by ``momentum`` (the variance unbiased).
+
+    >>> import fnx
+    >>> rm, rv = fnx.zeros(1), fnx.ones(1)
+    >>> fnx.batch_norm_update_stats(fnx.tensor([[1.0], [3.0]]), rm, rv, 0.5), rm, rv
+    ((tensor([2.]), tensor([1.])), tensor([1.]), tensor([1.5000]))
+    """
     dims = _dims(input)
     var, mean = aten.var_mean.correction(input, dims, correction=0)
     count = input.numel() // input.shape[1]
