@@ -14,8 +14,10 @@ import fnx
 def restore():
     state = dict(fnx.api.runtime._state)
     dtype = fnx.get_default_dtype()
+    anomaly = (fnx.is_anomaly_enabled(), fnx.is_anomaly_check_nan_enabled())
     yield
     fnx.api.runtime._state.update(state)
+    fnx.set_anomaly_enabled(*anomaly)
     fnx.set_default_dtype(dtype)
     fnx.set_default_device(None)
 
@@ -106,6 +108,7 @@ def test_flags(restore):
     assert not fnx.is_anomaly_enabled() and fnx.is_anomaly_check_nan_enabled()
     fnx.set_anomaly_enabled(True, check_nan=False)
     assert fnx.is_anomaly_enabled() and not fnx.is_anomaly_check_nan_enabled()
+    fnx.set_anomaly_enabled(False)
 
 
 def test_autocast_device_getters_follow_fnx_autocast():
@@ -152,3 +155,35 @@ def test_queries():
         fnx.is_inference(3)
     assert fnx.is_distributed(fnx.ones(1)) is False
     assert t.is_inference() is False and t.is_distributed() is False
+
+
+def test_anomaly_mode_reports_the_node_that_made_a_nan(restore):
+    x = fnx.tensor([0.0, 4.0], requires_grad=True)
+    (x.sqrt() * 0).sum().backward()                  # off: the NaN just lands in .grad
+    assert np.isnan(x.grad.numpy()[0])
+    x.grad = None
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        guard = fnx.autograd.detect_anomaly()
+    with guard:
+        assert fnx.is_anomaly_enabled()
+        with pytest.raises(RuntimeError,
+                           match="Function 'SqrtBackward0' returned nan values in its 0th output"):
+            (x.sqrt() * 0).sum().backward()
+    assert not fnx.is_anomaly_enabled()
+    with fnx.autograd.set_detect_anomaly(True, check_nan=False):
+        (x.sqrt() * 0).sum().backward()             # the NaN check is off
+    fnx.set_anomaly_enabled(True)
+    y = fnx.tensor([1.0, 4.0], requires_grad=True)
+    y.sqrt().sum().backward()                        # no NaN: runs as usual
+    np.testing.assert_allclose(y.grad.numpy(), [0.5, 0.25])
+
+    @fnx.autograd.detect_anomaly()
+    def step():
+        z = fnx.tensor([-1.0], requires_grad=True)
+        z.log().sum().backward()
+        return z.grad
+    fnx.set_anomaly_enabled(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(step().numpy(), [-1.0])   # log'(-1) = -1, not NaN
+    assert not fnx.is_anomaly_enabled()

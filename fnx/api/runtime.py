@@ -5,7 +5,8 @@ small queries (``typename``, ``is_storage``, ``get_device``, ``get_device_module
 
 fnx computes with NumPy and XLA, which size their own thread pools when they start: the
 thread counts are recorded and reported as PyTorch does, but do not resize those pools.
-Likewise the deterministic and anomaly flags are state that ops and tools may read.
+Likewise the deterministic flags are state that ops and tools may read; the anomaly
+switches live in ``fnx.core.anomaly_mode`` (the autograd engine reads them).
 
 >>> import fnx
 >>> fnx.use_deterministic_algorithms(True)
@@ -21,6 +22,8 @@ import sys
 import warnings
 
 from ..core import autocast_mode as _amp, dtype as D
+from ..core.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                                 set_anomaly_enabled)
 from ..core.device import canonical, get_default_device, set_default_device
 from ..core.random import get_rng_state, set_rng_state
 from ..core.tensor import Tensor, tensor_method
@@ -40,8 +43,7 @@ __all__ = ["get_num_threads", "set_num_threads", "get_num_interop_threads",
            "is_inference", "get_device", "get_device_module", "is_distributed"]
 
 _state = {"threads": os.cpu_count() or 1, "interop": os.cpu_count() or 1, "interop_set": False,
-          "deterministic": False, "warn_only": False, "warn_always": False,
-          "anomaly": False, "anomaly_nan": True}
+          "deterministic": False, "warn_only": False, "warn_always": False}
 
 
 # ----------------------------------------------------------------------------- threads
@@ -242,38 +244,6 @@ def set_flush_denormal(mode: bool) -> bool:
     False
     """
     return False
-
-
-def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
-    """Switch anomaly mode (the flag ``detect_anomaly`` sets) and its NaN check.
-
-    >>> import fnx
-    >>> fnx.set_anomaly_enabled(True, check_nan=False)
-    >>> fnx.is_anomaly_enabled(), fnx.is_anomaly_check_nan_enabled()
-    (True, False)
-    >>> fnx.set_anomaly_enabled(False)
-    """
-    _state["anomaly"], _state["anomaly_nan"] = bool(enabled), bool(check_nan)
-
-
-def is_anomaly_enabled() -> bool:
-    """Whether the anomaly-mode flag is set.
-
-    >>> import fnx
-    >>> fnx.is_anomaly_enabled()
-    False
-    """
-    return _state["anomaly"]
-
-
-def is_anomaly_check_nan_enabled() -> bool:
-    """Whether anomaly mode checks for NaN (True unless turned off).
-
-    >>> import fnx
-    >>> fnx.is_anomaly_check_nan_enabled()
-    True
-    """
-    return _state["anomaly_nan"]
 
 
 # ----------------------------------------------------------------------------- autocast per device
