@@ -314,3 +314,23 @@ def test_f_names_are_exported():
                      "gumbel_softmax", "celu_", "selu_", "max_pool1d_with_indices",
                      "max_pool2d_with_indices", "max_pool3d_with_indices"):
             assert name in F.__all__ and callable(getattr(F, name))
+
+
+def test_random_ops_compiled_keep_their_structure():
+    fnx.manual_seed(7)
+    x = fnx.randn(20_000)
+    xn = x.numpy()
+    y = fnx.compile(lambda t: F.alpha_dropout(t, 0.3, True))(x).numpy()
+    a, kept_shift, dropped = _alpha_consts(0.3)
+    drop = np.isclose(y, dropped, atol=1e-5)
+    assert np.all(drop | np.isclose(y, a * xn + kept_shift, atol=1e-5))
+    assert abs(drop.mean() - 0.3) < 0.015
+    r = fnx.compile(lambda t: F.rrelu(t, 0.1, 0.3, True))(x).numpy()
+    neg = xn < 0
+    slope = r[neg] / xn[neg]
+    assert slope.min() >= 0.1 - 1e-5 and slope.max() <= 0.3 + 1e-5
+    assert abs(slope.mean() - 0.2) < 0.005
+    np.testing.assert_array_equal(r[~neg], xn[~neg])
+    g = fnx.compile(lambda t: F.gumbel_softmax(t, hard=True))(fnx.zeros(50, 3)).numpy()
+    assert set(np.unique(g)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(g.sum(1), 1.0)
