@@ -24,8 +24,15 @@ from .api import __all__ as _api_all
 cuda.amp = amp.cuda_amp
 _sys.modules["fnx.cuda.amp"] = amp.cuda_amp
 vmap = func.vmap        # torch.vmap is torch.func.vmap
+cond, while_loop = func.cond, func.while_loop      # torch.cond, torch.while_loop
+# torch.<loss>(..., reduction: int), conv_tbc, ...: written with nn.functional (L7)
+from .nn._aten_forms import *  # noqa: E402, F403
+from .nn._aten_forms import __all__ as _aten_forms_all  # noqa: E402
+from .nn._rnn_forms import *  # noqa: E402, F403
+from .nn._rnn_forms import __all__ as _rnn_forms_all  # noqa: E402
 
 __all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distributed",
            "distributions", "export",
-           "fft", "func", "vmap", "library", "linalg", "nn", "onnx", "ops", "optim", "random",
-           "serialization", "special", "utils"] + _api_all
+           "fft", "func", "vmap", "cond", "while_loop", "library", "linalg", "nn", "onnx", "ops",
+           "optim", "random",
+           "serialization", "special", "utils"] + _api_all + _aten_forms_all + _rnn_forms_all

@@ -1294,4 +1294,4 @@ def test_every_prim_has_meta_cpu_kernel_and_tags():
         assert "prim" in op.tags, op
         assert fnx.dispatch.DispatchKey.Meta in op.kernels, op
     rng_ops = {op.name for op in prims if "nondeterministic" in op.tags}
-    assert rng_ops == {"random_bits", "uniform", "normal", "split_key"}
+    assert rng_ops == {"random_bits", "uniform", "normal", "split_key", "poisson", "binomial"}

@@ -29,6 +29,12 @@ from . import (combine, complex_ops, conversion, creation, factorizations, index
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
                sorting, special, statistics, vision)
 from . import aliases, histograms, matrix_extras
+from . import interop, nn_extras, runtime, sampling, sync_batch_norm
+from .sampling import *  # noqa: F403
+from .sync_batch_norm import *  # noqa: F403
+from .interop import *  # noqa: F403
+from .nn_extras import *  # noqa: F403
+from .runtime import *  # noqa: F403
 from .aliases import *  # noqa: F403
 from .combine import *  # noqa: F403
 from .histograms import *  # noqa: F403
@@ -73,4 +79,6 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
            + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__
            + combine.__all__ + vision.__all__ + histograms.__all__ + aliases.__all__
+           + nn_extras.__all__ + runtime.__all__ + interop.__all__
+           + sync_batch_norm.__all__ + sampling.__all__
            + matrix_extras.__all__)

@@ -74,7 +74,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         raise TypeError(f"tensor(): argument 'dtype' must be fnx.dtype, not "
                         f"{type(dtype).__name__}")
     t = wrap(_to_numpy(data, dtype), dtype)
-    if device is not None and device_arg(device) is not CPU:
+    if device_arg(device) is not CPU:
         t = aten._to_copy.default(t, device=device_arg(device))
     if requires_grad:
         t.requires_grad_(True)
@@ -106,7 +106,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
             return data
         return data.to(dtype=dtype, device=device)
     if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype) and \
-            (device is None or device_arg(device) is CPU):
+            device_arg(device) is CPU:
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 

@@ -18,6 +18,7 @@ tensor([[ 7., 11.],
 """
 from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                               is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .anomaly import detect_anomaly, set_detect_anomaly
 from . import tensor_methods  # noqa: F401  (binds Tensor.backward, register_hook, ...)
 from .engine import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
@@ -26,4 +27,5 @@ from .graph import Node
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node"]
+           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node",
+           "detect_anomaly", "set_detect_anomaly"]

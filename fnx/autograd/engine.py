@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 
-from ..core import tls
+from ..core import anomaly_mode, tls
 from ..core.grad_mode import _GradModeGuard, enable_grad, no_grad
 from ..core.tensor import Tensor, set_grad
 from ..ops import aten
@@ -200,6 +200,8 @@ def _run(roots, retain_graph, create_graph, only):
             if needed is None or nid in needed:
                 if not isinstance(node, AccumulateGrad) or only is None:
                     out = node.apply(grads, create_graph)
+                    if anomaly_mode._state["enabled"] and anomaly_mode._state["check_nan"]:
+                        _check_nan(node, out)
                     if node._hooks:
                         for h in node._hooks:
                             r = h(tuple(out), tuple(grads))
@@ -226,6 +228,18 @@ def _run(roots, retain_graph, create_graph, only):
                 if d == 0 and cid in buffers:
                     heapq.heappush(ready, (-e[0].seq, cid))
     return captured
+
+
+def _check_nan(node, out):
+    """Anomaly mode: a NaN in a node's gradients is an error naming the node (eager only:
+    a trace has no values to look at)."""
+    if tls.state.modes:
+        return
+    for i, g in enumerate(out or ()):
+        if isinstance(g, Tensor) and (g.dtype.is_floating_point or g.dtype.is_complex) \
+                and bool(aten.isnan(g).any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               f"output.")
 
 
 def _needed(nodes, only):

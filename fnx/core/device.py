@@ -123,3 +123,32 @@ def privateuse1_name() -> str:
 
 CPU = device("cpu")
 META = device("meta")
+
+
+# The device factories use when ``device=`` is not given (``fnx.set_default_device``);
+# None means cpu.
+_default_device = None
+
+
+def get_default_device() -> device:
+    """The device factories create tensors on when not told (cpu unless set).
+
+    >>> import fnx
+    >>> fnx.get_default_device()
+    device(type='cpu')
+    """
+    return CPU if _default_device is None else canonical(_default_device)
+
+
+def set_default_device(dev) -> None:
+    """Make factories without ``device=`` create tensors on ``dev`` (None: back to cpu).
+
+    >>> import fnx
+    >>> fnx.set_default_device("meta")
+    >>> fnx.zeros(2).device
+    device(type='meta')
+    >>> fnx.set_default_device(None)
+    """
+    global _default_device
+    _default_device = None if dev is None else device(dev) if not isinstance(dev, device) else dev
+

@@ -42,8 +42,9 @@ than a module or a dict/list it names directly are the ones it reached when trac
 tensor([[ 3., 12.],
         [27., 48.]])
 """
+from ._control_flow import cond, while_loop
 from ._functional_call import functional_call, stack_module_state
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp, vmap
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functional_call", "stack_module_state"]
+           "functional_call", "stack_module_state", "cond", "while_loop"]

@@ -7,7 +7,7 @@ device(type='meta')
 """
 from __future__ import annotations
 
-from ..core.device import CPU, canonical, privateuse1_name
+from ..core.device import canonical, get_default_device, privateuse1_name
 from ..core.dispatch_key import DispatchKey, below
 
 __all__ = ["device_arg", "backend_key", "backend_select"]
@@ -16,9 +16,10 @@ _BACKEND_KEYS = {"cpu": DispatchKey.CPU, "cuda": DispatchKey.CUDA, "meta": Dispa
 
 
 def device_arg(dev):
-    """``device=`` as an interned ``fnx.device`` (None means cpu)."""
+    """``device=`` as an interned ``fnx.device`` (None means the default device, cpu unless
+    ``fnx.set_default_device`` changed it)."""
     if dev is None:
-        return CPU
+        return get_default_device()
     return canonical(dev)
 
 

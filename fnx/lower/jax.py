@@ -302,10 +302,28 @@ def _rules():
         z = jax.random.normal(random_key(key), tuple(shape), np_dtype(dtype))
         return z * jnp.asarray(std, z.dtype) + jnp.asarray(mean, z.dtype)
 
+    @rule(P.poisson)
+    def _(key, rate):
+        return poisson_sample(random_key(key), rate)
+
+    @rule(P.binomial)
+    def _(key, count, prob):
+        return binomial_sample(random_key(key), count, prob)
+
     @rule(P.split_key)
     def _(key, num):
         keys = jax.random.split(random_key(key), num)
         return jax.random.key_data(keys).astype(np.int64)
+
+
+def poisson_sample(key, rate):
+    """Poisson counts of ``rate`` (float), in its dtype (the CPU kernel computes the same)."""
+    return jax.random.poisson(key, rate, rate.shape).astype(rate.dtype)
+
+
+def binomial_sample(key, count, prob):
+    """Binomial counts (float, of ``prob``'s dtype); the CPU kernel computes the same."""
+    return jax.random.binomial(key, count, prob, prob.shape, prob.dtype).astype(prob.dtype)
 
 
 def random_key(data):

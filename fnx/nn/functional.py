@@ -38,6 +38,9 @@ from ._loss import (multi_margin_loss, multilabel_margin_loss,  # noqa: I001 - i
                     multilabel_soft_margin_loss, triplet_margin_loss,
                     triplet_margin_with_distance_loss)
 from ._ctc import ctc_loss
+from ._functional_random import *  # noqa: F403 - alpha dropout, rrelu, gumbel_softmax
+from ._functional_random import __all__ as _random_all
+from ._functional_conv_tbc import conv_tbc
 
 __all__ = [
     # activations
@@ -66,7 +69,7 @@ __all__ = [
     "pad", "interpolate", "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
     "multi_head_attention_forward", "upsample", "upsample_nearest", "upsample_bilinear",
     "grid_sample", "affine_grid", "channel_shuffle", "native_channel_shuffle",
-] + _pooling_all
+] + _pooling_all + _random_all + ["conv_tbc"]
 
 
 def _inplace(input, result):

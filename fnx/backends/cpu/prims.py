@@ -662,3 +662,25 @@ def _split_key(ks, key, num):
     k = _key("split_key", key)
     keys = _on_cpu(lambda: jax.random.key_data(jax.random.split(k, int(num))))
     return _out(keys.reshape(m.shape), D.int64)
+
+
+# poisson / binomial: the same JAX expressions as their lowerings (fnx/lower/jax.py), so
+# eager and compiled draw the same counts from one key
+@kernel(P.poisson)
+def _poisson(ks, key, rate):
+    m = P.poisson.meta(key, rate)
+    k = _key("poisson", key)
+    lam = _np(rate, "poisson")
+    r = _on_cpu(lambda: jax.random.poisson(k, lam, lam.shape).astype(lam.dtype),
+                m.dtype is D.float64)
+    return _out(r, m.dtype)
+
+
+@kernel(P.binomial)
+def _binomial(ks, key, count, prob):
+    m = P.binomial.meta(key, count, prob)
+    k = _key("binomial", key)
+    n, p = _np(count, "binomial"), _np(prob, "binomial")
+    r = _on_cpu(lambda: jax.random.binomial(k, n, p, p.shape, p.dtype).astype(p.dtype),
+                m.dtype is D.float64)
+    return _out(r, m.dtype)

@@ -586,6 +586,46 @@ def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None)
     return idx
 
 
+# ---------------------------------------------------------------------------- poisson, binomial
+# Counts drawn by the key-based prims (one key per call), in float32 for half types.
+
+def _poisson_meta(self, generator=None):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"\"poisson_cpu\" not implemented for '{self.dtype.scalar_type}'")
+    return TensorMeta(tuple(self.shape), self.dtype)
+
+
+def _poisson_decomp(self, generator=None):
+    m = _poisson_meta(self)
+    ct = refs.opmath_dtype(m.dtype)
+    return _convert(prims.poisson(_key(self.device, generator), _convert(self, ct)), m.dtype)
+
+
+def _binomial_meta(count, prob, generator=None):
+    for name, t in (("count", count), ("prob", prob)):
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"\"binomial_cpu\" not implemented for "
+                               f"'{t.dtype.scalar_type}' ({name})")
+    if count.dtype is not prob.dtype:
+        raise RuntimeError(f"binomial: expected count and prob to have the same dtype, got "
+                           f"{count.dtype.scalar_type} and {prob.dtype.scalar_type}")
+    return TensorMeta(broadcast_shapes(tuple(count.shape), tuple(prob.shape)), count.dtype)
+
+
+def _binomial_decomp(count, prob, generator=None):
+    m = _binomial_meta(count, prob)
+    ct = refs.opmath_dtype(m.dtype)
+    n = refs.broadcast_to(_convert(count, ct), tuple(m.shape))
+    p = refs.broadcast_to(_convert(prob, ct), tuple(m.shape))
+    return _convert(prims.binomial(_key(count.device, generator), n, p), m.dtype)
+
+
+poisson = defop(f"poisson(Tensor self, {_GEN}=None) -> Tensor", tags=RANDOM,
+                meta=_poisson_meta, decomposition=_poisson_decomp)
+binomial = defop(f"binomial(Tensor count, Tensor prob, {_GEN}=None) -> Tensor", tags=RANDOM,
+                 meta=_binomial_meta, decomposition=_binomial_decomp)
+
+
 # ---------------------------------------------------------------------------- autograd
 # Samples get no gradient (PyTorch's rule for these ops: no reparameterization).
 
@@ -594,4 +634,4 @@ nondifferentiable(rand, rand_generator, randn, randn_generator, randint, randint
                   randint_low, randint_low_generator, randperm, randperm_generator, rand_like,
                   randn_like, randint_like, randint_like_low, bernoulli, bernoulli_p,
                   bernoulli_tensor, normal_tensor_float, normal_float_tensor,
-                  normal_tensor_tensor, normal_float_float, multinomial)
+                  normal_tensor_tensor, normal_float_float, multinomial, poisson, binomial)

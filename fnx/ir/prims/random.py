@@ -7,7 +7,7 @@ from ..registry import TensorMeta, nondifferentiable
 from ._common import RNG, prim
 from .checks import FLOAT, check_tensor, dtype_arg, fail, int_arg, scalar_for, shape_arg
 
-__all__ = ["random_bits", "uniform", "normal", "split_key", "check_key"]
+__all__ = ["random_bits", "uniform", "normal", "split_key", "check_key", "poisson", "binomial"]
 
 
 def check_key(name, key):
@@ -47,4 +47,28 @@ uniform = prim("uniform(Tensor key, SymInt[] shape, Scalar low, Scalar high, *, 
 normal = prim("normal(Tensor key, SymInt[] shape, Scalar mean, Scalar std, *, "
                "ScalarType dtype) -> Tensor", _sampler_meta("normal"), RNG)
 split_key = prim("split_key(Tensor key, int num) -> Tensor", _split_key_meta, RNG)
-nondifferentiable(random_bits, uniform, normal, split_key)
+
+
+def _poisson_meta(key, rate):
+    check_key("poisson", key)
+    check_tensor("poisson", "rate", rate)
+    dtype_arg("poisson", rate.dtype, FLOAT)
+    return TensorMeta(tuple(rate.shape), rate.dtype)
+
+
+def _binomial_meta(key, count, prob):
+    check_key("binomial", key)
+    check_tensor("binomial", "count", count)
+    check_tensor("binomial", "prob", prob)
+    dtype_arg("binomial", prob.dtype, FLOAT)
+    if tuple(count.shape) != tuple(prob.shape) or count.dtype is not prob.dtype:
+        raise fail("binomial", f"count and prob must have one shape and dtype, got "
+                               f"{list(count.shape)} {count.dtype.name} and "
+                               f"{list(prob.shape)} {prob.dtype.name}")
+    return TensorMeta(tuple(prob.shape), prob.dtype)
+
+
+# Poisson(rate) and Binomial(count, prob) counts, elementwise, as floats of the input's dtype
+poisson = prim("poisson(Tensor key, Tensor rate) -> Tensor", _poisson_meta, RNG)
+binomial = prim("binomial(Tensor key, Tensor count, Tensor prob) -> Tensor", _binomial_meta, RNG)
+nondifferentiable(random_bits, uniform, normal, split_key, poisson, binomial)

@@ -31,7 +31,7 @@ from .module import Module
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
            "Mish", "Tanh", "Sigmoid", "Hardtanh", "Hardsigmoid", "Hardswish", "Hardshrink",
            "Softshrink", "Tanhshrink", "Softsign", "Softplus", "LogSigmoid", "Threshold",
-           "GLU", "Softmax", "Softmin", "LogSoftmax", "MultiheadAttention"]
+           "GLU", "Softmax", "Softmin", "LogSoftmax", "MultiheadAttention", "RReLU"]
 
 
 def _inplace_repr(inplace):
@@ -106,6 +106,30 @@ class LeakyReLU(Module):
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
                                                            else "")
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: while training, each negative element is scaled by a slope
+    drawn from ``U(lower, upper)``; in eval mode by ``(lower + upper) / 2``.
+
+    >>> import fnx
+    >>> m = fnx.nn.RReLU(0.1, 0.3).eval()
+    >>> m, m(fnx.tensor([-1.0, 1.0]))
+    (RReLU(lower=0.1, upper=0.3), tensor([-0.2000,  1.0000]))
+    """
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                            else "")
 
 
 class PReLU(Module):

@@ -395,3 +395,38 @@ register(
     _inplace(aten.random_.to, _random__to_samples, ALL_DTYPES),
     _inplace(getattr(aten.random_, "from"), _random__from_samples, NUMERIC),
 )
+
+
+# --------------------------------------------------------------------------- poisson, binomial
+
+def _poisson_samples(info, device, dtype):
+    yield SampleInput(make_tensor((3, 4), dtype, device, low=0.0, high=5.0))
+    yield SampleInput(make_tensor((), dtype, device, low=0.5, high=2.0), generator=_gen())
+
+
+def _poisson_errors(info, device):
+    yield ErrorInput(SampleInput(make_tensor((2,), D.int64, device)), RuntimeError,
+                     "\"poisson_cpu\" not implemented for 'Long'")
+
+
+def _binomial_samples(info, device, dtype):
+    yield SampleInput(make_tensor((3, 4), dtype, device, low=0.0, high=9.0).round(),
+                      make_tensor((3, 4), dtype, device, low=0.0, high=1.0))
+    yield SampleInput(make_tensor((2, 1), dtype, device, low=1.0, high=4.0).round(),
+                      make_tensor((3,), dtype, device, low=0.0, high=1.0), generator=_gen())
+
+
+def _binomial_ref(count, prob, **_):
+    return np.zeros(np.broadcast_shapes(count.shape, prob.shape), count.dtype)
+
+
+def _binomial_errors(info, device):
+    yield ErrorInput(SampleInput(make_tensor((2,), D.int64, device),
+                                 make_tensor((2,), D.float32, device)), RuntimeError,
+                     "\"binomial_cpu\" not implemented for 'Long'")
+
+
+register(
+    _random(aten.poisson.default, _like_ref, FLOATS, _poisson_samples, _poisson_errors),
+    _random(aten.binomial.default, _binomial_ref, FLOATS, _binomial_samples, _binomial_errors),
+)

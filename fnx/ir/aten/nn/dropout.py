@@ -67,3 +67,53 @@ dropout = defop("dropout(Tensor input, float p, bool train) -> Tensor", tags=RAN
                 decomposition=_dropout)
 feature_dropout = defop("feature_dropout(Tensor input, float p, bool train) -> Tensor",
                         tags=RANDOM, decomposition=_feature_dropout)
+
+
+# SELU's negative saturation value, -scale * alpha: alpha dropout sets dropped units to it
+# and then applies the affine map that restores zero mean and unit variance.
+_SELU_SAT = 1.7580993408473766
+
+
+def _alpha_dropout_impl(input, p, train, feature):
+    _dropout_p(p)
+    if not train or p == 0 or input.numel() == 0:
+        return input
+    if p == 1:
+        return input * aten.zeros_like(input)
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = (list(input.shape[:2]) + [1] * (input.ndim - 2)) if feature else list(input.shape)
+    keep = aten.lt.Scalar(aten.rand(shape, dtype=_opmath(input.dtype), device=input.device),
+                          1.0 - p)
+    a = 1.0 / ((_SELU_SAT * _SELU_SAT * p + 1.0) * (1.0 - p)) ** 0.5
+    # kept: a * x + a * alpha * p; dropped: a * alpha * (p - 1) (the saturation, made affine)
+    mask = _to(keep, _opmath(input.dtype))
+    out = input * (mask * a) + (mask - 1.0) * (_SELU_SAT * a) + _SELU_SAT * a * p
+    return _to(out, input.dtype)
+
+
+alpha_dropout = defop("alpha_dropout(Tensor input, float p, bool train) -> Tensor", tags=RANDOM,
+                      decomposition=lambda input, p, train:
+                      _alpha_dropout_impl(input, p, train, False))
+feature_alpha_dropout = defop("feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor",
+                              tags=RANDOM, decomposition=lambda input, p, train:
+                              _alpha_dropout_impl(input, p, train, True))
+
+
+def _rrelu(self, lower=0.125, upper=1.0 / 3.0, training=False):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"\"rrelu\" not implemented for '{self.dtype}'")
+    if lower > upper:
+        raise RuntimeError(f"rrelu: lower bound ({lower}) must be less than or equal to upper "
+                           f"bound ({upper})")
+    if not training:
+        return aten.leaky_relu(self, (lower + upper) / 2.0)
+    # a slope drawn per element from U(lower, upper); autograd through the product gives
+    # the gradient with the sampled slope
+    u = aten.rand(list(self.shape), dtype=_opmath(self.dtype), device=self.device)
+    slope = _to(u * (upper - lower) + lower, self.dtype)
+    return aten.where.self(aten.le.Scalar(self, 0), self * slope, self)
+
+
+rrelu = defop("rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, "
+              "bool training=False) -> Tensor", tags=RANDOM, decomposition=_rrelu)

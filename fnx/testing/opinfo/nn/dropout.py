@@ -50,3 +50,29 @@ register(
     OpInfo(aten.feature_dropout.default, _dropout_ref, F, _dropout_samples,
            nondeterministic=True, error_inputs=_feature_dropout_errors),
 )
+
+
+def _rrelu_ref(input, lower=0.125, upper=1.0 / 3.0, training=False):
+    return np.zeros(input.shape, input.dtype)
+
+
+def _rrelu_samples(info, device, dtype):
+    for training in (False, True):
+        yield SampleInput(_t((4, 5), dtype, device), 0.1, 0.3, training)
+    yield SampleInput(_t((3,), dtype, device), 0.2, 0.2, True)
+    yield SampleInput(_t((0, 2), dtype, device), 0.1, 0.3, True)
+
+
+def _rrelu_errors(info, device):
+    yield ErrorInput(SampleInput(_t((2,), D.float32, device), 0.5, 0.1, True), RuntimeError,
+                     "lower bound")
+
+
+register(
+    OpInfo(aten.alpha_dropout.default, _dropout_ref, F, _dropout_samples, nondeterministic=True,
+           error_inputs=_dropout_errors),
+    OpInfo(aten.feature_alpha_dropout.default, _dropout_ref, F, _dropout_samples,
+           nondeterministic=True, error_inputs=_feature_dropout_errors),
+    OpInfo(aten.rrelu.default, _rrelu_ref, F, _rrelu_samples, nondeterministic=True,
+           error_inputs=_rrelu_errors),
+)

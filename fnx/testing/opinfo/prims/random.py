@@ -58,3 +58,20 @@ register(
     OpInfo(P.split_key, lambda key, num: np.zeros((num, 2), np.int64), (D.int64,),
            _split_key_samples, nondeterministic=True, error_inputs=_key_errors("split_key", 2)),
 )
+
+
+def _poisson_prim_samples(info, device, dtype):
+    yield SampleInput(_key(device), tensor(np.array([[0.5, 3.0], [1.0, 10.0]]), dtype, device))
+
+
+def _binomial_prim_samples(info, device, dtype):
+    yield SampleInput(_key(device, 5), tensor(np.array([3.0, 10.0, 0.0]), dtype, device),
+                      tensor(np.array([0.5, 0.2, 0.7]), dtype, device))
+
+
+register(
+    OpInfo(P.poisson, lambda key, rate: np.zeros(rate.shape, rate.dtype), (D.float32, D.float64),
+           _poisson_prim_samples, nondeterministic=True),
+    OpInfo(P.binomial, lambda key, n, p: np.zeros(p.shape, p.dtype), (D.float32, D.float64),
+           _binomial_prim_samples, nondeterministic=True),
+)
