@@ -299,3 +299,15 @@ def test_spmd_dtensor_data_parallel_and_fully_shard_on_8_host_devices():
                                                "spmd_worker.py")],
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "spmd ok" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.multiprocess
+def test_fully_shard_uneven_parameters_on_8_host_devices():
+    env = dict(os.environ, PYTHONPATH=str(ROOT),
+               XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    env.pop("FNX_CUDA_ON_CPU", None)
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "distributed" /
+                                               "fsdp_uneven_worker.py")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "fsdp uneven ok" in proc.stdout, \
+        proc.stdout + proc.stderr

@@ -604,7 +604,11 @@ def storage_shape(t) -> tuple:
     """``t``'s shape without materializing a resident tensor's NumPy view."""
     d = t.__dict__
     data = d.get("_data")
-    return data.shape if data is not None else d["_jax"].shape
+    if data is not None:
+        return data.shape
+    shape = d["_jax"].shape
+    rows = d.get("_rows")      # a storage padded on dim 0 (an uneven Shard(0) DTensor)
+    return shape if rows is None else (rows, *shape[1:])
 
 
 def exclusive_array(arr, holders: int) -> bool:

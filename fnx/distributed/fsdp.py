@@ -1,8 +1,11 @@
 """``fully_shard``: fully sharded data parallelism in the style of PyTorch's FSDP2
 (``torch.distributed.fsdp.fully_shard``), for single-process SPMD over a ``DeviceMesh``.
 
-Each parameter becomes a DTensor sharded on dim 0 over the mesh (``Shard(0)``; one whose
-dim 0 does not split evenly is replicated), so each device holds 1/N of its bytes. A step
+Each parameter becomes a DTensor sharded on dim 0 over the mesh (``Shard(0)``), so each
+device holds 1/N of its bytes. As in FSDP2, a dim 0 that does not split evenly is padded
+to a multiple of N (each device holds ceil(rows / N) rows, the last ones padding) while
+the parameter keeps its shape: programs see the rows without the padding, and new values
+and gradients are padded and split again (``fnx.distributed.dtensor``). A step
 compiled with ``fnx.compile`` is one program that XLA partitions by those layouts: it
 gathers the parameters for the compute (all-gather) and reduce-scatters the gradients;
 the new parameters and their ``.grad`` keep the ``Shard(0)`` layout (the compiled program
@@ -65,11 +68,10 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True):
         mesh = init_device_mesh(kind, (len(jax.devices()),))
     if mesh.ndim != 1:
         raise ValueError(f"fully_shard: a 1-d mesh is supported, got {mesh.ndim} dims")
-    n = mesh.size()
     for p in module.parameters():
         if not isinstance(p, DTensor):
-            even = p.dim() > 0 and p.shape[0] % n == 0
-            distribute_parameter(p, mesh, [Shard(0) if even else Replicate()])
+            distribute_parameter(p, mesh, [Shard(0) if p.dim() > 0 else Replicate()],
+                                 pad=True)
     for b in module.buffers():
         if not isinstance(b, DTensor):
             distribute_parameter(b, mesh, [Replicate()])

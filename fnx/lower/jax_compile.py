@@ -490,7 +490,7 @@ def _host(t):
     """A captured tensor as a program constant: device arrays are used as they are."""
     arr = resident(t)
     if arr is not None:
-        return arr
+        return arr if "_rows" not in t.__dict__ else t._unpadded()
     data = t._data
     return data if isinstance(data, jax.Array) else np.asarray(data)
 
