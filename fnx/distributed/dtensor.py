@@ -43,7 +43,7 @@ from jax.sharding import PartitionSpec as P
 from .. import api as fnx
 from ..backends.cpu import wrap_resident
 from ..core.dispatch_key import DispatchKey, below
-from ..core.tensor import Tensor, resident, set_resident
+from ..core.tensor import ResidentView, Tensor, resident, set_resident
 from .device_mesh import DeviceMesh
 
 __all__ = ["Shard", "Replicate", "DTensor", "distribute_tensor", "distribute_module"]
@@ -153,21 +153,14 @@ def _as_dtensor(t, mesh, cls=None):
     return t
 
 
-class _PaddedView:
+class _PaddedView(ResidentView):
     """``DTensor._data``: as ``Tensor._data`` (the NumPy view of the resident storage,
     made on first use), but without the padding rows of a padded storage."""
 
-    def __get__(self, t, cls=None):
-        if t is None:
-            return self
-        d = t.__dict__
-        arr = d.get("_jax")
-        if arr is None:
-            raise AttributeError(f"{type(t).__name__!r} object has no attribute '_data'")
+    @staticmethod
+    def view(d, arr):
         rows = d.get("_rows")
-        view = np.asarray(arr) if rows is None else np.asarray(_rows_of(arr, rows))
-        d["_data"] = d["_jview"] = view
-        return view
+        return np.asarray(arr) if rows is None else np.asarray(_rows_of(arr, rows))
 
 
 class DTensor(Tensor):
@@ -211,8 +204,8 @@ class DTensor(Tensor):
         rows, sharding = d["_rows"], d["_padded_as"]
         arr = resident(self)
         if arr is None:                 # NumPy storage written: lay it out again
-            self._array
-        elif arr.shape[0] == rows:
+            arr = self._array
+        if arr.shape[0] == rows:
             set_resident(self, _pad_lay_out(arr, rows, sharding))
         g = self._grad
         if g is not None and not isinstance(g, DTensor) and resident(g) is not None and \
@@ -361,16 +354,18 @@ def distribute_tensor(tensor, device_mesh: DeviceMesh = None, placements=None) -
     return out
 
 
-_param_classes: dict = {}
+_mixed: dict = {}
 
 
-def _dtensor_class(cls):
-    """``cls`` (a Tensor subclass such as ``nn.Parameter``) that is also a DTensor."""
-    if issubclass(cls, DTensor):
+def mixed_class(mixin, cls, prefix):
+    """``cls`` that is also a ``mixin`` (made once, named ``prefix + cls.__name__``): the
+    class an object becomes in place (a parameter a DTensor, a module an FSDPModule), so
+    everything holding it sees the change."""
+    if issubclass(cls, mixin):
         return cls
-    made = _param_classes.get(cls)
+    made = _mixed.get((mixin, cls))
     if made is None:
-        made = _param_classes[cls] = type(f"DTensor{cls.__name__}", (DTensor, cls), {})
+        made = _mixed[mixin, cls] = type(f"{prefix}{cls.__name__}", (mixin, cls), {})
     return made
 
 
@@ -394,7 +389,7 @@ def distribute_parameter(param, device_mesh, placements, *, pad=False):
     else:
         spec = _spec(shape, device_mesh, placements, "distribute_module")
         set_resident(param, _lay_out(host, device_mesh, spec))
-    return _as_dtensor(param, device_mesh, _dtensor_class(type(param)))
+    return _as_dtensor(param, device_mesh, mixed_class(DTensor, type(param), "DTensor"))
 
 
 def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None,

@@ -29,7 +29,7 @@ from __future__ import annotations
 import jax
 
 from .device_mesh import init_device_mesh
-from .dtensor import DTensor, Replicate, Shard, distribute_parameter
+from .dtensor import DTensor, Replicate, Shard, distribute_parameter, mixed_class
 
 __all__ = ["fully_shard", "FSDPModule"]
 
@@ -44,18 +44,6 @@ class FSDPModule:
             if isinstance(v, DTensor):
                 sd[k] = v.full_tensor()
         return sd
-
-
-_classes: dict = {}
-
-
-def _fsdp_class(cls):
-    if issubclass(cls, FSDPModule):
-        return cls
-    made = _classes.get(cls)
-    if made is None:
-        made = _classes[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
-    return made
 
 
 def fully_shard(module, *, mesh=None, reshard_after_forward=True):
@@ -75,5 +63,5 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True):
     for b in module.buffers():
         if not isinstance(b, DTensor):
             distribute_parameter(b, mesh, [Replicate()])
-    module.__class__ = _fsdp_class(type(module))
+    module.__class__ = mixed_class(FSDPModule, type(module), "FSDP")
     return module
