@@ -208,9 +208,12 @@ class DTensor(Tensor):
         if arr.shape[0] == rows:
             set_resident(self, _pad_lay_out(arr, rows, sharding))
         g = self._grad
-        if g is not None and not isinstance(g, DTensor) and resident(g) is not None and \
-                tuple(g.shape) == tuple(self.shape):
-            _set_padded(g, _pad_lay_out(resident(g), rows, sharding), rows)
+        if g is not None and "_rows" not in g.__dict__ and g._device.type == "cpu" and \
+                g._base is None and tuple(g.shape) == tuple(self.shape):
+            values = resident(g)
+            if values is None:
+                values = np.asarray(g._data)
+            _set_padded(g, _pad_lay_out(values, rows, sharding), rows)
             g.__dict__["_padded_as"] = sharding
             _as_dtensor(g, self.device_mesh)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import jax
 
+from ..graph.tracer import is_compiling
 from .device_mesh import init_device_mesh
 from .dtensor import DTensor, Replicate, Shard, distribute_parameter, mixed_class
 
@@ -46,6 +47,13 @@ class FSDPModule:
         return sd
 
 
+def _shard_grad(p):
+    """After an eager backward, a padded parameter's gradient is padded and split as the
+    parameter (a compiled step does so as its program returns)."""
+    if not is_compiling():
+        p._settle()
+
+
 def fully_shard(module, *, mesh=None, reshard_after_forward=True):
     """Shard ``module``'s parameters on dim 0 over ``mesh`` (default: every device of the
     default platform in a 1-d mesh); returns ``module``, now also an ``FSDPModule``.
@@ -60,6 +68,8 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True):
         if not isinstance(p, DTensor):
             distribute_parameter(p, mesh, [Shard(0) if p.dim() > 0 else Replicate()],
                                  pad=True)
+            if "_rows" in p.__dict__ and p.requires_grad:
+                p.register_post_accumulate_grad_hook(_shard_grad)
     for b in module.buffers():
         if not isinstance(b, DTensor):
             distribute_parameter(b, mesh, [Replicate()])

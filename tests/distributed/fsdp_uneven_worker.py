@@ -94,11 +94,14 @@ def train(model, make_opt, ref_step, compiled, steps=10):
     for p, q in zip(model.parameters(), ref):
         np.testing.assert_allclose(p.full_tensor().numpy(), q, rtol=2e-5, atol=2e-6)
     check_layout(model)
-    if compiled:        # the gradients are padded and laid out as their parameters
-        for p in model.parameters():
-            assert isinstance(p.grad, dist.DTensor) and p.grad.placements == (dist.Shard(0),)
-            assert tuple(p.grad.shape) == tuple(p.shape)
-            assert p.grad._array.shape == p._array.shape
+    if compiled:        # one program, compiled once
+        assert len(run.entries()) == 1 and len(run.entries()[0].programs()) == 1
+    for p, g in zip(model.parameters(), grads):
+        # the last gradients: padded and laid out as the parameters, without the padding
+        assert isinstance(p.grad, dist.DTensor) and p.grad.placements == (dist.Shard(0),)
+        assert tuple(p.grad.shape) == tuple(p.shape)
+        assert p.grad._array.shape == p._array.shape
+        np.testing.assert_allclose(p.grad.full_tensor().numpy(), g, rtol=1e-4, atol=1e-7)
     return run
 
 
