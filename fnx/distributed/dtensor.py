@@ -285,6 +285,8 @@ class DTensor(Tensor):
                 out = fn(*args, **kwargs)
         finally:
             _state.busy = False
+        if op.name in _LIKE and isinstance(args[0], DTensor) and isinstance(out, Tensor):
+            return _laid_out_as(out, args[0])
         for t, sharding in written:     # an in-place op keeps the layout (placements)
             if "_rows" in t.__dict__:
                 t._settle()
@@ -294,7 +296,47 @@ class DTensor(Tensor):
                 with jax.enable_x64(True):
                     set_resident(t, jax.device_put(arr if arr is not None
                                                    else np.asarray(t._data), sharding))
+        if written:
+            same = _written_result(op, args, kwargs)
+            if same is not None:
+                return same         # an in-place op returns the tensor it wrote, as eager
         return _wrap(out, mesh)
+
+
+# ops whose result is a new tensor "like" their input: laid out as it (as PyTorch's DTensor
+# does), so an optimizer's state (``zeros_like(param)``) is sharded as its parameter
+_LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+                   "randn_like", "randint_like", "clone"})
+
+
+def _written_result(op, args, kwargs):
+    """The DTensor argument that ``op`` writes and returns (``self`` of ``mul_``, ``out``
+    of an ``out=`` overload), or None."""
+    returns = op.schema.returns
+    alias = returns[0].type.alias if len(returns) == 1 else None
+    if alias is None or not alias.is_write:
+        return None
+    for i, a in enumerate(op.schema.arguments):
+        if a.is_write and a.type.alias.sets == alias.sets:
+            value = args[i] if i < len(args) else kwargs.get(a.name)
+            return value if isinstance(value, DTensor) else None
+    return None
+
+
+def _laid_out_as(out, like):
+    """``out`` (of ``like``'s shape) laid out as the DTensor ``like`` (padded as it is)."""
+    d = like.__dict__
+    values = resident(out)
+    if values is None:
+        values = np.asarray(out._data)
+    if "_rows" in d:
+        out.__dict__.pop("_data", None)
+        _set_padded(out, _pad_lay_out(values, d["_rows"], d["_padded_as"]), d["_rows"])
+        out.__dict__["_padded_as"] = d["_padded_as"]
+    else:
+        with jax.enable_x64(True):
+            set_resident(out, jax.device_put(values, like._array.sharding))
+    return _as_dtensor(out, like.device_mesh, DTensor)
 
 
 class _OpCall:

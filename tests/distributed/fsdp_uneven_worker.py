@@ -2,7 +2,8 @@
 whose parameters' dim 0 does not split evenly over 8 devices (Embedding(50, 8),
 Linear(8, 13)): padded Shard(0) storage (ceil(rows / 8) rows per device) with the logical
 shape kept; training (SGD and AdamW, compiled and eager) as the unsharded model in NumPy;
-the state dict and clip_grad_norm_ see no padding."""
+the optimizer state is sharded as the parameters; the state dict and clip_grad_norm_
+see no padding."""
 import sys
 import warnings
 
@@ -96,6 +97,11 @@ def train(model, make_opt, ref_step, compiled, steps=10):
     check_layout(model)
     if compiled:        # one program, compiled once
         assert len(run.entries()) == 1 and len(run.entries()[0].programs()) == 1
+    for p in model.parameters():        # optimizer state: sharded (padded) as its parameter
+        for v in opt.state[p].values():
+            if isinstance(v, fnx.Tensor) and tuple(v.shape) == tuple(p.shape):
+                assert isinstance(v, dist.DTensor) and v.placements == (dist.Shard(0),), v
+                assert v._array.shape == p._array.shape
     for p, g in zip(model.parameters(), grads):
         # the last gradients: padded and laid out as the parameters, without the padding
         assert isinstance(p.grad, dist.DTensor) and p.grad.placements == (dist.Shard(0),)

@@ -74,7 +74,7 @@ def check_ops(mesh2d):
     total = d.sum()
     assert isinstance(total, dist.DTensor) and total.placements == (dist.Replicate(),)
     np.testing.assert_allclose(total.full_tensor().item(), x.sum(), rtol=1e-6)
-    d.mul_(3)                                   # in place: the same DTensor, rebound
+    assert d.mul_(3) is d                       # in place: the same DTensor, rebound
     assert d.placements == (dist.Shard(0),)
     np.testing.assert_allclose(d.full_tensor().numpy(), x * 3, rtol=1e-6)
     # on a 2-d mesh, matmul of a row-sharded by a replicated matrix stays row-sharded
