@@ -111,8 +111,14 @@ def _lay_out(host, mesh, spec):
 # for compute) and a new value is padded and split again (``_settle``).
 
 @functools.partial(jax.jit, static_argnums=1)
-def _rows_of(padded, rows):
+def _first_rows(padded, rows):
     return padded[:rows]
+
+
+def _rows_of(padded, rows):
+    """The first ``rows`` rows of ``padded`` (gathered by XLA), of its own dtype."""
+    with jax.enable_x64(True):
+        return _first_rows(padded, rows)
 
 
 @functools.lru_cache(maxsize=None)
@@ -194,8 +200,7 @@ class DTensor(Tensor):
 
     def _unpadded(self):
         """What a program is fed for a padded DTensor: its rows (gathered by XLA)."""
-        with jax.enable_x64(True):
-            return _rows_of(self._array, self.__dict__["_rows"])
+        return _rows_of(self._array, self.__dict__["_rows"])
 
     def _settle(self):
         """After a program rebound this padded DTensor (its storage now holds the logical

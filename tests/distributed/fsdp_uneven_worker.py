@@ -161,6 +161,18 @@ def main():
             grad = p.grad.full_tensor() if isinstance(p.grad, dist.DTensor) else p.grad
             np.testing.assert_allclose(grad.numpy(), g * (norm / 2) / (norm + 1e-6),
                                        rtol=1e-4, atol=1e-7)
+    # float64 and int64 storage stays exact through the padding
+    holder = nn.Module()
+    exact = rng.standard_normal((13, 3)) * (1 + 1e-12)
+    holder.w = nn.Parameter(fnx.tensor(exact))
+    holder.register_buffer("ids", fnx.tensor(np.arange(13, dtype=np.int64) << 40))
+    fully_shard(holder, mesh=mesh)
+    assert holder.w.dtype == fnx.float64 and holder.w.placements == (dist.Shard(0),)
+    assert [s.data.shape for s in holder.w._array.addressable_shards] == [(2, 3)] * N
+    for got in (holder.w.full_tensor().numpy(), holder.w.detach().numpy(),
+                holder.state_dict()["w"].numpy(), (holder.w * 1).full_tensor().numpy()):
+        np.testing.assert_array_equal(got, exact)
+    assert holder.state_dict()["ids"].tolist() == (np.arange(13) << 40).tolist()
     print("fsdp uneven ok")
 
 
