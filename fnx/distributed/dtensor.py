@@ -214,11 +214,19 @@ class DTensor(Tensor):
             set_resident(self, _pad_lay_out(arr, rows, sharding))
         g = self._grad
         if g is not None and "_rows" not in g.__dict__ and g._device.type == "cpu" and \
-                g._base is None and tuple(g.shape) == tuple(self.shape):
+                g._base is None:
             values = resident(g)
             if values is None:
                 values = np.asarray(g._data)
-            _set_padded(g, _pad_lay_out(values, rows, sharding), rows)
+            if values.shape == arr.shape and values.sharding == arr.sharding:
+                # padded and laid out already (a compiled step's gradient)
+                g.__dict__.pop("_data", None)
+                g.__dict__.pop("_jview", None)
+            elif values.shape == tuple(self.shape):
+                values = _pad_lay_out(values, rows, sharding)
+            else:
+                return
+            _set_padded(g, values, rows)
             g.__dict__["_padded_as"] = sharding
             _as_dtensor(g, self.device_mesh)
 

@@ -120,7 +120,7 @@ class ProgramPlan:
             d = getattr(t, "__dict__", None)
             if d is not None:
                 a = d.get("_jax")
-                if a is not None and d.get("_data") is d.get("_jview") and "_rows" not in d:
+                if a is not None and d.get("_data") is d.get("_jview"):
                     append(a)
                     continue
             append(feed(t, how))
@@ -166,7 +166,7 @@ class ProgramPlan:
                 if key == "_jax" and "_data" in d:
                     del d["_data"]
                     d.pop("_jview", None)
-                if "_rows" in d:    # a padded DTensor: the new rows are padded again
+                if "_rows" in d:    # a padded DTensor: its new value stays padded
                     t._settle()
                 vc = t._vc
                 if vc is None:
@@ -189,7 +189,7 @@ class ProgramPlan:
                 if g is None:
                     g = made[k] = makers[k](outs[k])
                 set_grad(t, g)
-                if "_rows" in t.__dict__:   # its gradient is padded and laid out as it is
+                if "_rows" in t.__dict__:   # its gradient came padded: a DTensor as it is
                     t._settle()
         del olds
         for i, w in self.grad_other:

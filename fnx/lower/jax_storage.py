@@ -49,9 +49,7 @@ def program_input(t):
     if not isinstance(t, Tensor):
         return t
     arr = resident(t)
-    if arr is None:
-        return t._data
-    return arr if "_rows" not in t.__dict__ else t._unpadded()
+    return arr if arr is not None else t._data
 
 
 KEEP, BY_PROGRAM, BY_TRANSFER = 0, 1, 2     # feed's ``how``
@@ -69,8 +67,6 @@ def feed(t, how=KEEP):
     d = t.__dict__
     arr = d.get("_jax")
     if arr is not None:
-        if "_rows" in d:        # padded on dim 0 (an uneven Shard(0) DTensor): the rows
-            return t._unpadded()
         data = d.get("_data")
         if data is None or data is d.get("_jview"):
             return arr
