@@ -108,6 +108,15 @@ def train(model, make_opt, ref_step, compiled, steps=10):
         assert tuple(p.grad.shape) == tuple(p.shape)
         assert p.grad._array.shape == p._array.shape
         np.testing.assert_allclose(p.grad.full_tensor().numpy(), g, rtol=1e-4, atol=1e-7)
+    if compiled:
+        # it takes and returns each device's block of the padded storage (50 -> 56 rows,
+        # 13 -> 16: 7 and 2 rows), so the update is computed on the shards
+        hlo = run.explain(idx, y).fusions[0]["hlo"]
+        entry = next(ln for ln in hlo.splitlines() if ln.startswith("ENTRY"))
+        params, results = entry.split(" -> ")
+        for block in ("f32[7,8]", "f32[2,8]", "f32[2]"):
+            assert block in params and block in results, entry
+        assert "f32[50,8]" not in entry and "f32[13,8]" not in entry, entry
     return run
 
 
