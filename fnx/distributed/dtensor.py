@@ -17,6 +17,9 @@ copied to one NumPy array behind its back), so:
   array). An op that cannot compile runs on the gathered values (a plain tensor back).
   View ops return copies (a DTensor's blocks cannot be aliased), in-place ops rebind.
 
+``fully_shard`` (``fnx.distributed.fsdp``) also shards a dim 0 that does not split
+evenly: the storage is padded, the shape is not (see "An uneven Shard(0)" below).
+
 Not there yet: ``Partial`` placements, ``to_local`` (one process drives every device:
 see ``local_shards``).
 
@@ -107,8 +110,10 @@ def _lay_out(host, mesh, spec):
 # storage is padded on dim 0 to a multiple of the shard count and split evenly (each device
 # holds ceil(rows / n) rows; the last ones hold padding), while the tensor's shape stays
 # the logical one (``_rows``). JAX (0.10) lays out only even splits as arrays, so the
-# padding is ours: programs are fed the rows (``_unpadded``: gathered, as FSDP gathers
-# for compute) and a new value is padded and split again (``_settle``).
+# padding is ours: a compiled program takes the padded storage, cuts it to its rows inside
+# (XLA partitions uneven rows within a program) and pads the new value and gradient it
+# returns (``fnx.lower.jax_compile.Program._pinned``); a value that arrives unpadded (an
+# eager gradient, a storage written as NumPy) is padded and split again by ``_settle``.
 
 @functools.partial(jax.jit, static_argnums=1)
 def _first_rows(padded, rows):

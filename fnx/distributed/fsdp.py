@@ -4,8 +4,10 @@
 Each parameter becomes a DTensor sharded on dim 0 over the mesh (``Shard(0)``), so each
 device holds 1/N of its bytes. As in FSDP2, a dim 0 that does not split evenly is padded
 to a multiple of N (each device holds ceil(rows / N) rows, the last ones padding) while
-the parameter keeps its shape: programs see the rows without the padding, and new values
-and gradients are padded and split again (``fnx.distributed.dtensor``). A step
+the parameter keeps its shape (``.shape``, ``state_dict()``, ``full_tensor()``, the
+optimizer's math): programs cut the padding off and pad the new values and gradients
+again (``fnx.distributed.dtensor``); the optimizer's state is laid out as its parameter.
+A step
 compiled with ``fnx.compile`` is one program that XLA partitions by those layouts: it
 gathers the parameters for the compute (all-gather) and reduce-scatters the gradients;
 the new parameters and their ``.grad`` keep the ``Shard(0)`` layout (the compiled program
