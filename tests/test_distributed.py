@@ -290,12 +290,21 @@ def test_ddp_example_under_the_launcher():
     assert int(sent) == int(grads) == 4 * (8 * 64 + 64 + 64 * 4 + 4)
 
 
-@pytest.mark.multiprocess
-def test_spmd_dtensor_data_parallel_and_fully_shard_on_8_host_devices():
+def _run_on_8_host_devices(worker, done, timeout):
+    """Run ``tests/distributed/<worker>`` in one process over 8 forced host devices."""
     env = dict(os.environ, PYTHONPATH=str(ROOT),
                XLA_FLAGS="--xla_force_host_platform_device_count=8")
     env.pop("FNX_CUDA_ON_CPU", None)
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "distributed" /
-                                               "spmd_worker.py")],
-                          env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and "spmd ok" in proc.stdout, proc.stdout + proc.stderr
+    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "distributed" / worker)],
+                          env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0 and done in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.multiprocess
+def test_spmd_dtensor_data_parallel_and_fully_shard_on_8_host_devices():
+    _run_on_8_host_devices("spmd_worker.py", "spmd ok", 120)
+
+
+@pytest.mark.multiprocess
+def test_fully_shard_uneven_parameters_on_8_host_devices():
+    _run_on_8_host_devices("fsdp_uneven_worker.py", "fsdp uneven ok", 300)

@@ -30,7 +30,7 @@ import math
 
 __all__ = ["Tensor", "Size", "tensor_method", "set_grad", "read_grad", "GradWriteLog", "resident",
            "make_private", "drop_resident", "set_resident", "shared_data", "storage_shape",
-           "exclusive_array"]
+           "exclusive_array", "ResidentView"]
 
 
 class Size(tuple):
@@ -53,7 +53,7 @@ class Size(tuple):
         return Size(r) if isinstance(item, slice) else r
 
 
-class _ResidentView:
+class ResidentView:
     """``Tensor._data`` when the instance has none: a resident tensor (storage in the
     jax.Array ``_jax``) gives the read-only NumPy view every reader shares, made on first
     use. A non-data descriptor: a tensor's own ``_data`` (every other tensor) is found
@@ -66,8 +66,13 @@ class _ResidentView:
         arr = d.get("_jax")
         if arr is None:
             raise AttributeError(f"{type(t).__name__!r} object has no attribute '_data'")
-        view = d["_data"] = d["_jview"] = _asarray(arr)
+        view = d["_data"] = d["_jview"] = self.view(d, arr)
         return view
+
+    @staticmethod
+    def view(d, arr):
+        """The NumPy view of the storage ``arr`` of the tensor whose dict is ``d``."""
+        return _asarray(arr)
 
 
 class Tensor:
@@ -82,7 +87,7 @@ class Tensor:
     """
 
     # The state every tensor sets (``_make``), declared for the stub and type checkers.
-    _data: Any = _ResidentView()    # (a resident tensor's is made on first use)
+    _data: Any = ResidentView()    # (a resident tensor's is made on first use)
     _dtype: D.dtype
     _device: _device_cls
     _ks: int
@@ -604,7 +609,11 @@ def storage_shape(t) -> tuple:
     """``t``'s shape without materializing a resident tensor's NumPy view."""
     d = t.__dict__
     data = d.get("_data")
-    return data.shape if data is not None else d["_jax"].shape
+    if data is not None:
+        return data.shape
+    shape = d["_jax"].shape
+    rows = d.get("_rows")      # a storage padded on dim 0 (an uneven Shard(0) DTensor)
+    return shape if rows is None else (rows, *shape[1:])
 
 
 def exclusive_array(arr, holders: int) -> bool:

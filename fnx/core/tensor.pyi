@@ -7,7 +7,7 @@ from typing import Any
 
 __all__ = ['Tensor', 'Size', 'tensor_method', 'set_grad', 'read_grad', 'GradWriteLog', 'resident',
            'make_private', 'drop_resident', 'set_resident', 'shared_data', 'storage_shape',
-           'exclusive_array']
+           'exclusive_array', 'ResidentView']
 
 class GradWriteLog:
     def __enter__(self): ...
@@ -15,6 +15,12 @@ class GradWriteLog:
     def __init__(self): ...
     _outer: GradWriteLog | None
     writes: builtins.dict
+
+
+class ResidentView:
+    def __get__(self, t, cls=None): ...
+    @staticmethod
+    def view(d, arr): ...
 
 
 class Size(builtins.tuple):
@@ -646,10 +652,6 @@ class Tensor:
     # from fnx.serialization.tensors
     def __deepcopy__(self, memo): ...
     def __reduce_ex__(self, proto): ...
-
-
-class _ResidentView:
-    def __get__(self, t, cls=None): ...
 
 def _as_method(fn, name): ...
 def _autograd_bit(ks: builtins.int) -> builtins.int: ...

@@ -17,6 +17,9 @@ copied to one NumPy array behind its back), so:
   array). An op that cannot compile runs on the gathered values (a plain tensor back).
   View ops return copies (a DTensor's blocks cannot be aliased), in-place ops rebind.
 
+``fully_shard`` (``fnx.distributed.fsdp``) also shards a dim 0 that does not split
+evenly: the storage is padded, the shape is not (see "An uneven Shard(0)" below).
+
 Not there yet: ``Partial`` placements, ``to_local`` (one process drives every device:
 see ``local_shards``).
 
@@ -31,6 +34,7 @@ tensor([1., 3., 5., 7.])
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import warnings
 
@@ -42,7 +46,7 @@ from jax.sharding import PartitionSpec as P
 from .. import api as fnx
 from ..backends.cpu import wrap_resident
 from ..core.dispatch_key import DispatchKey, below
-from ..core.tensor import Tensor, resident, set_resident
+from ..core.tensor import ResidentView, Tensor, resident, set_resident
 from .device_mesh import DeviceMesh
 
 __all__ = ["Shard", "Replicate", "DTensor", "distribute_tensor", "distribute_module"]
@@ -102,6 +106,52 @@ def _lay_out(host, mesh, spec):
         return jax.device_put(host, NamedSharding(mesh.jax_mesh, spec))
 
 
+# An uneven Shard(0) (dim 0 not a multiple of the mesh size), as FSDP2 lays it out: the
+# storage is padded on dim 0 to a multiple of the shard count and split evenly (each device
+# holds ceil(rows / n) rows; the last ones hold padding), while the tensor's shape stays
+# the logical one (``_rows``). JAX (0.10) lays out only even splits as arrays, so the
+# padding is ours: a compiled program takes the padded storage, cuts it to its rows inside
+# (XLA partitions uneven rows within a program) and pads the new value and gradient it
+# returns (``fnx.lower.jax_compile.Program._pinned``); a value that arrives unpadded (an
+# eager gradient, a storage written as NumPy) is padded and split again by ``_settle``.
+
+@functools.partial(jax.jit, static_argnums=1)
+def _first_rows(padded, rows):
+    return padded[:rows]
+
+
+def _rows_of(padded, rows):
+    """The first ``rows`` rows of ``padded`` (gathered by XLA), of its own dtype."""
+    with jax.enable_x64(True):
+        return _first_rows(padded, rows)
+
+
+@functools.lru_cache(maxsize=None)
+def _padder(pad, sharding):
+    def pad_rows(a):
+        return jax.numpy.pad(a, ((0, pad),) + ((0, 0),) * (a.ndim - 1))
+    return jax.jit(pad_rows, out_shardings=sharding)
+
+
+def padded_rows(rows, parts) -> int:
+    """Dim 0's padded size: ``rows`` rounded up to a multiple of ``parts``."""
+    return -(-rows // parts) * parts
+
+
+def _pad_lay_out(values, rows, sharding):
+    """``values`` (dim 0 of ``rows``: NumPy or a jax.Array) padded with zero rows and laid
+    out by ``sharding`` (which splits dim 0)."""
+    parts = sharding.mesh.shape[sharding.spec[0]]
+    with jax.enable_x64(True):
+        return _padder(padded_rows(rows, parts) - rows, sharding)(values)
+
+
+def _set_padded(t, arr, rows):
+    """Make ``arr`` (padded on dim 0) the storage of ``t``, whose dim 0 has ``rows``."""
+    set_resident(t, arr)
+    t.__dict__["_rows"] = rows
+
+
 _meshes: dict = {}      # device set -> the DeviceMesh last used over it
 
 
@@ -114,20 +164,76 @@ def _as_dtensor(t, mesh, cls=None):
     return t
 
 
+class _PaddedView(ResidentView):
+    """``DTensor._data``: as ``Tensor._data`` (the NumPy view of the resident storage,
+    made on first use), but without the padding rows of a padded storage."""
+
+    @staticmethod
+    def view(d, arr):
+        rows = d.get("_rows")
+        return np.asarray(arr) if rows is None else np.asarray(_rows_of(arr, rows))
+
+
 class DTensor(Tensor):
     """A tensor laid out over a ``DeviceMesh``; ``full_tensor()`` gathers it."""
 
     _keep_resident = True       # fnx.core.tensor.make_private leaves the layout alone
+    _data = _PaddedView()
 
     @property
     def _array(self):
-        """The ``jax.Array`` laid out over the mesh."""
+        """The ``jax.Array`` laid out over the mesh (padded on dim 0 for an uneven
+        ``Shard(0)``)."""
         arr = resident(self)
         if arr is None:         # its storage was replaced by a NumPy array: lay it out again
-            arr = _lay_out(np.asarray(self._data), self.device_mesh,
-                           P(*[None] * self.ndim))
+            d = self.__dict__
+            values = np.asarray(d["_data"])
+            if "_rows" in d:
+                del d["_data"]
+                _set_padded(self, _pad_lay_out(values, len(values), d["_padded_as"]),
+                            len(values))
+                return d["_jax"]
+            arr = _lay_out(values, self.device_mesh, P(*[None] * self.ndim))
             set_resident(self, arr)
         return arr
+
+    def _values(self):
+        """The logical values as a ``jax.Array`` (without a padded storage's padding)."""
+        arr = self._array
+        rows = self.__dict__.get("_rows")
+        return arr if rows is None else _rows_of(arr, rows)
+
+    def _unpadded(self):
+        """What a program is fed for a padded DTensor: its rows (gathered by XLA)."""
+        return _rows_of(self._array, self.__dict__["_rows"])
+
+    def _settle(self):
+        """After a program rebound this padded DTensor (its storage now holds the logical
+        rows) or set its ``.grad``: pad and split both again as the parameter is."""
+        d = self.__dict__
+        rows, sharding = d["_rows"], d["_padded_as"]
+        arr = resident(self)
+        if arr is None:                 # NumPy storage written: lay it out again
+            arr = self._array
+        if arr.shape[0] == rows:
+            set_resident(self, _pad_lay_out(arr, rows, sharding))
+        g = self._grad
+        if g is not None and "_rows" not in g.__dict__ and g._device.type == "cpu" and \
+                g._base is None:
+            values = resident(g)
+            if values is None:
+                values = np.asarray(g._data)
+            if values.shape == arr.shape and values.sharding == arr.sharding:
+                # padded and laid out already (a compiled step's gradient)
+                g.__dict__.pop("_data", None)
+                g.__dict__.pop("_jview", None)
+            elif values.shape == tuple(self.shape):
+                values = _pad_lay_out(values, rows, sharding)
+            else:
+                return
+            _set_padded(g, values, rows)
+            g.__dict__["_padded_as"] = sharding
+            _as_dtensor(g, self.device_mesh)
 
     @classmethod
     def _make(cls, data, dtype, device, ks):
@@ -150,14 +256,20 @@ class DTensor(Tensor):
     def full_tensor(self):
         """The whole tensor, gathered to the host (a plain CPU tensor)."""
         with jax.enable_x64(True):
-            return fnx.from_numpy(np.array(self._array)).to(self.dtype)
+            return fnx.from_numpy(np.array(self._values())).to(self.dtype)
 
     def local_shards(self):
-        """Each device's block, in mesh order (CPU tensors)."""
+        """Each device's block, in mesh order (CPU tensors); a padded storage's blocks
+        without their padding rows (the last ones may have fewer rows, or none)."""
         order = {d: i for i, d in enumerate(self.device_mesh.jax_mesh.devices.ravel())}
         shards = sorted(self._array.addressable_shards, key=lambda s: order[s.device])
+        rows = self.__dict__.get("_rows")
         with jax.enable_x64(True):
-            return [fnx.from_numpy(np.array(s.data)).to(self.dtype) for s in shards]
+            blocks = [np.array(s.data) for s in shards]
+            if rows is not None:
+                starts = [s.index[0].start or 0 for s in shards]
+                blocks = [b[:max(0, min(len(b), rows - a))] for a, b in zip(starts, blocks)]
+            return [fnx.from_numpy(b).to(self.dtype) for b in blocks]
 
     def redistribute(self, device_mesh=None, placements=None):
         """The same values laid out by ``placements`` (XLA moves the blocks)."""
@@ -165,7 +277,7 @@ class DTensor(Tensor):
         placements = placements or [Replicate()] * mesh.ndim
         spec = _spec(tuple(self.shape), mesh, placements, "redistribute")
         with jax.enable_x64(True):
-            arr = jax.device_put(self._array, NamedSharding(mesh.jax_mesh, spec))
+            arr = jax.device_put(self._values(), NamedSharding(mesh.jax_mesh, spec))
         return _as_dtensor(wrap_resident(arr, self.dtype), mesh)
 
     def __repr__(self):
@@ -191,13 +303,58 @@ class DTensor(Tensor):
                 out = fn(*args, **kwargs)
         finally:
             _state.busy = False
+        if op.name in _LIKE and isinstance(args[0], DTensor) and isinstance(out, Tensor):
+            return _laid_out_as(out, args[0])
         for t, sharding in written:     # an in-place op keeps the layout (placements)
+            if "_rows" in t.__dict__:
+                t._settle()
+                continue
             arr = resident(t)
             if arr is None or arr.sharding != sharding:
                 with jax.enable_x64(True):
                     set_resident(t, jax.device_put(arr if arr is not None
                                                    else np.asarray(t._data), sharding))
+        if written:
+            same = _written_result(op, args, kwargs)
+            if same is not None:
+                return same         # an in-place op returns the tensor it wrote, as eager
         return _wrap(out, mesh)
+
+
+# ops whose result is a new tensor "like" their input: laid out as it (as PyTorch's DTensor
+# does), so an optimizer's state (``zeros_like(param)``) is sharded as its parameter
+_LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+                   "randn_like", "randint_like", "clone"})
+
+
+def _written_result(op, args, kwargs):
+    """The DTensor argument that ``op`` writes and returns (``self`` of ``mul_``, ``out``
+    of an ``out=`` overload), or None."""
+    returns = op.schema.returns
+    alias = returns[0].type.alias if len(returns) == 1 else None
+    if alias is None or not alias.is_write:
+        return None
+    for i, a in enumerate(op.schema.arguments):
+        if a.is_write and a.type.alias.sets == alias.sets:
+            value = args[i] if i < len(args) else kwargs.get(a.name)
+            return value if isinstance(value, DTensor) else None
+    return None
+
+
+def _laid_out_as(out, like):
+    """``out`` (of ``like``'s shape) laid out as the DTensor ``like`` (padded as it is)."""
+    d = like.__dict__
+    values = resident(out)
+    if values is None:
+        values = np.asarray(out._data)
+    if "_rows" in d:
+        out.__dict__.pop("_data", None)
+        _set_padded(out, _pad_lay_out(values, d["_rows"], d["_padded_as"]), d["_rows"])
+        out.__dict__["_padded_as"] = d["_padded_as"]
+    else:
+        with jax.enable_x64(True):
+            set_resident(out, jax.device_put(values, like._array.sharding))
+    return _as_dtensor(out, like.device_mesh, DTensor)
 
 
 class _OpCall:
@@ -250,7 +407,7 @@ def distribute_tensor(tensor, device_mesh: DeviceMesh = None, placements=None) -
         [Replicate()] * device_mesh.ndim
     spec = _spec(tuple(tensor.shape), device_mesh, placements, "distribute_tensor")
     if isinstance(tensor, DTensor):
-        host = np.asarray(tensor._array)
+        host = np.asarray(tensor._values())
     else:
         host = np.ascontiguousarray(tensor.detach().cpu().numpy())
     out = _as_dtensor(wrap_resident(_lay_out(host, device_mesh, spec), tensor.dtype),
@@ -260,28 +417,42 @@ def distribute_tensor(tensor, device_mesh: DeviceMesh = None, placements=None) -
     return out
 
 
-_param_classes: dict = {}
+_mixed: dict = {}
 
 
-def _dtensor_class(cls):
-    """``cls`` (a Tensor subclass such as ``nn.Parameter``) that is also a DTensor."""
-    if issubclass(cls, DTensor):
+def mixed_class(mixin, cls, prefix):
+    """``cls`` that is also a ``mixin`` (made once, named ``prefix + cls.__name__``): the
+    class an object becomes in place (a parameter a DTensor, a module an FSDPModule), so
+    everything holding it sees the change."""
+    if issubclass(cls, mixin):
         return cls
-    made = _param_classes.get(cls)
+    made = _mixed.get((mixin, cls))
     if made is None:
-        made = _param_classes[cls] = type(f"DTensor{cls.__name__}", (DTensor, cls), {})
+        made = _mixed[mixin, cls] = type(f"{prefix}{cls.__name__}", (mixin, cls), {})
     return made
 
 
-def distribute_parameter(param, device_mesh, placements):
+def distribute_parameter(param, device_mesh, placements, *, pad=False):
     """Lay ``param`` (a parameter or buffer, kept the same object, so optimizers holding it
-    see the change) out over ``device_mesh`` by ``placements``: it becomes a DTensor."""
-    spec = _spec(tuple(param.shape), device_mesh, placements, "distribute_module")
-    host = np.asarray(param._array) if isinstance(param, DTensor) else \
+    see the change) out over ``device_mesh`` by ``placements``: it becomes a DTensor.
+    With ``pad``, a ``Shard(0)`` on a 1-d mesh whose dim 0 does not split evenly pads the
+    storage as FSDP2 does (the shape stays ``param``'s)."""
+    shape = tuple(param.shape)
+    host = np.asarray(param._values()) if isinstance(param, DTensor) else \
         np.ascontiguousarray(param.detach().cpu().numpy())
-    set_resident(param, _lay_out(host, device_mesh, spec))
-    param.__dict__.pop("_fed", None)
-    return _as_dtensor(param, device_mesh, _dtensor_class(type(param)))
+    n = device_mesh.size()
+    d = param.__dict__
+    d.pop("_fed", None)
+    d.pop("_rows", None)
+    if pad and list(placements) == [Shard(0)] and shape and shape[0] % n:
+        sharding = NamedSharding(device_mesh.jax_mesh, P(device_mesh.axis_names[0]))
+        d.pop("_data", None)
+        _set_padded(param, _pad_lay_out(host, shape[0], sharding), shape[0])
+        d["_padded_as"] = sharding
+    else:
+        spec = _spec(shape, device_mesh, placements, "distribute_module")
+        set_resident(param, _lay_out(host, device_mesh, spec))
+    return _as_dtensor(param, device_mesh, mixed_class(DTensor, type(param), "DTensor"))
 
 
 def distribute_module(module, device_mesh=None, partition_fn=None, input_fn=None,

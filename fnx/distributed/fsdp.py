@@ -1,8 +1,13 @@
 """``fully_shard``: fully sharded data parallelism in the style of PyTorch's FSDP2
 (``torch.distributed.fsdp.fully_shard``), for single-process SPMD over a ``DeviceMesh``.
 
-Each parameter becomes a DTensor sharded on dim 0 over the mesh (``Shard(0)``; one whose
-dim 0 does not split evenly is replicated), so each device holds 1/N of its bytes. A step
+Each parameter becomes a DTensor sharded on dim 0 over the mesh (``Shard(0)``), so each
+device holds 1/N of its bytes. As in FSDP2, a dim 0 that does not split evenly is padded
+to a multiple of N (each device holds ceil(rows / N) rows, the last ones padding) while
+the parameter keeps its shape (``.shape``, ``state_dict()``, ``full_tensor()``, the
+optimizer's math): programs cut the padding off and pad the new values and gradients
+again (``fnx.distributed.dtensor``); the optimizer's state is laid out as its parameter.
+A step
 compiled with ``fnx.compile`` is one program that XLA partitions by those layouts: it
 gathers the parameters for the compute (all-gather) and reduce-scatters the gradients;
 the new parameters and their ``.grad`` keep the ``Shard(0)`` layout (the compiled program
@@ -25,8 +30,9 @@ from __future__ import annotations
 
 import jax
 
+from ..graph.tracer import is_compiling
 from .device_mesh import init_device_mesh
-from .dtensor import DTensor, Replicate, Shard, distribute_parameter
+from .dtensor import DTensor, Replicate, Shard, distribute_parameter, mixed_class
 
 __all__ = ["fully_shard", "FSDPModule"]
 
@@ -43,16 +49,11 @@ class FSDPModule:
         return sd
 
 
-_classes: dict = {}
-
-
-def _fsdp_class(cls):
-    if issubclass(cls, FSDPModule):
-        return cls
-    made = _classes.get(cls)
-    if made is None:
-        made = _classes[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {})
-    return made
+def _shard_grad(p):
+    """After an eager backward, a padded parameter's gradient is padded and split as the
+    parameter (a compiled step does so as its program returns)."""
+    if not is_compiling():
+        p._settle()
 
 
 def fully_shard(module, *, mesh=None, reshard_after_forward=True):
@@ -65,13 +66,14 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True):
         mesh = init_device_mesh(kind, (len(jax.devices()),))
     if mesh.ndim != 1:
         raise ValueError(f"fully_shard: a 1-d mesh is supported, got {mesh.ndim} dims")
-    n = mesh.size()
     for p in module.parameters():
         if not isinstance(p, DTensor):
-            even = p.dim() > 0 and p.shape[0] % n == 0
-            distribute_parameter(p, mesh, [Shard(0) if even else Replicate()])
+            distribute_parameter(p, mesh, [Shard(0) if p.dim() > 0 else Replicate()],
+                                 pad=True)
+            if "_rows" in p.__dict__ and p.requires_grad:
+                p.register_post_accumulate_grad_hook(_shard_grad)
     for b in module.buffers():
         if not isinstance(b, DTensor):
             distribute_parameter(b, mesh, [Replicate()])
-    module.__class__ = _fsdp_class(type(module))
+    module.__class__ = mixed_class(FSDPModule, type(module), "FSDP")
     return module

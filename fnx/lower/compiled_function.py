@@ -439,9 +439,7 @@ class _Entry:
         the failed guard, in words, is appended to ``why`` when it is a list (worded only
         on failure: this runs on every call)."""
         for t, (shape, dtype, device, grad, layout) in zip(self.lifted, self.lifted_meta):
-            d = t.__dict__
-            data = d.get("_data")
-            if (data.shape if data is not None else d["_jax"].shape) != shape or \
+            if storage_shape(t) != shape or \
                     t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
                     (t._device is not device and t._device != device) or \
                     (layout is not None or t.__class__._keep_resident) and \

@@ -171,6 +171,8 @@ class ProgramPlan:
                 if key == "_jax" and "_data" in d:
                     del d["_data"]
                     d.pop("_jview", None)
+                if "_rows" in d:    # a padded DTensor: its new value stays padded
+                    t._settle()
                 vc = t._vc
                 if vc is None:
                     t._vc = [1]
@@ -192,6 +194,8 @@ class ProgramPlan:
                 if g is None:
                     g = made[k] = makers[k](outs[k])
                 set_grad(t, g)
+                if "_rows" in t.__dict__:   # its gradient came padded: a DTensor as it is
+                    t._settle()
         del olds
         for i, w in self.grad_other:
             set_grad(inputs[i], self._value(w, outs, made, inputs) if w is not None else None)

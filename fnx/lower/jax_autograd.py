@@ -115,6 +115,9 @@ def compile_vjp(run, graph):
         try:
             with jax.enable_x64(True):
                 arrays = [feed(t, h) for t, h in zip(inputs, hows)]
+                rows = run.padded_rows(arrays)
+                if rows:    # a DTensor's padded storage: differentiated on its rows
+                    arrays = [a[:rows[j]] if j in rows else a for j, a in enumerate(arrays)]
                 checks.check(arrays)    # value checks first, as Program.call_arrays does
                 primal, aux, vjp_fn = fwd([arrays[i] for i in diff_in],
                                           [arrays[i] for i in rest_in])

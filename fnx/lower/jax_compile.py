@@ -266,18 +266,34 @@ class Program:
         variant.pins = self.pins
         return variant
 
+    def padded_rows(self, arrays) -> dict:
+        """{position: rows} of the inputs given as a storage padded on dim 0 (an uneven
+        ``Shard(0)`` DTensor's, ``fnx.distributed.dtensor``): laid out over devices, with
+        more rows than the placeholder's."""
+        rows = {}
+        for j, (place, a) in enumerate(zip(self.places, arrays)):
+            shape = getattr(getattr(place, "meta", None), "shape", None)
+            if shape and _laid_out(a) and a.shape[0] != shape[0]:
+                rows[j] = shape[0]
+        return rows
+
     def _pinned(self, fn, arrays):
-        """``fn`` with each pinned output constrained to its input's sharding."""
-        if not self.pins or self.spmd is not None:
+        """``fn`` with each pinned output constrained to its input's sharding; a padded
+        input is cut to its rows inside the program and an output pinned to it padded
+        again (XLA partitions the uneven rows, so the compute stays sharded)."""
+        if self.spmd is not None:
             return fn
+        rows = self.padded_rows(arrays)
         shardings = {k: arrays[j].sharding for k, j in self.pins.items()
                      if j < len(arrays) and _laid_out(arrays[j])}
-        if not shardings:
+        if not shardings and not rows:
             return fn
+        pads = {k: arrays[j].shape[0] - rows[j] for k, j in self.pins.items() if j in rows}
 
         def pinned(*a):
-            outs = fn(*a)
-            return [jax.lax.with_sharding_constraint(o, shardings[k]) if k in shardings
+            outs = fn(*[x[:rows[j]] if j in rows else x for j, x in enumerate(a)])
+            return [jax.lax.with_sharding_constraint(
+                        _pad_rows(o, pads.get(k, 0)), shardings[k]) if k in shardings
                     else o for k, o in enumerate(outs)]
         return pinned
 
@@ -389,8 +405,13 @@ class Program:
             return
         call = self._checker_call
         if call is None:
+            checker, rows = self.checker, self.padded_rows(arrays)
+            if rows:        # padded inputs are checked on their rows
+                def checker(*a, whole=checker):
+                    return whole(*[x[:rows[j]] if j in rows else x for j, x in enumerate(a)])
+                checker = jax.jit(checker)
             with jax.enable_x64(True):
-                compiled = self.checker.lower(*arrays).compile()
+                compiled = checker.lower(*arrays).compile()
                 status = compiled(*arrays)
             # the executable's own call (set by its first call): one Python frame less
             self._checker_call = getattr(compiled, "_call", None) or compiled
@@ -436,9 +457,15 @@ class Program:
         arrays = [feed(t) for t in tensors]
         if self._local is not None:
             arrays = self.spmd.to_global(arrays)
+        exact = self._pinned(self._exact, arrays)
         with jax.enable_x64(True):
-            text = self.jitted.lower(*arrays).compile().as_text()
+            jitted = self.jitted if exact is self._exact else jax.jit(exact)
+            text = jitted.lower(*arrays).compile().as_text()
         return {**_entry_kernels(text), "hlo": text}
+
+
+def _pad_rows(a, pad):
+    return jax.numpy.pad(a, ((0, pad),) + ((0, 0),) * (a.ndim - 1)) if pad else a
 
 
 def _laid_out(a) -> bool:
@@ -503,7 +530,7 @@ def _host(t):
     """A captured tensor as a program constant: device arrays are used as they are."""
     arr = resident(t)
     if arr is not None:
-        return arr
+        return arr if "_rows" not in t.__dict__ else t._unpadded()
     data = t._data
     return data if isinstance(data, jax.Array) else np.asarray(data)
 

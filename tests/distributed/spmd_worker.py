@@ -74,7 +74,7 @@ def check_ops(mesh2d):
     total = d.sum()
     assert isinstance(total, dist.DTensor) and total.placements == (dist.Replicate(),)
     np.testing.assert_allclose(total.full_tensor().item(), x.sum(), rtol=1e-6)
-    d.mul_(3)                                   # in place: the same DTensor, rebound
+    assert d.mul_(3) is d                       # in place: the same DTensor, rebound
     assert d.placements == (dist.Shard(0),)
     np.testing.assert_allclose(d.full_tensor().numpy(), x * 3, rtol=1e-6)
     # on a 2-d mesh, matmul of a row-sharded by a replicated matrix stays row-sharded
@@ -192,12 +192,12 @@ def check_fully_shard(n):
     model = fully_shard(model, mesh=mesh)
     assert isinstance(model, FSDPModule) and isinstance(model, nn.Sequential)
     for p in model.parameters():
-        # dim 0 that splits evenly is sharded (the last layer's 2 rows over 8 devices: not)
-        want = dist.Shard(0) if p.shape[0] % n == 0 else dist.Replicate()
-        assert isinstance(p, dist.DTensor) and p.placements == (want,), (p.shape, p)
+        # every dim 0 is sharded; one that does not split evenly (the last layer's 2 rows
+        # over 8 devices) is padded: ceil(rows / n) rows on each device
+        assert isinstance(p, dist.DTensor) and p.placements == (dist.Shard(0),), (p.shape, p)
         per_device = {s.data.nbytes for s in p._array.addressable_shards}
-        full = p.numel() * p.element_size()
-        assert per_device == ({full // n} if want == dist.Shard(0) else {full}), per_device
+        row = p.element_size() * p.numel() // p.shape[0]
+        assert per_device == {-(-p.shape[0] // n) * row}, per_device
 
     def trainer(m):
         opt = fnx.optim.SGD(m.parameters(), lr=LR)
@@ -234,10 +234,9 @@ def check_fully_shard(n):
             assert abs(got - want) <= 1e-5 * max(1.0, abs(want)), (got, want)
     for p, q in zip(model.parameters(), ref):
         np.testing.assert_allclose(p.full_tensor().numpy(), q, rtol=1e-5, atol=1e-6)
-        if p.shape[0] % n == 0:     # still sharded, and so is its gradient
-            assert p.placements == (dist.Shard(0),)
-            assert {s.data.nbytes for s in p.grad._jax.addressable_shards} == \
-                {p.numel() * 4 // n}
+        assert p.placements == (dist.Shard(0),)     # still sharded, and so is its gradient
+        assert {s.data.nbytes for s in p.grad._jax.addressable_shards} == \
+            {-(-p.shape[0] // n) * p.numel() * 4 // p.shape[0]}
     hlo = step.explain(xs, ys).fusions[0]["hlo"]
     assert " all-gather(" in hlo, hlo       # the shards are gathered for the compute
     # state_dict: full tensors; a model loaded from it continues identically
