@@ -29,6 +29,7 @@ from . import (combine, complex_ops, conversion, creation, factorizations, index
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
                sorting, special, statistics, vision)
 from . import aliases, histograms, matrix_extras
+from . import symbolic
 from .aliases import *  # noqa: F403
 from .combine import *  # noqa: F403
 from .histograms import *  # noqa: F403
@@ -50,6 +51,7 @@ from .statistics import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
+from .symbolic import *  # noqa: F403
 from .vision import *  # noqa: F403
 
 half, float, double = float16, float32, float64
@@ -73,4 +75,4 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
            + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__
            + combine.__all__ + vision.__all__ + histograms.__all__ + aliases.__all__
-           + matrix_extras.__all__)
+           + matrix_extras.__all__ + symbolic.__all__)
