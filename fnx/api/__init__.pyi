@@ -33,6 +33,16 @@ from fnx.core.random import seed as seed
 from fnx.core.tensor import Size as Size
 from fnx.core.tensor import Tensor as Tensor
 from fnx.graph.decompose import decompose as decompose
+from fnx.graph.symbolic import SymFloat as SymFloat
+from fnx.graph.symint import SymInt as SymInt
+from fnx.graph.symint import sym_float as sym_float
+from fnx.graph.symint import sym_int as sym_int
+from fnx.graph.symint import sym_ite as sym_ite
+from fnx.graph.symint import sym_max as sym_max
+from fnx.graph.symint import sym_min as sym_min
+from fnx.graph.symint import sym_not as sym_not
+from fnx.graph.symint import sym_sqrt as sym_sqrt
+from fnx.graph.symint import sym_sum as sym_sum
 from fnx.lower.frontend import compile as compile
 from fnx.serialization import load as load
 from fnx.serialization import save as save
@@ -59,6 +69,7 @@ from . import shape as shape
 from . import sorting as sorting
 from . import special as special
 from . import statistics as statistics
+from . import symbolic as symbolic
 from . import vision as vision
 
 __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', 'save', 'load',
@@ -124,7 +135,9 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'pixel_shuffle', 'pixel_unshuffle', 'channel_shuffle', 'native_channel_shuffle',
            'grid_sampler', 'affine_grid_generator', 'histogram', 'fmax', 'fmin', 'positive',
            'isposinf', 'isneginf', 'isreal', 'inner', 'vdot', 'deg2rad', 'rad2deg', 'trapz', 'diag',
-           'diag_embed', 'diagflat', 'cross', 'addmv', 'addr', 'addbmm', 'dist', 'chain_matmul']
+           'diag_embed', 'diagflat', 'cross', 'addmv', 'addr', 'addbmm', 'dist', 'chain_matmul',
+           'SymInt', 'SymFloat', 'sym_int', 'sym_float', 'sym_max', 'sym_min', 'sym_not', 'sym_ite',
+           'sym_sqrt', 'sym_sum']
 
 bfloat16: dtype
 bool: dtype

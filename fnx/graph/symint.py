@@ -211,10 +211,13 @@ class SymInt:
         e, eo = self._expr, _expr(other) if other is not _NONE else None
         if other is _NONE:
             result = fn(self._value)
-            pred, what, syms = (lambda b: fn(e.fn(b))), f"{name}({e.text})", e.syms
+            def pred(b):
+                return fn(e.fn(b))
+            what, syms = f"{name}({e.text})", e.syms
         else:
             result = fn(self._value, _plain(other))
-            pred = (lambda b: fn(e.fn(b), eo.fn(b)))
+            def pred(b):
+                return fn(e.fn(b), eo.fn(b))
             what, syms = f"{e.text} {name} {eo.text}", e.syms | eo.syms
         if syms:
             self._env._guard(pred, result, what, syms)
