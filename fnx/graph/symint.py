@@ -138,7 +138,8 @@ class SymInt:
             return NotImplemented
         a, b = (other, self) if reflected else (self, other)
         if op in (operator.floordiv, operator.mod):
-            self._decide_on(b, lambda v: v != 0, "!= 0")
+            if isinstance(b, SymInt):
+                b._decide(operator.ne, 0, "!=")
         value = op(_plain(a), _plain(b))
         ea, eb = _expr(a), _expr(b)
         fa, fb = ea.fn, eb.fn
@@ -222,10 +223,6 @@ class SymInt:
         if syms:
             self._env._guard(pred, result, what, syms)
         return result
-
-    def _decide_on(self, x, pred, name):
-        if isinstance(x, SymInt):
-            x._decide(pred, _NONE, name)
 
     def _specialize(self) -> int:
         """The value as a plain int, guarded by ``expr == value``."""
