@@ -29,7 +29,7 @@ from . import (combine, complex_ops, conversion, creation, factorizations, index
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
                sorting, special, statistics, vision)
 from . import aliases, histograms, matrix_extras
-from . import interop, nn_extras, runtime, sampling, sync_batch_norm
+from . import interop, nn_extras, runtime, sampling, sync_batch_norm, symbolic
 from .sampling import *  # noqa: F403
 from .sync_batch_norm import *  # noqa: F403
 from .interop import *  # noqa: F403
@@ -56,6 +56,7 @@ from .statistics import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
+from .symbolic import *  # noqa: F403
 from .vision import *  # noqa: F403
 
 half, float, double = float16, float32, float64
@@ -81,4 +82,4 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + combine.__all__ + vision.__all__ + histograms.__all__ + aliases.__all__
            + nn_extras.__all__ + runtime.__all__ + interop.__all__
            + sync_batch_norm.__all__ + sampling.__all__
-           + matrix_extras.__all__)
+           + matrix_extras.__all__ + symbolic.__all__)

@@ -40,6 +40,16 @@ from fnx.core.random import set_rng_state as set_rng_state
 from fnx.core.tensor import Size as Size
 from fnx.core.tensor import Tensor as Tensor
 from fnx.graph.decompose import decompose as decompose
+from fnx.graph.symbolic import SymFloat as SymFloat
+from fnx.graph.symint import SymInt as SymInt
+from fnx.graph.symint import sym_float as sym_float
+from fnx.graph.symint import sym_int as sym_int
+from fnx.graph.symint import sym_ite as sym_ite
+from fnx.graph.symint import sym_max as sym_max
+from fnx.graph.symint import sym_min as sym_min
+from fnx.graph.symint import sym_not as sym_not
+from fnx.graph.symint import sym_sqrt as sym_sqrt
+from fnx.graph.symint import sym_sum as sym_sum
 from fnx.lower.frontend import compile as compile
 from fnx.serialization import load as load
 from fnx.serialization import save as save
@@ -70,6 +80,7 @@ from . import shape as shape
 from . import sorting as sorting
 from . import special as special
 from . import statistics as statistics
+from . import symbolic as symbolic
 from . import sync_batch_norm as sync_batch_norm
 from . import vision as vision
 
@@ -155,7 +166,8 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'batch_norm_gather_stats', 'batch_norm_gather_stats_with_counts',
            'batch_norm_backward_reduce', 'batch_norm_backward_elemt', 'batch_norm_update_stats',
            'poisson', 'binomial', 'diag', 'diag_embed', 'diagflat', 'cross', 'addmv', 'addr',
-           'addbmm', 'dist', 'chain_matmul']
+           'addbmm', 'dist', 'chain_matmul', 'SymInt', 'SymFloat', 'sym_int', 'sym_float',
+           'sym_max', 'sym_min', 'sym_not', 'sym_ite', 'sym_sqrt', 'sym_sum']
 
 bfloat16: dtype
 bool: dtype
