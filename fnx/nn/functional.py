@@ -38,10 +38,12 @@ from ._loss import (multi_margin_loss, multilabel_margin_loss,  # noqa: I001 - i
                     multilabel_soft_margin_loss, triplet_margin_loss,
                     triplet_margin_with_distance_loss)
 from ._ctc import ctc_loss
+from ..api.inplace_forms import celu_, selu_  # noqa: E402, I001 - issue 14's in-place forms
 
 __all__ = [
     # activations
     "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "leaky_relu", "leaky_relu_",
+    "selu_", "celu_",
     "prelu", "glu", "gelu", "logsigmoid", "hardshrink", "tanhshrink", "softsign", "softplus",
     "softmin", "softmax", "softshrink", "log_softmax", "tanh", "sigmoid", "hardsigmoid",
     "hardtanh", "hardtanh_", "silu", "mish", "hardswish", "threshold", "threshold_",
