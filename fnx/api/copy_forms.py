@@ -29,6 +29,8 @@ __all__ = ["alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "exp
            "split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes",
            "as_strided_scatter"]
 
+_DENSE = "contiguous_format"       # PyTorch's *_copy results are contiguous
+
 
 def _copy_form(name, view):
     """``fnx.<name>(input, ..., *, out=None)``: ``view(input, ...)`` copied."""
@@ -36,16 +38,16 @@ def _copy_form(name, view):
         r = view(input, *args, **kwargs)
         if isinstance(r, (tuple, list)):            # split_copy, unbind_copy
             if out is None:
-                return [aten.clone.default(t, memory_format=None) for t in r]
+                return [aten.clone.default(t, memory_format=_DENSE) for t in r]
             if len(out) != len(r):
                 raise RuntimeError(f"{name}: expected out to have {len(r)} tensors, "
                                    f"but got {len(out)}")
             for t, o in zip(r, out):
-                aten.clone.out(t, out=o)
+                aten.clone.out(t, memory_format=_DENSE, out=o)
             return None
         if out is None:
-            return aten.clone.default(r, memory_format=None)
-        return aten.clone.out(r, out=out)
+            return aten.clone.default(r, memory_format=_DENSE)
+        return aten.clone.out(r, memory_format=_DENSE, out=out)
     params = list(inspect.signature(view).parameters.values())
     params[0] = params[0].replace(name="input")
     params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
