@@ -28,7 +28,7 @@ from ..serialization import load, save
 from . import (combine, complex_ops, conversion, creation, factorizations, index_ops, indexing,
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
                sorting, special, statistics, vision)
-from . import aliases, copy_forms, histograms, inplace_forms, matrix_extras
+from . import aliases, copy_forms, histograms, inplace_forms, matrix_extras, tensor_extras
 from .aliases import *  # noqa: F403
 from .combine import *  # noqa: F403
 from .histograms import *  # noqa: F403
@@ -41,6 +41,7 @@ from .index_ops import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace_forms import *  # noqa: F403
 from .copy_forms import *  # noqa: F403
+from .tensor_extras import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .nn import *  # noqa: F403
@@ -75,4 +76,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + shape.__all__ + sorting.__all__ + statistics.__all__ + special.__all__
            + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__
            + combine.__all__ + vision.__all__ + histograms.__all__ + aliases.__all__
-           + matrix_extras.__all__ + inplace_forms.__all__ + copy_forms.__all__)
+           + matrix_extras.__all__ + inplace_forms.__all__ + copy_forms.__all__
+           + tensor_extras.__all__)
