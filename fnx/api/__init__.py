@@ -29,6 +29,7 @@ from . import (combine, complex_ops, conversion, creation, factorizations, index
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
                sorting, special, statistics, vision)
 from . import aliases, copy_forms, histograms, inplace_forms, matrix_extras, tensor_extras
+from . import inplace_views  # noqa: F401  (binds Tensor.t_, resize_, ...)
 from .aliases import *  # noqa: F403
 from .combine import *  # noqa: F403
 from .histograms import *  # noqa: F403
