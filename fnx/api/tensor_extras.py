@@ -14,7 +14,6 @@ and short compositions (``sum_to_size``, ``fill_diagonal_``, ``renorm``,
 from __future__ import annotations
 
 import math
-import weakref
 
 import numpy as np
 
@@ -142,9 +141,8 @@ def data_ptr(self) -> int:
 
 
 # What PyTorch keeps as storage flags; fnx's CPU memory is ordinary memory, so only the
-# flags are kept (weakly: a tensor's flag goes with it).
-_PINNED: weakref.WeakSet = weakref.WeakSet()
-_SHARED: weakref.WeakSet = weakref.WeakSet()
+# flags are kept, on the tensor itself.
+_PINNED, _SHARED = "_fnx_pinned", "_fnx_shared"
 
 
 @tensor_method()
@@ -155,7 +153,7 @@ def is_pinned(self, device=None) -> bool:
     >>> fnx.ones(1).is_pinned()
     False
     """
-    return self in _PINNED
+    return _PINNED in self.__dict__
 
 
 @tensor_method()
@@ -172,10 +170,10 @@ def pin_memory(self, device=None):
     if self._device is not CPU:
         raise RuntimeError(f"cannot pin a tensor on {self.device}: only dense CPU tensors "
                            f"can be pinned")
-    if self in _PINNED:
+    if _PINNED in self.__dict__:
         return self
     out = _shape.clone(self)
-    _PINNED.add(out)
+    out.__dict__[_PINNED] = True
     return out
 
 
@@ -188,7 +186,7 @@ def share_memory_(self):
     >>> x = fnx.ones(1); x.share_memory_() is x, x.is_shared()
     (True, True)
     """
-    _SHARED.add(self)
+    self.__dict__[_SHARED] = True
     return self
 
 
@@ -200,7 +198,7 @@ def is_shared(self) -> bool:
     >>> fnx.ones(1).is_shared()
     False
     """
-    return self._device.type == "cuda" or self in _SHARED
+    return self._device.type == "cuda" or _SHARED in self.__dict__
 
 
 @tensor_method()
