@@ -173,3 +173,14 @@ def test_cuda_backend_sample():
     want = np.zeros(9, np.float32)
     want[[1, 5]] = 1
     np.testing.assert_array_equal(got.cpu().numpy(), want.reshape(3, 3))
+
+
+def test_slice_inverse_views_input_with_src_geometry():
+    a = np.arange(12, dtype=np.float32)
+    b = fnx.from_numpy(a.copy()).reshape(3, 4)
+    src = fnx.ones(3, 4)[:, 1:3]                        # strides (4, 1), offset 1
+    got = fnx.slice_inverse(b[:, 1:3], src, 1, 1, 3)
+    np.testing.assert_array_equal(got.numpy(), np.lib.stride_tricks.as_strided(
+        a[1:], (3, 2), (16, 4)))
+    got.fill_(-1)                                       # a view of b's data
+    assert b[0, 1].item() == -1 and b[0, 0].item() == 0

@@ -293,3 +293,11 @@ def test_shifts_compiled_match_eager():
         b = fnx.tensor([0, 7, 8, 70 if dt is fnx.int64 else 9], dtype=dt)
         for e, c in zip(f(a, b), fnx.compile(f)(a, b)):
             assert e.tolist() == c.tolist() and e.dtype is c.dtype
+
+
+def test_function_forms_of_geometry_ops():
+    x = fnx.arange(6.0)
+    assert fnx.as_strided_(x, (2, 2), (1, 2), 1) is x
+    assert x.tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    y = fnx.arange(6)
+    assert fnx.resize_as_(y, fnx.ones(3, 2)) is y and y.tolist() == [[0, 1], [2, 3], [4, 5]]

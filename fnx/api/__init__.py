@@ -29,7 +29,7 @@ from . import (combine, complex_ops, conversion, creation, factorizations, index
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
                sorting, special, statistics, vision)
 from . import aliases, copy_forms, histograms, inplace_forms, matrix_extras, tensor_extras
-from . import inplace_views  # noqa: F401  (binds Tensor.t_, resize_, ...)
+from . import inplace_views
 from .aliases import *  # noqa: F403
 from .combine import *  # noqa: F403
 from .histograms import *  # noqa: F403
@@ -43,6 +43,7 @@ from .indexing import *  # noqa: F403
 from .inplace_forms import *  # noqa: F403
 from .copy_forms import *  # noqa: F403
 from .tensor_extras import *  # noqa: F403
+from .inplace_views import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .nn import *  # noqa: F403
@@ -78,4 +79,4 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + pointwise_math.__all__ + order_statistics.__all__ + complex_ops.__all__
            + combine.__all__ + vision.__all__ + histograms.__all__ + aliases.__all__
            + matrix_extras.__all__ + inplace_forms.__all__ + copy_forms.__all__
-           + tensor_extras.__all__)
+           + tensor_extras.__all__ + inplace_views.__all__)

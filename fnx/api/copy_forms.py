@@ -27,7 +27,7 @@ __all__ = ["alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "exp
            "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy",
            "unsqueeze_copy", "view_as_complex_copy", "view_as_real_copy", "view_copy",
            "split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes",
-           "as_strided_scatter"]
+           "as_strided_scatter", "slice_inverse"]
 
 _DENSE = "contiguous_format"       # PyTorch's *_copy results are contiguous
 
@@ -225,3 +225,17 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     buf = aten.index_put.default(buf, [_positions(size, stride, offset, input.device)],
                                  src.reshape(-1).to(input.dtype))
     return buf[here].reshape(shape)
+
+
+@tensor_method()
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """A view of ``input``'s data with ``src``'s sizes, strides and storage offset, as
+    ``torch.slice_inverse`` (the view functionalization writes a slice back through;
+    ``dim``/``start``/``end``/``step`` only describe the slice).
+
+    >>> import fnx
+    >>> b = fnx.arange(12.0).reshape(3, 4)
+    >>> fnx.slice_inverse(b, fnx.ones(3, 2), 1, 1, 3).tolist()
+    [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    """
+    return _shape.as_strided(input, list(src.shape), list(src.stride()), src.storage_offset())

@@ -25,8 +25,9 @@ from ..core.grad_mode import is_grad_enabled
 from ..core.tensor import Size, Tensor, drop_resident, shared_data, tensor_method
 from ..graph.tracer import is_compiling
 from . import shape as _shape
+from .inplace_forms import _function_form
 
-__all__: list = []
+__all__ = ["as_strided_", "resize_as_"]
 
 # what makes a tensor the view it is; the rest (version counter, hooks, .grad) is self's
 _GEOMETRY = ("_data", "_strides", "grad_fn", "_output_nr", "_gfv")
@@ -131,8 +132,8 @@ def resize_(self, *size, memory_format=None):
     return self
 
 
-@tensor_method()
-def resize_as_(self, the_template, *, memory_format=None):
+@tensor_method("resize_as_")
+def _resize_as_(self, the_template, *, memory_format=None):
     """``resize_`` to ``the_template``'s shape.
 
     >>> import fnx
@@ -176,3 +177,7 @@ def resize_as(self, tensor):
     fnx.Size([2, 2])
     """
     return Tensor.resize(self, tuple(tensor.shape))
+
+
+as_strided_ = _function_form("as_strided_", example="fnx.zeros(6)", args="(2, 2), (1, 2)")
+resize_as_ = _function_form("resize_as_", example="fnx.zeros(6)", args="fnx.ones(2, 3)")
