@@ -32,8 +32,9 @@ __all__ = ["alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "exp
 _DENSE = "contiguous_format"       # PyTorch's *_copy results are contiguous
 
 
-def _copy_form(name, view):
-    """``fnx.<name>(input, ..., *, out=None)``: ``view(input, ...)`` copied."""
+def _copy_form(name, view, example):
+    """``fnx.<name>(input, ..., *, out=None)``: ``view(input, ...)`` copied; ``example`` is
+    (the arguments after ``input``, the result's shape[, ``input`` if not a 2x3 arange])."""
     def form(input, *args, out=None, **kwargs):
         r = view(input, *args, **kwargs)
         if isinstance(r, (tuple, list)):            # split_copy, unbind_copy
@@ -54,8 +55,13 @@ def _copy_form(name, view):
     form.__signature__ = inspect.Signature(params)
     form.__name__ = form.__qualname__ = name
     view_name = name.removesuffix("_copy")
+    args, result, *given = example
+    x = given[0] if given else "fnx.arange(6.0).reshape(2, 3)"
+    call = f"fnx.{name}(x{', ' if args else ''}{args})"
+    shown = f"[t.shape for t in {call}]" if result.startswith("[") else f"{call}.shape"
     form.__doc__ = (f"``{view_name}`` as a new tensor that shares no data with ``input``, "
-                    f"as ``torch.{name}``.")
+                    f"as ``torch.{name}``.\n\n    >>> import fnx\n    >>> x = {x}\n"
+                    f"    >>> {shown}\n    {result}\n")
     return form
 
 
@@ -111,27 +117,36 @@ def _one(fn):
     return view
 
 
-alias_copy = _copy_form("alias_copy", _alias)
-as_strided_copy = _copy_form("as_strided_copy", _as_strided)
-detach_copy = _copy_form("detach_copy", _one(_shape.detach))
-diagonal_copy = _copy_form("diagonal_copy", _diagonal)
-expand_copy = _copy_form("expand_copy", _expand)
-permute_copy = _copy_form("permute_copy", lambda input, dims: _shape.permute(input, dims))
-select_copy = _copy_form("select_copy", lambda input, dim, index: _shape.select(input, dim,
-                                                                                index))
-slice_copy = _copy_form("slice_copy", _slice)
-split_copy = _copy_form("split_copy", _split)
-split_with_sizes_copy = _copy_form("split_with_sizes_copy", _split_with_sizes)
-squeeze_copy = _copy_form("squeeze_copy", _squeeze)
-t_copy = _copy_form("t_copy", _one(_shape.t))
+alias_copy = _copy_form("alias_copy", _alias, ("", "fnx.Size([2, 3])"))
+as_strided_copy = _copy_form("as_strided_copy", _as_strided,
+                             ("(2, 2), (1, 2)", "fnx.Size([2, 2])"))
+detach_copy = _copy_form("detach_copy", _one(_shape.detach), ("", "fnx.Size([2, 3])"))
+diagonal_copy = _copy_form("diagonal_copy", _diagonal, ("", "fnx.Size([2])"))
+expand_copy = _copy_form("expand_copy", _expand, ("(4, 2, 3)", "fnx.Size([4, 2, 3])"))
+permute_copy = _copy_form("permute_copy", lambda input, dims: _shape.permute(input, dims),
+                          ("(1, 0)", "fnx.Size([3, 2])"))
+select_copy = _copy_form("select_copy",
+                         lambda input, dim, index: _shape.select(input, dim, index),
+                         ("1, 0", "fnx.Size([2])"))
+slice_copy = _copy_form("slice_copy", _slice, ("1, 0, 2", "fnx.Size([2, 2])"))
+split_copy = _copy_form("split_copy", _split, ("2, 1", "[fnx.Size([2, 2]), fnx.Size([2, 1])]"))
+split_with_sizes_copy = _copy_form("split_with_sizes_copy", _split_with_sizes,
+                                   ("[1, 2], 1", "[fnx.Size([2, 1]), fnx.Size([2, 2])]"))
+squeeze_copy = _copy_form("squeeze_copy", _squeeze, ("", "fnx.Size([2, 3])"))
+t_copy = _copy_form("t_copy", _one(_shape.t), ("", "fnx.Size([3, 2])"))
 transpose_copy = _copy_form("transpose_copy",
-                            lambda input, dim0, dim1: _shape.transpose(input, dim0, dim1))
-unbind_copy = _copy_form("unbind_copy", _unbind)
-unfold_copy = _copy_form("unfold_copy", _unfold)
-unsqueeze_copy = _copy_form("unsqueeze_copy", lambda input, dim: _shape.unsqueeze(input, dim))
-view_as_complex_copy = _copy_form("view_as_complex_copy", _one(aten.view_as_complex.default))
-view_as_real_copy = _copy_form("view_as_real_copy", _one(aten.view_as_real.default))
-view_copy = _copy_form("view_copy", _view)
+                            lambda input, dim0, dim1: _shape.transpose(input, dim0, dim1),
+                            ("0, 1", "fnx.Size([3, 2])"))
+unbind_copy = _copy_form("unbind_copy", _unbind, ("", "[fnx.Size([3]), fnx.Size([3])]"))
+unfold_copy = _copy_form("unfold_copy", _unfold, ("1, 2, 1", "fnx.Size([2, 2, 2])"))
+unsqueeze_copy = _copy_form("unsqueeze_copy", lambda input, dim: _shape.unsqueeze(input, dim),
+                            ("0", "fnx.Size([1, 2, 3])"))
+view_as_complex_copy = _copy_form("view_as_complex_copy",
+                                  _one(aten.view_as_complex.default),
+                                  ("", "fnx.Size([3])", "fnx.arange(6.0).reshape(3, 2)"))
+view_as_real_copy = _copy_form("view_as_real_copy", _one(aten.view_as_real.default),
+                               ("", "fnx.Size([2, 2])", "fnx.tensor([1j, 2.0])"))
+view_copy = _copy_form("view_copy", _view, ("(3, 2)", "fnx.Size([3, 2])"))
 
 
 @tensor_method()

@@ -181,3 +181,4 @@ def resize_as(self, tensor):
 
 as_strided_ = _function_form("as_strided_", example="fnx.zeros(6)", args="(2, 2), (1, 2)")
 resize_as_ = _function_form("resize_as_", example="fnx.zeros(6)", args="fnx.ones(2, 3)")
+as_strided_.__module__ = resize_as_.__module__ = __name__
