@@ -16,6 +16,7 @@ rebuilds views from their base on each write, which a base changing shape would 
 """
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import numpy as np
@@ -69,6 +70,8 @@ def _geometry_method(name, view_fn):
         _check(self, name)
         shared_data(self)       # a resident (device-kept) storage becomes NumPy first
         return _take_over(self, name, view_fn(self, *args, **kwargs))
+    params = list(inspect.signature(view_fn).parameters.values())
+    method_.__signature__ = inspect.Signature([params[0].replace(name="self")] + params[1:])
     method_.__name__ = method_.__qualname__ = name
     return method_
 
