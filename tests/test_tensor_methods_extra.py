@@ -301,3 +301,13 @@ def test_function_forms_of_geometry_ops():
     assert x.tolist() == [[1.0, 3.0], [2.0, 4.0]]
     y = fnx.arange(6)
     assert fnx.resize_as_(y, fnx.ones(3, 2)) is y and y.tolist() == [[0, 1], [2, 3], [4, 5]]
+
+
+def test_random_fills_and_autograd():
+    w = fnx.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        w.cauchy_()
+    y = w * 2
+    y.log_normal_()                      # a fill cuts the history: zero gradient
+    y.sum().backward()
+    assert w.grad.tolist() == [0.0, 0.0]

@@ -320,8 +320,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     _check_float(self, "Cauchy")
     u = _uniform_like(self, generator)
-    with no_grad():
-        return self.copy_(_m.tan((u - 0.5) * math.pi) * sigma + median)
+    return self.copy_(_m.tan((u - 0.5) * math.pi) * sigma + median)
 
 
 @tensor_method()
@@ -337,8 +336,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     _check_float(self, "log_normal")
     d = D.float64 if self.dtype is D.float64 else D.float32
     z = _c.randn(*self.shape, generator=generator, dtype=d, device=self.device)
-    with no_grad():
-        return self.copy_(_m.exp(z * std + mean))
+    return self.copy_(_m.exp(z * std + mean))
 
 
 @tensor_method()
@@ -354,8 +352,7 @@ def geometric_(self, p, *, generator=None):
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     u = _uniform_like(self, generator)
     k = _m.ceil(_m.log(u) / math.log1p(-p))
-    with no_grad():
-        return self.copy_(_m.clamp(k, min=1))
+    return self.copy_(_m.clamp(k, min=1))
 
 
 @tensor_method()
