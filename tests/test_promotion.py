@@ -362,6 +362,26 @@ for _n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
     BINARY_ERRORS[_n, "float32"] = "not implemented for 'Float'"
     BINARY_ERRORS[_n, "float64"] = "not implemented for 'Double'"
 
+
+def _shift_ref(left):
+    """PyTorch's shifts: an amount < 0 or >= the bit width moves every bit out."""
+    def ref(a, b):
+        amount = np.asarray(b).astype(np.int64)
+        gone = (amount < 0) | (amount >= 8 * a.dtype.itemsize)
+        s = np.where(gone, 0, amount).astype(a.dtype)
+        if left:
+            return np.where(gone, 0, np.left_shift(a, s))
+        return np.where(gone, np.where(a < 0, -1, 0), np.right_shift(a, s))
+    return ref
+
+
+BINARY_REF["bitwise_left_shift"] = _shift_ref(True)
+BINARY_REF["bitwise_right_shift"] = _shift_ref(False)
+for _n in ("bitwise_left_shift", "bitwise_right_shift"):
+    BINARY_ERRORS[_n, "float32"] = "not implemented for 'Float'"
+    BINARY_ERRORS[_n, "float64"] = "not implemented for 'Double'"
+    BINARY_ERRORS[_n, "bool"] = "not implemented for 'Bool'"
+
 BINARY_CASES = [(name, ov, kind, dt) for name, ov, args, kind, _ in E.BINARY
                 if not ov.endswith("_mode") for dt in BIN_A]
 

@@ -28,7 +28,8 @@ from ..serialization import load, save
 from . import (combine, complex_ops, conversion, creation, factorizations, index_ops, indexing,
                linalg, math, nn, order_statistics, pointwise_math, precision, reduction, shape,
                sorting, special, statistics, vision)
-from . import aliases, histograms, matrix_extras
+from . import aliases, copy_forms, histograms, inplace_forms, matrix_extras, tensor_extras
+from . import inplace_views
 from . import interop, nn_extras, runtime, sampling, sync_batch_norm, symbolic
 from .sampling import *  # noqa: F403
 from .sync_batch_norm import *  # noqa: F403
@@ -45,6 +46,10 @@ from .creation import *  # noqa: F403
 from .factorizations import *  # noqa: F403
 from .index_ops import *  # noqa: F403
 from .indexing import *  # noqa: F403
+from .inplace_forms import *  # noqa: F403
+from .copy_forms import *  # noqa: F403
+from .tensor_extras import *  # noqa: F403
+from .inplace_views import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .math import *  # noqa: F403
 from .nn import *  # noqa: F403
@@ -82,4 +87,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + combine.__all__ + vision.__all__ + histograms.__all__ + aliases.__all__
            + nn_extras.__all__ + runtime.__all__ + interop.__all__
            + sync_batch_norm.__all__ + sampling.__all__
-           + matrix_extras.__all__ + symbolic.__all__)
+           + matrix_extras.__all__ + symbolic.__all__ + inplace_forms.__all__
+           + copy_forms.__all__ + tensor_extras.__all__ + inplace_views.__all__)

@@ -19,6 +19,7 @@ __all__ = ["abs", "neg", "sign", "acos", "acosh", "asin", "asinh", "atan", "atan
            "isfinite", "logical_not", "signbit", "square",
            "add", "sub", "mul", "floor_divide", "remainder", "fmod", "atan2", "maximum",
            "minimum", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or",
+           "bitwise_left_shift", "bitwise_right_shift",
            "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
            "div", "divide", "true_divide", "multiply", "subtract", "rsub", "pow", "where",
            "clamp", "clip", "clamp_min", "clamp_max", "addcmul", "addcdiv", "lerp",
@@ -179,6 +180,8 @@ minimum = _binary("minimum", "default")
 bitwise_and = _binary("bitwise_and")
 bitwise_or = _binary("bitwise_or")
 bitwise_xor = _binary("bitwise_xor")
+bitwise_left_shift = _binary("bitwise_left_shift")
+bitwise_right_shift = _binary("bitwise_right_shift")
 logical_and = _binary("logical_and", "default")
 logical_or = _binary("logical_or", "default")
 logical_xor = _binary("logical_xor", "default")
@@ -200,6 +203,8 @@ _pow, _pow_, _ = _variants("pow", "Tensor_Tensor")
 _and, _and_, _ = _variants("bitwise_and", "Tensor")
 _or, _or_, _ = _variants("bitwise_or", "Tensor")
 _xor, _xor_, _ = _variants("bitwise_xor", "Tensor")
+_shl, _shl_, _ = _variants("bitwise_left_shift", "Tensor")
+_shr, _shr_, _ = _variants("bitwise_right_shift", "Tensor")
 _div_mode = aten.div.Tensor_mode._call
 _div_mode_ = aten.div_.Tensor_mode._call
 _rsub = aten.rsub.Tensor._call
@@ -400,6 +405,12 @@ Tensor.__ior__ = _or_
 Tensor.__xor__ = _xor
 Tensor.__rxor__ = _xor
 Tensor.__ixor__ = _xor_
+Tensor.__lshift__ = _shl
+Tensor.__rlshift__ = _r(_shl, "__rlshift__")
+Tensor.__ilshift__ = _shl_
+Tensor.__rshift__ = _shr
+Tensor.__rrshift__ = _r(_shr, "__rrshift__")
+Tensor.__irshift__ = _shr_
 Tensor.__eq__ = aten.eq.Tensor._call
 Tensor.__ne__ = aten.ne.Tensor._call
 Tensor.__lt__ = aten.lt.Tensor._call

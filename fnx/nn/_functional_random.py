@@ -1,6 +1,6 @@
 """The random activations and dropouts of ``fnx.nn.functional`` added for PyTorch parity:
 alpha dropout (SELU-preserving), randomized leaky ReLU, Gumbel-softmax, plus the
-``*_with_indices`` pooling names and the in-place ``celu_``/``selu_``.
+``*_with_indices`` pooling names.
 
 The dropouts and ``rrelu`` call their aten ops (``fnx/ir/aten/nn/dropout.py``);
 ``gumbel_softmax`` is PyTorch's composition of fnx ops.
@@ -19,7 +19,7 @@ from .. import api as fnx
 from ..ops import aten
 
 __all__ = ["alpha_dropout", "feature_alpha_dropout", "rrelu", "rrelu_", "gumbel_softmax",
-           "celu_", "selu_", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices"]
 
 
@@ -71,16 +71,6 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     """In-place ``rrelu``."""
     return rrelu(input, lower, upper, training, True)
-
-
-def celu_(input, alpha=1.0):
-    """In-place ``celu``."""
-    return input.copy_(aten.celu.default(input, alpha))
-
-
-def selu_(input):
-    """In-place ``selu``."""
-    return input.copy_(aten.selu.default(input))
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):

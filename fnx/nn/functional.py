@@ -41,10 +41,12 @@ from ._ctc import ctc_loss
 from ._functional_random import *  # noqa: F403 - alpha dropout, rrelu, gumbel_softmax
 from ._functional_random import __all__ as _random_all
 from ._functional_conv_tbc import conv_tbc
+from ..api.inplace_forms import celu_, selu_  # noqa: E402, I001 - issue 14's in-place forms
 
 __all__ = [
     # activations
     "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "leaky_relu", "leaky_relu_",
+    "selu_", "celu_",
     "prelu", "glu", "gelu", "logsigmoid", "hardshrink", "tanhshrink", "softsign", "softplus",
     "softmin", "softmax", "softshrink", "log_softmax", "tanh", "sigmoid", "hardsigmoid",
     "hardtanh", "hardtanh_", "silu", "mish", "hardswish", "threshold", "threshold_",

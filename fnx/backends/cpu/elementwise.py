@@ -147,6 +147,24 @@ def _relu(a):
 
 # The NumPy function of each op, for all its overloads (``aten.add``: add.Tensor and
 # add.Scalar).
+def _shift(name, kernel_name):
+    """PyTorch's shifts: integers only; an amount < 0 or >= the bit width moves every bit
+    out (0, or the sign bit everywhere for a signed right shift). NumPy's right_shift of
+    an unsigned dtype brings in zeros, as PyTorch's."""
+    def fn(a, b):
+        if a.dtype.kind not in "iu":
+            raise NotImplementedError(str(not_implemented(kernel_name,
+                                                          D.from_numpy_dtype(a.dtype))))
+        bad = (b < 0) | (b >= a.dtype.itemsize * 8)
+        s = np.where(bad, 0, b).astype(a.dtype)
+        if name == "left":
+            return np.where(bad, a.dtype.type(0), np.left_shift(a, s))
+        return np.where(bad, np.where(a < 0, a.dtype.type(-1) if a.dtype.kind == "i"
+                                      else a.dtype.type(0), a.dtype.type(0)),
+                        np.right_shift(a, s))
+    return fn
+
+
 UNARY_FNS = {
     aten.abs: _abs, aten.neg: np.negative, aten.sign: _sign, aten.acos: np.arccos,
     aten.acosh: np.arccosh, aten.asin: np.arcsin, aten.asinh: np.arcsinh,
@@ -176,6 +194,8 @@ BINARY_FNS = {
     aten.logical_and: np.logical_and, aten.logical_or: np.logical_or,
     aten.logical_xor: np.logical_xor, aten.eq: np.equal, aten.ne: np.not_equal,
     aten.lt: np.less, aten.le: np.less_equal, aten.gt: np.greater, aten.ge: np.greater_equal,
+    aten.bitwise_left_shift: _shift("left", "lshift_cpu"),
+    aten.bitwise_right_shift: _shift("right", "rshift_cpu"),
 }
 
 
@@ -195,7 +215,8 @@ _WARNS = _ops_of(aten.div, aten.floor_divide, aten.remainder, aten.fmod, aten.po
 _INTEGRAL_ONLY = _ops_of(aten.bitwise_not, aten.bitwise_and, aten.bitwise_or,
                          aten.bitwise_xor)
 # Binary ops that need the slow path's checks even on one dtype (zero divisors, bool pow).
-_CHECKED = _ops_of(aten.pow, aten.floor_divide, aten.remainder, aten.fmod) | _INTEGRAL_ONLY
+_CHECKED = _ops_of(aten.pow, aten.floor_divide, aten.remainder, aten.fmod,
+                   aten.bitwise_left_shift, aten.bitwise_right_shift) | _INTEGRAL_ONLY
 # sub of bools must raise, so bool never takes the shortcut for sub/rsub
 _NO_BOOL_SHORTCUT = _ops_of(aten.sub, aten.rsub)
 _RSUB = _ops_of(aten.rsub)

@@ -82,6 +82,10 @@ BINARY = [
     ("bitwise_or", "Scalar", "Scalar other", DEFAULT, True),
     ("bitwise_xor", "Tensor", "Tensor other", DEFAULT, True),
     ("bitwise_xor", "Scalar", "Scalar other", DEFAULT, True),
+    ("bitwise_left_shift", "Tensor", "Tensor other", DEFAULT, False),
+    ("bitwise_left_shift", "Tensor_Scalar", "Scalar other", DEFAULT, False),
+    ("bitwise_right_shift", "Tensor", "Tensor other", DEFAULT, False),
+    ("bitwise_right_shift", "Tensor_Scalar", "Scalar other", DEFAULT, False),
     ("logical_and", "default", "Tensor other", ALWAYS_BOOL, True),
     ("logical_or", "default", "Tensor other", ALWAYS_BOOL, True),
     ("logical_xor", "default", "Tensor other", ALWAYS_BOOL, True),
@@ -688,6 +692,31 @@ for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
                refs.promote(NO_OPMATH)(_bitwise(_name)))
 
 
+def _shift(name):
+    """bitwise_left/right_shift on integers, as PyTorch: a shift by a negative amount or by
+    the bit width or more moves every bit out (0, or the sign for a right shift); a right
+    shift of an unsigned value brings in zeros."""
+    kernel = "lshift_cpu" if name == "bitwise_left_shift" else "rshift_cpu"
+
+    def fn(self, other):
+        if not _is_int(self) or self.dtype is D.bool:
+            raise NotImplementedError(str(not_implemented(kernel, self.dtype)))
+        if name == "bitwise_left_shift":
+            return prims.shift_left(self, other)
+        if self.dtype is D.uint8:       # the prim shifts the two's-complement bits
+            wide = prims.shift_right_arithmetic(prims.convert_element_type(self, D.int16),
+                                                prims.convert_element_type(other, D.int16))
+            return prims.convert_element_type(wide, D.uint8)
+        return prims.shift_right_arithmetic(self, other)
+    fn.__name__ = f"_{name}"
+    return fn
+
+
+for _name in ("bitwise_left_shift", "bitwise_right_shift"):
+    _decompose(f"aten::{_name}.Tensor aten::{_name}.Tensor_Scalar",
+               refs.promote(NO_OPMATH)(_shift(_name)))
+
+
 def _logical(name):
     """logical_and/or/xor: each operand is true where it is nonzero (NaN is true)."""
     prim = getattr(prims, name.replace("logical", "bitwise"))
@@ -829,6 +858,8 @@ def _clamp_tensor_backward(grad, self, min, max, needs_input_grad):
 nondifferentiable(*(_op(f"aten::{n}.{ov}") for n in (
     "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne", "lt", "le", "gt", "ge")
     for ov in ("Tensor", "Scalar")))
+nondifferentiable(*(_op(f"aten::{n}.{ov}") for n in ("bitwise_left_shift", "bitwise_right_shift")
+                    for ov in ("Tensor", "Tensor_Scalar")))
 nondifferentiable(*(_op(f"aten::{n}") for n in ("logical_and", "logical_or", "logical_xor")))
 
 

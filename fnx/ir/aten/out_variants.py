@@ -17,7 +17,7 @@ from ...core.tensor import Tensor
 from ...ops import aten
 from ..registry import defop
 from ..variants import VARIANTS
-from . import factorizations, index_ops, linalg, matrix_functions  # noqa: F401  (given out=)
+from . import factorizations, index_ops, linalg, matrix_functions, shape  # noqa: F401  (given out=)
 from .fft import TRANSFORMS
 
 __all__ = ["define_out", "cpp_name", "OUT_OPS", "OUT_RULE", "OUT_DTYPE_ERROR"]
@@ -146,6 +146,8 @@ def _define_all():
     define_out(aten.histc.default, "histc")
     define_out(aten.searchsorted.Tensor, "search")
     define_out(aten.bucketize.Tensor, "search")
+    # the out= of the view-copy functions (``t_copy(x, out=o)``): the view, then this
+    define_out(aten.clone.default, "exact")
 
 
 _define_all()

@@ -54,6 +54,31 @@ def _frac(a):
     return a - np.trunc(a)
 
 
+def _shift_amounts(a, b):
+    """PyTorch shifts every bit out for an amount < 0 or >= the bit width."""
+    b = np.asarray(b).astype(np.int64)
+    out_of_range = (b < 0) | (b >= 8 * a.dtype.itemsize)
+    return out_of_range, np.where(out_of_range, 0, b)
+
+
+def _shift_left(a, b):
+    gone, s = _shift_amounts(a, b)
+    # in Python integers (exact), then wrapped to the dtype's width
+    exact = np.vectorize(lambda x, k: int(x) << int(k), otypes=[object])(a, s)
+    wrapped = np.vectorize(lambda v: v & ((1 << 8 * a.dtype.itemsize) - 1),
+                           otypes=[object])(exact).astype(np.uint64)
+    r = wrapped.astype(np.dtype(f"u{a.dtype.itemsize}")).view(a.dtype)
+    return np.where(gone, 0, r).astype(a.dtype)
+
+
+def _shift_right(a, b):
+    gone, s = _shift_amounts(a, b)
+    # floor division by 2**s is the arithmetic shift of signed and the logical of unsigned
+    r = np.vectorize(lambda x, k: int(x) // (1 << int(k)), otypes=[object])(a, s)
+    sign = np.where(np.asarray(a) < 0, -1, 0)
+    return np.where(gone, sign, r).astype(a.dtype)
+
+
 def _signbit(a):
     if a.dtype.kind == "f":
         return np.signbit(a)
@@ -203,6 +228,8 @@ BINARY = {
     "bitwise_and": (np.bitwise_and, INTEGRAL, {"bitwise": True}),
     "bitwise_or": (np.bitwise_or, INTEGRAL, {"bitwise": True}),
     "bitwise_xor": (np.bitwise_xor, INTEGRAL, {"bitwise": True}),
+    "bitwise_left_shift": (_shift_left, INTS, {"shift": True}),
+    "bitwise_right_shift": (_shift_right, INTS, {"shift": True}),
     "logical_and": (np.logical_and, ALL_DTYPES, {}),
     "logical_or": (np.logical_or, ALL_DTYPES, {}),
     "logical_xor": (np.logical_xor, ALL_DTYPES, {}),
@@ -239,6 +266,8 @@ def _scalar_for(dtype, opts, which=0):
     """A Python number for ``dtype``'s samples: the same kind, or the other kind (which=1)."""
     if opts.get("bitwise"):
         return True if dtype is D.bool else (3, 5)[which]
+    if opts.get("shift"):
+        return (3, 9)[which]         # 9 shifts all of an 8-bit value out
     if opts.get("pow"):
         return (2, 0.5)[which] if not _is_float(dtype) else (3, -1.5)[which]
     if dtype is D.bool:
@@ -254,6 +283,8 @@ def _mixed_dtype(dtype, opts):
     """A second dtype for a mixed-dtype sample (promotion across categories)."""
     if opts.get("bitwise"):
         return D.bool if dtype is not D.bool else D.int32
+    if opts.get("shift"):
+        return D.int64 if dtype is not D.int64 else D.int8
     if dtype is D.bool:
         return D.int64
     if _is_float(dtype):
@@ -288,6 +319,12 @@ def _binary_tensor_samples(opts):
         yield SampleInput(a((2, 3)), _scalar_for(dtype, opts, 0))
         yield SampleInput(a((2, 3)), _scalar_for(dtype, opts, 1))
         yield SampleInput(a((2, 3)), b((2, 3), _mixed_dtype(dtype, opts)))
+        if opts.get("shift"):
+            # amounts past the width of every dtype, and a signed dtype's negative amounts
+            amounts = [0, 1, 7, 8, 15, 16, 31, 32, 63, 64, 70] + ([-1] if dtype.is_signed else [])
+            yield SampleInput(a((len(amounts),)), fnx.tensor(amounts, dtype=dtype)
+                              if dtype in (D.int64, D.int32) else
+                              fnx.tensor([min(v, 127) for v in amounts], dtype=dtype))
         if is_pow and dtype.is_signed and not _is_float(dtype):
             # integer powers with negative exponents: 1, -1 and 0 for anything else
             yield SampleInput(a((4, 5)), make_tensor((4, 5), dtype, device, low=-3, high=3))
@@ -390,7 +427,8 @@ def _errors_for(name, overload):
 _HAS_ERRORS = {"add", "sub", "rsub", "mul", "div", "floor_divide", "remainder", "fmod", "pow",
                "atan2", "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor",
                "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
-               "neg", "bitwise_not", "frac", "ceil", "floor", "round", "trunc", "abs"}
+               "neg", "bitwise_not", "frac", "ceil", "floor", "round", "trunc", "abs",
+               "bitwise_left_shift", "bitwise_right_shift"}
 
 
 # --------------------------------------------------------------------------- entries
