@@ -1,5 +1,5 @@
 """Smaller ``torch.Tensor`` methods and their ``torch.*`` functions: predicates
-(``is_nonzero``, ``is_same_size``, ``is_signed``, ``is_neg``; ``is_inference`` is in ``runtime``), layout
+(``is_nonzero``, ``is_same_size``, ``is_signed``, ``is_neg``), layout
 queries (``dim_order``, ``data_ptr``), memory no-ops of a CPU process (``pin_memory``,
 ``share_memory_``, ``record_stream``), the legacy constructor ``Tensor.new``, Python
 callables over elements (``apply_``, ``map_``, ``map2_``: CPU only, as PyTorch), random
