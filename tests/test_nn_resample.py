@@ -636,6 +636,24 @@ def test_grid_sample(rng, nd, mode, padding_mode, align_corners):
     assert fnx.autograd.gradcheck(lambda a, g: F.grid_sample(a, g, **kw), (xt, gt))
 
 
+@pytest.mark.parametrize("nd", [2, 3])
+def test_grid_sample_nearest_grid_gradient_is_zeros(rng, nd):
+    # the sample is piecewise constant in the grid: PyTorch gives zeros, not None; values
+    # (a -0.0, a NaN, an inf included) are unchanged by the zero-gradient term
+    x = rng.standard_normal((1, 2, 3, 4) if nd == 2 else (1, 2, 3, 4, 2))
+    x.flat[:3] = (-0.0, np.nan, np.inf)
+    grid = rng.uniform(-1, 1, (1, 2, 3, 2) if nd == 2 else (1, 2, 3, 2, 3))
+    xt, gt = T(x, requires_grad=True), T(grid, requires_grad=True)
+    out = F.grid_sample(xt, gt, mode="nearest", align_corners=True)
+    expect = np_grid_sample(x, grid, mode="nearest", padding_mode="zeros", align_corners=True)
+    got = out.detach().numpy()
+    np.testing.assert_array_equal(got, expect)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(expect))
+    out.sum().backward()
+    assert gt.grad is not None
+    np.testing.assert_array_equal(gt.grad.numpy(), np.zeros_like(grid))
+
+
 def test_grid_sample_errors_and_warning():
     x, g = fnx.ones(1, 2, 3, 3), fnx.zeros(1, 2, 2, 2)
     with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior"):

@@ -104,6 +104,7 @@ def _grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corner
 
     if interpolation_mode == 1:
         out = tap(_to(aten.round(iy), D.int64), _to(aten.round(ix), D.int64))
+        out = out + aten.unsqueeze(_zero_grad_of(ix) + _zero_grad_of(iy), 1)
     elif interpolation_mode == 0:
         x0f, y0f = aten.floor(ix), aten.floor(iy)
         x0, y0 = _to(x0f, D.int64), _to(y0f, D.int64)
@@ -148,6 +149,13 @@ def _bicubic(tap, ix, iy, w, h, padding_mode, align_corners):
     return out
 
 
+def _zero_grad_of(v):
+    """-0.0 everywhere (adding it changes nothing, not even a -0.0, a NaN or an inf) whose
+    gradient reaches ``v`` as zeros: a nearest sample's grid gets a zero gradient, not
+    none, as in PyTorch."""
+    return aten.where.self(aten.lt.Scalar(v, -math.inf), v, -0.0)
+
+
 def _grid_pad_index(c, size, padding_mode, align_corners):
     if padding_mode == 1:
         return aten.clamp(c, 0, size - 1)
@@ -187,6 +195,7 @@ def _grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corner
 
     if interpolation_mode == 1:
         out = tap(*(_to(aten.round(v), D.int64) for v in (iz, iy, ix)))
+        out = out + aten.unsqueeze(_zero_grad_of(ix) + _zero_grad_of(iy) + _zero_grad_of(iz), 1)
     else:
         fl = [aten.floor(v) for v in (iz, iy, ix)]
         lo = [_to(f, D.int64) for f in fl]
