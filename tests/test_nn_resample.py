@@ -544,6 +544,19 @@ def test_fold_unfold_modules_and_errors():
         F.unfold(fnx.ones(1, 2, 3, 4, 4), 2)
     with pytest.raises(RuntimeError, match="must be at least one"):
         F.unfold(fnx.ones(1, 1, 2, 2), 3)
+    # PyTorch reads input.size(1) and size(2) before checking the rank
+    with pytest.raises(IndexError, match=r"range of \[-2, 1\], but got 2"):
+        F.unfold(fnx.ones(3, 4), 2)
+    with pytest.raises(IndexError, match=r"range of \[-1, 0\], but got 1"):
+        nn.Unfold(2)(fnx.ones(5))
+    with pytest.raises(IndexError, match="Dimension specified as 1 but tensor has no dim"):
+        F.unfold(fnx.ones(()), 2)
+    for kw, msg in ((dict(kernel_size=(0, 1)), "kernel size should be greater than zero"),
+                    (dict(kernel_size=1, dilation=(1, 0)), "dilation should be greater"),
+                    (dict(kernel_size=1, padding=(0, -1)), "padding should be non-negative"),
+                    (dict(kernel_size=1, stride=(0, 1)), "stride should be greater than zero")):
+        with pytest.raises(RuntimeError, match=msg):     # checked before the rank (PyTorch)
+            F.unfold(fnx.ones(3, 4), **kw)
     with pytest.raises(RuntimeError, match="Expected 2D or 3D"):
         F.fold(fnx.ones(2, 3, 4, 4), (3, 3), 2)
     with pytest.raises(RuntimeError, match="divisible by the product of kernel_size"):

@@ -344,6 +344,23 @@ def _im2col(self, kernel_size, dilation, padding, stride):
     d = _pool_ints("im2col", "dilation", dilation, 2)
     p = _pool_ints("im2col", "padding", padding, 2)
     s = _pool_ints("im2col", "stride", stride, 2)
+    for bad, what in ((min(k) <= 0, "kernel size should be greater than zero, but got "
+                       f"kernel_height: {k[0]} kernel_width: {k[1]}"),
+                      (min(d) <= 0, "dilation should be greater than zero, but got "
+                       f"dilation_height: {d[0]} dilation_width: {d[1]}"),
+                      (min(p) < 0, "padding should be non-negative, but got "
+                       f"pad_height: {p[0]} pad_width: {p[1]}"),
+                      (min(s) <= 0, "stride should be greater than zero, but got "
+                       f"stride_height: {s[0]} stride_width: {s[1]}")):
+        if bad:
+            raise RuntimeError(what)
+    if self.ndim < 3:
+        # PyTorch's shape check reads sizes 1 and 2 before it checks the rank
+        if self.ndim == 0:
+            raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+        n = self.ndim
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {n})")
     if self.ndim not in (3, 4):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: "
