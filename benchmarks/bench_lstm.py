@@ -9,9 +9,9 @@ cross-entropy over every position, plain SGD. Variants, from the same weights an
 - JAX: the same LSTM written with ``jax.lax.scan`` over time, ``jax.value_and_grad`` and
   the SGD update in one ``jax.jit``
 
-fnx's ``nn.LSTM`` runs its recurrence step by step, so under ``fnx.compile`` the program
-holds one copy of the cell per time step (unrolled), where the JAX variant holds one
-``scan``. The first-call time (trace + XLA compile) is printed too.
+fnx's ``nn.LSTM`` runs each layer as one ``prims.rnn_scan`` (a ``lax.scan`` once lowered);
+in the compiled step its backward (``rnn_scan_backward``) reuses the forward scan's
+residuals. The first-call time (trace + XLA compile) is printed too.
 
     python benchmarks/bench_lstm.py                  # ~2-3 min on 2 CPU cores
     python benchmarks/bench_lstm.py --seq 35 --batch 20 --hidden 200 --repeats 10

@@ -83,7 +83,11 @@ CUDA_EXPECTED = {
         upsample_nearest2d upsample_bilinear2d upsample_nearest1d upsample_nearest3d
         _upsample_nearest_exact1d _upsample_nearest_exact2d _upsample_nearest_exact3d
         upsample_linear1d upsample_trilinear3d upsample_bicubic2d _upsample_bilinear2d_aa
-        _upsample_bicubic2d_aa
+        _upsample_bicubic2d_aa upsample_nearest1d.vec _upsample_nearest_exact1d.vec
+        upsample_nearest2d.vec _upsample_nearest_exact2d.vec upsample_nearest3d.vec
+        _upsample_nearest_exact3d.vec upsample_linear1d.vec upsample_bilinear2d.vec
+        _upsample_bilinear2d_aa.vec upsample_trilinear3d.vec upsample_bicubic2d.vec
+        _upsample_bicubic2d_aa.vec
         softmax.int log_softmax.int sum sum.dim_IntList prod prod.dim_int cumsum cumprod
         linalg_vector_norm norm.Scalar norm.ScalarOpt_dim"""), ("float16", "float32")),
     **dict.fromkeys(_names("atan2 dot index_put scatter_add tensordot addcdiv addcmul "
@@ -256,6 +260,17 @@ def test_cuda_softmax_values_in_float32(rng):
         out = fnx.softmax(fnx.tensor(x).cuda().half(), -1)
     e = np.exp(x16 - x16.max(-1, keepdims=True))
     np.testing.assert_allclose(out.cpu().numpy(), e / e.sum(-1, keepdims=True), rtol=1e-6)
+
+
+@needs_cuda
+def test_cuda_interpolate_runs_in_float32(rng):
+    # F.interpolate calls the .vec overloads: they are cast as the default ones (PyTorch)
+    x = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    x16 = x.astype(np.float16).astype(np.float32)
+    with fnx.autocast("cuda"):
+        out = fnx.nn.functional.interpolate(fnx.tensor(x).cuda().half(), scale_factor=2)
+    assert out.dtype == fnx.float32
+    np.testing.assert_array_equal(out.cpu().numpy(), x16.repeat(2, 2).repeat(2, 3))
 
 
 # --------------------------------------------------------------------------- API and state

@@ -544,6 +544,19 @@ def test_fold_unfold_modules_and_errors():
         F.unfold(fnx.ones(1, 2, 3, 4, 4), 2)
     with pytest.raises(RuntimeError, match="must be at least one"):
         F.unfold(fnx.ones(1, 1, 2, 2), 3)
+    # PyTorch reads input.size(1) and size(2) before checking the rank
+    with pytest.raises(IndexError, match=r"range of \[-2, 1\], but got 2"):
+        F.unfold(fnx.ones(3, 4), 2)
+    with pytest.raises(IndexError, match=r"range of \[-1, 0\], but got 1"):
+        nn.Unfold(2)(fnx.ones(5))
+    with pytest.raises(IndexError, match="Dimension specified as 1 but tensor has no dim"):
+        F.unfold(fnx.ones(()), 2)
+    for kw, msg in ((dict(kernel_size=(0, 1)), "kernel size should be greater than zero"),
+                    (dict(kernel_size=1, dilation=(1, 0)), "dilation should be greater"),
+                    (dict(kernel_size=1, padding=(0, -1)), "padding should be non-negative"),
+                    (dict(kernel_size=1, stride=(0, 1)), "stride should be greater than zero")):
+        with pytest.raises(RuntimeError, match=msg):     # checked before the rank (PyTorch)
+            F.unfold(fnx.ones(3, 4), **kw)
     with pytest.raises(RuntimeError, match="Expected 2D or 3D"):
         F.fold(fnx.ones(2, 3, 4, 4), (3, 3), 2)
     with pytest.raises(RuntimeError, match="divisible by the product of kernel_size"):
@@ -634,6 +647,24 @@ def test_grid_sample(rng, nd, mode, padding_mode, align_corners):
         (x[:1, :1, :2, :3, :3], grid[:1, :1, :2, :2])
     xt, gt = T(xs, requires_grad=True), T(gs, requires_grad=mode != "nearest")
     assert fnx.autograd.gradcheck(lambda a, g: F.grid_sample(a, g, **kw), (xt, gt))
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_grid_sample_nearest_grid_gradient_is_zeros(rng, nd):
+    # the sample is piecewise constant in the grid: PyTorch gives zeros, not None; values
+    # (a -0.0, a NaN, an inf included) are unchanged by the zero-gradient term
+    x = rng.standard_normal((1, 2, 3, 4) if nd == 2 else (1, 2, 3, 4, 2))
+    x.flat[:3] = (-0.0, np.nan, np.inf)
+    grid = rng.uniform(-1, 1, (1, 2, 3, 2) if nd == 2 else (1, 2, 3, 2, 3))
+    xt, gt = T(x, requires_grad=True), T(grid, requires_grad=True)
+    out = F.grid_sample(xt, gt, mode="nearest", align_corners=True)
+    expect = np_grid_sample(x, grid, mode="nearest", padding_mode="zeros", align_corners=True)
+    got = out.detach().numpy()
+    np.testing.assert_array_equal(got, expect)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(expect))
+    out.sum().backward()
+    assert gt.grad is not None
+    np.testing.assert_array_equal(gt.grad.numpy(), np.zeros_like(grid))
 
 
 def test_grid_sample_errors_and_warning():

@@ -11,6 +11,7 @@ import pytest
 import fnx
 import fnx.nn as nn
 from fnx.graph.tracer import trace
+from fnx.lower import jax_compile
 from fnx.nn.utils.rnn import (PackedSequence, pack_padded_sequence, pack_sequence,
                               pad_packed_sequence, pad_sequence, unpack_sequence,
                               unpad_sequence)
@@ -198,28 +199,34 @@ def test_packed_sequence_input(mode):
         np.testing.assert_allclose(hidden[1].numpy(force=True), rc, rtol=1e-10, atol=1e-12)
 
 
-def _fd_check(m, mode, x, lengths, L, bidirectional, hidden, proj=0, batch_first=False):
+def _fd_check(m, mode, x, lengths, L, bidirectional, hidden, proj=0, batch_first=False,
+              compiled=False):
     """Gradients of ``sum(out * R1) + sum(h_n * R2)`` (``+ sum(c_n * R3)``) for the input
-    and every parameter against central differences of the NumPy recurrence."""
+    and every parameter against central differences of the NumPy recurrence; ``compiled``:
+    forward and backward as one ``fnx.compile`` program."""
     rng = np.random.default_rng(3)
     P = params_of(m)
     ro, rh, rc = np_rnn(mode, x, P, L, bidirectional, lengths=lengths, hidden=hidden,
                         proj=proj)
     R = [rng.standard_normal(a.shape) for a in (ro, rh, rc)]
     xt = fnx.tensor(x.transpose(1, 0, 2) if batch_first else x, requires_grad=True)
-    if lengths is None:
-        out, hidden_t = m(xt)
-    else:
-        out, hidden_t = m(pack_padded_sequence(xt, lengths, batch_first=batch_first,
-                                               enforce_sorted=False))
-        out = pad_packed_sequence(out, batch_first=batch_first)[0]
-    if batch_first:
-        out = out.transpose(0, 1)
-    h_n, c_n = hidden_t if mode == "LSTM" else (hidden_t, None)
-    loss = (out * fnx.tensor(R[0])).sum() + (h_n * fnx.tensor(R[1])).sum()
-    if c_n is not None:
-        loss = loss + (c_n * fnx.tensor(R[2])).sum()
-    loss.backward()
+
+    def run(xt):
+        if lengths is None:
+            out, hidden_t = m(xt)
+        else:
+            out, hidden_t = m(pack_padded_sequence(xt, lengths, batch_first=batch_first,
+                                                   enforce_sorted=False))
+            out = pad_packed_sequence(out, batch_first=batch_first)[0]
+        if batch_first:
+            out = out.transpose(0, 1)
+        h_n, c_n = hidden_t if mode == "LSTM" else (hidden_t, None)
+        loss = (out * fnx.tensor(R[0])).sum() + (h_n * fnx.tensor(R[1])).sum()
+        if c_n is not None:
+            loss = loss + (c_n * fnx.tensor(R[2])).sum()
+        loss.backward()
+
+    (fnx.compile(run) if compiled else run)(xt)
     env = dict(P, x=x.copy())
 
     def f():
@@ -252,6 +259,30 @@ def test_lstm_gradients_finite_differences():
     rng = np.random.default_rng(4)
     m = nn.LSTM(2, 3, 2, bidirectional=True, proj_size=2).double()
     _fd_check(m, "LSTM", rng.standard_normal((3, 2, 2)), None, 2, True, 3, proj=2)
+
+
+def test_compiled_lstm_step_gradients_finite_differences():
+    # forward and backward in one program: the backward scans reuse the forward's residuals
+    rng = np.random.default_rng(7)
+    m = nn.LSTM(2, 3, 2, bidirectional=True, proj_size=2).double()
+    _fd_check(m, "LSTM", rng.standard_normal((3, 2, 2)), None, 2, True, 3, proj=2,
+              compiled=True)
+
+
+def test_compiled_step_shares_the_forward_scan_with_its_backward(monkeypatch):
+    pairs = []
+    find = jax_compile._paired_backwards
+    monkeypatch.setattr(jax_compile, "_paired_backwards",
+                        lambda *a: pairs.append(find(*a)) or pairs[-1])
+    m = nn.GRU(3, 4, 2)
+
+    def step(x):
+        loss = m(x)[0].sum()
+        loss.backward()
+        return loss.detach()
+    fnx.compile(step)(fnx.randn(5, 2, 3))
+    got = [(f.target.name, b.target.name) for p in pairs for f, b in p.items()]
+    assert got == [("rnn_scan", "rnn_scan_backward")] * 2
 
 
 def test_gru_packed_gradients_finite_differences():

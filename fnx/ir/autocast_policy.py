@@ -48,7 +48,14 @@ _CUDA_FP32 = _names("""
     dist pdist cdist renorm logsumexp upsample_nearest1d _upsample_nearest_exact1d
     upsample_nearest2d _upsample_nearest_exact2d upsample_nearest3d _upsample_nearest_exact3d
     upsample_linear1d upsample_bilinear2d _upsample_bilinear2d_aa upsample_trilinear3d
-    upsample_bicubic2d _upsample_bicubic2d_aa""")
+    upsample_bicubic2d _upsample_bicubic2d_aa
+    upsample_nearest1d.vec _upsample_nearest_exact1d.vec upsample_nearest2d.vec
+    _upsample_nearest_exact2d.vec upsample_nearest3d.vec _upsample_nearest_exact3d.vec
+    upsample_linear1d.vec upsample_bilinear2d.vec _upsample_bilinear2d_aa.vec
+    upsample_trilinear3d.vec upsample_bicubic2d.vec _upsample_bicubic2d_aa.vec""")
+# PyTorch's ``.vec`` upsample overloads (F.interpolate's) are composite: they call the
+# default overloads, whose autocast kernels cast; fnx's are ops of their own, so they are
+# listed too, for the same result.
 _CUDA_SET_OPT_DTYPE = _names("""
     prod prod.dim_int softmax.int log_softmax.int cumprod cumsum linalg_vector_norm
     linalg_matrix_norm linalg_matrix_norm.str_ord sum sum.dim_IntList""")

@@ -56,6 +56,9 @@ class JaxTarget(Target):
 
 
 JAX_TARGET = JaxTarget()
+# {forward prim: (backward prim, gradient operands, fn -> (outputs, vjp))}: see
+# jax_compile._paired_backwards
+JAX_TARGET.vjp_rules = {}
 rule = JAX_TARGET.rule
 
 # ----------------------------------------------------------------------------- pointwise
@@ -431,14 +434,27 @@ def _recurrence_rules():
 
     @rule(P.rnn_scan_backward)
     def _(g_out, g_h, g_c, gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
-        # JAX's own reverse-mode of the scan: a second scan, backwards in time
-        def fwd(*ops):
-            return _rnn_scan(*ops, lengths, mode, reverse)
-        _, vjp = jax.vjp(fwd, gi, h0, c0, w_hh, b_hh, w_hr)
+        # JAX's own reverse-mode of the scan: a second scan, backwards in time (after
+        # re-running the forward; a graph holding the forward too shares it: vjp_rules)
+        _, vjp = _rnn_scan_vjp(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse)
+        return vjp(g_out, g_h, g_c)
+
+    JAX_TARGET.vjp_rules[P.rnn_scan] = (P.rnn_scan_backward, 3, _rnn_scan_vjp)
+
+
+def _rnn_scan_vjp(gi, h0, c0, w_hh, b_hh, w_hr, lengths, mode, reverse):
+    """``(rnn_scan's outputs, vjp)``: ``vjp(g_out, g_h, g_c)`` gives ``rnn_scan_backward``'s
+    six gradients from the residuals the forward scan saved."""
+    def fwd(*ops):
+        return _rnn_scan(*ops, lengths, mode, reverse)
+    outs, vjp = jax.vjp(fwd, gi, h0, c0, w_hh, b_hh, w_hr)
+    g = w_hh.shape[0]
+
+    def backward(g_out, g_h, g_c):
         grads = vjp((g_out, g_h, g_c))
-        g = w_hh.shape[0]
         return (*grads[:4], jnp.zeros((g,), gi.dtype) if b_hh is None else grads[4],
                 jnp.zeros((0, g // RNN_MODES[mode]), gi.dtype) if w_hr is None else grads[5])
+    return outs, backward
 
 
 def _ctc_alpha(alpha0, emit, skip, active):

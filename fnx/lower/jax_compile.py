@@ -69,11 +69,20 @@ def graph_program(target, graph, skip=frozenset()):
     checks = [n for n in steps if n.kind == "call" and n.target in _STATUS and n not in skip]
     swapped = _transposed_products(steps)
     steps = [n for n in steps if n not in swapped.values()]
+    paired = _paired_backwards(steps, getattr(target, "vjp_rules", {}))
 
     def program(*arrays):
         env = dict(zip(places, arrays))
+        backwards = {}      # backward node -> the vjp its forward's lowering returned
         for node in steps:
-            if node in swapped:     # transpose(a @ b) as b' @ a': see _transposed_products
+            if node in paired:  # a forward whose backward is in the graph: see _paired_backwards
+                _, n_grads, fn = target.vjp_rules[node.target]
+                env[node], vjp = fn(*_load(node.args, env))
+                backwards[paired[node]] = n_grads, vjp
+            elif node in backwards:
+                n_grads, vjp = backwards.pop(node)
+                env[node] = vjp(*_load(node.args[:n_grads], env))
+            elif node in swapped:     # transpose(a @ b) as b' @ a': see _transposed_products
                 lhs, rhs, lc, rc, lb, rb = _load(swapped[node].args, env)
                 env[node] = rules[P.dot_general](rhs, lhs, rc, lc, rb, lb)
             elif node.kind == "call":
@@ -90,6 +99,35 @@ def graph_program(target, graph, skip=frozenset()):
 
     program.checks = [_check_entry(n) for n in checks]
     return program, out_nodes
+
+
+def _paired_backwards(steps, vjp_rules) -> dict:
+    """``{forward node: backward node}`` for each forward prim with a ``vjp_rules`` entry
+    (``{forward prim: (backward prim, number of gradient operands, fn)}``) whose backward
+    node, ``backward(*grads, *forward operands)``, is in the same graph with the very same
+    operands. Such a forward is lowered as ``fn(*operands) -> (outputs, vjp)`` and its
+    backward as ``vjp(*grads)``, reusing the forward's residuals, instead of lowering the
+    backward prim on its own, which would run the forward (for ``rnn_scan``, a whole
+    recurrence) a second time."""
+    forwards = {}
+    for n in steps:
+        if n.kind == "call" and n.target in vjp_rules and not n.kwargs:
+            forwards.setdefault((n.target, _key(n.args)), n)
+    backward_of = {bwd: (fwd, k) for fwd, (bwd, k, _) in vjp_rules.items()}
+    out = {}
+    for n in steps:
+        if n.kind != "call" or n.target not in backward_of or n.kwargs:
+            continue
+        fwd_target, k = backward_of[n.target]
+        fwd = forwards.get((fwd_target, _key(n.args[k:])))
+        if fwd is not None and fwd not in out:
+            out[fwd] = n
+    return out
+
+
+def _key(args):
+    # nodes by identity, constants (mode strings, flags, None) by value
+    return tuple(("node", id(a)) if hasattr(a, "kind") else ("value", repr(a)) for a in args)
 
 
 def _transposed_products(steps) -> dict:

@@ -104,6 +104,7 @@ def _grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corner
 
     if interpolation_mode == 1:
         out = tap(_to(aten.round(iy), D.int64), _to(aten.round(ix), D.int64))
+        out = out + aten.unsqueeze(_zero_grad_of(ix) + _zero_grad_of(iy), 1)
     elif interpolation_mode == 0:
         x0f, y0f = aten.floor(ix), aten.floor(iy)
         x0, y0 = _to(x0f, D.int64), _to(y0f, D.int64)
@@ -148,6 +149,13 @@ def _bicubic(tap, ix, iy, w, h, padding_mode, align_corners):
     return out
 
 
+def _zero_grad_of(v):
+    """-0.0 everywhere (adding it changes nothing, not even a -0.0, a NaN or an inf) whose
+    gradient reaches ``v`` as zeros: a nearest sample's grid gets a zero gradient, not
+    none, as in PyTorch."""
+    return aten.where.self(aten.lt.Scalar(v, -math.inf), v, -0.0)
+
+
 def _grid_pad_index(c, size, padding_mode, align_corners):
     if padding_mode == 1:
         return aten.clamp(c, 0, size - 1)
@@ -187,6 +195,7 @@ def _grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corner
 
     if interpolation_mode == 1:
         out = tap(*(_to(aten.round(v), D.int64) for v in (iz, iy, ix)))
+        out = out + aten.unsqueeze(_zero_grad_of(ix) + _zero_grad_of(iy) + _zero_grad_of(iz), 1)
     else:
         fl = [aten.floor(v) for v in (iz, iy, ix)]
         lo = [_to(f, D.int64) for f in fl]
@@ -335,6 +344,23 @@ def _im2col(self, kernel_size, dilation, padding, stride):
     d = _pool_ints("im2col", "dilation", dilation, 2)
     p = _pool_ints("im2col", "padding", padding, 2)
     s = _pool_ints("im2col", "stride", stride, 2)
+    for bad, what in ((min(k) <= 0, "kernel size should be greater than zero, but got "
+                       f"kernel_height: {k[0]} kernel_width: {k[1]}"),
+                      (min(d) <= 0, "dilation should be greater than zero, but got "
+                       f"dilation_height: {d[0]} dilation_width: {d[1]}"),
+                      (min(p) < 0, "padding should be non-negative, but got "
+                       f"pad_height: {p[0]} pad_width: {p[1]}"),
+                      (min(s) <= 0, "stride should be greater than zero, but got "
+                       f"stride_height: {s[0]} stride_width: {s[1]}")):
+        if bad:
+            raise RuntimeError(what)
+    if self.ndim < 3:
+        # PyTorch's shape check reads sizes 1 and 2 before it checks the rank
+        if self.ndim == 0:
+            raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+        n = self.ndim
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {n})")
     if self.ndim not in (3, 4):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: "

@@ -392,8 +392,13 @@ def _im2col_samples(info, device, dtype):
 def _im2col_errors(info, device):
     yield ErrorInput(SampleInput(_t((1, 1, 2, 2), D.float32, device), [3, 3], [1, 1], [0, 0],
                                  [1, 1]), RuntimeError, "must be at least one")
+    yield ErrorInput(SampleInput(_t((2, 2, 2, 2, 2), D.float32, device), [1, 1], [1, 1],
+                                 [0, 0], [1, 1]), RuntimeError, "Expected 3D or 4D")
+    # a 2-D input fails reading its size(2) first (PyTorch's order)
     yield ErrorInput(SampleInput(_t((2, 2), D.float32, device), [1, 1], [1, 1], [0, 0],
-                                 [1, 1]), RuntimeError, "Expected 3D or 4D")
+                                 [1, 1]), IndexError, "Dimension out of range")
+    yield ErrorInput(SampleInput(_t((1, 1, 2, 2), D.float32, device), [1, 1], [1, 1], [-1, 0],
+                                 [1, 1]), RuntimeError, "padding should be non-negative")
 
 
 register(
