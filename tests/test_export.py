@@ -473,3 +473,13 @@ def test_data_dependent_control_flow_with_dims_names_the_line():
         return x * n
     with pytest.raises(RuntimeError, match=r"test_export\.py:\d+: +n = int\(x\.max"):
         fnx.export.export(f, (fnx.ones(3, 2),), dynamic_shapes={"x": {0: BATCH}})
+
+
+def test_exported_module_refuses_train_and_eval():
+    """The mode is fixed at export; PyTorch's module() raises NotImplementedError too."""
+    m = fnx.nn.Sequential(fnx.nn.Linear(2, 3)).eval()
+    em = fnx.export.export(m, (fnx.ones(1, 2),)).module()
+    with pytest.raises(NotImplementedError, match=r"Calling train\(\) is not supported yet"):
+        em.train()
+    with pytest.raises(NotImplementedError, match=r"Calling eval\(\) is not supported yet"):
+        em.eval()

@@ -634,3 +634,28 @@ def test_jacrev_chunk_size_gives_the_same_jacobian():
     d = 1 - np.tanh(A @ x) ** 2
     close(chunked[0][0], d[:, None] * A, 1e-5)
     close(chunked[1][0], np.full(3, 2.0))
+
+
+def test_functional_call_one_implementation_for_both_entry_points():
+    """fnx.func.functional_call and nn.utils.stateless.functional_call share one body:
+    a buffer the module rebinds is written back into the given dict, a key in two dicts
+    is named as a list, and compiled programs' guards see the swap and the undo."""
+    class Counter(fnx.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("n", fnx.zeros(()))
+
+        def forward(self, x):
+            self.n = self.n + 1
+            return x * 2
+
+    m = Counter()
+    given = {"n": fnx.tensor(5.0)}
+    out = functional_call(m, given, (fnx.tensor([1.0, 3.0]),))
+    np.testing.assert_allclose(out.numpy(), [2.0, 6.0])
+    assert float(given["n"]) == 6.0 and float(m.n) == 0.0
+    with pytest.raises(ValueError, match=r"\['n'\] appeared in multiple dictionaries"):
+        functional_call(m, ({"n": fnx.tensor(1.0)}, {"n": fnx.tensor(2.0)}), (fnx.ones(1),))
+    before = fnx.graph.guards.state_version[0]
+    functional_call(m, {"n": fnx.tensor(0.0)}, (fnx.ones(1),))
+    assert fnx.graph.guards.state_version[0] >= before + 2

@@ -424,7 +424,7 @@ def test_functional_call_errors_restore_the_module(rng):
     with pytest.raises(ValueError, match="functional_call got multiple values for keys "
                                          r"\['a.weight', 'b.weight'\], which are tied"):
         functional_call(m, {"a.weight": w, "b.weight": t64(np.ones((2, 2)))}, (w,))
-    with pytest.raises(ValueError, match="a.weight appeared in multiple dictionaries"):
+    with pytest.raises(ValueError, match=r"\['a.weight'\] appeared in multiple dictionaries"):
         functional_call(m, ({"a.weight": w}, {"a.weight": w}), (w,))
     with pytest.raises(RuntimeError, match=r"Error\(s\) in reparametrizing for Tied:\n\t"
                                            r"Unexpected key\(s\): 'c'.\n\tMissing key\(s\): "

@@ -3,8 +3,9 @@
 Its parameters and buffers are the program's state, registered under the original
 module's names (``"0.weight"`` lives in a child module ``0``), so ``state_dict()`` has the
 original's keys and ``load_state_dict`` works; ``forward`` runs the program (StableHLO
-under JAX) with the module's current state. Like PyTorch's, it runs what was exported: a
-``train()`` call does not change a program exported in eval mode.
+under JAX) with the module's current state. It runs what was exported, so, as PyTorch's,
+``train()`` and ``eval()`` raise ``NotImplementedError`` (export the module again in the
+other mode instead); its outputs are not differentiable.
 
 >>> import fnx
 >>> m = fnx.nn.Sequential(fnx.nn.Linear(2, 3)).eval()
@@ -39,6 +40,14 @@ class ExportedModule(Module):
                 if t is None:
                     t = program.constants[spec.name]
                 owner.register_buffer(leaf, t, persistent=spec.persistent is not False)
+
+    def train(self, mode: bool = True):
+        """Refused: the mode was fixed at export (``NotImplementedError``, as PyTorch)."""
+        raise NotImplementedError("Calling train() is not supported yet.")
+
+    def eval(self):
+        """Refused: the mode was fixed at export (``NotImplementedError``, as PyTorch)."""
+        raise NotImplementedError("Calling eval() is not supported yet.")
 
     def _owner(self, name):
         """The (created on demand) child module holding ``name``, and the leaf name."""

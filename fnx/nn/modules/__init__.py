@@ -25,8 +25,11 @@ from .channelshuffle import *  # noqa: F403
 from .fold import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .upsampling import *  # noqa: F403
+from . import distance
+from .distance import *  # noqa: F403
 
 __all__ = (activation.__all__ + container.__all__ + conv.__all__ + dropout.__all__ + flatten.__all__
            + linear.__all__ + loss.__all__ + module.__all__ + normalization.__all__ +
            padding.__all__ + pooling.__all__ + rnn.__all__ + sparse.__all__ + transformer.__all__
-           + channelshuffle.__all__ + fold.__all__ + pixelshuffle.__all__ + upsampling.__all__)
+           + channelshuffle.__all__ + fold.__all__ + pixelshuffle.__all__ + upsampling.__all__
+           + distance.__all__)

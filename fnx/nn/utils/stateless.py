@@ -7,6 +7,7 @@ import contextlib
 import warnings
 
 from ...core.tensor import Tensor
+from ...graph import guards
 
 __all__ = ["functional_call"]
 
@@ -77,6 +78,7 @@ def _untie(module, values):
 @contextlib.contextmanager
 def _reparametrize_module(module, values, tie_weights=False, strict=False):
     """Within the block, ``module``'s tensors at the keys of ``values`` are those values."""
+    given = values      # rebound tensors are written back into the caller's dict
     if tie_weights:
         values = _untie(module, values)
     if strict:
@@ -96,13 +98,16 @@ def _reparametrize_module(module, values, tie_weights=False, strict=False):
     try:
         for name, value in values.items():
             saved.append((name, _swap(module, name, value)))
+        # compiled programs that read the module's tensors see the swap (and the undo)
+        guards.bump()
         yield
     finally:
         for name, old in reversed(saved):
             new = _swap(module, name, old)
             # a module that rebinds its own tensors (a buffer update) reports that back
-            if name in values and new is not _MISSING:
-                values[name] = new
+            if name in given and new is not _MISSING:
+                given[name] = new
+        guards.bump()
 
 
 def _functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
@@ -110,15 +115,20 @@ def _functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None,
     """``torch.func.functional_call``'s semantics, without the deprecation warning: what
     ``fnx.func.functional_call`` calls (see ``functional_call``)."""
     if isinstance(parameter_and_buffer_dicts, dict):
-        values = dict(parameter_and_buffer_dicts)
+        values = parameter_and_buffer_dicts
     elif isinstance(parameter_and_buffer_dicts, (list, tuple)):
-        values = {}
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError("Expected all elements of parameter_and_buffer_dicts to be "
+                             "dictionaries")
+        values, repeated = {}, []
         for d in parameter_and_buffer_dicts:
             for key, value in d.items():
-                if key in values:
-                    raise ValueError(f"{key} appeared in multiple dictionaries; behavior of "
-                                     f"functional call is ambiguous")
+                if key in values and key not in repeated:
+                    repeated.append(key)
                 values[key] = value
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
+                             f"functional call is ambiguous")
     else:
         raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple "
                          f"of dicts, but got {type(parameter_and_buffer_dicts)}")
