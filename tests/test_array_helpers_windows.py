@@ -120,3 +120,33 @@ def test_column_stack():
     got = fnx.column_stack((fnx.tensor(a), fnx.tensor(b)))
     np.testing.assert_array_equal(got.numpy(), np.column_stack((a, b)))
     assert fnx.column_stack((fnx.tensor(1), fnx.tensor(2))).tolist() == [[1, 2]]
+
+
+def test_legacy_norms_match_numpy():
+    a = rng.standard_normal((2, 3, 4))
+    np.testing.assert_allclose(fnx.frobenius_norm(fnx.tensor(a), (1, 2)).numpy(),
+                               np.sqrt((a ** 2).sum((1, 2))), rtol=1e-12)
+    np.testing.assert_allclose(fnx.frobenius_norm(fnx.tensor(a), 2, True).numpy(),
+                               np.sqrt((a ** 2).sum(2, keepdims=True)), rtol=1e-12)
+    nuc = np.linalg.svd(a, compute_uv=False).sum(-1)
+    np.testing.assert_allclose(fnx.nuclear_norm(fnx.tensor(a)).numpy(), nuc, rtol=1e-10)
+    np.testing.assert_allclose(fnx.nuclear_norm(fnx.tensor(a[0]), True).numpy(),
+                               nuc[:1].reshape(1, 1), rtol=1e-10)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        fnx.nuclear_norm(fnx.ones(3))
+
+
+@pytest.mark.parametrize("name,replacement", [
+    ("solve", "fnx.linalg.solve"), ("eig", "fnx.linalg.eig"), ("lstsq", "fnx.linalg.lstsq"),
+    ("symeig", "fnx.linalg.eigh"), ("matrix_rank", "fnx.linalg.matrix_rank")])
+def test_removed_functions_name_their_replacement(name, replacement):
+    a = fnx.eye(2)
+    args = (a, a) if name in ("solve", "lstsq") else (a,)
+    with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now removed"
+                       ) as e:
+        getattr(fnx, name)(*args)
+    assert replacement in str(e.value)
+    if name != "matrix_rank":       # (as in PyTorch, not a Tensor method)
+        with pytest.raises(RuntimeError, match="is now removed"):
+            getattr(a, name)(*args[1:])
+    assert fnx.resolve_neg(a) is a

@@ -92,7 +92,7 @@ def unravel_index(indices, shape):
     if indices.dtype.is_floating_point or indices.dtype.is_complex or \
             indices.dtype is D.bool:
         raise TypeError(f"expected 'indices' to be integer dtype, but got "
-                        f"{indices.dtype}".replace("fnx.", "torch."))
+                        f"{indices.dtype}")
     dims = (shape,) if isinstance(shape, int) else tuple(int(d) for d in shape)
     if any(d < 0 for d in dims):
         raise ValueError(f"'shape' cannot have negative values, but got {tuple(dims)}")

@@ -29,7 +29,7 @@ from . import nn as _nn
 from . import shape as _shape
 from .inplace_forms import _writing
 
-__all__ = ["is_nonzero", "is_same_size", "is_signed", "is_neg", "renorm",
+__all__ = ["is_nonzero", "is_same_size", "is_signed", "is_neg", "resolve_neg", "renorm",
            "nonzero_static"]
 
 # second bindings of existing functions as methods
