@@ -35,7 +35,8 @@ def frobenius_norm(input, dim, keepdim=False):
 
 def nuclear_norm(input, dim=None, keepdim=False):
     """The nuclear norm (the sum of singular values) of the matrices in ``dim`` (the last
-    two by default, as ``linalg.matrix_norm``); ``nuclear_norm(input, keepdim)`` with a bool is PyTorch's other form.
+    two by default, as ``linalg.matrix_norm``); ``nuclear_norm(input, keepdim)`` with a
+    bool is PyTorch's other form.
 
     >>> import fnx
     >>> fnx.nuclear_norm(fnx.eye(3)).item()
@@ -50,7 +51,14 @@ def nuclear_norm(input, dim=None, keepdim=False):
 
 @tensor_method()
 def solve(input, A, *, out=None):
-    """Removed: raises, naming ``fnx.linalg.solve``."""
+    """Removed: raises, naming ``fnx.linalg.solve``.
+
+    >>> import fnx
+    >>> fnx.solve(fnx.eye(2), fnx.eye(2))
+    Traceback (most recent call last):
+      ...
+    RuntimeError: This function was deprecated since version 1.9 and is now removed. ...
+    """
     raise RuntimeError(
         _REMOVED + "`fnx.solve` is deprecated in favor of `fnx.linalg.solve`. "
         "`fnx.linalg.solve` has its arguments reversed and does not return the LU "
@@ -61,7 +69,14 @@ def solve(input, A, *, out=None):
 
 @tensor_method()
 def eig(input, eigenvectors=False, *, e=None, v=None):
-    """Removed: raises, naming ``fnx.linalg.eig``/``eigvals``."""
+    """Removed: raises, naming ``fnx.linalg.eig``/``eigvals``.
+
+    >>> import fnx
+    >>> fnx.eig(fnx.eye(2))
+    Traceback (most recent call last):
+      ...
+    RuntimeError: This function was deprecated since version 1.9 and is now removed. ...
+    """
     raise RuntimeError(
         _REMOVED + "`fnx.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` "
         "rather than real tensors mimicking complex tensors.\n\nL, _ = fnx.eig(A) should "
@@ -72,7 +87,14 @@ def eig(input, eigenvectors=False, *, e=None, v=None):
 
 @tensor_method()
 def lstsq(input, A, *, out=None):
-    """Removed: raises, naming ``fnx.linalg.lstsq``."""
+    """Removed: raises, naming ``fnx.linalg.lstsq``.
+
+    >>> import fnx
+    >>> fnx.lstsq(fnx.eye(2), fnx.eye(2))
+    Traceback (most recent call last):
+      ...
+    RuntimeError: This function was deprecated since version 1.9 and is now removed. ...
+    """
     raise RuntimeError(
         _REMOVED + "`fnx.lstsq` is deprecated in favor of `fnx.linalg.lstsq`.\n"
         "`fnx.linalg.lstsq` has reversed arguments and does not return the QR decomposition "
@@ -87,7 +109,14 @@ def lstsq(input, A, *, out=None):
 
 @tensor_method()
 def symeig(input, eigenvectors=False, upper=True, *, out=None):
-    """Removed: raises, naming ``fnx.linalg.eigh``/``eigvalsh``."""
+    """Removed: raises, naming ``fnx.linalg.eigh``/``eigvalsh``.
+
+    >>> import fnx
+    >>> fnx.symeig(fnx.eye(2))
+    Traceback (most recent call last):
+      ...
+    RuntimeError: This function was deprecated since version 1.9 and is now removed. ...
+    """
     raise RuntimeError(
         _REMOVED + "The default behavior has changed from using the upper triangular portion "
         "of the matrix by default to using the lower triangular portion.\n\nL, _ = "
@@ -97,7 +126,14 @@ def symeig(input, eigenvectors=False, upper=True, *, out=None):
 
 
 def matrix_rank(input, tol=None, symmetric=False, *, out=None):
-    """Removed: raises, naming ``fnx.linalg.matrix_rank``."""
+    """Removed: raises, naming ``fnx.linalg.matrix_rank``.
+
+    >>> import fnx
+    >>> fnx.matrix_rank(fnx.eye(2))
+    Traceback (most recent call last):
+      ...
+    RuntimeError: This function was deprecated since version 1.9 and is now removed. ...
+    """
     raise RuntimeError(
         _REMOVED + "\nPlease use the `fnx.linalg.matrix_rank` function instead. The "
         "parameter 'symmetric' was renamed in `fnx.linalg.matrix_rank()` to 'hermitian'.")

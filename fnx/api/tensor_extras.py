@@ -88,14 +88,14 @@ def is_neg(input) -> bool:
 
 
 @tensor_method()
-def resolve_neg(self):
-    """``self``: no negative bit to resolve (see ``is_neg``).
+def resolve_neg(input):
+    """``input``: no negative bit to resolve (see ``is_neg``).
 
     >>> import fnx
     >>> x = fnx.tensor([1.0]); x.resolve_neg() is x
     True
     """
-    return self
+    return input
 
 
 @tensor_method()
