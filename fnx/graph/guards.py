@@ -20,9 +20,11 @@ True
 """
 from __future__ import annotations
 
+import operator
 import types
 
-__all__ = ["Guard", "state_version", "bump", "register_module_class", "module_state", "roots_of",
+__all__ = ["Guard", "DecidedComparisons", "state_version", "bump", "register_module_class",
+           "module_state", "roots_of",
            "scope", "scope_state", "describe_difference",
            "describe_module_change"]
 
@@ -52,6 +54,33 @@ class Guard:
 
     def __repr__(self):
         return f"Guard({self.what} == {self.expected!r})"
+
+
+class DecidedComparisons:
+    """The six comparisons of a symbolic value (``SymFloat``, ``SymInt``) as Python
+    decisions: each is ``self._decide(op, other, symbol)``, which answers for the traced
+    value and records the guard that keeps the answer valid."""
+    __slots__ = ()
+
+    def __eq__(self, o):
+        return self._decide(operator.eq, o, "==")
+
+    def __ne__(self, o):
+        return self._decide(operator.ne, o, "!=")
+
+    def __lt__(self, o):
+        return self._decide(operator.lt, o, "<")
+
+    def __le__(self, o):
+        return self._decide(operator.le, o, "<=")
+
+    def __gt__(self, o):
+        return self._decide(operator.gt, o, ">")
+
+    def __ge__(self, o):
+        return self._decide(operator.ge, o, ">=")
+
+    __hash__ = None     # (each class says how it hashes)
 
 
 def bump() -> None:

@@ -29,7 +29,7 @@ from ..core import dtype as D
 from ..core.device import CPU
 from ..ops import prims
 from .graph import NodeMeta
-from .guards import Guard
+from .guards import DecidedComparisons, Guard
 
 __all__ = ["SymFloat"]
 
@@ -48,7 +48,7 @@ def _deps(*xs) -> frozenset:
     return frozenset().union(*(x._deps for x in xs if isinstance(x, SymFloat)))
 
 
-class SymFloat(float):
+class SymFloat(DecidedComparisons, float):
     """A float read while tracing that stays a program input (see the module docstring).
 
     ``_node`` is the float64 graph node computing it, ``_expr(inputs)`` its value from
@@ -155,24 +155,6 @@ class SymFloat(float):
                 f"{name}({self._what})"
             self._mode.add_guard(Guard(pred, result, what, _deps(self, other)))
         return result
-
-    def __eq__(self, o):
-        return self._decide(operator.eq, o, "==")
-
-    def __ne__(self, o):
-        return self._decide(operator.ne, o, "!=")
-
-    def __lt__(self, o):
-        return self._decide(operator.lt, o, "<")
-
-    def __le__(self, o):
-        return self._decide(operator.le, o, "<=")
-
-    def __gt__(self, o):
-        return self._decide(operator.gt, o, ">")
-
-    def __ge__(self, o):
-        return self._decide(operator.ge, o, ">=")
 
     __hash__ = float.__hash__
 

@@ -33,7 +33,7 @@ import math
 import numbers
 import operator
 
-from .guards import Guard
+from .guards import DecidedComparisons, Guard
 
 __all__ = ["ShapeEnv", "SymInt", "is_symbolic", "guard_int", "substitute",
            "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt",
@@ -113,7 +113,7 @@ def _is_int(x) -> bool:
     return isinstance(x, (SymInt, builtins.int)) and not isinstance(x, builtins.bool)
 
 
-class SymInt:
+class SymInt(DecidedComparisons):
     """An integer size as an expression over a ``ShapeEnv``'s symbols (see the module)."""
     __slots__ = ("_value", "_expr", "_env")
 
@@ -229,24 +229,6 @@ class SymInt:
         value = self._value
         self._decide(operator.eq, value, "==")
         return value
-
-    def __eq__(self, o):
-        return self._decide(operator.eq, o, "==")
-
-    def __ne__(self, o):
-        return self._decide(operator.ne, o, "!=")
-
-    def __lt__(self, o):
-        return self._decide(operator.lt, o, "<")
-
-    def __le__(self, o):
-        return self._decide(operator.le, o, "<=")
-
-    def __gt__(self, o):
-        return self._decide(operator.gt, o, ">")
-
-    def __ge__(self, o):
-        return self._decide(operator.ge, o, ">=")
 
     def __bool__(self):
         return self._decide(builtins.bool, _NONE, "bool")
