@@ -12,15 +12,15 @@ did (the first failing check in program order, every tensor unchanged).
 
 Exactness matters more than reach: a host check that passed wrongly would let an
 out-of-range index through (XLA clamps it). So only prims with an exact NumPy rule here
-are evaluated, on integers and booleans only, each result cast to its node's dtype; anything else
-keeps its check in the program. The parts of a check that read no input (a broadcast
+are evaluated, on integers and booleans only, each result cast to its node's dtype;
+anything else keeps its check in the program. The parts of a check that read no input (a broadcast
 ``ignore_index``) are computed once, by the eager kernels.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..backends.cpu.prims import BINARY_FNS, UNARY_FNS, convert
+from ..backends.cpu.prims import BINARY_FNS, UNARY_FNS, broadcast_in_dim, convert
 from ..core.grad_mode import no_grad
 from ..graph.graph import Node, _load, upstream
 from ..ir import prims as P
@@ -32,19 +32,10 @@ __all__ = ["HostChecks"]
 _MAX_OPS, _MAX_NUMEL = 8, 1 << 16
 
 
-def _broadcast_in_dim(a, shape, broadcast_dimensions):
-    expanded = [1] * len(shape)
-    for i, d in enumerate(broadcast_dimensions):
-        expanded[d] = a.shape[i]
-    a = a.reshape(expanded)
-    shape = tuple(shape)
-    return a if a.shape == shape else np.broadcast_to(a, shape)
-
-
 # prim -> fn(*NumPy arrays and the node's other arguments): the value, in any dtype
 _RULES = {
     P.reshape: lambda a, shape: a.reshape(tuple(shape)),
-    P.broadcast_in_dim: _broadcast_in_dim,
+    P.broadcast_in_dim: broadcast_in_dim,
     P.where: np.where,
     P.convert_element_type: lambda a, dtype: convert(a, dtype),
     **{op: fn for op, fn in BINARY_FNS.items()
@@ -84,7 +75,7 @@ class HostChecks:
         self.feeds = [(p, *fed[p]) for p in places if p in cone]
         live = {p for p, *_ in self.feeds}
         consts = {}             # node -> NumPy value, for nodes that read no input
-        self.steps = []         # (node, rule or None for a getitem/check)
+        steps = []              # the nodes computed from the inputs, in program order
         with no_grad():
             for n in graph.nodes:
                 if n not in cone or n.kind == "placeholder":
@@ -97,9 +88,8 @@ class HostChecks:
                     consts[n] = v
                 else:
                     live.add(n)
-                    self.steps.append(n)
-        self.steps = _without_implied(self.steps)
-        self.plan = [_step(n) for n in self.steps]
+                    steps.append(n)
+        self.plan = [_step(n) for n in _without_implied(steps)]
         self.consts = {n: np.asarray(v._data) if hasattr(v, "_data") else v
                        for n, v in consts.items()}
 

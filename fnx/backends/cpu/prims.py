@@ -240,14 +240,22 @@ def _device_put(ks, self, device):
 
 # ----------------------------------------------------------------------------- layout
 
+def broadcast_in_dim(a, shape, broadcast_dimensions):
+    """``prims.broadcast_in_dim`` on a NumPy array: a read-only view when it broadcasts
+    (also the host value checks' rule, ``fnx.lower.host_checks``)."""
+    expanded = [1] * len(shape)
+    for i, d in enumerate(broadcast_dimensions):
+        expanded[d] = a.shape[i]
+    a = a.reshape(expanded)
+    shape = tuple(shape)
+    return a if a.shape == shape else np.broadcast_to(a, shape)
+
+
 @kernel(P.broadcast_in_dim)
 def _broadcast_in_dim(ks, self, shape, broadcast_dimensions):
     m = P.broadcast_in_dim.meta(self, shape, broadcast_dimensions)
     a = _np(self, "broadcast_in_dim")
-    expanded = [1] * len(m.shape)
-    for i, d in enumerate(broadcast_dimensions):
-        expanded[d] = a.shape[i]
-    return wrap(np.broadcast_to(a.reshape(expanded), m.shape).copy(), m.dtype)
+    return wrap(np.array(broadcast_in_dim(a, m.shape, broadcast_dimensions)), m.dtype)
 
 
 @kernel(P.reshape)
