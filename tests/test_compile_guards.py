@@ -52,6 +52,26 @@ def test_decision_on_a_float_is_guarded():
     assert [g.what for g in f.entries()[0].guards] == ["arg1 > 0"]
 
 
+
+def test_a_repeated_decision_is_one_guard_and_still_holds():
+    # SGD's ``add_(g, alpha=-lr)`` asks ``alpha == 1`` for every parameter: one guard.
+    # Decisions on different inputs, even worded alike, stay separate guards.
+    def f(x, s, t):
+        for _ in range(4):
+            x = x * s if s > 0 else x - s
+        return x + t if t > 0 else x - t
+    g = fnx.compile(f)
+    x = fnx.tensor([1.0, 2.0])
+    cases = [(2.0, 1.0), (3.0, 0.5), (-1.0, 0.5), (2.0, -1.0), (-2.0, -3.0)]
+    for s, t in cases:
+        want = to_numpy(x)
+        for _ in range(4):
+            want = want * s if s > 0 else want - s
+        want = want + t if t > 0 else want - t
+        np.testing.assert_allclose(to_numpy(g(x, s, t)), want)
+    assert [gd.what for gd in g.entries()[0].guards] == ["arg1 > 0", "arg2 > 0"]
+    assert len(g.entries()) == 4
+
 def test_float_arithmetic_is_recorded():
     # (1 - s) / 2 is computed from the input at run time, in double precision as Python does
     f = fnx.compile(lambda x, s: x * ((1 - s) / 2) + s ** 2)

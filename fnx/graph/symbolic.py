@@ -177,7 +177,9 @@ class SymFloat(DecidedComparisons, float):
         return self._decide(math.ceil, _NONE, "ceil")
 
     def __round__(self, ndigits=None):
-        return self._decide(lambda x: round(x, ndigits), _NONE, "round")
+        # (ndigits is in the wording: guards are told apart by it, see Tracer.add_guard)
+        return self._decide(lambda x: round(x, ndigits), _NONE,
+                            "round" if ndigits is None else f"round[{ndigits}]")
 
     def is_integer(self):
         return self._decide(float.is_integer, _NONE, "is_integer")

@@ -62,6 +62,7 @@ class TracingMode(DecomposingMode):
         self.sources = []
         self.inputs = []        # the trace tensor (or captured tensor) of each placeholder
         self.guards = []        # Guards on the inputs' Python values (SymFloat decisions)
+        self._guard_keys = set()
         self._scalars = {}      # source key -> SymFloat already made for it
         self._active = False
         # fnx.compile's handler of data-dependent points (fnx.lower.graph_breaks): hands
@@ -89,6 +90,16 @@ class TracingMode(DecomposingMode):
         return tensor.reshape(-1)[0].item() if tensor.numel() else []
 
     def add_guard(self, guard: Guard) -> None:
+        # The same decision on one input is often made many times (``alpha == 1`` for
+        # every parameter's ``add_(g, alpha=-lr)``): kept once, it is checked once per
+        # call. Only for one-input guards, whose wording spells out their whole
+        # expression; guards on Python objects (no deps) may share a wording.
+        deps = guard.deps
+        if deps is not None and len(deps) == 1:
+            key = (guard.what, guard.expected, deps)
+            if key in self._guard_keys:
+                return
+            self._guard_keys.add(key)
         self.guards.append(guard)
 
     def scalar_input(self, value: float, source, what: str, key=None) -> SymFloat:
