@@ -53,3 +53,14 @@ def test_in_place_method_returns_its_tensor():
     assert f(a) is a
     assert f(a) is a
     np.testing.assert_array_equal(a.numpy(), np.arange(3.0) * 4)
+
+
+def test_float_arguments_fed_as_kept_arrays_are_exact():
+    # A float argument enters the program as a float64 array kept while its value
+    # repeats; a new value, and a zero of the other sign, must be seen.
+    f = fnx.compile(lambda x, s: x / s + s)
+    x = fnx.tensor([1.0, -2.0], dtype=fnx.float64)
+    for s in (2.0, 2.0, 0.5, 0.0, -0.0, -0.0, 0.0, 3.0, 3.0):
+        with np.errstate(divide="ignore"):
+            want = np.array([1.0, -2.0]) / s + s
+        np.testing.assert_array_equal(f(x, s).numpy(), want)

@@ -13,9 +13,11 @@ from __future__ import annotations
 import sys
 from weakref import getweakrefcount
 
+import jax
 import numpy as np
 
 from ..core.device import canonical
+from ..core.dtype import float64
 from ..core.grad_mode import no_grad
 from ..core import tls
 from ..core.tensor import Tensor, drop_resident, set_grad
@@ -52,6 +54,15 @@ class ProgramPlan:
         hows = feed_modes(entry.sources)
         self.feed = [(index[n], None, hows[index[n]]) if n in index
                      else (None, n.target, BY_TRANSFER) for n in region.inputs]
+        # Python floats (a learning rate) enter as 0-dim float64 arrays made when the value
+        # changes: passed as floats they made every call enter enable_x64 and convert
+        # them again (~15 us of dispatch on a small step). Not for SPMD programs, whose
+        # inputs are laid out over devices.
+        self.scalar_feeds = [] if program.spmd is not None else \
+            [j for j, (i, c, _) in enumerate(self.feed) if c is None and
+             tuple(entry.places[i].meta.shape) == () and
+             entry.places[i].meta.dtype is float64]
+        self._scalars = {}      # feed position -> (float, its array)
         out_index = {n: k for k, n in enumerate(region.outputs)}
         self.makers = program.makers
         self.where = {}         # node -> ("out", k) | ("in", i) | ("const", tensor)
@@ -130,6 +141,13 @@ class ProgramPlan:
                     append(a)
                     continue
             append(feed(t, how))
+        for j in self.scalar_feeds:
+            v = arrays[j]
+            if type(v) is float:
+                hit = self._scalars.get(j)
+                # (0.0 == -0.0: a zero is made afresh, so its sign is never wrong)
+                arrays[j] = hit[1] if hit is not None and hit[0] == v and v else \
+                    self._scalar_array(j, v, arrays)
         donate = self.donate
         if donate and not all(free):
             # feeding made a NumPy input resident after it was found not rebindable: its
@@ -208,6 +226,18 @@ class ProgramPlan:
             return inputs[k] if kind == "in" else k
         where = self.where
         return map_nodes(self.result, lambda n: self._value(where[n], outs, made, inputs))
+
+    def _scalar_array(self, j, v, arrays):
+        """The float ``v`` fed at position ``j`` as a float64 array on the device of the
+        program's other inputs (kept for the next call); ``v`` itself when there is none."""
+        where = next((a.sharding for a in arrays if type(a) is ARRAY_TYPE and
+                      len(a.sharding.device_set) == 1), None)
+        if where is None:
+            return v
+        with jax.enable_x64(True):
+            a = jax.device_put(np.float64(v), where)
+        self._scalars[j] = (v, a)
+        return a
 
     def _call_guarded(self, program, inputs, arrays, donate, olds):
         """The program's outputs for a call that gives up buffers with value checks on. If
