@@ -11,6 +11,8 @@ Four variants of each start from the same weights and data:
 - compiled model: the same step with ``fnx.compile(model)`` (backward through ``jax.vjp``)
 - compiled step: ``fnx.compile(step)``: forward, backward and update as one jitted program
 - JAX: ``jax.value_and_grad`` plus the SGD update in one ``jax.jit``
+- JAX, grads: the same, also returning the gradients (what a PyTorch step keeps in
+  ``.grad``: the compiled step must output them; printed as a second reference)
 
 plus the compiled step and JAX with a learning rate set before every step (as a
 scheduler does; JAX takes it as a jit argument), compared with each other (goal 1.1x,
@@ -102,7 +104,9 @@ def mlp_loss(params, x, y):
     return -jnp.mean(jnp.take_along_axis(logp, y[:, None], axis=1))
 
 
-def jax_step(model, device):
+def jax_step(model, device, keep_grads=False):
+    """The hand-written JAX step; ``keep_grads``: it also returns the gradients, which
+    a PyTorch-style step must keep (``.grad`` is readable after ``opt.step()``)."""
     dev = jax_device(device)
     params = [(jax.device_put(jnp.asarray(m.weight.detach().cpu().numpy()), dev),
                jax.device_put(jnp.asarray(m.bias.detach().cpu().numpy()), dev))
@@ -111,12 +115,14 @@ def jax_step(model, device):
     @jax.jit
     def step(params, x, y, lr):
         loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
-        return jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads), loss
+        new = jax.tree_util.tree_map(lambda p, g: p - lr * g, params, grads)
+        return (new, loss, grads) if keep_grads else (new, loss)
 
     state = {"params": params}
 
     def run(x, y, lr=LR):       # lr: a Python float, a traced (weak-typed) jit argument
-        state["params"], loss = step(state["params"], x, y, lr)
+        state["params"], loss, *grads = step(state["params"], x, y, lr)
+        state["grads"] = grads
         return loss
     return run, dev
 
@@ -208,6 +214,8 @@ def mlp(which, args) -> bool:
     xj, yj = jax.device_put(jnp.asarray(x_np), dev), jax.device_put(jnp.asarray(y_np), dev)
     steps = {name: (lambda f=f: f(x, y)) for name, f in fns.items()}
     steps["JAX jit"] = lambda: jrun(xj, yj)
+    jrun_g, _ = jax_step(models["eager"], args.device, keep_grads=True)
+    steps["JAX jit, grads"] = lambda: jrun_g(xj, yj)
     # A learning rate set before every step, as a scheduler does: the compiled step reads
     # it as a program input (no recompilation); JAX gets it as a jit argument.
     opt_lr = []
@@ -245,6 +253,8 @@ def mlp(which, args) -> bool:
     print(f"compiled step / JAX jit = {ratio:.2f}x (goal <= {goal}x): "
           f"{'met' if ratio <= goal else 'NOT met'}; losses "
           f"{'agree' if agree else 'DIFFER'}")
+    print(f"  (against a JAX step that also returns its gradients, as .grad must be kept: "
+          f"{med['compiled step'] / med['JAX jit, grads']:.2f}x)")
     ratio_lr = med["compiled step, lr"] / med["JAX jit, lr"]
     programs = len(sched_step.entries())
     print(f"with a new learning rate every step: compiled step / JAX jit = {ratio_lr:.2f}x "

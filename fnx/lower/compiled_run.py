@@ -54,10 +54,12 @@ class ProgramPlan:
         hows = feed_modes(entry.sources)
         self.feed = [(index[n], None, hows[index[n]]) if n in index
                      else (None, n.target, BY_TRANSFER) for n in region.inputs]
-        # Python floats (a learning rate) enter as 0-dim float64 arrays made when the value
-        # changes: passed as floats they made every call enter enable_x64 and convert
-        # them again (~15 us of dispatch on a small step). Not for SPMD programs, whose
-        # inputs are laid out over devices.
+        # Python floats (a learning rate) enter as 0-dim float64 arrays kept while the
+        # value repeats: passed as floats, every call enters enable_x64 and converts them
+        # (~15 us of dispatch on a small step). The array is made (a device_put, ~80 us)
+        # on a value's second call in a row, so a value that changes every step (a
+        # scheduler's) is passed as before. Not for SPMD programs, whose inputs are laid
+        # out over devices.
         self.scalar_feeds = [] if program.spmd is not None else \
             [j for j, (i, c, _) in enumerate(self.feed) if c is None and
              tuple(entry.places[i].meta.shape) == () and
@@ -145,9 +147,12 @@ class ProgramPlan:
             v = arrays[j]
             if type(v) is float:
                 hit = self._scalars.get(j)
-                # (0.0 == -0.0: a zero is made afresh, so its sign is never wrong)
-                arrays[j] = hit[1] if hit is not None and hit[0] == v and v else \
-                    self._scalar_array(j, v, arrays)
+                # (0.0 == -0.0: a zero is never reused, so its sign is never wrong)
+                if hit is None or hit[0] != v or not v:
+                    self._scalars[j] = (v, None)
+                else:
+                    arrays[j] = hit[1] if hit[1] is not None else \
+                        self._scalar_array(j, v, arrays)
         donate = self.donate
         if donate and not all(free):
             # feeding made a NumPy input resident after it was found not rebindable: its
@@ -229,13 +234,15 @@ class ProgramPlan:
 
     def _scalar_array(self, j, v, arrays):
         """The float ``v`` fed at position ``j`` as a float64 array on the device of the
-        program's other inputs (kept for the next call); ``v`` itself when there is none."""
+        program's other inputs (kept for the next calls); ``v`` itself when there is
+        none."""
         where = next((a.sharding for a in arrays if type(a) is ARRAY_TYPE and
                       len(a.sharding.device_set) == 1), None)
         if where is None:
-            return v
-        with jax.enable_x64(True):
-            a = jax.device_put(np.float64(v), where)
+            a = v
+        else:
+            with jax.enable_x64(True):
+                a = jax.device_put(np.float64(v), where)
         self._scalars[j] = (v, a)
         return a
 
