@@ -38,13 +38,16 @@ class Guard:
     are the program's inputs in placeholder order. ``what`` says it in words. ``deps``: the
     input positions the predicate reads (a guard need not be rechecked while those inputs
     keep the values it last held for), or None when it reads Python state directly."""
-    __slots__ = ("predicate", "expected", "what", "deps")
+    __slots__ = ("predicate", "expected", "what", "deps", "read")
 
-    def __init__(self, predicate, expected, what, deps=None):
+    def __init__(self, predicate, expected, what, deps=None, read=None):
         self.predicate = predicate
         self.expected = expected
         self.what = what
         self.deps = deps
+        # (dict, key) when the guard is ``(type, value)`` of ``dict[key]``, which a
+        # caller may then check inline (``_Entry.match``: one per optimizer option)
+        self.read = read
 
     def holds(self, inputs) -> bool:
         try:

@@ -135,7 +135,8 @@ class TracingMode(DecomposingMode):
                          for i, v in enumerate(value))
         if value is None or type(value) in (int, bool, str):
             read = _Read(container, key)
-            self.add_guard(Guard(lambda v, r=read: _plain(r()), _plain(value), what))
+            self.add_guard(Guard(lambda v, r=read: _plain(r()), _plain(value), what,
+                                 read=(container, key)))
         return value
 
     def add_input(self, tensor, name, meta, source):

@@ -52,6 +52,8 @@ live_compiled_functions = weakref.WeakSet()    # every CompiledFunction (fnx.com
 # FNX_LOGS=recompiles prints each recompilation with the guard that failed (as PyTorch's
 # TORCH_LOGS=recompiles); the records go to the "fnx.compile" logger either way.
 _log = logging.getLogger("fnx.compile")
+_MISSING = object()      # a key no longer in a guarded dict
+_dict_get = dict.get
 if "recompiles" in os.environ.get("FNX_LOGS", "").split(","):
     _log.addHandler(logging.StreamHandler())
     _log.setLevel(logging.INFO)
@@ -403,7 +405,12 @@ class _Entry:
         # Guards on float inputs are rechecked only for inputs whose value changed since
         # the last call they held for (a scheduler changes lr, not momentum)
         self.guard_inputs = sorted({i for g in self.guards if g.deps for i in g.deps})
-        self.always_guards = [g for g in self.guards if g.deps is None]
+        always = [g for g in self.guards if g.deps is None]
+        # plain values read from dicts (optimizer options), compared inline
+        self.read_guards = [(*g.read, *g.expected, g) for g in always
+                            if g.read is not None and isinstance(g.read[0], dict)]
+        self.always_guards = [g for g in always if g.read is None or
+                              not isinstance(g.read[0], dict)]
         self._held_for = None       # the guard inputs' values at the last match
         self.n_explicit = n_explicit
         self.stages = stages
@@ -457,6 +464,10 @@ class _Entry:
             if type(inputs[i]) is not float:
                 return _failed(why, lambda: f"input {self.places[i].name} is no longer a "
                                             f"float: {inputs[i]!r}")
+        for container, key, kind, value, g in self.read_guards:
+            now = _dict_get(container, key, _MISSING)   # (as _Read: no hooks)
+            if type(now) is not kind or now != value:
+                return _failed(why, lambda: f"{g.what} was {g.expected!r}")
         for g in self.always_guards:
             if not g.holds(inputs):
                 return _failed(why, lambda: f"{g.what} was {g.expected!r}")
