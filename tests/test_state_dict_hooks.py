@@ -145,3 +145,12 @@ def test_parametrized_weight_norm_loads_old_weight_norm_checkpoint(wrap):
     del sd[pre + "weight_v"]
     with pytest.raises(RuntimeError, match="Unexpected key"):
         new.load_state_dict(sd)
+
+
+def test_strict_failure_with_a_post_hook_copies_then_raises_as_pytorch():
+    m = nn.Linear(1, 1)
+    calls = []
+    m.register_load_state_dict_post_hook(lambda mod, keys: calls.append(list(keys.missing_keys)))
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "bias"'):
+        m.load_state_dict({"weight": fnx.tensor([[9.0]])})
+    assert calls == [["bias"]] and m.weight.item() == 9.0

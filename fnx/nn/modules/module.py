@@ -769,7 +769,10 @@ class Module:
         ``(missing_keys, unexpected_keys)``; with ``strict`` either raises, and a shape
         mismatch always raises, a RuntimeError listing every problem.  Every key and shape
         is checked before anything is written: a load that raises leaves the module as it
-        was (PyTorch copies the tensors that fit before it raises).
+        was (PyTorch copies the tensors that fit before it raises) -- except for missing or
+        unexpected keys when a load-state-dict post-hook is registered, since the hook may
+        forgive them: then the tensors that fit are copied first, as PyTorch does.  The
+        state dict is copied first; load-state-dict pre-hooks may rename its keys.
 
         >>> import fnx
         >>> m = fnx.nn.Linear(2, 1)
