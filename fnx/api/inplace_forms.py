@@ -46,16 +46,24 @@ __all__ = ["fill", "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "
            "celu_", "selu_", "threshold_", "dropout_", "feature_dropout_"]
 
 
+def write_result(name, functional, self, *args, **kwargs):
+    """``self`` overwritten with ``functional(self, ...)``: the in-place op ``name`` of an
+    op with no in-place operator (``F.elu(x, inplace=True)``, ``x.deg2rad_()``).
+
+    A derivative that saves its input would see that input overwritten by the write;
+    computing on a copy when autograd records keeps what backward needs (PyTorch's
+    in-place kernels save what they need themselves), so the gradient is the out-of-place
+    form's.  A result ``self`` cannot hold is refused before anything is written."""
+    src = self.clone() if self.requires_grad and is_grad_enabled() else self
+    new = functional(src, *args, **kwargs)
+    check_writable(name, new, self, resize=False)
+    return self.copy_(new)
+
+
 def _writing(name, functional):
     """The in-place method ``name`` (``"deg2rad_"``) writing ``functional(self, ...)``."""
     def method_(self, *args, **kwargs):
-        # A derivative that saves its input would see that input overwritten by the write
-        # below; computing on a copy keeps what backward needs (PyTorch's in-place kernels
-        # save what they need themselves).
-        src = self.clone() if self.requires_grad and is_grad_enabled() else self
-        new = functional(src, *args, **kwargs)
-        check_writable(name, new, self, resize=False)
-        return self.copy_(new)
+        return write_result(name, functional, self, *args, **kwargs)
     params = list(inspect.signature(functional).parameters.values())
     params = [p for p in params if p.name != "out"]
     method_.__signature__ = inspect.Signature([params[0].replace(name="self")] + params[1:])

@@ -611,8 +611,6 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
             rollback(_changes(before, mode))
             raise
         graph.python_writes = _changes(before, mode)
-        if breaks is not None:
-            breaks.finish(out)
         result = mode.node_of(out)
         graph.result_template = result_template(out, mode.inputs)
         graph.output_requires_grad = any(

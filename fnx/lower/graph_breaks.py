@@ -49,7 +49,7 @@ from ..core.tensor import Tensor, storage_shape
 from ..core.meta_array import meta_tensor
 from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
 from ..graph.guards import Guard
-from ..graph.tracer import user_frame
+from ..graph.tracer import restore_result, user_frame
 from ..ir.aten.random import next_key
 
 __all__ = ["BreakTracer", "BreakEntry", "Break", "outside_trace", "source_value"]
@@ -85,7 +85,6 @@ class BreakTracer:
         self.ins = dict(known[0]) if known else {}      # input position -> real value
         self.forced = list(known[1]) if known else []   # break values already known
         self.records = []
-        self.template = None        # the function's result, its floats as SymFloats
 
     def value(self, mode, tensor, kind):
         """The Python value of ``tensor`` (``kind``: ``"item"`` or ``"tolist"``) for the
@@ -167,10 +166,6 @@ class BreakTracer:
         if i not in self.ins:
             self.ins[i] = source_value(sources[i], self.flat)
         return self.ins[i]
-
-    def finish(self, out):
-        """The trace ended with result ``out``."""
-        self.template = out
 
 
 def _item(values):
@@ -337,7 +332,7 @@ class BreakEntry:
         self.root = root
         self.root_sources = root_sources      # [(input position, source)] of segment 0
         self.root_checks = root_checks
-        self.template = template
+        self.template = template              # result_template of the trace (or None)
         self.pending = pending                # (inputs, values, branches): the first call
         self.breaks = breaks                  # the Breaks of the first trace, in order
         self.report = report                  # what explain() shows of the last segment
@@ -461,8 +456,9 @@ class BreakEntry:
             if i not in ins:
                 ins[i] = source_value(sources[i], tracer.flat)
         pending = (ins, [r.value for r in records], [0] * last)
-        return cls(owner, flatten, steps[0], root_sources, root_checks, tracer.template,
-                   pending, list(records), (steps[-1].entry, stages))
+        return cls(owner, flatten, steps[0], root_sources, root_checks,
+                   getattr(graph, "result_template", None), pending, list(records),
+                   (steps[-1].entry, stages))
 
     # -- what it holds
     def segments(self) -> list:
@@ -521,7 +517,10 @@ class BreakEntry:
             record = step.record
             if record is None:
                 result = step.entry(args, kwargs, feed)
-                return _floats_back(result, self.template, ins)
+                # floats and input tensors returned as eager does (``ins`` holds every
+                # input of the trace, by placeholder position, breaks included)
+                return result if self.template is None else \
+                    restore_result(result, self.template, ins)
             with no_grad():
                 outs = step.entry(None, None, feed)
             n = len(record.nodes)
@@ -588,20 +587,3 @@ class BreakEntry:
             new.pending = None
             branches = path + [len(mine.branches) - 1] + [0] * (len(values2) - len(path) - 1)
         return self._run(args, kwargs, ins2, (values2, branches))
-
-
-def _floats_back(result, template, ins):
-    """The function's result with each float it returned (a ``SymFloat`` of the trace,
-    a program output) computed again in Python from this call's inputs."""
-    if hasattr(template, "_expr") and isinstance(template, float):
-        return float.__float__(template) if not template._deps else template._expr(ins)
-    if isinstance(template, (list, tuple)) and isinstance(result, (list, tuple)) and \
-            len(template) == len(result):
-        items = [_floats_back(r, t, ins) for r, t in zip(result, template)]
-        make = getattr(type(result), "_make", None)
-        return make(items) if make is not None else type(result)(items)
-    if isinstance(template, dict) and isinstance(result, dict):
-        return {k: _floats_back(v, template.get(k), ins) for k, v in result.items()}
-    return result
-
-

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 
 from .. import api as fnx
+from ..api.inplace_forms import write_result
 from ..ops import aten
 
 __all__ = ["alpha_dropout", "feature_alpha_dropout", "rrelu", "rrelu_", "gumbel_softmax",
@@ -65,7 +66,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     >>> F.rrelu(fnx.tensor([-2.0, 1.0]), 0.25, 0.25, training=True)
     tensor([-0.5000,  1.0000])
     """
-    return _maybe_inplace(input, aten.rrelu.default(input, lower, upper, training), inplace)
+    if inplace:
+        return write_result("rrelu_", aten.rrelu.default, input, lower, upper, training)
+    return aten.rrelu.default(input, lower, upper, training)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):

@@ -41,7 +41,7 @@ from ._ctc import ctc_loss
 from ._functional_random import *  # noqa: F403 - alpha dropout, rrelu, gumbel_softmax
 from ._functional_random import __all__ as _random_all
 from ._functional_conv_tbc import conv_tbc
-from ..api.inplace_forms import celu_, selu_  # noqa: E402, I001 - issue 14's in-place forms
+from ..api.inplace_forms import celu_, selu_, write_result  # noqa: E402, I001 - issue 14's in-place forms
 
 __all__ = [
     # activations
@@ -79,6 +79,12 @@ def _inplace(input, result):
     return input.copy_(result)
 
 
+def _act(name, op, input, inplace, *args):
+    """``op(input, *args)``; with ``inplace``, written into ``input`` as ``name``
+    (computed from a copy when autograd records, so the gradient is the out-of-place one)."""
+    return write_result(name, op, input, *args) if inplace else op(input, *args)
+
+
 # ----------------------------------------------------------------------------- activations
 
 def relu(input, inplace=False):
@@ -98,14 +104,12 @@ def relu_(input):
 
 def relu6(input, inplace=False):
     """``min(max(input, 0), 6)``."""
-    out = aten.relu6.default(input)
-    return _inplace(input, out) if inplace else out
+    return _act("relu6_", aten.relu6.default, input, inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """``input`` clamped to ``[min_val, max_val]``."""
-    out = aten.hardtanh.default(input, min_val, max_val)
-    return _inplace(input, out) if inplace else out
+    return _act("hardtanh_", aten.hardtanh.default, input, inplace, min_val, max_val)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -114,8 +118,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def elu(input, alpha=1.0, inplace=False):
     """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
-    out = aten.elu.default(input, alpha)
-    return _inplace(input, out) if inplace else out
+    return _act("elu_", aten.elu.default, input, inplace, alpha)
 
 
 def elu_(input, alpha=1.0):
@@ -123,19 +126,16 @@ def elu_(input, alpha=1.0):
 
 
 def selu(input, inplace=False):
-    out = aten.selu.default(input)
-    return _inplace(input, out) if inplace else out
+    return _act("selu_", aten.selu.default, input, inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    out = aten.celu.default(input, alpha)
-    return _inplace(input, out) if inplace else out
+    return _act("celu_", aten.celu.default, input, inplace, alpha)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``x`` for positive ``x``, else ``negative_slope * x``."""
-    out = aten.leaky_relu.default(input, negative_slope)
-    return _inplace(input, out) if inplace else out
+    return _act("leaky_relu_", aten.leaky_relu.default, input, inplace, negative_slope)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -226,30 +226,25 @@ def sigmoid(input):
 
 
 def hardsigmoid(input, inplace=False):
-    out = aten.hardsigmoid.default(input)
-    return _inplace(input, out) if inplace else out
+    return _act("hardsigmoid_", aten.hardsigmoid.default, input, inplace)
 
 
 def silu(input, inplace=False):
     """``x * sigmoid(x)``."""
-    out = aten.silu.default(input)
-    return _inplace(input, out) if inplace else out
+    return _act("silu_", aten.silu.default, input, inplace)
 
 
 def mish(input, inplace=False):
-    out = aten.mish.default(input)
-    return _inplace(input, out) if inplace else out
+    return _act("mish_", aten.mish.default, input, inplace)
 
 
 def hardswish(input, inplace=False):
-    out = aten.hardswish.default(input)
-    return _inplace(input, out) if inplace else out
+    return _act("hardswish_", aten.hardswish.default, input, inplace)
 
 
 def threshold(input, threshold, value, inplace=False):
     """``value`` where ``input <= threshold``, else ``input``."""
-    out = aten.threshold.default(input, threshold, value)
-    return _inplace(input, out) if inplace else out
+    return _act("threshold_", aten.threshold.default, input, inplace, threshold, value)
 
 
 def threshold_(input, threshold, value):

@@ -23,7 +23,8 @@ _OWN = frozenset({"_orig_mod", "_make", "forward", "_compiled_call_impl",
 # Dicts shared with the original: iteration (parameters(), named_modules(), ...) and a
 # parent's state_dict see the original's entries under the original's names.
 _SHARED = ("_parameters", "_buffers", "_non_persistent_buffers_set", "_modules",
-           "_state_dict_hooks", "_load_state_dict_post_hooks")
+           "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+           "_load_state_dict_post_hooks")
 # Methods that act on the original (so a subclass's override runs); one that returns the
 # original returns the wrapper instead.
 _ON_ORIGINAL = ("train", "eval", "requires_grad_", "zero_grad", "apply", "_apply", "to", "cuda",

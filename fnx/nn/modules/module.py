@@ -10,6 +10,7 @@ keep working after ``model.cuda()``.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import weakref
 from collections import OrderedDict, namedtuple
@@ -71,11 +72,44 @@ class _IdSet(dict):
 
 # ``local_metadata`` key of load_state_dict's first pass: check, write nothing.
 _CHECK_ONLY = "fnx_check_only"
+# ``local_metadata`` key of its second pass: the pre-hooks ran in the first.
+_PRE_HOOKS_RAN = "fnx_pre_hooks_ran"
 
 # The hook collections every module has (``__init__``).
 _HOOK_SETS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
               "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_state_dict_hooks",
+              "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
               "_load_state_dict_post_hooks")
+
+
+class _WrappedHook:
+    """A load-state-dict pre-hook given the module as its first argument (held weakly,
+    so the hook does not keep its module alive) when registered ``with_module``."""
+
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.module = weakref.ref(module) if module is not None else None
+
+    def __call__(self, *args, **kwargs):
+        if self.module is None:
+            return self.hook(*args, **kwargs)
+        module = self.module()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        return self.hook(module, *args, **kwargs)
+
+    def __getstate__(self):
+        return {"hook": self.hook, "module": self.module() if self.module else None,
+                "with_module": self.module is not None}
+
+    def __setstate__(self, state):
+        self.hook = state["hook"]
+        self.module = None
+        if state["with_module"]:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
 
 
 def _addindent(s: str, n: int) -> str:
@@ -156,6 +190,8 @@ class Module:
         d["_forward_pre_hooks"] = _IdSet()
         d["_forward_pre_hooks_with_kwargs"] = _IdSet()
         d["_state_dict_hooks"] = _IdSet()
+        d["_state_dict_pre_hooks"] = _IdSet()
+        d["_load_state_dict_pre_hooks"] = _IdSet()
         d["_load_state_dict_post_hooks"] = _IdSet()
 
     # ------------------------------------------------------------------ forward and hooks
@@ -225,15 +261,63 @@ class Module:
             self._forward_hooks_always_called[handle.id] = True
         return handle
 
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` runs at the start of this module's
+        ``state_dict`` (before its own entries and its children's)."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """The older form of ``register_state_dict_post_hook``: a non-None result of
+        ``hook(module, state_dict, prefix, local_metadata)`` replaces the state dict."""
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """``hook(state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` (``module`` first with ``with_module``) runs at the
+        start of this module's ``_load_from_state_dict``: it may rename or drop keys of
+        ``state_dict`` (a copy of the one given to ``load_state_dict``) and add to the lists.
+
+        >>> import fnx
+        >>> m = fnx.nn.Linear(1, 1)
+        >>> def rename(sd, prefix, *rest):
+        ...     if prefix + "w" in sd:
+        ...         sd[prefix + "weight"] = sd.pop(prefix + "w")
+        >>> h = m._register_load_state_dict_pre_hook(rename)
+        >>> m.load_state_dict({"w": fnx.ones(1, 1), "bias": fnx.zeros(1)})
+        <All keys matched successfully>
+        >>> m.weight.item(), h.remove()
+        (1.0, None)
+        """
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(
+            hook, self if with_module else None)
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before this module loads its entries (see
+        ``_register_load_state_dict_pre_hook``)."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
     def register_state_dict_post_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata)`` runs after this module
         wrote its entries into a state dict."""
+        hook._from_public_api = True       # must return None (the older form may not)
         handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
         return handle
 
     def register_load_state_dict_post_hook(self, hook):
-        """``hook(module, incompatible_keys)`` runs after ``load_state_dict``."""
+        """``hook(module, incompatible_keys)`` runs after this module and its children
+        loaded; it may edit ``incompatible_keys``' lists in place, which ``strict``
+        then judges (clearing them avoids the error).  The lists hold every missing and
+        unexpected key of the whole load, and every pre-hook has run before the first
+        post-hook (PyTorch interleaves them and its lists hold the keys found so far: fnx
+        checks every key before it copies anything)."""
         handle = RemovableHandle(self._load_state_dict_post_hooks)
         self._load_state_dict_post_hooks[handle.id] = hook
         return handle
@@ -600,6 +684,8 @@ class Module:
                                                             keep_vars][len(args):])[:3]
         if destination is None:
             destination = OrderedDict()
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
@@ -608,11 +694,17 @@ class Module:
         for hook in self._state_dict_hooks.values():
             res = hook(self, destination, prefix, {})
             if res is not None:
+                if getattr(hook, "_from_public_api", False):
+                    raise RuntimeError("state_dict post-hook must return None")
                 destination = res
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
+        if not local_metadata.get(_PRE_HOOKS_RAN, False):
+            for hook in self._load_state_dict_pre_hooks.values():
+                hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                     error_msgs)
         assign = local_metadata.get("assign_to_params_buffers", False)
         check_only = local_metadata.get(_CHECK_ONLY, False)
         persistent = {k: v for k, v in self._buffers.items()
@@ -677,7 +769,10 @@ class Module:
         ``(missing_keys, unexpected_keys)``; with ``strict`` either raises, and a shape
         mismatch always raises, a RuntimeError listing every problem.  Every key and shape
         is checked before anything is written: a load that raises leaves the module as it
-        was (PyTorch copies the tensors that fit before it raises).
+        was (PyTorch copies the tensors that fit before it raises) -- except for missing or
+        unexpected keys when a load-state-dict post-hook is registered, since the hook may
+        forgive them: then the tensors that fit are copied first, as PyTorch does.  The
+        state dict is copied first; load-state-dict pre-hooks may rename its keys.
 
         >>> import fnx
         >>> m = fnx.nn.Linear(2, 1)
@@ -692,25 +787,33 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        # a copy: pre-hooks may rename keys (weight_norm's old checkpoints)
+        state_dict = OrderedDict(state_dict)
         missing, unexpected, errors = [], [], []
         metadata = {"assign_to_params_buffers": assign} if assign else {}
 
-        def load(module, meta, prefix="", hooks=True):
-            module._load_from_state_dict(state_dict, prefix, meta, True, missing,
-                                         unexpected, errors)
+        def load(module, meta, prefix="", lists=(missing, unexpected), post_hooks=True):
+            module._load_from_state_dict(state_dict, prefix, dict(meta), True, *lists, errors)
             for name, child in module._modules.items():
                 if child is not None:
-                    load(child, meta, prefix + name + ".", hooks)
-            if hooks:
+                    load(child, meta, prefix + name + ".", lists, post_hooks)
+            if post_hooks:
                 keys = _IncompatibleKeys(missing, unexpected)
                 for hook in module._load_state_dict_post_hooks.values():
-                    hook(module, keys)
+                    if hook(module, keys) is not None:
+                        raise AssertionError(
+                            "Hooks registered with ``register_load_state_dict_post_hook`` are "
+                            "not expected to return new values, if incompatible_keys need to "
+                            "be modified, it should be done inplace.")
 
-        # First every key and shape is checked, writing nothing; then the copy.
-        load(self, {**metadata, _CHECK_ONLY: True}, hooks=False)
-        if not errors and not (strict and (missing or unexpected)):
-            missing.clear(), unexpected.clear()
-            load(self, metadata)
+        # First every key and shape is checked (and the pre-hooks run), writing nothing;
+        # then the copy, which finds the same keys, and the post-hooks.  Post-hooks may
+        # forgive missing or unexpected keys, so with any, a strict load copies first and
+        # judges after them, as PyTorch's.
+        load(self, {**metadata, _CHECK_ONLY: True}, post_hooks=False)
+        post = any(m._load_state_dict_post_hooks for m in self.modules())
+        if not errors and (post or not (strict and (missing or unexpected))):
+            load(self, {**metadata, _PRE_HOOKS_RAN: True}, lists=([], []))
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(

@@ -49,7 +49,8 @@ class _WeightNorm(Module):
 def weight_norm(module, name="weight", dim=0):
     """Reparametrize ``module.<name>`` as ``g * v / ||v||`` (the norm over every dimension
     but ``dim``; ``dim=None``: over the whole tensor), ``g`` and ``v`` stored as
-    ``parametrizations.<name>.original0`` and ``original1``. Returns ``module``.
+    ``parametrizations.<name>.original0`` and ``original1``. Returns ``module``. A state
+    dict of the older ``nn.utils.weight_norm`` (``<name>_g``, ``<name>_v``) loads into it.
 
     >>> import fnx
     >>> m = fnx.nn.utils.parametrizations.weight_norm(fnx.nn.Linear(3, 2))
@@ -58,8 +59,15 @@ def weight_norm(module, name="weight", dim=0):
     >>> m.parametrizations.weight.original0.shape
     fnx.Size([2, 1])
     """
-    parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    def _old_keys(state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        # a checkpoint of the older nn.utils.weight_norm: ``<name>_g``/``<name>_v`` are g, v
+        g, v = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g in state_dict and v in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v)
 
+    parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    module._register_load_state_dict_pre_hook(_old_keys)
     return module
 
 

@@ -21,6 +21,10 @@ import math
 import numpy as np
 
 from ....core import dtype as D
+from ....core.device import CPU
+from ....core.dispatch_key import CPU_KS
+from ....core.tensor import Tensor
+from ....core.tls import current_mode
 from ....ops import aten
 from ...registry import TensorMeta, defop
 from ._common import CORE, _arange, _not_implemented, _to, _up
@@ -209,6 +213,99 @@ def _resample(input, taps):
     return aten.clone(x) if x is input else x
 
 
+# ----------------------------------------------------------------------------- uint8
+# PyTorch resizes uint8 images (bilinear, bicubic, antialiased or not) in fixed point, as
+# PIL: per dim, weights over a range of inputs normalized to sum 1 (PIL's ranges; plain
+# bicubic keeps the float kernel's clamped taps), scaled to int16 with the most bits that
+# fit, then out = clamp((sum(x * w) + 2^(p-1)) >> p, 0, 255): the width first, rounded to
+# uint8 before the height.  Taps depend on sizes alone, so they are host constants.
+
+def _u8_filter(mode):
+    a = _A_AA if mode == "aa_cubic" else _A
+
+    def cubic(x):
+        x = abs(x)
+        return _cubic_near(x, a) if x < 1.0 else _cubic_far(x, a) if x < 2.0 else 0.0
+    if mode in ("linear", "aa_linear"):
+        return 2, lambda x: max(0.0, 1.0 - abs(x))
+    return 4, cubic
+
+
+def _u8_rows(n_in, n_out, align_corners, scale, mode):
+    """Each output's ``(first input, float weights)`` along one dim."""
+    ratio = _ratio(n_in, n_out, align_corners, scale, D.float64)
+    width, filt = _u8_filter(mode)
+    rows = []
+    if mode == "cubic":         # the float kernel's four clamped taps, merged per input
+        for i in range(n_out):
+            src = ratio * i if align_corners else ratio * (i + 0.5) - 0.5
+            f = math.floor(src)
+            t = src - f
+            w = np.zeros(n_in)
+            for k, wk in enumerate((filt(t + 1.0), filt(t), filt(1.0 - t), filt(2.0 - t))):
+                w[min(max(f + k - 1, 0), n_in - 1)] += wk
+            lo = min(max(f - 1, 0), n_in - 1)
+            rows.append((lo, w[lo:min(max(f + 2, 0), n_in - 1) + 1]))
+        return rows
+    aa = mode.startswith("aa_")
+    support = width * 0.5 * ratio if aa and ratio >= 1.0 else width * 0.5
+    most = int(math.ceil(support)) * 2 + 1 if aa else width
+    delta = 0.5 if align_corners and not aa else 0.0
+    invscale = 1.0 / ratio if aa and ratio >= 1.0 else 1.0
+    for i in range(n_out):
+        center = ratio * (i + 0.5 - delta)
+        lo = max(int(center - support + 0.5 + delta), 0)
+        n = min(max(min(int(center + support + 0.5 + delta), n_in) - lo, 0), most)
+        w = np.array([filt((j + lo - center + 0.5 - delta) * invscale) for j in range(n)])
+        total = w.sum()
+        rows.append((lo, w / total if total != 0 else w))
+    return rows
+
+
+def _u8_taps(n_in, n_out, align_corners, scale, mode):
+    """``(index [n_out, k], int weights [n_out, k], precision)`` as NumPy arrays."""
+    rows = _u8_rows(n_in, n_out, align_corners, scale, mode)
+    w_max = max((float(w.max()) for _, w in rows if len(w)), default=0.0)
+    bits = 0
+    while bits < 22 and int(0.5 + w_max * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    k = max(len(w) for _, w in rows)
+    idx = np.zeros((n_out, k), np.int64)
+    wts = np.zeros((n_out, k), np.int64)
+    for i, (lo, w) in enumerate(rows):
+        v = w * (1 << bits)
+        idx[i] = np.minimum(lo + np.arange(k), n_in - 1)
+        wts[i, :len(w)] = np.trunc(np.where(v < 0, v - 0.5, v + 0.5))
+    return idx, wts, bits
+
+
+def _host(arr, device):
+    """``arr`` as an int64 tensor on ``device``; while tracing (on meta tensors) it stays
+    a CPU constant, which the trace records by value."""
+    t = Tensor._make(arr, D.int64, CPU, CPU_KS)
+    if device is not CPU and (device.type != "meta" or current_mode() is None):
+        t = aten._to_copy(t, device=device)
+    return t
+
+
+def _upsample_u8(mode, input, out, scales, align_corners):
+    x = input
+    for i in reversed(range(len(out))):
+        dim, n_in = 2 + i, x.shape[2 + i]
+        if n_in == out[i]:
+            continue
+        idx, wts, bits = _u8_taps(n_in, out[i], align_corners, scales[i], mode)
+        view = [-1] + [1] * (len(out) - 1 - i)
+        x64, acc = _to(x, D.int64), None
+        for k in range(idx.shape[1]):
+            v = aten.index_select(x64, dim, _host(np.ascontiguousarray(idx[:, k]), x.device))
+            v = v * aten.view(_host(np.ascontiguousarray(wts[:, k]), x.device), view)
+            acc = v if acc is None else acc + v
+        acc = aten.div.Scalar_mode(acc + (1 << (bits - 1)), 1 << bits, rounding_mode="floor")
+        x = _to(aten.clamp(acc, 0, 255), D.uint8)
+    return aten.clone(x) if x is input else x
+
+
 # ----------------------------------------------------------------------------- the ops
 
 # the CPU kernels whose dtype error PyTorch reports, per (mode, dims)
@@ -224,9 +321,13 @@ _KERNELS = {("nearest", 2): "upsample_nearest2d_channels_last",
             ("aa_lanczos", 2): "compute_index_ranges_weights"}
 
 
+_U8_MODES = ("nearest", "nearest_exact", "linear", "cubic", "aa_linear", "aa_cubic")
+
+
 def _check_dtype(mode, nd, input):
     dt = input.dtype
-    if dt.is_floating_point or (mode in ("nearest", "nearest_exact") and dt is D.uint8):
+    if dt.is_floating_point or (dt is D.uint8 and mode in _U8_MODES and
+                                (nd == 2 or mode.startswith("nearest"))):
         return
     key = ("nearest" if mode == "nearest_exact" else mode, nd)
     raise _not_implemented(_KERNELS[key], dt)
@@ -241,6 +342,8 @@ def _upsample(mode, nd, input, out, scales, align_corners):
         taps = [_taps_nearest(sp[i], out[i], scales[i], exact, nd == 2 and not exact, dev)
                 for i in range(nd)]
         return _resample(input, taps)
+    if input.dtype is D.uint8:
+        return _upsample_u8(mode, input, out, scales, align_corners)
     x = _up(input)
     dt = x.dtype
     if mode == "linear":

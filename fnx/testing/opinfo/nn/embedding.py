@@ -6,7 +6,7 @@ import numpy as np
 from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, Known, OpInfo, SampleInput, register
-from ._common import F, TOLS, _floatref, _grad_kink, _idx, _t
+from ._common import F, TOLS, _floatref, _idx, _t
 
 
 def _embedding_ref(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
@@ -16,7 +16,9 @@ def _embedding_ref(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sp
 def _embedding_samples(info, device, dtype):
     w = _t((5, 3), dtype, device)
     yield SampleInput(w, _idx([[0, 4], [2, 2], [1, 0]], device))
-    yield SampleInput(w, _idx([3, 1, 3], device, D.int32), 1)
+    yield SampleInput(w, _idx([3, 1, 3], device, D.int32), 1).at_kink(
+        "the padding_idx row gets no gradient by definition (PyTorch's rule), which is not "
+        "d out / d weight")
     yield SampleInput(w, _idx(3, device))
     yield SampleInput(w, _idx(np.zeros(0, np.int64), device))
     yield SampleInput(_t((6, 4), dtype, device, noncontiguous=True), _idx([[5], [0]], device))
@@ -153,9 +155,7 @@ _ONE_HOT = ("one_hot reads the data (min/max with .item()) to check the classes 
             "num_classes=-1, to size the result: the shape depends on values")
 register(
     OpInfo(aten.embedding.default, _floatref(_embedding_ref), F, _embedding_samples,
-           error_inputs=_embedding_errors,
-           known_failures=[_grad_kink("the padding_idx row gets no gradient by definition "
-                                      "(PyTorch's rule), which is not d out / d weight")]),
+           error_inputs=_embedding_errors),
     OpInfo(aten.embedding_dense_backward.default, _floatref(_embedding_backward_ref), F,
            _embedding_backward_samples, tols=TOLS, error_inputs=_embedding_backward_errors),
     OpInfo(aten._embedding_bag.default, _floatref(_embedding_bag_ref), F,

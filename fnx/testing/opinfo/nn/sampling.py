@@ -10,6 +10,7 @@ from ....core import dtype as D
 from ....ops import aten
 from ...database import ErrorInput, OpInfo, SampleInput, register
 from ._common import F, TOLS, _arr, _floatref, _per_dim, _t
+from .upsample import np_linear_matrix, u8_or
 
 NEAREST_DTYPES = (D.float32, D.float64, D.uint8)    # PyTorch's nearest kernels: no int64
 
@@ -100,6 +101,17 @@ def _scaled_ref(bilinear):
         return np.take(np.take(x, np_nearest_idx(x.shape[2], output_size[0], sh), 2),
                        np_nearest_idx(x.shape[3], output_size[1], sw), 3)
     return ref
+
+
+def _bilinear_mats(vec):
+    """Per-dim matrices of a bilinear sample, for the uint8 reference."""
+    def mats(x, output_size, align, *rest):
+        if vec:
+            out, scales = _up_size(x, output_size, rest[0])
+        else:
+            out, scales = list(output_size), (list(rest) + [None, None])[:2]
+        return [np_linear_matrix(x.shape[2 + i], out[i], align, scales[i]) for i in range(2)]
+    return mats
 
 
 def _upsample_errors(bilinear):
@@ -406,9 +418,11 @@ register(
            error_inputs=_upsample_errors(False)),
     OpInfo(aten.upsample_nearest2d.default, _scaled_ref(False), NEAREST_DTYPES,
            _nearest_samples(False)),
-    OpInfo(aten.upsample_bilinear2d.vec, _floatref(_bilinear_ref), F, _bilinear_samples(True),
-           tols=TOLS, error_inputs=_upsample_errors(True)),
-    OpInfo(aten.upsample_bilinear2d.default, _floatref(_scaled_ref(True)), F,
+    OpInfo(aten.upsample_bilinear2d.vec, u8_or(_floatref(_bilinear_ref), _bilinear_mats(True)),
+           NEAREST_DTYPES, _bilinear_samples(True), tols=TOLS,
+           error_inputs=_upsample_errors(True)),
+    OpInfo(aten.upsample_bilinear2d.default,
+           u8_or(_floatref(_scaled_ref(True)), _bilinear_mats(False)), NEAREST_DTYPES,
            _bilinear_samples(False), tols=TOLS),
     OpInfo(aten.grid_sampler_2d.default, _floatref(np_grid_sample), F, _grid_samples,
            tols=TOLS, error_inputs=_grid_errors),

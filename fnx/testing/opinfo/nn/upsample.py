@@ -114,6 +114,35 @@ def np_resample(x, mats):
     return out
 
 
+def np_u8_resample(x, mats):
+    """PyTorch's uint8 resize (bilinear and bicubic, plain or antialiased): each dim's
+    matrix in int16 fixed point (the most fraction bits that keep its largest weight
+    under 2^15, weights rounded half away from zero), applied last dim first, each pass
+    rounded half up and clamped to [0, 255]; a dim whose size is kept is not resampled."""
+    out = x
+    for i in reversed(range(len(mats))):
+        m = mats[i]
+        if m.shape[0] == m.shape[1]:
+            continue
+        bits = 0
+        while bits < 22 and math.floor(0.5 + m.max() * 2.0 ** (bits + 1)) < 2 ** 15:
+            bits += 1
+        w = np.fix(m * 2.0 ** bits + np.copysign(0.5, m)).astype(np.int64)
+        acc = np.moveaxis(np.tensordot(w, out.astype(np.int64), axes=([1], [2 + i])), 0, 2 + i)
+        out = np.clip((acc + 2 ** (bits - 1)) // 2 ** bits, 0, 255).astype(np.uint8)
+    return out
+
+
+def u8_or(float_ref, mats_of):
+    """``float_ref``, or on uint8 input ``np_u8_resample`` by the matrices
+    ``mats_of(x, *args)`` gives."""
+    def ref(x, *args):
+        if x.dtype == np.uint8:
+            return np_u8_resample(x, mats_of(x, *args))
+        return float_ref(x, *args)
+    return ref
+
+
 def _out_size(x, output_size, scale_factors):
     if output_size is not None:
         return list(output_size), [None] * len(output_size)
@@ -133,21 +162,30 @@ def _matrices(mode, x, out, scales, align_corners):
     return [np_aa_matrix(sp[i], out[i], align_corners, scales[i], mode) for i in range(nd)]
 
 
-def _vec_ref(mode, interp):
-    def ref(x, output_size, *rest):
-        align = rest[0] if interp else None
+def _vec_mats(mode, interp):
+    def mats(x, output_size, *rest):
         out, scales = _out_size(x, output_size, rest[-1])
-        return np_resample(x, _matrices(mode, x, out, scales, align)).astype(x.dtype)
+        return _matrices(mode, x, out, scales, rest[0] if interp else None)
+    return mats
+
+
+def _default_mats(mode, interp):
+    def mats(x, output_size, *rest):
+        scales = list(rest[1:] if interp else rest)
+        scales += [None] * (len(output_size) - len(scales))
+        return _matrices(mode, x, list(output_size), scales, rest[0] if interp else None)
+    return mats
+
+
+def _vec_ref(mode, interp):
+    def ref(x, *args):
+        return np_resample(x, _vec_mats(mode, interp)(x, *args)).astype(x.dtype)
     return ref
 
 
 def _default_ref(mode, interp):
-    def ref(x, output_size, *rest):
-        align = rest[0] if interp else None
-        scales = list(rest[1:] if interp else rest)
-        scales += [None] * (len(output_size) - len(scales))
-        return np_resample(x, _matrices(mode, x, list(output_size), scales,
-                                        align)).astype(x.dtype)
+    def ref(x, *args):
+        return np_resample(x, _default_mats(mode, interp)(x, *args)).astype(x.dtype)
     return ref
 
 
@@ -218,14 +256,19 @@ OPS = [("upsample_nearest1d", 1, "nearest", False), ("upsample_nearest3d", 3, "n
 for _name, _nd, _mode, _interp in OPS:
     _packet = getattr(aten, _name)
     _nearest = _mode.startswith("nearest")
-    _dtypes = NEAREST_DTYPES if _nearest else F
+    _u8 = _nd == 2 and _mode != "aa_lanczos"      # PyTorch's uint8 image resizes
+    _dtypes = NEAREST_DTYPES if _nearest or _u8 else F
     _aa = _mode.startswith("aa")
     _vref = _vec_ref(_mode, _interp)
     _dref = _default_ref(_mode, _interp)
+    if not _nearest:
+        _vref, _dref = _floatref(_vref), _floatref(_dref)
+    if _u8:
+        _vref = u8_or(_vref, _vec_mats(_mode, _interp))
+        _dref = u8_or(_dref, _default_mats(_mode, _interp))
     register(
-        OpInfo(_packet.vec, _vref if _nearest else _floatref(_vref), _dtypes,
-               _samples(_nd, _interp, True, _aa), tols=TOLS,
+        OpInfo(_packet.vec, _vref, _dtypes, _samples(_nd, _interp, True, _aa), tols=TOLS,
                error_inputs=_errors(_nd, _interp)),
-        OpInfo(_packet.default, _dref if _nearest else _floatref(_dref), _dtypes,
-               _samples(_nd, _interp, False, _aa), tols=TOLS),
+        OpInfo(_packet.default, _dref, _dtypes, _samples(_nd, _interp, False, _aa),
+               tols=TOLS),
     )
