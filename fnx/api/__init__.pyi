@@ -107,27 +107,27 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'eye', 'rand', 'randn', 'randint', 'randperm', 'rand_like', 'randn_like', 'randint_like',
            'normal', 'bernoulli', 'multinomial', 'det', 'logdet', 'slogdet', 'inverse', 'cholesky',
            'cholesky_solve', 'cholesky_inverse', 'triangular_solve', 'pinverse', 'matrix_exp',
-           'matrix_power', 'svd', 'qr', 'lu', 'lu_unpack', 'lu_solve', 'orgqr', 'index_add',
-           'index_copy', 'index_fill', 'index_reduce', 'take', 'put', 'searchsorted', 'bucketize',
-           'histc', 'bincount', 'unique', 'unique_consecutive', 'index_select', 'gather', 'scatter',
-           'scatter_add', 'scatter_reduce', 'index_put', 'masked_fill', 'masked_select',
-           'masked_scatter', 'nonzero', 'argwhere', 'take_along_dim', 'matmul', 'mm', 'bmm',
-           'addmm', 'baddbmm', 'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot', 'abs', 'neg',
-           'sign', 'acos', 'acosh', 'asin', 'asinh', 'atan', 'atanh', 'cos', 'cosh', 'sin', 'sinh',
-           'tan', 'tanh', 'erf', 'exp', 'expm1', 'log', 'log10', 'log1p', 'log2', 'reciprocal',
-           'rsqrt', 'sqrt', 'sigmoid', 'exp2', 'erfinv', 'ceil', 'floor', 'round', 'trunc', 'frac',
-           'relu', 'bitwise_not', 'isnan', 'isinf', 'isfinite', 'logical_not', 'signbit', 'square',
-           'add', 'sub', 'mul', 'floor_divide', 'remainder', 'fmod', 'atan2', 'maximum', 'minimum',
-           'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and', 'logical_or',
-           'bitwise_left_shift', 'bitwise_right_shift', 'logical_xor', 'eq', 'ne', 'lt', 'le', 'gt',
-           'ge', 'div', 'divide', 'true_divide', 'multiply', 'subtract', 'rsub', 'pow', 'where',
-           'clamp', 'clip', 'clamp_min', 'clamp_max', 'addcmul', 'addcdiv', 'lerp', 'absolute',
-           'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh', 'negative',
-           'fix', 'greater', 'greater_equal', 'less', 'less_equal', 'not_equal', 'softmax',
-           'log_softmax', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
-           'conv_transpose3d', 'convolution', 'layer_norm', 'native_layer_norm', 'group_norm',
-           'native_group_norm', 'batch_norm', 'native_batch_norm', 'instance_norm', 'rms_norm',
-           'dropout', 'feature_dropout', 'native_dropout', 'embedding', 'embedding_bag',
+           'matrix_power', 'svd', 'qr', 'lu', 'lu_unpack', 'lu_solve', 'orgqr', 'geqrf', 'ormqr',
+           'index_add', 'index_copy', 'index_fill', 'index_reduce', 'take', 'put', 'searchsorted',
+           'bucketize', 'histc', 'bincount', 'unique', 'unique_consecutive', 'index_select',
+           'gather', 'scatter', 'scatter_add', 'scatter_reduce', 'index_put', 'masked_fill',
+           'masked_select', 'masked_scatter', 'nonzero', 'argwhere', 'take_along_dim', 'matmul',
+           'mm', 'bmm', 'addmm', 'baddbmm', 'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot',
+           'abs', 'neg', 'sign', 'acos', 'acosh', 'asin', 'asinh', 'atan', 'atanh', 'cos', 'cosh',
+           'sin', 'sinh', 'tan', 'tanh', 'erf', 'exp', 'expm1', 'log', 'log10', 'log1p', 'log2',
+           'reciprocal', 'rsqrt', 'sqrt', 'sigmoid', 'exp2', 'erfinv', 'ceil', 'floor', 'round',
+           'trunc', 'frac', 'relu', 'bitwise_not', 'isnan', 'isinf', 'isfinite', 'logical_not',
+           'signbit', 'square', 'add', 'sub', 'mul', 'floor_divide', 'remainder', 'fmod', 'atan2',
+           'maximum', 'minimum', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and',
+           'logical_or', 'bitwise_left_shift', 'bitwise_right_shift', 'logical_xor', 'eq', 'ne',
+           'lt', 'le', 'gt', 'ge', 'div', 'divide', 'true_divide', 'multiply', 'subtract', 'rsub',
+           'pow', 'where', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'addcmul', 'addcdiv', 'lerp',
+           'absolute', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh',
+           'negative', 'fix', 'greater', 'greater_equal', 'less', 'less_equal', 'not_equal',
+           'softmax', 'log_softmax', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d',
+           'conv_transpose2d', 'conv_transpose3d', 'convolution', 'layer_norm', 'native_layer_norm',
+           'group_norm', 'native_group_norm', 'batch_norm', 'native_batch_norm', 'instance_norm',
+           'rms_norm', 'dropout', 'feature_dropout', 'native_dropout', 'embedding', 'embedding_bag',
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'avg_pool1d',
            'adaptive_avg_pool1d', 'pdist', 'cdist', 'cosine_similarity', 'pairwise_distance',
            'selu', 'celu', 'prelu', 'threshold', 'hardshrink', 'binary_cross_entropy_with_logits',
@@ -359,6 +359,7 @@ def cholesky(input, upper=False): ...
 def cholesky_inverse(input, upper=False): ...
 def cholesky_solve(input, input2, upper=False): ...
 def det(input): ...
+def geqrf(input): ...
 def inverse(input): ...
 def logdet(input): ...
 def lu(input, pivot=True, get_infos=False): ...
@@ -367,6 +368,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True): ...
 def matrix_exp(input): ...
 def matrix_power(input, n): ...
 def orgqr(input, tau): ...
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None): ...
 def pinverse(input, rcond=1e-15): ...
 def qr(input, some=True): ...
 def slogdet(input): ...

@@ -8,15 +8,17 @@ and reduced factors by default (``some=True``), ``qr`` takes ``some``,
 from __future__ import annotations
 
 from ..core.tensor import tensor_method
+from ..ir.variants import VARIANTS
 from ..ops import aten
 from .reduction import return_types
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power",
-           "svd", "qr", "lu", "lu_unpack", "lu_solve", "orgqr"]
+           "svd", "qr", "lu", "lu_unpack", "lu_solve", "orgqr", "geqrf",
+           "ormqr"]
 
 for _name, _fields in [("triangular_solve", "solution cloned_coefficient"),
-                       ("lu_unpack", "P L U")]:
+                       ("lu_unpack", "P L U"), ("geqrf", "a tau")]:
     return_types.make(_name, _fields.split())
 
 
@@ -211,3 +213,33 @@ def orgqr(input, tau):
     [[1.0], [0.0]]
     """
     return aten.linalg_householder_product.default(input, tau)
+
+
+@tensor_method()
+def geqrf(input):
+    """LAPACK's compact QR ``(a, tau)``, as ``torch.geqrf``: R on and above the diagonal of
+    ``a``, the Householder vectors below it; ``ormqr``/``orgqr`` apply or form Q.  No
+    derivative (as PyTorch's).
+
+    >>> import fnx
+    >>> a, tau = fnx.geqrf(fnx.tensor([[3.], [4.]]))
+    >>> a.tolist(), round(tau.item(), 4)
+    ([[-5.0], [0.5]], 1.6)
+    """
+    return return_types.geqrf(aten.geqrf.default(input))
+
+
+@tensor_method()
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """``op(Q) @ other`` (``left``) or ``other @ op(Q)``, Q from ``geqrf``'s ``(input,
+    tau=input2)`` and ``other=input3``, ``op(Q) = Q^H`` when ``transpose``, as
+    ``torch.ormqr`` (Q is never formed).
+
+    >>> import fnx
+    >>> a, tau = fnx.geqrf(fnx.tensor([[3.], [4.]]))
+    >>> fnx.ormqr(a, tau, fnx.eye(2)).tolist()
+    [[-0.6000000238418579, -0.800000011920929], [-0.800000011920929, 0.6000000238418579]]
+    """
+    if out is None:
+        return aten.ormqr.default(input, input2, input3, left, transpose)
+    return VARIANTS[aten.ormqr.default]["out"](input, input2, input3, left, transpose, out=out)
