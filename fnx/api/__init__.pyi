@@ -70,6 +70,8 @@ from . import inplace_views as inplace_views
 from . import interop as interop
 from . import legacy as legacy
 from . import linalg as linalg
+from . import lobpcg_solver as lobpcg_solver
+from . import lowrank as lowrank
 from . import math as math
 from . import matrix_extras as matrix_extras
 from . import nn as nn
@@ -192,7 +194,7 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'renorm', 'nonzero_static', 'as_strided_', 'resize_as_', 'trace', 'vander', 'isin',
            'unravel_index', 'column_stack', 'hann_window', 'hamming_window', 'blackman_window',
            'bartlett_window', 'kaiser_window', 'frobenius_norm', 'nuclear_norm', 'solve', 'eig',
-           'lstsq', 'symeig', 'matrix_rank']
+           'lstsq', 'symeig', 'matrix_rank', 'svd_lowrank', 'pca_lowrank', 'lobpcg']
 
 bfloat16: dtype
 bool: dtype
@@ -511,6 +513,15 @@ def mm(input, mat2): ...
 def mv(input, vec): ...
 def outer(input, vec2): ...
 def tensordot(a, b, dims=2): ...
+
+# fnx.api.lobpcg_solver
+def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None,
+           method=None, tracker=None, ortho_iparams=None, ortho_fparams=None,
+           ortho_bparams=None): ...
+
+# fnx.api.lowrank
+def pca_lowrank(A, q=None, center=True, niter=2): ...
+def svd_lowrank(A, q=6, niter=2, M=None): ...
 
 # fnx.api.math
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor: ...
