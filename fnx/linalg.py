@@ -24,6 +24,7 @@ computes the SVD's minimum-norm solution (equal to gelsy's for full-rank inputs)
 from __future__ import annotations
 
 from .api.linalg import matmul
+from .api.out_results import castable, write_results
 from .api.reduction import dim_list, return_types
 from .ir.aten.factorizations import LinAlgError
 from .ir.variants import VARIANTS
@@ -61,7 +62,7 @@ def cholesky(A, *, upper=False, out=None):
     return _call(aten.linalg_cholesky.default, out, A, upper=upper)
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False):
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """``cholesky`` that returns ``(L, info)``: info is 0, or the order of the leading minor
     that is not positive-definite.
 
@@ -69,8 +70,9 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     >>> fnx.linalg.cholesky_ex(fnx.tensor([[1., 2.], [2., 1.]])).info.item()
     2
     """
-    return return_types.linalg_cholesky_ex(
-        aten.linalg_cholesky_ex.default(A, upper=upper, check_errors=check_errors))
+    return _results(return_types.linalg_cholesky_ex, "linalg_cholesky_ex",
+                    aten.linalg_cholesky_ex.default(A, upper=upper, check_errors=check_errors),
+                    out, (A,))
 
 
 def inv(A, *, out=None):
@@ -83,7 +85,7 @@ def inv(A, *, out=None):
     return _call(aten.linalg_inv.default, out, A)
 
 
-def inv_ex(A, *, check_errors=False):
+def inv_ex(A, *, check_errors=False, out=None):
     """``inv`` that returns ``(inverse, info)``: info is 0, or the 1-based index of the
     first zero pivot of U.
 
@@ -91,7 +93,8 @@ def inv_ex(A, *, check_errors=False):
     >>> fnx.linalg.inv_ex(fnx.tensor([[1., 2.], [2., 4.]])).info.item()
     2
     """
-    return return_types.linalg_inv_ex(aten.linalg_inv_ex.default(A, check_errors=check_errors))
+    return _results(return_types.linalg_inv_ex, "linalg_inv_ex",
+                    aten.linalg_inv_ex.default(A, check_errors=check_errors), out, (A,))
 
 
 def det(A, *, out=None):
@@ -104,7 +107,7 @@ def det(A, *, out=None):
     return _call(aten.linalg_det.default, out, A)
 
 
-def slogdet(A):
+def slogdet(A, *, out=None):
     """``(sign, logabsdet)``: the sign (a unit complex number for complex A; 0 when A is
     singular) and log of the absolute value of the determinant.
 
@@ -113,7 +116,8 @@ def slogdet(A):
     >>> s.sign.item(), round(s.logabsdet.item(), 4)
     (-1.0, 0.6931)
     """
-    return return_types.linalg_slogdet(aten.linalg_slogdet.default(A))
+    return _results(return_types.linalg_slogdet, "linalg_slogdet",
+                    aten.linalg_slogdet.default(A), out, (A,))
 
 
 def solve(A, B, *, left=True, out=None):
@@ -127,15 +131,15 @@ def solve(A, B, *, left=True, out=None):
     return _call(aten.linalg_solve.default, out, A, B, left=left)
 
 
-def solve_ex(A, B, *, left=True, check_errors=False):
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """``solve`` that returns ``(result, info)`` instead of raising on a singular A.
 
     >>> import fnx
     >>> fnx.linalg.solve_ex(fnx.eye(2), fnx.ones(2)).info.item()
     0
     """
-    return return_types.linalg_solve_ex(
-        aten.linalg_solve_ex.default(A, B, left=left, check_errors=check_errors))
+    return _results(return_types.linalg_solve_ex, "linalg_solve_ex", aten.linalg_solve_ex.default(
+        A, B, left=left, check_errors=check_errors), out, (A, B))
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
@@ -151,7 +155,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
                  unitriangular=unitriangular)
 
 
-def lu_factor(A, *, pivot=True):
+def lu_factor(A, *, pivot=True, out=None):
     """``(LU, pivots)``: LAPACK's packed LU factorization with partial pivoting (pivots are
     1-based int32 row swaps).
 
@@ -159,21 +163,23 @@ def lu_factor(A, *, pivot=True):
     >>> fnx.linalg.lu_factor(fnx.tensor([[1., 2.], [3., 4.]])).pivots.tolist()
     [2, 2]
     """
-    return return_types.linalg_lu_factor(aten.linalg_lu_factor.default(A, pivot=pivot))
+    return _results(return_types.linalg_lu_factor, "linalg_lu_factor",
+                    aten.linalg_lu_factor.default(A, pivot=pivot), out, (A,))
 
 
-def lu_factor_ex(A, *, pivot=True, check_errors=False):
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """``lu_factor`` that also returns ``info`` (the first zero pivot of U, 1-based).
 
     >>> import fnx
     >>> fnx.linalg.lu_factor_ex(fnx.tensor([[1., 2.], [2., 4.]])).info.item()
     2
     """
-    return return_types.linalg_lu_factor_ex(
-        aten.linalg_lu_factor_ex.default(A, pivot=pivot, check_errors=check_errors))
+    return _results(return_types.linalg_lu_factor_ex, "linalg_lu_factor_ex",
+                    aten.linalg_lu_factor_ex.default(A, pivot=pivot, check_errors=check_errors),
+                    out, (A,))
 
 
-def lu(A, *, pivot=True):
+def lu(A, *, pivot=True, out=None):
     """``(P, L, U)`` with A = P L U.
 
     >>> import fnx
@@ -181,7 +187,8 @@ def lu(A, *, pivot=True):
     >>> (P @ L @ U).tolist()
     [[1.0, 2.0], [3.0, 4.0]]
     """
-    return return_types.linalg_lu(aten.linalg_lu.default(A, pivot=pivot))
+    return _results(return_types.linalg_lu, "linalg_lu", aten.linalg_lu.default(A, pivot=pivot),
+                    out, (A,))
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
@@ -195,7 +202,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     return _call(aten.linalg_lu_solve.default, out, LU, pivots, B, left=left, adjoint=adjoint)
 
 
-def ldl_factor(A, *, hermitian=False):
+def ldl_factor(A, *, hermitian=False, out=None):
     """``(LD, pivots)``: the Bunch-Kaufman factorization A = P L D L^T P^T (L D L^H for
     ``hermitian``) in LAPACK's compact form (sytrf/hetrf, lower triangle), as PyTorch: L's
     strict lower triangle and D's blocks in ``LD``, 1-based int32 ``pivots`` (a negative
@@ -208,10 +215,11 @@ def ldl_factor(A, *, hermitian=False):
     >>> fnx.linalg.ldl_solve(LD, pivots, fnx.tensor([[3.], [3.]])).tolist()
     [[1.0], [1.0]]
     """
-    return return_types.linalg_ldl_factor(aten.linalg_ldl_factor.default(A, hermitian=hermitian))
+    return _results(return_types.linalg_ldl_factor, "linalg_ldl_factor",
+                    aten.linalg_ldl_factor.default(A, hermitian=hermitian), out, (A,))
 
 
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     """``ldl_factor`` that also returns ``info`` (LAPACK's: i > 0 when D[i-1, i-1] is
     exactly zero) instead of raising.
 
@@ -219,8 +227,9 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
     >>> fnx.linalg.ldl_factor_ex(fnx.zeros(2, 2)).info.item()
     1
     """
-    return return_types.linalg_ldl_factor_ex(aten.linalg_ldl_factor_ex.default(
-        A, hermitian=hermitian, check_errors=check_errors))
+    return _results(return_types.linalg_ldl_factor_ex, "linalg_ldl_factor_ex",
+                    aten.linalg_ldl_factor_ex.default(A, hermitian=hermitian,
+                                                      check_errors=check_errors), out, (A,))
 
 
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
@@ -234,7 +243,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     return _call(aten.linalg_ldl_solve.default, out, LD, pivots, B, hermitian=hermitian)
 
 
-def qr(A, mode="reduced"):
+def qr(A, mode="reduced", *, out=None):
     """``(Q, R)`` with A = Q R; ``mode`` is 'reduced', 'complete' or 'r' (Q empty).  R's
     diagonal is real and non-negative.
 
@@ -243,10 +252,11 @@ def qr(A, mode="reduced"):
     >>> R[0].tolist()
     [5.0, 2.200000047683716]
     """
-    return return_types.linalg_qr(aten.linalg_qr.default(A, mode))
+    return _results(return_types.linalg_qr, "linalg_qr", aten.linalg_qr.default(A, mode), out,
+                    (A,))
 
 
-def eigh(A, UPLO="L"):
+def eigh(A, UPLO="L", *, out=None):
     """``(eigenvalues, eigenvectors)`` of a Hermitian matrix, eigenvalues ascending (real);
     only the triangle ``UPLO`` names is read.
 
@@ -254,7 +264,8 @@ def eigh(A, UPLO="L"):
     >>> fnx.linalg.eigh(fnx.tensor([[2., 1.], [1., 2.]])).eigenvalues.tolist()
     [1.0, 3.0]
     """
-    return return_types.linalg_eigh(aten.linalg_eigh.default(A, UPLO))
+    return _results(return_types.linalg_eigh, "linalg_eigh", aten.linalg_eigh.default(A, UPLO),
+                    out, (A,))
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
@@ -267,7 +278,7 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return _call(aten.linalg_eigvalsh.default, out, A, UPLO)
 
 
-def eig(A):
+def eig(A, *, out=None):
     """``(eigenvalues, eigenvectors)`` of a general square matrix (complex; eigenvectors
     of unit norm, largest entry real and positive).
 
@@ -275,7 +286,9 @@ def eig(A):
     >>> fnx.linalg.eig(fnx.tensor([[2., 0.], [0., 3.]])).eigenvalues.tolist()
     [(2+0j), (3+0j)]
     """
-    return return_types.linalg_eig(aten.linalg_eig.default(A))
+    return _results(return_types.linalg_eig, "linalg_eig", aten.linalg_eig.default(A), out, (A,),
+                    [castable("eigenvalues", "torch.linalg.eig"),
+                     castable("eigenvectors", "torch.linalg.eig")])
 
 
 def eigvals(A, *, out=None):
@@ -288,14 +301,15 @@ def eigvals(A, *, out=None):
     return _call(aten.linalg_eigvals.default, out, A)
 
 
-def svd(A, full_matrices=True, *, driver=None):
+def svd(A, full_matrices=True, *, driver=None, out=None):
     """``(U, S, Vh)`` with A = U diag(S) Vh, S descending.
 
     >>> import fnx
     >>> fnx.linalg.svd(fnx.tensor([[3., 0.], [0., -4.]])).S.tolist()
     [4.0, 3.0]
     """
-    return return_types.linalg_svd(aten.linalg_svd.default(A, full_matrices, driver=driver))
+    return _results(return_types.linalg_svd, "linalg_svd",
+                    aten.linalg_svd.default(A, full_matrices, driver=driver), out, (A,))
 
 
 def svdvals(A, *, driver=None, out=None):
@@ -339,6 +353,12 @@ def _call(op, out, *args, **kwargs):
     if out is None:
         return op(*args, **kwargs)
     return VARIANTS[op]["out"](*args, out=out, **kwargs)
+
+
+def _results(kind, name, r, out, inputs, rules=None):
+    """``kind(r)``, or (``out=``) ``r`` written into ``out``'s tensors, PyTorch's rules
+    (fnx/api/out_results.py)."""
+    return kind(r if out is None else write_results(name, r, out, inputs, rules))
 
 
 def _float(x):

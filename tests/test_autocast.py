@@ -52,7 +52,7 @@ CPU_EXPECTED = {
         linalg_cond linalg_cond.p_str linalg_eigh linalg_eigvalsh linalg_householder_product
         linalg_inv linalg_inv_ex linalg_lstsq linalg_matrix_rank.atol_rtol_float linalg_qr
         linalg_solve linalg_svd linalg_svdvals linalg_tensorinv linalg_tensorsolve pinverse qr
-        svd triangular_solve"""), ("bfloat16", "float32")),
+        svd triangular_solve geqrf ormqr"""), ("bfloat16", "float32")),
     **dict.fromkeys(_names("linalg_eig linalg_eigvals"), ("bfloat16", "complex64")),
     # fft (fp32 on cpu): real-to-complex and complex transforms give complex64, the
     # complex-to-real ones float32

@@ -34,6 +34,9 @@ from . import array_helpers, legacy, windows
 from .legacy import *  # noqa: F403
 from .array_helpers import *  # noqa: F403
 from .windows import *  # noqa: F403
+from . import lobpcg_solver, lowrank
+from .lobpcg_solver import *  # noqa: F403
+from .lowrank import *  # noqa: F403
 from . import interop, nn_extras, runtime, sampling, sync_batch_norm, symbolic
 from .sampling import *  # noqa: F403
 from .sync_batch_norm import *  # noqa: F403
@@ -93,4 +96,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + sync_batch_norm.__all__ + sampling.__all__
            + matrix_extras.__all__ + symbolic.__all__ + inplace_forms.__all__
            + copy_forms.__all__ + tensor_extras.__all__ + inplace_views.__all__
-           + array_helpers.__all__ + windows.__all__ + legacy.__all__)
+           + array_helpers.__all__ + windows.__all__ + legacy.__all__
+           + lowrank.__all__ + lobpcg_solver.__all__)

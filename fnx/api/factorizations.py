@@ -8,15 +8,18 @@ and reduced factors by default (``some=True``), ``qr`` takes ``some``,
 from __future__ import annotations
 
 from ..core.tensor import tensor_method
+from ..ir.variants import VARIANTS
 from ..ops import aten
+from .out_results import write_results
 from .reduction import return_types
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
            "cholesky_inverse", "triangular_solve", "pinverse", "matrix_exp", "matrix_power",
-           "svd", "qr", "lu", "lu_unpack", "lu_solve", "orgqr"]
+           "svd", "qr", "lu", "lu_unpack", "lu_solve", "orgqr", "geqrf",
+           "ormqr"]
 
 for _name, _fields in [("triangular_solve", "solution cloned_coefficient"),
-                       ("lu_unpack", "P L U")]:
+                       ("lu_unpack", "P L U"), ("geqrf", "a tau")]:
     return_types.make(_name, _fields.split())
 
 
@@ -43,14 +46,15 @@ def logdet(input):
 
 
 @tensor_method()
-def slogdet(input):
+def slogdet(input, *, out=None):
     """``(sign, logabsdet)`` of the determinant, as ``torch.slogdet``.
 
     >>> import fnx
     >>> fnx.slogdet(fnx.tensor([[0., 1.], [1., 0.]])).sign.item()
     -1.0
     """
-    return return_types.slogdet(aten.slogdet.default(input))
+    r = aten.slogdet.default(input)
+    return return_types.slogdet(r if out is None else write_results("slogdet", r, out, (input,)))
 
 
 @tensor_method()
@@ -145,7 +149,7 @@ def matrix_power(input, n):
 
 
 @tensor_method()
-def svd(input, some=True, compute_uv=True):
+def svd(input, some=True, compute_uv=True, *, out=None):
     """``(U, S, V)`` with A = U diag(S) V^H, as ``torch.svd`` (V, not Vh; reduced when
     ``some``; zero-filled U and V without ``compute_uv``).
 
@@ -153,18 +157,20 @@ def svd(input, some=True, compute_uv=True):
     >>> fnx.svd(fnx.tensor([[0., 2.], [1., 0.]])).S.tolist()
     [2.0, 1.0]
     """
-    return return_types.svd(aten.svd.default(input, some, compute_uv))
+    r = aten.svd.default(input, some, compute_uv)
+    return return_types.svd(r if out is None else write_results("svd", r, out, (input,)))
 
 
 @tensor_method()
-def qr(input, some=True):
+def qr(input, some=True, *, out=None):
     """``(Q, R)``, reduced when ``some``, as ``torch.qr``.
 
     >>> import fnx
     >>> fnx.qr(fnx.tensor([[3.], [4.]])).R.tolist()
     [[5.0]]
     """
-    return return_types.qr(aten.qr.default(input, some))
+    r = aten.qr.default(input, some)
+    return return_types.qr(r if out is None else write_results("qr", r, out, (input,)))
 
 
 @tensor_method()
@@ -211,3 +217,40 @@ def orgqr(input, tau):
     [[1.0], [0.0]]
     """
     return aten.linalg_householder_product.default(input, tau)
+
+
+@tensor_method()
+def geqrf(input, *, out=None):
+    """LAPACK's compact QR ``(a, tau)``, as ``torch.geqrf``: R on and above the diagonal of
+    ``a``, the Householder vectors below it; ``ormqr``/``orgqr`` apply or form Q.  No
+    derivative (as PyTorch's).
+
+    >>> import fnx
+    >>> a, tau = fnx.geqrf(fnx.tensor([[3.], [4.]]))
+    >>> a.tolist(), round(tau.item(), 4)
+    ([[-5.0], [0.5]], 1.6)
+    """
+    r = aten.geqrf.default(input)
+    if out is not None:     # PyTorch casts into out's dtype here
+        r = write_results("geqrf", r, out, (input,), [_any_dtype, _any_dtype])
+    return return_types.geqrf(r)
+
+
+def _any_dtype(r, o):
+    return None
+
+
+@tensor_method()
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """``op(Q) @ other`` (``left``) or ``other @ op(Q)``, Q from ``geqrf``'s ``(input,
+    tau=input2)`` and ``other=input3``, ``op(Q) = Q^H`` when ``transpose``, as
+    ``torch.ormqr`` (Q is never formed).
+
+    >>> import fnx
+    >>> a, tau = fnx.geqrf(fnx.tensor([[3.], [4.]]))
+    >>> fnx.ormqr(a, tau, fnx.eye(2)).tolist()
+    [[-0.6000000238418579, -0.800000011920929], [-0.800000011920929, 0.6000000238418579]]
+    """
+    if out is None:
+        return aten.ormqr.default(input, input2, input3, left, transpose)
+    return VARIANTS[aten.ormqr.default]["out"](input, input2, input3, left, transpose, out=out)

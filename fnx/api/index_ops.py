@@ -10,14 +10,23 @@ from __future__ import annotations
 
 from ..core.tensor import Tensor, tensor_method
 from ..ir.aten import index_ops as X
+from ..ir.variants import VARIANTS
 from ..ops import aten
 
 __all__ = ["index_add", "index_copy", "index_fill", "index_reduce", "take", "put",
            "searchsorted", "bucketize", "histc", "bincount", "unique", "unique_consecutive"]
 
 
+def _out(op, out, *args, **kwargs):
+    """``op``'s result, or its ``out=`` form's (fnx/ir/aten/out_variants.py: PyTorch's dtype
+    rule, ``out`` resized)."""
+    if out is None:
+        return op(*args, **kwargs)
+    return VARIANTS[op]["out"](*args, out=out, **kwargs)
+
+
 @tensor_method()
-def index_add(input, dim, index, source, *, alpha=1):
+def index_add(input, dim, index, source, *, alpha=1, out=None):
     """A copy of ``input`` with ``alpha * source`` added at the rows ``index`` (1-D) picks
     along ``dim``; repeated indices add up.
 
@@ -25,7 +34,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     >>> fnx.index_add(fnx.zeros(3), 0, fnx.tensor([0, 0, 2]), fnx.tensor([1., 2., 3.]))
     tensor([3., 0., 3.])
     """
-    return X.index_add(input, dim, index, source, alpha=alpha)
+    return _out(X.index_add, out, input, dim, index, source, alpha=alpha)
 
 
 @tensor_method()
@@ -40,7 +49,7 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 
 @tensor_method()
-def index_copy(input, dim, index, source):
+def index_copy(input, dim, index, source, *, out=None):
     """A copy of ``input`` with the rows ``index`` picks along ``dim`` replaced by
     ``source``'s rows, in order.
 
@@ -48,7 +57,7 @@ def index_copy(input, dim, index, source):
     >>> fnx.index_copy(fnx.zeros(3), 0, fnx.tensor([2, 0]), fnx.tensor([5., 6.]))
     tensor([6., 0., 5.])
     """
-    return X.index_copy(input, dim, index, source)
+    return _out(X.index_copy, out, input, dim, index, source)
 
 
 @tensor_method()
@@ -91,7 +100,7 @@ def index_fill_(self, dim, index, value):
 
 
 @tensor_method()
-def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     """A copy of ``input`` whose rows ``index`` picks along ``dim`` are combined with
     ``source``'s rows by ``reduce`` ('prod', 'mean', 'amax' or 'amin'); with
     ``include_self=False`` those rows start from ``source`` alone.
@@ -101,7 +110,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     >>> fnx.index_reduce(x, 0, fnx.tensor([0, 0]), fnx.tensor([4., 5.]), "amax")
     tensor([5., 2., 3.])
     """
-    return X.index_reduce(input, dim, index, source, reduce, include_self=include_self)
+    return _out(X.index_reduce, out, input, dim, index, source, reduce,
+                include_self=include_self)
 
 
 @tensor_method()
@@ -116,7 +126,7 @@ def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
 
 
 @tensor_method()
-def take(input, index):
+def take(input, index, *, out=None):
     """The elements of ``input``, read as 1-D, at ``index`` (int64, any shape; negative
     counts from the end).
 
@@ -124,7 +134,7 @@ def take(input, index):
     >>> fnx.take(fnx.tensor([[1, 2], [3, 4]]), fnx.tensor([[3, 0]])).tolist()
     [[4, 1]]
     """
-    return X.take(input, index)
+    return _out(X.take, out, input, index)
 
 
 @tensor_method()
@@ -187,7 +197,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 
 @tensor_method()
-def histc(input, bins=100, min=0, max=0):
+def histc(input, bins=100, min=0, max=0, *, out=None):
     """A histogram of ``input`` with ``bins`` equal bins over [min, max] (the data's range
     when both are 0); values outside are ignored, the max falls in the last bin.
 
@@ -195,7 +205,7 @@ def histc(input, bins=100, min=0, max=0):
     >>> fnx.histc(fnx.tensor([1., 2., 1., 4.]), bins=4, min=0, max=4)
     tensor([0., 2., 1., 1.])
     """
-    return X.histc(input, bins, min, max)
+    return _out(X.histc, out, input, bins, min, max)
 
 
 @tensor_method()

@@ -1,5 +1,6 @@
-"""Legacy names of PyTorch's namespace: the norms ``frobenius_norm`` and ``nuclear_norm``
-(on ``linalg``'s ops), and the functions PyTorch removed in 1.9 (``solve``, ``eig``,
+"""Legacy names of PyTorch's namespace: the norms ``frobenius_norm``, ``nuclear_norm``,
+``native_norm`` and ``norm_except_dim`` (old weight_norm's; all on ``linalg``'s ops), and
+the functions PyTorch removed in 1.9 (``solve``, ``eig``,
 ``lstsq``, ``symeig``, ``matrix_rank``), which still exist there to raise an error that
 names their replacement; fnx raises the same, naming fnx's replacement.
 
@@ -14,10 +15,11 @@ RuntimeError: This function was deprecated since version 1.9 and is now removed.
 from __future__ import annotations
 
 from ..core.tensor import tensor_method
+from ..ir.dims import wrap_dim
 from ..ops import aten
 
-__all__ = ["frobenius_norm", "nuclear_norm", "solve", "eig", "lstsq", "symeig",
-           "matrix_rank"]
+__all__ = ["frobenius_norm", "nuclear_norm", "native_norm", "norm_except_dim", "solve", "eig",
+           "lstsq", "symeig", "matrix_rank"]
 
 _REMOVED = "This function was deprecated since version 1.9 and is now removed. "
 
@@ -47,6 +49,51 @@ def nuclear_norm(input, dim=None, keepdim=False):
     if dim is None:
         dim = (-2, -1)
     return aten.linalg_matrix_norm.str_ord(input, "nuc", list(dim), keepdim)
+
+
+def _floating(name, x):
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f"{name}(): input dtype should be either floating point or "
+                           f"complex. Got {x.dtype.scalar_type} instead.")
+
+
+def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
+    """The vector ``p``-norm of ``input``'s entries over ``dim`` (all by default), in
+    ``dtype`` when given: ``linalg.vector_norm``.  PyTorch keeps this name for sparse
+    tensors (full reductions only); fnx's tensors are dense, so every ``dim`` works.
+
+    >>> import fnx
+    >>> fnx.native_norm(fnx.tensor([[3., 4.], [0., 0.]])).item()
+    5.0
+    >>> fnx.native_norm(fnx.tensor([[3., -4.]]), 1, [1], True, None).tolist()
+    [[7.0]]
+    """
+    _floating("norm", input)
+    p = 2 if p is None else p
+    dims = [dim] if isinstance(dim, int) else (None if dim is None else list(dim))
+    return aten.linalg_vector_norm.default(input, p, dims or None, keepdim, dtype=dtype)
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """The ``pow``-norm of each slice ``v.select(dim, i)``, shaped as ``v`` with every other
+    dim of size 1 (weight_norm's ``g``); ``dim=-1`` is the norm of the whole tensor (a
+    0-dim result).
+
+    >>> import fnx
+    >>> fnx.norm_except_dim(fnx.tensor([[3., 0.], [4., 1.]])).tolist()
+    [[3.0], [4.123105525970459]]
+    >>> fnx.norm_except_dim(fnx.tensor([[3., 0.], [4., 0.]]), 2, -1).item()
+    5.0
+    """
+    _floating("norm", v)
+    if dim == -1:
+        return aten.linalg_vector_norm.default(v, pow)
+    d = wrap_dim(dim, v.ndim)
+    size = v.shape[d]
+    rows = aten.reshape.default(aten.movedim.int(v, d, 0), [size, -1])
+    shape = [1] * v.ndim
+    shape[d] = size
+    return aten.reshape.default(aten.linalg_vector_norm.default(rows, pow, [1]), shape)
 
 
 @tensor_method()

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 from ..core.tensor import tensor_method
 from ..ops import aten
+from .out_results import write_results
 from .reduction import return_types
 
 __all__ = ["median", "nanmedian", "quantile", "nanquantile", "mode", "kthvalue", "cummax",
            "cummin", "logcumsumexp"]
+
+
+def _pair(name, r, out, input):
+    """The named ``(values, indices)``, written into ``out`` when given."""
+    return getattr(return_types, name)(r if out is None else
+                                       write_results(name, r, out, (input,)))
 
 
 def _is_tensor(q) -> bool:
@@ -17,7 +24,7 @@ def _is_tensor(q) -> bool:
 
 
 @tensor_method()
-def median(input, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False, *, out=None):
     """The median (the lower of the two middle values for an even count; NaN if any is
     NaN); with ``dim``, ``(values, indices)`` along it.
 
@@ -29,12 +36,14 @@ def median(input, dim=None, keepdim=False):
     ([3, 8], [2, 2])
     """
     if dim is None:
+        if out is not None:
+            raise TypeError("median(): out= needs a dim (the (values, indices) form)")
         return aten.median.default(input)
-    return return_types.median(aten.median.dim(input, dim, keepdim))
+    return _pair("median", aten.median.dim(input, dim, keepdim), out, input)
 
 
 @tensor_method()
-def nanmedian(input, dim=None, keepdim=False):
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """``median`` ignoring NaNs (NaN only where every value is NaN).
 
     >>> import fnx
@@ -42,8 +51,10 @@ def nanmedian(input, dim=None, keepdim=False):
     2.0
     """
     if dim is None:
+        if out is not None:
+            raise TypeError("nanmedian(): out= needs a dim (the (values, indices) form)")
         return aten.nanmedian.default(input)
-    return return_types.nanmedian(aten.nanmedian.dim(input, dim, keepdim))
+    return _pair("nanmedian", aten.nanmedian.dim(input, dim, keepdim), out, input)
 
 
 @tensor_method()
@@ -77,7 +88,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 
 @tensor_method()
-def mode(input, dim=-1, keepdim=False):
+def mode(input, dim=-1, keepdim=False, *, out=None):
     """The most frequent value along ``dim`` (the smallest of a tie) and the last index
     holding it.
 
@@ -86,11 +97,11 @@ def mode(input, dim=-1, keepdim=False):
     >>> r.values.item(), r.indices.item()
     (1, 3)
     """
-    return return_types.mode(aten.mode.default(input, dim, keepdim))
+    return _pair("mode", aten.mode.default(input, dim, keepdim), out, input)
 
 
 @tensor_method()
-def kthvalue(input, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest element along ``dim`` (k from 1) and its index.
 
     >>> import fnx
@@ -98,11 +109,11 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     >>> r.values.item(), r.indices.item()
     (2.0, 1)
     """
-    return return_types.kthvalue(aten.kthvalue.default(input, k, dim, keepdim))
+    return _pair("kthvalue", aten.kthvalue.default(input, k, dim, keepdim), out, input)
 
 
 @tensor_method()
-def cummax(input, dim):
+def cummax(input, dim, *, out=None):
     """Running maximum along ``dim`` and the (last) index where it was reached.
 
     >>> import fnx
@@ -110,11 +121,11 @@ def cummax(input, dim):
     >>> r.values.tolist(), r.indices.tolist()
     ([1, 3, 3, 3], [0, 1, 1, 3])
     """
-    return return_types.cummax(aten.cummax.default(input, dim))
+    return _pair("cummax", aten.cummax.default(input, dim), out, input)
 
 
 @tensor_method()
-def cummin(input, dim):
+def cummin(input, dim, *, out=None):
     """Running minimum along ``dim`` and the (last) index where it was reached.
 
     >>> import fnx
@@ -122,7 +133,7 @@ def cummin(input, dim):
     >>> r.values.tolist(), r.indices.tolist()
     ([2, 1, 1, 0], [0, 1, 1, 3])
     """
-    return return_types.cummin(aten.cummin.default(input, dim))
+    return _pair("cummin", aten.cummin.default(input, dim), out, input)
 
 
 @tensor_method()

@@ -8,7 +8,9 @@ named in PyTorch (``max.dim``) come back as ``return_types`` named tuples.
 from __future__ import annotations
 
 from ..core.tensor import Tensor, tensor_method
+from ..ir.variants import VARIANTS
 from ..ops import aten
+from .out_results import write_results
 
 __all__ = ["return_types", "sum", "mean", "prod", "amax", "amin", "aminmax", "max", "min",
            "argmax", "argmin", "any", "all", "var", "std", "var_mean", "std_mean",
@@ -160,31 +162,37 @@ def amin(input, dim=(), keepdim=False):
 
 
 @tensor_method()
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False, out=None):
     """``(min, max)`` as a named tuple, over ``dim`` or everything.
 
     >>> import fnx
     >>> fnx.aminmax(fnx.tensor([3, 1, 2])).max.item()
     3
     """
-    return return_types.aminmax(aten.aminmax.default(input, dim=dim, keepdim=keepdim))
+    r = aten.aminmax.default(input, dim=dim, keepdim=keepdim)
+    return return_types.aminmax(r if out is None else write_results("aminmax", r, out, (input,)))
 
 
 def _minmax(name, reduce_all, reduce_dim, binary, doc):
     """``<name>(input, dim=None, keepdim=False, *, other=None)``: the three forms of
     ``torch.max`` (or ``min``) with ``doc``."""
-    def fn(input, dim=None, keepdim=False, *, other=None):
+    def fn(input, dim=None, keepdim=False, *, other=None, out=None):
         if isinstance(dim, Tensor):           # max(input, other): elementwise
             dim, other = None, dim
         if other is not None:
             if keepdim:
                 raise TypeError(f"{name}(): keepdim is not an argument of {name}(input, other)")
-            return binary(input, other)
+            return binary(input, other) if out is None else \
+                VARIANTS[binary]["out"](input, other, out=out)
         if dim is None:
             if keepdim:
                 raise TypeError(f"{name}(): keepdim=True needs a dim")
+            if out is not None:
+                raise TypeError(f"{name}(): out= needs a dim or other")
             return reduce_all(input)
-        return getattr(return_types, name)(reduce_dim(input, dim, keepdim))
+        r = reduce_dim(input, dim, keepdim)
+        return getattr(return_types, name)(r if out is None else
+                                           write_results(name, r, out, (input,)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn

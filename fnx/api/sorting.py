@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from ..core.tensor import tensor_method
 from ..ops import aten
+from .out_results import write_results
 from .reduction import return_types
 
 __all__ = ["sort", "argsort", "msort", "topk"]
 
 
 @tensor_method()
-def sort(input, dim=-1, descending=False, *, stable=False):
+def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     """Sort along ``dim``: ``(values, indices)``; NaN counts as the largest value.
 
     >>> import fnx
@@ -27,7 +28,7 @@ def sort(input, dim=-1, descending=False, *, stable=False):
         r = aten.sort.stable(input, stable=True, dim=dim, descending=descending)
     else:
         r = aten.sort.default(input, dim, descending)
-    return return_types.sort(r)
+    return return_types.sort(r if out is None else write_results("sort", r, out, (input,)))
 
 
 @tensor_method()
@@ -55,7 +56,7 @@ def msort(input):
 
 
 @tensor_method()
-def topk(input, k, dim=-1, largest=True, sorted=True):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """The ``k`` largest (or smallest, ``largest=False``) elements along ``dim`` and
     their indices.
 
@@ -64,4 +65,5 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     >>> r.values.tolist(), r.indices.tolist()
     ([5.0, 4.0], [1, 3])
     """
-    return return_types.topk(aten.topk.default(input, k, dim, largest, sorted))
+    r = aten.topk.default(input, k, dim, largest, sorted)
+    return return_types.topk(r if out is None else write_results("topk", r, out, (input,)))

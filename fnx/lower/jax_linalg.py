@@ -163,3 +163,11 @@ def _(x, hermitian):
 def _(ld, pivots, b, hermitian):
     shape = jax.ShapeDtypeStruct(b.shape, b.dtype)
     return _host(ldl_solve_arrays, shape)(ld, pivots, b, hermitian=hermitian)
+
+
+@rule(P.geqrf)
+def _(x):
+    if x.size == 0:
+        return x, jnp.zeros(x.shape[:-2] + (min(x.shape[-2:]),), x.dtype)
+    h, tau = jnp.linalg.qr(x, mode="raw")      # geqrf's output, transposed (NumPy's raw)
+    return jnp.swapaxes(h, -1, -2), tau

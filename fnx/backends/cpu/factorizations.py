@@ -244,3 +244,16 @@ def _ldl_solve(ks, LD, pivots, B, hermitian):
     x = ldl_solve_arrays(_np(LD, "ldl_solve"), _np(pivots, "ldl_solve"), _np(B, "ldl_solve"),
                          hermitian)
     return _out(x, m.dtype)
+
+
+@kernel(P.geqrf)
+def _geqrf(ks, self):
+    ma, mt = P.geqrf.meta(self)
+    a = _np(self, "geqrf")
+    mats = _matrices(a)
+    taus = np.zeros((len(mats), mt.shape[-1]), mats.dtype)
+    if mats.size:
+        geqrf, = lapack.get_lapack_funcs(("geqrf",), (mats,))
+        for i, x in enumerate(mats):
+            mats[i], taus[i] = geqrf(x)[:2]
+    return _out(mats.reshape(a.shape), ma.dtype), _out(taus.reshape(mt.shape), mt.dtype)

@@ -1,5 +1,6 @@
 """Matrix norms and products (``torch.linalg``): matrix_norm, norm, cond, matrix_power,
-matrix_exp, multi_dot, cross, vecdot, householder_product, tensorinv, tensorsolve, vander.
+matrix_exp, multi_dot, cross, vecdot, householder_product (and ``torch.geqrf``/``ormqr``, the
+compact Householder QR and its product with a matrix), tensorinv, tensorsolve, vander.
 
 Each decomposes to ordinary ops and the factorization prims: the spectral and nuclear
 norms and the 2-norm condition number through the singular values, the other condition
@@ -420,6 +421,108 @@ def _householder(input, tau):
 linalg_householder_product = defop("linalg_householder_product(Tensor input, Tensor tau) -> "
                                    "Tensor", tags=ATEN, meta=_householder_meta,
                                    decomposition=_householder)
+
+
+# ----------------------------------------------------------------------------- geqrf/ormqr
+
+def _no_kernel(name, dtype):
+    return NotImplementedError(f"\"{name}_cpu\" not implemented for '{dtype.scalar_type}'")
+
+
+def _geqrf_meta(self):
+    if self.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if not (self.dtype.is_floating_point or self.dtype.is_complex) or \
+            self.dtype in (D.float16, D.bfloat16):
+        raise _no_kernel("geqrf", self.dtype)
+    k = min(self.shape[-2:])
+    return (TensorMeta(tuple(self.shape), self.dtype),
+            TensorMeta(tuple(self.shape[:-2]) + (k,), self.dtype))
+
+
+def _geqrf(self):
+    _geqrf_meta(self)
+    return prims.geqrf(self)
+
+
+# LAPACK's compact QR (prims.geqrf); PyTorch defines no derivative, neither does the prim
+geqrf = defop("geqrf(Tensor self) -> (Tensor a, Tensor tau)", tags=ATEN, meta=_geqrf_meta,
+              decomposition=_geqrf)
+
+
+def _ormqr_meta(self, input2, input3, left=True, transpose=False):
+    n = "torch.ormqr"
+    tau, other = input2, input3
+    if self.ndim < 2:
+        raise RuntimeError(f"{n}: input must have at least 2 dimensions.")
+    if other.ndim < 2:
+        raise RuntimeError(f"{n}: other must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != self.shape[-2]:
+        raise RuntimeError(f"{n}: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau.ndim < 1 or tau.shape[-1] != min(other.shape[side], self.shape[-1]):
+        raise RuntimeError(f"{n}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           f"input.shape[-1])")
+    if self.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{n}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau.ndim} and input.ndim is equal to "
+                           f"{self.ndim}")
+    if self.ndim != other.ndim:
+        raise RuntimeError(f"{n}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {other.ndim} and input.ndim "
+                           f"is equal to {self.ndim}")
+    batch = tuple(self.shape[:-2])
+    for arg, x, lead in (("tau", tau, tau.shape[:-1]), ("other", other, other.shape[:-2])):
+        if tuple(lead) != batch:
+            raise RuntimeError(f"{n}: Expected batch dimensions of {arg} to be equal to "
+                               f"input.shape[:-2], but got {list(lead)}")
+        if x.dtype is not self.dtype:
+            raise RuntimeError(f"{n}: Expected input and {arg} to have the same dtype, but "
+                               f"input has dtype{self.dtype.scalar_type} and {arg} has dtype "
+                               f"{x.dtype.scalar_type}")
+    if not (self.dtype.is_floating_point or self.dtype.is_complex) or \
+            self.dtype in (D.float16, D.bfloat16):
+        raise _no_kernel("ormqr", self.dtype)
+    return TensorMeta(tuple(other.shape), other.dtype)
+
+
+def _reflector(input, i, rows):
+    """v_i: column i of ``input`` below the diagonal, 1 on it, 0 above (``[..., m]``)."""
+    col = aten.select.int(input, -1, i)
+    v = aten.where.self(aten.lt.Scalar(rows, i), 0.0,
+                        aten.where.self(aten.eq.Scalar(rows, i), 1.0, col))
+    return aten._to_copy.default(v, dtype=input.dtype) if v.dtype is not input.dtype else v
+
+
+def _ormqr(self, input2, input3, left=True, transpose=False):
+    """op(Q) C (``left``) or C op(Q), Q = H_1 ... H_k, op(Q) = Q^H when ``transpose``:
+    each reflection applied to C in turn (k rank-one updates, Q never formed)."""
+    _ormqr_meta(self, input2, input3, left, transpose)
+    tau, c = input2, input3
+    rows = aten.arange.default(self.shape[-2], dtype=D.int64, device=self.device)
+    k = tau.shape[-1]
+    # Q C applies H_k first; Q^H C = H_k^H ... H_1^H C applies H_1^H first; on the right
+    # the order flips
+    order = range(k) if left == transpose else range(k - 1, -1, -1)
+    for i in order:
+        v = _reflector(self, i, rows)
+        t = aten.select.int(tau, -1, i)
+        t = conj(t) if transpose else t
+        t = aten.unsqueeze.default(aten.unsqueeze.default(t, -1), -1)
+        if left:        # C - t v (v^H C)
+            vhc = aten.matmul.default(aten.unsqueeze.default(conj(v), -2), c)
+            c = aten.sub.Tensor(c, aten.mul.Tensor(t, aten.matmul.default(
+                aten.unsqueeze.default(v, -1), vhc)))
+        else:           # C - t (C v) v^H
+            cv = aten.matmul.default(c, aten.unsqueeze.default(v, -1))
+            c = aten.sub.Tensor(c, aten.mul.Tensor(t, aten.matmul.default(
+                cv, aten.unsqueeze.default(conj(v), -2))))
+    return c
+
+
+ormqr = defop("ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, "
+              "bool transpose=False) -> Tensor", tags=ATEN, meta=_ormqr_meta,
+              decomposition=_ormqr)
 
 
 # ----------------------------------------------------------------------------- tensorinv/solve

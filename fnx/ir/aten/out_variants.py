@@ -30,7 +30,8 @@ OUT_DTYPE_ERROR = {"exact": "Expected out tensor to have dtype",
                    "category": "expects a (complex|floating point) output tensor",
                    "take": r"take\(\): self and out expected to have the same dtype",
                    "histc": "input tensor and hist tensor should have the same dtype",
-                   "search": "output tensor's dtype is wrong"}
+                   "search": "output tensor's dtype is wrong",
+                   "ormqr": "torch.ormqr: Expected input and result to have the same dtype"}
 
 _CPP = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
         "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
@@ -81,8 +82,15 @@ def _search(name, r, out):
                            f"and out_int32 flag is {r.dtype is D.int32}")
 
 
+def _ormqr(name, r, out):
+    if r.dtype is not out.dtype:
+        raise RuntimeError(f"torch.ormqr: Expected input and result to have the same dtype, "
+                           f"but input has dtype{r.dtype.scalar_type} and result has dtype "
+                           f"{out.dtype.scalar_type}")
+
+
 RULES = {"exact": _exact, "category": _same_category, "take": _take, "histc": _histc,
-         "search": _search}
+         "search": _search, "ormqr": _ormqr}
 
 
 def _as_meta(v):
@@ -144,6 +152,7 @@ def _define_all():
         define_out(op, "exact")
     define_out(aten.take.default, "take")
     define_out(aten.histc.default, "histc")
+    define_out(aten.ormqr.default, "ormqr")
     define_out(aten.searchsorted.Tensor, "search")
     define_out(aten.bucketize.Tensor, "search")
     # the out= of the view-copy functions (``t_copy(x, out=o)``): the view, then this

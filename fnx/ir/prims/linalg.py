@@ -1,5 +1,6 @@
 """Matrix factorization prims: cholesky, lu, triangular_solve, qr, eigh, svd, eig,
-ldl_factor and ldl_solve (LAPACK's compact Bunch-Kaufman form); and
+ldl_factor and ldl_solve (LAPACK's compact Bunch-Kaufman form), geqrf (LAPACK's compact
+Householder QR); and
 the matrix exponential (matrix_exp), whose scaling and squaring needs the values.
 
 Each works on the last two dims of a float32/float64/complex64/complex128 tensor, every
@@ -33,7 +34,7 @@ from ._common import cj, like, prim, to_complex
 from .checks import FC, check_category, check_tensor, fail
 
 __all__ = ["cholesky", "lu", "triangular_solve", "qr", "eigh", "svd", "eig", "matrix_exp",
-           "ldl_factor", "ldl_solve"]
+           "ldl_factor", "ldl_solve", "geqrf"]
 
 
 def _matrix(name, x, square=False, arg="self"):
@@ -576,3 +577,22 @@ def _no_derivative(name):
 
 derivative(ldl_factor)(_no_derivative("ldl_factor"))
 derivative(ldl_solve)(_no_derivative("ldl_solve"))
+
+
+# ----------------------------------------------------------------------------- geqrf
+
+def _geqrf_meta(self):
+    batch, m, n = _matrix("geqrf", self)
+    return TensorMeta(tuple(self.shape), self.dtype), TensorMeta(batch + (min(m, n),), self.dtype)
+
+
+# LAPACK's geqrf: R on and above the diagonal, the Householder vectors (unit first entry
+# implied) below it, and tau, with Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^H (dlarfg's
+# convention: R's diagonal real, of the sign opposite to the pivot's real part).  jax's
+# geqrf calls the same routine (cuSOLVER's on a GPU, same convention).
+geqrf = prim("geqrf(Tensor self) -> (Tensor a, Tensor tau)", _geqrf_meta)
+
+
+@derivative(geqrf)
+def _geqrf_backward(grads):
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")

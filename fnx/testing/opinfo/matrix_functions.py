@@ -2,8 +2,10 @@
 
 References: ``np.linalg.norm`` / ``np.linalg.cond`` (their ord conventions are PyTorch's),
 ``np.linalg.matrix_power``, ``scipy.linalg.expm``, ``np.linalg.multi_dot``, ``np.cross``,
-``np.linalg.tensorinv`` / ``tensorsolve``, ``np.vander`` (reversed), and LAPACK's own
-orgqr/ungqr (through ``scipy.linalg.lapack``) for the Householder product.
+``np.linalg.tensorinv`` / ``tensorsolve``, ``np.vander`` (reversed), LAPACK's own
+orgqr/ungqr (through ``scipy.linalg.lapack``) for the Householder product, and for geqrf
+and ormqr the Householder QR written out in NumPy (LAPACK's dlarfg/zlarfg convention) and Q
+formed explicitly.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from scipy.linalg import lapack
 from ...core import dtype as D
 from ...ir.aten import matrix_functions as M
 from ..database import INTS, ErrorInput, OpInfo, SampleInput, make_tensor, register
-from .prims.linalg import LINALG_DTYPES, LINALG_TOLS, each, from_numpy_as, matrix, square
+from .prims.linalg import (LINALG_DTYPES, LINALG_TOLS, each, from_numpy_as, geqrf_ref,
+                           geqrf_samples, matrix, square)
 
 T = LINALG_TOLS
 DT = LINALG_DTYPES
@@ -212,6 +215,76 @@ def _householder_ref(a, tau):
     return np.stack(out).reshape(a.shape).astype(a.dtype)
 
 
+def _geqrf_errors(info, device):
+    yield ErrorInput(SampleInput(make_tensor((3,), D.float32, device)),
+                     match="torch.geqrf: input must have at least 2 dimensions")
+    yield ErrorInput(SampleInput(make_tensor((3, 3), D.int64, device)), NotImplementedError,
+                     match="not implemented for 'Long'")
+
+
+def householder_q(a, tau):
+    """The full ``m x m`` product ``H_1 ... H_k`` of one ``(a, tau)``."""
+    a, tau = _wide(a), _wide(tau)
+    m = a.shape[0]
+    q = np.eye(m, dtype=a.dtype)
+    for i, t in enumerate(tau):
+        w = np.concatenate([np.zeros(i), [1], a[i + 1:, i]]).astype(a.dtype)
+        q = q @ (np.eye(m) - t * np.outer(w, np.conj(w)))
+    return q
+
+
+def _ormqr_ref(a, tau, c, left=True, transpose=False):
+    lead = a.shape[:-2]
+    b = math.prod(lead)
+    flat = zip(a.reshape((b,) + a.shape[-2:]), tau.reshape((b, tau.shape[-1])),
+               c.reshape((b,) + c.shape[-2:]))
+    out = []
+    for m, t, x in flat:
+        q = householder_q(m, t)
+        q = np.conj(q.T) if transpose else q
+        out.append(q @ _wide(x) if left else _wide(x) @ q)
+    r = np.stack(out) if out else np.zeros((0,) + c.shape[-2:])
+    return r.reshape(lead + c.shape[-2:]).astype(c.dtype)
+
+
+def _ormqr_samples(info, device, dtype):
+    for left, transpose in ((True, False), (True, True), (False, False), (False, True)):
+        yield SampleInput(matrix((4, 3), dtype, device), matrix((3,), dtype, device),
+                          matrix((4, 2) if left else (2, 4), dtype, device), left, transpose)
+    yield SampleInput(matrix((2, 5, 3), dtype, device), matrix((2, 3), dtype, device),
+                      matrix((2, 5, 4), dtype, device, transposed=True), transpose=True)
+    yield SampleInput(matrix((3, 5), dtype, device), matrix((3,), dtype, device),
+                      matrix((2, 3), dtype, device), left=False)
+    yield SampleInput(matrix((3, 2), dtype, device), matrix((2,), dtype, device),
+                      matrix((5, 3), dtype, device), left=False, transpose=True)
+
+
+def _ormqr_errors(info, device):
+    f = D.float32
+
+    def t(*shape, dtype=f):
+        return make_tensor(shape, dtype, device)
+    n = "torch.ormqr: "
+    yield ErrorInput(SampleInput(t(3), t(1), t(3, 3)), match=n + "input must have at least 2")
+    yield ErrorInput(SampleInput(t(3, 2), t(3), t(3, 3)),
+                     match=n + r"tau.shape\[-1\] must be equal to min\(other.shape\[-2\]")
+    yield ErrorInput(SampleInput(t(3, 2), t(2), t(4, 3)),
+                     match=n + r"other.shape\[-2\] must be equal to input.shape\[-2\]")
+    yield ErrorInput(SampleInput(t(3, 2), t(2), t(3, 5), False),
+                     match=n + r"other.shape\[-1\] must be equal to input.shape\[-2\]")
+    yield ErrorInput(SampleInput(t(2, 3, 2), t(3, 2), t(2, 3, 3)),
+                     match=n + r"Expected batch dimensions of tau .* but got \[3\]")
+    yield ErrorInput(SampleInput(t(2, 3, 2), t(2, 2), t(1, 3, 3)),
+                     match=n + r"Expected batch dimensions of other .* but got \[1\]")
+    yield ErrorInput(SampleInput(t(3, 3, 2), t(2), t(3, 5)),
+                     match=n + "Expected tau to have one dimension less than input")
+    yield ErrorInput(SampleInput(t(3, 2), t(2, dtype=D.float64), t(3, 3)),
+                     match=n + "Expected input and tau to have the same dtype, but input has "
+                               "dtypeFloat and tau has dtype Double")
+    yield ErrorInput(SampleInput(t(3, 2), t(2), t(3, 3, dtype=D.float64)),
+                     match=n + "Expected input and other to have the same dtype")
+
+
 def _tensorinv_samples(info, device, dtype):
     yield SampleInput(from_numpy_as(
         square((6, 6), dtype).numpy().reshape(2, 3, 6), dtype, device), 2)
@@ -274,6 +347,10 @@ register(
     OpInfo(M.linalg_cross, _cross_ref, DT, _cross_samples, tols=T),
     OpInfo(M.linalg_vecdot, _vecdot_ref, DT, _vecdot_samples, tols=T),
     OpInfo(M.linalg_householder_product, _householder_ref, DT, _householder_samples, tols=T),
+    OpInfo(M.geqrf, geqrf_ref, DT, geqrf_samples, tols=T, error_inputs=_geqrf_errors,
+           skips={"grad": "PyTorch defines no derivative (a backward raises NotImplementedError, "
+                          "as there: tests/test_geqrf_ormqr.py)"}),
+    OpInfo(M.ormqr, _ormqr_ref, DT, _ormqr_samples, tols=T, error_inputs=_ormqr_errors),
     OpInfo(M.linalg_tensorinv, _tensorinv_ref, DT, _tensorinv_samples, tols=T),
     OpInfo(M.linalg_tensorsolve, _tensorsolve_ref, DT, _tensorsolve_samples, tols=T),
     OpInfo(M.linalg_vander, _vander_ref, DT + INTS[:2], _vander_samples, tols=T),

@@ -13,6 +13,8 @@ and complex; gradients are checked in float64 on every sample.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.linalg as sl
 
@@ -23,7 +25,7 @@ from ....ir import prims as P
 from ...database import ErrorInput, Known, OpInfo, SampleInput, make_tensor, register
 
 __all__ = ["LINALG_DTYPES", "LINALG_TOLS", "matrix", "square", "spd", "hermitian", "each",
-           "doolittle", "from_numpy_as"]
+           "doolittle", "from_numpy_as", "householder_qr", "geqrf_ref", "geqrf_samples"]
 
 LINALG_DTYPES = (D.float32, D.float64, D.complex64, D.complex128)
 LINALG_TOLS = {D.float32: (1e-4, 1e-4), D.complex64: (1e-4, 1e-4),
@@ -179,6 +181,50 @@ def _tri_errors(info, device):
                      match="incompatible")
     yield ErrorInput(SampleInput(a, matrix((3, 2), D.float64, device), True, True, False),
                      match="one dtype")
+
+
+# ----------------------------------------------------------------------------- geqrf
+# (the reference of prims.geqrf and aten.geqrf)
+
+def householder_qr(m):
+    """LAPACK geqrf's ``(a, tau)`` of one matrix, computed column by column: the reflector
+    of column i maps it to ``beta e_1`` with ``beta = -sign(Re alpha) ||x||`` (dlarfg/zlarfg;
+    ``tau = 0`` when nothing is left to reflect), applied as ``H^H`` to the columns right of
+    it."""
+    a = m.astype(np.complex128 if m.dtype.kind == "c" else np.float64)
+    rows, cols = a.shape
+    k = min(rows, cols)
+    tau = np.zeros(k, a.dtype)
+    for i in range(k):
+        x = a[i:, i]
+        alpha, xnorm = x[0], np.linalg.norm(x[1:])
+        if xnorm == 0 and np.imag(alpha) == 0:
+            continue
+        beta = -math.copysign(math.hypot(abs(alpha), xnorm), np.real(alpha))
+        tau[i] = (beta - alpha) / beta
+        w = np.concatenate([[1], x[1:] / (alpha - beta)]).astype(a.dtype)
+        a[i, i], a[i + 1:, i] = beta, w[1:]
+        a[i:, i + 1:] -= np.conj(tau[i]) * np.outer(w, np.conj(w) @ a[i:, i + 1:])
+    return a, tau
+
+
+def geqrf_ref(a):
+    flat = a.reshape((math.prod(a.shape[:-2]),) + a.shape[-2:])
+    k = min(a.shape[-2:])
+    pairs = [householder_qr(m) for m in flat]
+    qr = np.stack([p[0] for p in pairs]) if pairs else flat
+    tau = np.stack([p[1] for p in pairs]) if pairs else np.zeros((0, k))
+    return (qr.reshape(a.shape).astype(a.dtype),
+            tau.reshape(a.shape[:-2] + (k,)).astype(a.dtype))
+
+
+def geqrf_samples(info, device, dtype):
+    yield SampleInput(matrix((4, 3), dtype, device))
+    yield SampleInput(matrix((3, 5), dtype, device))
+    yield SampleInput(matrix((2, 3, 3), dtype, device, transposed=True))
+    yield SampleInput(matrix((1, 4), dtype, device))
+    yield SampleInput(matrix((0, 2), dtype, device))
+
 
 
 # ----------------------------------------------------------------------------- qr
@@ -343,6 +389,9 @@ register(
                           "spaces) get no gradient, as in PyTorch"}),
     OpInfo(P.matrix_exp, _expm_ref, LINALG_DTYPES, _expm_samples, tols=LINALG_TOLS,
            error_inputs=_square_errors("matrix_exp", ())),
+    OpInfo(P.geqrf, geqrf_ref, LINALG_DTYPES, geqrf_samples, tols=LINALG_TOLS,
+           error_inputs=_matrix_errors("geqrf", None, ()),
+           skips={"grad": "no derivative (PyTorch defines none for geqrf)"}),
     OpInfo(P.eig, _eig_ref, LINALG_DTYPES, _eig_samples, tols=LINALG_TOLS,
            error_inputs=_square_errors("eig", ()), skips=EIG_GAUGE),
 )
