@@ -78,6 +78,7 @@ from . import order_statistics as order_statistics
 from . import pointwise_math as pointwise_math
 from . import precision as precision
 from . import printing as printing
+from . import quantization as quantization
 from . import reduction as reduction
 from . import runtime as runtime
 from . import sampling as sampling
@@ -192,7 +193,8 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'renorm', 'nonzero_static', 'as_strided_', 'resize_as_', 'trace', 'vander', 'isin',
            'unravel_index', 'column_stack', 'hann_window', 'hamming_window', 'blackman_window',
            'bartlett_window', 'kaiser_window', 'frobenius_norm', 'nuclear_norm', 'solve', 'eig',
-           'lstsq', 'symeig', 'matrix_rank']
+           'lstsq', 'symeig', 'matrix_rank', 'fake_quantize_per_tensor_affine',
+           'fake_quantize_per_channel_affine']
 
 bfloat16: dtype
 bool: dtype
@@ -710,6 +712,10 @@ def set_float32_matmul_precision(precision: builtins.str) -> None: ...
 # fnx.api.printing
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
                      sci_mode=None) -> None: ...
+
+# fnx.api.quantization
+def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, quant_max): ...
+def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max): ...
 
 # fnx.api.reduction
 def all(input, dim=None, keepdim=False): ...
