@@ -2,6 +2,8 @@
 import builtins
 from fnx import ops as ops
 from fnx.api.reduction import return_types as return_types
+from fnx.api.storage import TypedStorage as TypedStorage
+from fnx.api.storage import UntypedStorage as UntypedStorage
 from fnx.core.anomaly_mode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
 from fnx.core.anomaly_mode import is_anomaly_enabled as is_anomaly_enabled
 from fnx.core.anomaly_mode import set_anomaly_enabled as set_anomaly_enabled
@@ -81,6 +83,7 @@ from . import out_results as out_results
 from . import pointwise_math as pointwise_math
 from . import precision as precision
 from . import printing as printing
+from . import quantization as quantization
 from . import reduction as reduction
 from . import runtime as runtime
 from . import sampling as sampling
@@ -88,6 +91,7 @@ from . import shape as shape
 from . import sorting as sorting
 from . import special as special
 from . import statistics as statistics
+from . import storage as storage
 from . import symbolic as symbolic
 from . import sync_batch_norm as sync_batch_norm
 from . import tensor_extras as tensor_extras
@@ -108,29 +112,30 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'from_numpy', 'scalar_tensor', 'empty', 'empty_strided', 'zeros', 'ones', 'full',
            'empty_like', 'zeros_like', 'ones_like', 'full_like', 'arange', 'linspace', 'logspace',
            'eye', 'rand', 'randn', 'randint', 'randperm', 'rand_like', 'randn_like', 'randint_like',
-           'normal', 'bernoulli', 'multinomial', 'det', 'logdet', 'slogdet', 'inverse', 'cholesky',
-           'cholesky_solve', 'cholesky_inverse', 'triangular_solve', 'pinverse', 'matrix_exp',
-           'matrix_power', 'svd', 'qr', 'lu', 'lu_unpack', 'lu_solve', 'orgqr', 'geqrf', 'ormqr',
-           'index_add', 'index_copy', 'index_fill', 'index_reduce', 'take', 'put', 'searchsorted',
-           'bucketize', 'histc', 'bincount', 'unique', 'unique_consecutive', 'index_select',
-           'gather', 'scatter', 'scatter_add', 'scatter_reduce', 'index_put', 'masked_fill',
-           'masked_select', 'masked_scatter', 'nonzero', 'argwhere', 'take_along_dim', 'matmul',
-           'mm', 'bmm', 'addmm', 'baddbmm', 'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot',
-           'abs', 'neg', 'sign', 'acos', 'acosh', 'asin', 'asinh', 'atan', 'atanh', 'cos', 'cosh',
-           'sin', 'sinh', 'tan', 'tanh', 'erf', 'exp', 'expm1', 'log', 'log10', 'log1p', 'log2',
-           'reciprocal', 'rsqrt', 'sqrt', 'sigmoid', 'exp2', 'erfinv', 'ceil', 'floor', 'round',
-           'trunc', 'frac', 'relu', 'bitwise_not', 'isnan', 'isinf', 'isfinite', 'logical_not',
-           'signbit', 'square', 'add', 'sub', 'mul', 'floor_divide', 'remainder', 'fmod', 'atan2',
-           'maximum', 'minimum', 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and',
-           'logical_or', 'bitwise_left_shift', 'bitwise_right_shift', 'logical_xor', 'eq', 'ne',
-           'lt', 'le', 'gt', 'ge', 'div', 'divide', 'true_divide', 'multiply', 'subtract', 'rsub',
-           'pow', 'where', 'clamp', 'clip', 'clamp_min', 'clamp_max', 'addcmul', 'addcdiv', 'lerp',
-           'absolute', 'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh',
-           'negative', 'fix', 'greater', 'greater_equal', 'less', 'less_equal', 'not_equal',
-           'softmax', 'log_softmax', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d',
-           'conv_transpose2d', 'conv_transpose3d', 'convolution', 'layer_norm', 'native_layer_norm',
-           'group_norm', 'native_group_norm', 'batch_norm', 'native_batch_norm', 'instance_norm',
-           'rms_norm', 'dropout', 'feature_dropout', 'native_dropout', 'embedding', 'embedding_bag',
+           'normal', 'bernoulli', 'multinomial', 'empty_permuted', 'det', 'logdet', 'slogdet',
+           'inverse', 'cholesky', 'cholesky_solve', 'cholesky_inverse', 'triangular_solve',
+           'pinverse', 'matrix_exp', 'matrix_power', 'svd', 'qr', 'lu', 'lu_unpack', 'lu_solve',
+           'orgqr', 'geqrf', 'ormqr', 'index_add', 'index_copy', 'index_fill', 'index_reduce',
+           'take', 'put', 'searchsorted', 'bucketize', 'histc', 'bincount', 'unique',
+           'unique_consecutive', 'index_select', 'gather', 'scatter', 'scatter_add',
+           'scatter_reduce', 'index_put', 'masked_fill', 'masked_select', 'masked_scatter',
+           'nonzero', 'argwhere', 'take_along_dim', 'matmul', 'mm', 'bmm', 'addmm', 'baddbmm',
+           'dot', 'mv', 'outer', 'ger', 'einsum', 'tensordot', 'abs', 'neg', 'sign', 'acos',
+           'acosh', 'asin', 'asinh', 'atan', 'atanh', 'cos', 'cosh', 'sin', 'sinh', 'tan', 'tanh',
+           'erf', 'exp', 'expm1', 'log', 'log10', 'log1p', 'log2', 'reciprocal', 'rsqrt', 'sqrt',
+           'sigmoid', 'exp2', 'erfinv', 'ceil', 'floor', 'round', 'trunc', 'frac', 'relu',
+           'bitwise_not', 'isnan', 'isinf', 'isfinite', 'logical_not', 'signbit', 'square', 'add',
+           'sub', 'mul', 'floor_divide', 'remainder', 'fmod', 'atan2', 'maximum', 'minimum',
+           'bitwise_and', 'bitwise_or', 'bitwise_xor', 'logical_and', 'logical_or',
+           'bitwise_left_shift', 'bitwise_right_shift', 'logical_xor', 'eq', 'ne', 'lt', 'le', 'gt',
+           'ge', 'div', 'divide', 'true_divide', 'multiply', 'subtract', 'rsub', 'pow', 'where',
+           'clamp', 'clip', 'clamp_min', 'clamp_max', 'addcmul', 'addcdiv', 'lerp', 'absolute',
+           'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh', 'negative',
+           'fix', 'greater', 'greater_equal', 'less', 'less_equal', 'not_equal', 'softmax',
+           'log_softmax', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d',
+           'conv_transpose3d', 'convolution', 'layer_norm', 'native_layer_norm', 'group_norm',
+           'native_group_norm', 'batch_norm', 'native_batch_norm', 'instance_norm', 'rms_norm',
+           'dropout', 'feature_dropout', 'native_dropout', 'embedding', 'embedding_bag',
            'max_pool1d', 'max_pool2d', 'max_pool3d', 'max_pool1d_with_indices', 'avg_pool1d',
            'adaptive_avg_pool1d', 'pdist', 'cdist', 'cosine_similarity', 'pairwise_distance',
            'selu', 'celu', 'prelu', 'threshold', 'hardshrink', 'binary_cross_entropy_with_logits',
@@ -159,7 +164,7 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'isposinf', 'isneginf', 'isreal', 'inner', 'vdot', 'deg2rad', 'rad2deg', 'trapz',
            'alpha_dropout', 'alpha_dropout_', 'feature_alpha_dropout', 'feature_alpha_dropout_',
            'rrelu', 'rrelu_', 'adaptive_max_pool1d', 'grid_sampler_2d', 'grid_sampler_3d',
-           'get_num_threads', 'set_num_threads', 'get_num_interop_threads',
+           'thread_safe_generator', 'get_num_threads', 'set_num_threads', 'get_num_interop_threads',
            'set_num_interop_threads', 'init_num_threads', 'use_deterministic_algorithms',
            'are_deterministic_algorithms_enabled', 'is_deterministic_algorithms_warn_only_enabled',
            'set_deterministic_debug_mode', 'get_deterministic_debug_mode', 'get_default_device',
@@ -177,26 +182,28 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'batch_norm_backward_reduce', 'batch_norm_backward_elemt', 'batch_norm_update_stats',
            'poisson', 'binomial', 'diag', 'diag_embed', 'diagflat', 'cross', 'addmv', 'addr',
            'addbmm', 'dist', 'chain_matmul', 'SymInt', 'SymFloat', 'sym_int', 'sym_float',
-           'sym_max', 'sym_min', 'sym_not', 'sym_ite', 'sym_sqrt', 'sym_sum', 'fill', 'abs_',
-           'acos_', 'acosh_', 'addmv_', 'arccos_', 'arccosh_', 'arcsin_', 'arcsinh_', 'arctan_',
-           'arctanh_', 'asin_', 'asinh_', 'atan_', 'atanh_', 'ceil_', 'clamp_', 'clamp_max_',
-           'clamp_min_', 'clip_', 'conj_physical_', 'cos_', 'cosh_', 'deg2rad_', 'detach_', 'erf_',
-           'erfc_', 'exp2_', 'exp_', 'expm1_', 'fill_', 'fix_', 'floor_', 'frac_', 'gcd_', 'i0_',
-           'index_put_', 'lcm_', 'ldexp_', 'log10_', 'log1p_', 'log2_', 'log_', 'logit_', 'neg_',
-           'negative_', 'rad2deg_', 'reciprocal_', 'relu_', 'round_', 'rsqrt_', 'sigmoid_', 'sin_',
-           'sinc_', 'sinh_', 'sqrt_', 'square_', 'tan_', 'tanh_', 'trunc_', 'xlogy_', 'zero_',
-           'celu_', 'selu_', 'threshold_', 'dropout_', 'feature_dropout_', 'alias_copy',
-           'as_strided_copy', 'detach_copy', 'diagonal_copy', 'expand_copy', 'permute_copy',
-           'select_copy', 'slice_copy', 'split_copy', 'split_with_sizes_copy', 'squeeze_copy',
-           't_copy', 'transpose_copy', 'unbind_copy', 'unfold_copy', 'unsqueeze_copy',
-           'view_as_complex_copy', 'view_as_real_copy', 'view_copy', 'split_with_sizes',
-           'unsafe_split', 'unsafe_chunk', 'unsafe_split_with_sizes', 'as_strided_scatter',
-           'slice_inverse', 'is_nonzero', 'is_same_size', 'is_signed', 'is_neg', 'resolve_neg',
-           'renorm', 'nonzero_static', 'as_strided_', 'resize_as_', 'trace', 'vander', 'isin',
-           'unravel_index', 'column_stack', 'hann_window', 'hamming_window', 'blackman_window',
-           'bartlett_window', 'kaiser_window', 'frobenius_norm', 'nuclear_norm', 'native_norm',
-           'norm_except_dim', 'solve', 'eig', 'lstsq', 'symeig', 'matrix_rank', 'svd_lowrank',
-           'pca_lowrank', 'lobpcg']
+           'sym_max', 'sym_min', 'sym_not', 'sym_ite', 'sym_sqrt', 'sym_sum', 'sym_constrain_range',
+           'sym_constrain_range_for_size', 'sym_fresh_size', 'fill', 'abs_', 'acos_', 'acosh_',
+           'addmv_', 'arccos_', 'arccosh_', 'arcsin_', 'arcsinh_', 'arctan_', 'arctanh_', 'asin_',
+           'asinh_', 'atan_', 'atanh_', 'ceil_', 'clamp_', 'clamp_max_', 'clamp_min_', 'clip_',
+           'conj_physical_', 'cos_', 'cosh_', 'deg2rad_', 'detach_', 'erf_', 'erfc_', 'exp2_',
+           'exp_', 'expm1_', 'fill_', 'fix_', 'floor_', 'frac_', 'gcd_', 'i0_', 'index_put_',
+           'lcm_', 'ldexp_', 'log10_', 'log1p_', 'log2_', 'log_', 'logit_', 'neg_', 'negative_',
+           'rad2deg_', 'reciprocal_', 'relu_', 'round_', 'rsqrt_', 'sigmoid_', 'sin_', 'sinc_',
+           'sinh_', 'sqrt_', 'square_', 'tan_', 'tanh_', 'trunc_', 'xlogy_', 'zero_', 'celu_',
+           'selu_', 'threshold_', 'dropout_', 'feature_dropout_', 'alias_copy', 'as_strided_copy',
+           'detach_copy', 'diagonal_copy', 'expand_copy', 'permute_copy', 'select_copy',
+           'slice_copy', 'split_copy', 'split_with_sizes_copy', 'squeeze_copy', 't_copy',
+           'transpose_copy', 'unbind_copy', 'unfold_copy', 'unsqueeze_copy', 'view_as_complex_copy',
+           'view_as_real_copy', 'view_copy', 'split_with_sizes', 'unsafe_split', 'unsafe_chunk',
+           'unsafe_split_with_sizes', 'as_strided_scatter', 'slice_inverse', 'is_nonzero',
+           'is_same_size', 'is_signed', 'is_neg', 'resolve_neg', 'renorm', 'nonzero_static',
+           'as_strided_', 'resize_as_', 'trace', 'vander', 'isin', 'unravel_index', 'column_stack',
+           'hann_window', 'hamming_window', 'blackman_window', 'bartlett_window', 'kaiser_window',
+           'frobenius_norm', 'nuclear_norm', 'native_norm', 'norm_except_dim', 'solve', 'eig',
+           'lstsq', 'symeig', 'matrix_rank', 'svd_lowrank', 'pca_lowrank', 'lobpcg',
+           'fake_quantize_per_tensor_affine', 'fake_quantize_per_channel_affine', 'UntypedStorage',
+           'TypedStorage']
 
 bfloat16: dtype
 bool: dtype
@@ -317,6 +324,8 @@ def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
           memory_format=None, **kw) -> Tensor: ...
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, pin_memory=False) -> Tensor: ...
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False) -> Tensor: ...
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False) -> Tensor: ...
 def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -728,6 +737,10 @@ def set_float32_matmul_precision(precision: builtins.str) -> None: ...
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
                      sci_mode=None) -> None: ...
 
+# fnx.api.quantization
+def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, quant_max): ...
+def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max): ...
+
 # fnx.api.reduction
 def all(input, dim=None, keepdim=False): ...
 def amax(input, dim=(), keepdim=False): ...
@@ -784,6 +797,7 @@ def set_flush_denormal(mode: builtins.bool) -> builtins.bool: ...
 def set_num_interop_threads(num: builtins.int) -> None: ...
 def set_num_threads(num: builtins.int) -> None: ...
 def set_warn_always(b: builtins.bool) -> None: ...
+def thread_safe_generator(): ...
 def typename(obj) -> builtins.str: ...
 def use_deterministic_algorithms(mode: builtins.bool, *,
                                  warn_only: builtins.bool = False) -> None: ...
@@ -869,6 +883,11 @@ def equal(input, other) -> builtins.bool: ...
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False): ...
 def nanmean(input, dim=None, keepdim=False, *, dtype=None): ...
 def nansum(input, dim=None, keepdim=False, *, dtype=None): ...
+
+# fnx.api.symbolic
+def sym_constrain_range(size, *, min=None, max=None): ...
+def sym_constrain_range_for_size(size, *, min=None, max=None): ...
+def sym_fresh_size(expr): ...
 
 # fnx.api.sync_batch_norm
 def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count): ...

@@ -20,7 +20,8 @@ from ..ops import aten
 __all__ = ["tensor", "as_tensor", "from_numpy", "scalar_tensor", "empty", "empty_strided",
            "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
            "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm",
-           "rand_like", "randn_like", "randint_like", "normal", "bernoulli", "multinomial"]
+           "rand_like", "randn_like", "randint_like", "normal", "bernoulli", "multinomial",
+           "empty_permuted"]
 
 
 def _infer_dtype(data):
@@ -168,6 +169,39 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     """
     return _finish(aten.empty_strided.default(list(size), list(stride), dtype=dtype,
                                               device=device), requires_grad)
+
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False) -> Tensor:
+    """An uninitialized dense tensor whose dims lie in memory in the order
+    ``physical_layout`` (outermost first): ``stride(physical_layout[i])`` is the contiguous
+    stride of position ``i``, as ``torch.empty_permuted`` (``(0, 2, 3, 1)`` is NHWC).
+
+    >>> import fnx
+    >>> fnx.empty_permuted((2, 3, 4, 5), (0, 2, 3, 1)).stride()
+    (60, 1, 15, 3)
+    """
+    size, layout_ = list(size), list(physical_layout)
+    n = len(size)
+    if len(layout_) != n:
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {n} is not equal to "
+                           f"len(physical_layout) = {len(layout_)}")
+    seen = set()
+    for i, d in enumerate(layout_):
+        if not 0 <= d < n:
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {n - 1}, "
+                               f"but got {d} at index {i}).  NB: negative dims not currently "
+                               f"supported; file an issue if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    stride, step = [0] * n, 1
+    for d in reversed(layout_):          # innermost first
+        stride[d] = step
+        step *= max(size[d], 1)
+    return empty_strided(size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,

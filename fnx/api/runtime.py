@@ -28,7 +28,7 @@ from ..core.device import canonical, get_default_device, set_default_device
 from ..core.random import get_rng_state, set_rng_state
 from ..core.tensor import Tensor, tensor_method
 
-__all__ = ["get_num_threads", "set_num_threads", "get_num_interop_threads",
+__all__ = ["thread_safe_generator", "get_num_threads", "set_num_threads", "get_num_interop_threads",
            "set_num_interop_threads", "init_num_threads", "use_deterministic_algorithms",
            "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
            "set_deterministic_debug_mode", "get_deterministic_debug_mode", "get_default_device",
@@ -484,3 +484,15 @@ def get_device_module(device=None):
             raise RuntimeError(f"Device '{kind}' does not have a corresponding module "
                                f"registered as 'fnx.{kind}'.") from None
     return module
+
+
+def thread_safe_generator():
+    """The generator random code should use in a DataLoader worker thread, else None (the
+    default generator), as ``torch.thread_safe_generator``. fnx's DataLoader workers are
+    processes, each with its own default generator, so this is always None.
+
+    >>> import fnx
+    >>> fnx.thread_safe_generator() is None
+    True
+    """
+    return None

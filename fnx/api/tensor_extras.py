@@ -32,6 +32,45 @@ from .inplace_forms import _writing
 __all__ = ["is_nonzero", "is_same_size", "is_signed", "is_neg", "resolve_neg", "renorm",
            "nonzero_static"]
 
+
+@tensor_method()
+def as_subclass(self, cls):
+    """``self`` as an instance of the Tensor subclass ``cls``: an alias sharing its data,
+    differentiable (gradients flow back to ``self``), as ``torch.Tensor.as_subclass``.
+
+    >>> import fnx
+    >>> class Tagged(fnx.Tensor):
+    ...     pass
+    >>> x = fnx.ones(2, requires_grad=True)
+    >>> y = x.as_subclass(Tagged)
+    >>> type(y).__name__, y.requires_grad
+    ('Tagged', True)
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                        "Tensor is not possible. Make sure your class inherits from Tensor.")
+    out = aten.alias(self)
+    out.__class__ = cls
+    return out
+
+
+@tensor_method()
+def module_load(self, other, assign=False):
+    """How ``other`` (a state-dict value) becomes the new value of the parameter or buffer
+    ``self`` when a module's parameters are swapped on loading, as
+    ``torch.Tensor.module_load``: ``self.copy_(other).detach()``, or ``other.detach()``
+    with ``assign``. Subclasses override it. (fnx's ``load_state_dict`` copies in place and
+    does not call it: it has no swap-on-conversion mode.)
+
+    >>> import fnx
+    >>> p = fnx.zeros(2)
+    >>> p.module_load(fnx.tensor([1.0, 2.0])), p
+    (tensor([1., 2.]), tensor([1., 2.]))
+    """
+    if assign:
+        return other.detach()
+    return self.copy_(other).detach()
+
 # second bindings of existing functions as methods
 tensor_method("broadcast_to")(_shape.broadcast_to)
 tensor_method("hardshrink")(_nn.hardshrink)

@@ -41,6 +41,8 @@ from ._ctc import ctc_loss
 from ._functional_random import *  # noqa: F403 - alpha dropout, rrelu, gumbel_softmax
 from ._functional_random import __all__ as _random_all
 from ._functional_conv_tbc import conv_tbc
+from ._functional_linear_cross_entropy import linear_cross_entropy
+from ._functional_grouped_mm import grouped_mm
 from ..api.inplace_forms import celu_, selu_, write_result  # noqa: E402, I001 - issue 14's in-place forms
 
 __all__ = [
@@ -71,7 +73,7 @@ __all__ = [
     "pad", "interpolate", "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention",
     "multi_head_attention_forward", "upsample", "upsample_nearest", "upsample_bilinear",
     "grid_sample", "affine_grid", "channel_shuffle", "native_channel_shuffle",
-] + _pooling_all + _random_all + ["conv_tbc"]
+] + _pooling_all + _random_all + ["conv_tbc", "linear_cross_entropy", "grouped_mm"]
 
 
 def _inplace(input, result):
