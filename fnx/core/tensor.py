@@ -492,6 +492,10 @@ class Tensor:
                                 f"numpy. Use Tensor.cpu() to copy the tensor to host memory "
                                 f"first.")
             return self.cpu().numpy(force=True)
+        lay = getattr(self._data, "layout", strided)
+        if lay is not strided:
+            raise TypeError(f"can't convert {lay.name} layout tensor to numpy. Use "
+                            f"Tensor.to_dense() first.")
         return shared_data(self)
 
     def tolist(self):
@@ -501,6 +505,8 @@ class Tensor:
         >>> fnx.tensor([[1, 2], [3, 4]]).tolist(), fnx.tensor(2.5).tolist()
         ([[1, 2], [3, 4]], 2.5)
         """
+        if getattr(self._data, "layout", strided) is not strided:
+            raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
         if not self.ndim:
             return self.item()
         arr = self.cpu()._data

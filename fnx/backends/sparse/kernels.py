@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as D
-from ...core.dispatch_key import DispatchKey
+from ...core.dispatch_key import AUTOGRAD_BITS, DispatchKey
 from ...core.layout import (COMPRESSED, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,
                             sparse_csr, strided)
 from ...ir.aten import sparse as S
@@ -626,3 +626,9 @@ def _to_copy(ks, self, *, dtype=None, layout=None, device=None, pin_memory=None,
         return _to_dense(ks, self, dtype)
     dtype = dtype or self._dtype
     return _with_values(self, self._data.values._data.astype(dtype.numpy), dtype)
+
+
+@_kernel(aten.detach.default, aten.alias.default)
+def _detach(ks, self):
+    # a new handle on the same storage (components shared), outside autograd
+    return type(self)._make(self._data, self._dtype, self._device, self._ks & ~AUTOGRAD_BITS)

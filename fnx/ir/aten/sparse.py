@@ -93,12 +93,17 @@ def _like(grad, t):
     return g if t.layout is strided else sparse_mask(g, t)
 
 
-@derivative(sparse_coo_tensor_with_dims_and_tensors, sparse_compressed_tensor_unsafe)
-def _constructor_backward(grad, result):
+@derivative(sparse_coo_tensor_with_dims_and_tensors)
+def _coo_constructor_backward(grad, result):
     # the values' gradient is the output's gradient read at each stored entry (every
     # duplicate of a position gets it): the values of the gradient masked to the pattern
     # the constructor made, which keeps the given order
-    return values_(sparse_mask(_dense(grad), result))
+    return None, values_(sparse_mask(_dense(grad), result))
+
+
+@derivative(sparse_compressed_tensor_unsafe)
+def _compressed_constructor_backward(grad, result):
+    return None, None, values(sparse_mask(_dense(grad), result))
 
 
 @derivative(to_dense)
