@@ -8,7 +8,7 @@ of ``fnx.backends.sparse``), else ``strided``.
 from __future__ import annotations
 
 __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
-           "sparse_bsc", "COMPRESSED", "by_name"]
+           "sparse_bsc", "COMPRESSED", "by_name", "check_strided"]
 
 
 class layout:
@@ -45,3 +45,12 @@ _BY_NAME = {x.name: x for x in (strided, sparse_coo, *COMPRESSED)}
 def by_name(name: str) -> layout:
     """The layout called ``name`` (``"sparse_coo"``)."""
     return _BY_NAME[name]
+
+
+def check_strided(t, what: str) -> None:
+    """Raise when ``t`` is sparse: ``what`` (a compiled program, a trace) holds dense
+    arrays only, and a sparse tensor read as one would give a wrong answer."""
+    lay = getattr(t._data, "layout", None)
+    if lay is not None and lay is not strided:
+        raise RuntimeError(f"{what}: sparse tensors ({lay}) are not supported; run the "
+                           f"function eagerly, or pass the tensor's to_dense()")

@@ -88,9 +88,12 @@ def _dense(g):
 
 def _like(grad, t):
     """``grad`` (dense or sparse) as a gradient of ``t``: dense for a dense ``t``, else
-    ``t``'s layout and pattern."""
+    ``t``'s layout and pattern (coalesced: a duplicated entry would count twice when the
+    gradient is read back densely)."""
     g = _dense(grad)
-    return g if t.layout is strided else sparse_mask(g, t)
+    if t.layout is strided:
+        return g
+    return sparse_mask(g, coalesce(t) if t.layout is sparse_coo else t)
 
 
 @derivative(sparse_coo_tensor_with_dims_and_tensors)
