@@ -197,35 +197,64 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
     return _finish(out, requires_grad)
 
 
-def _compressed_ctor(lay):
-    c, p = _WORDS[lay][:2]
-    name = f"sparse_{lay.name[7:]}_tensor"
-
-    def ctor(compressed_indices, plain_indices, values, size=None, *, dtype=None,
-             device=None, pin_memory=False, requires_grad=False, check_invariants=None):
-        return sparse_compressed_tensor(compressed_indices, plain_indices, values, size,
-                                        dtype=dtype, layout=lay, device=device,
-                                        requires_grad=requires_grad)
-    ctor.__name__ = ctor.__qualname__ = name
-    block = lay in (sparse_bsr, sparse_bsc)
-    vals = "[[[1., 2.], [3., 4.]]]" if block else "[1., 2.]"
-    plain = "[0]" if block else "[1, 0]"
-    comp = "[0, 1]" if block else "[0, 1, 2]"
-    ctor.__doc__ = (f"""A sparse {lay.name[7:].upper()} tensor from its {c}_indices, {p}_indices
-    and values (see ``sparse_compressed_tensor``).
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None,
+                      device=None, pin_memory=False, requires_grad=False,
+                      check_invariants=None):
+    """A sparse CSR tensor: row ``i`` holds ``values[crow_indices[i]:crow_indices[i + 1]]``
+    at the columns ``col_indices[crow_indices[i]:crow_indices[i + 1]]``.
 
     >>> import fnx
-    >>> fnx.{name}({comp}, {plain}, {vals}).to_dense().tolist()
-    {'[[1.0, 2.0], [3.0, 4.0]]' if block else
-     ('[[0.0, 1.0], [2.0, 0.0]]' if lay is sparse_csr else '[[0.0, 2.0], [1.0, 0.0]]')}
-    """)
-    return ctor
+    >>> fnx.sparse_csr_tensor([0, 1, 2], [1, 0], [1., 2.]).to_dense().tolist()
+    [[0.0, 1.0], [2.0, 0.0]]
+    """
+    return sparse_compressed_tensor(crow_indices, col_indices, values, size, dtype=dtype,
+                                    layout=sparse_csr, device=device,
+                                    requires_grad=requires_grad)
 
 
-sparse_csr_tensor = _compressed_ctor(sparse_csr)
-sparse_csc_tensor = _compressed_ctor(sparse_csc)
-sparse_bsr_tensor = _compressed_ctor(sparse_bsr)
-sparse_bsc_tensor = _compressed_ctor(sparse_bsc)
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None,
+                      device=None, pin_memory=False, requires_grad=False,
+                      check_invariants=None):
+    """A sparse CSC tensor: column ``j`` holds ``values[ccol_indices[j]:ccol_indices[j + 1]]``
+    at the rows ``row_indices[ccol_indices[j]:ccol_indices[j + 1]]``.
+
+    >>> import fnx
+    >>> fnx.sparse_csc_tensor([0, 1, 2], [1, 0], [1., 2.]).to_dense().tolist()
+    [[0.0, 2.0], [1.0, 0.0]]
+    """
+    return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype,
+                                    layout=sparse_csc, device=device,
+                                    requires_grad=requires_grad)
+
+
+def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None,
+                      device=None, pin_memory=False, requires_grad=False,
+                      check_invariants=None):
+    """A sparse BSR tensor: CSR over blocks, ``values`` of shape (nnz, block rows, block
+    columns).
+
+    >>> import fnx
+    >>> fnx.sparse_bsr_tensor([0, 1], [0], [[[1., 2.], [3., 4.]]]).to_dense().tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    return sparse_compressed_tensor(crow_indices, col_indices, values, size, dtype=dtype,
+                                    layout=sparse_bsr, device=device,
+                                    requires_grad=requires_grad)
+
+
+def sparse_bsc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None,
+                      device=None, pin_memory=False, requires_grad=False,
+                      check_invariants=None):
+    """A sparse BSC tensor: CSC over blocks, ``values`` of shape (nnz, block rows, block
+    columns).
+
+    >>> import fnx
+    >>> fnx.sparse_bsc_tensor([0, 1], [0], [[[1., 2.], [3., 4.]]]).to_dense().tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype,
+                                    layout=sparse_bsc, device=device,
+                                    requires_grad=requires_grad)
 
 
 # ------------------------------------------------------------------ Tensor methods
