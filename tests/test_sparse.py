@@ -554,3 +554,19 @@ def test_ops_by_aten_name():
     assert s.layout is fnx.sparse_coo
     assert aten._nnz.default(s) == 3 and aten.sparse_dim.default(s) == 2
     np.testing.assert_array_equal(aten._to_dense.default(s).numpy(), np.eye(3))
+
+
+def test_factories_with_a_sparse_layout():
+    z = fnx.zeros(2, 3, layout=fnx.sparse_coo)
+    assert z.layout is fnx.sparse_coo and z._nnz() == 0 and z.sparse_dim() == 2
+    np.testing.assert_array_equal(z.to_dense().numpy(), np.zeros((2, 3)))
+    assert fnx.empty(4, layout=fnx.sparse_coo).shape == (4,)
+    assert fnx.zeros(2, layout=fnx.strided).layout is fnx.strided
+    with pytest.raises(RuntimeError, match="sparse_coo layout only"):
+        fnx.zeros(2, 2, layout=fnx.sparse_csr)
+
+
+def test_tensor_sum_of_sparse():
+    s = _coo()
+    assert s.sum().item() == pytest.approx(sum(VALS))
+    assert fnx.sum(s).layout is fnx.strided

@@ -632,3 +632,21 @@ def _to_copy(ks, self, *, dtype=None, layout=None, device=None, pin_memory=None,
 def _detach(ks, self):
     # a new handle on the same storage (components shared), outside autograd
     return type(self)._make(self._data, self._dtype, self._device, self._ks & ~AUTOGRAD_BITS)
+
+
+@_kernel(aten.zeros.default, aten.empty.memory_format)
+def _zeros(ks, size, *, dtype=None, layout=None, device=None, pin_memory=None,
+           memory_format=None):
+    """``zeros(size, layout=fnx.sparse_coo)``: no stored entry, every dim sparse."""
+    if layout is not sparse_coo:
+        raise RuntimeError(f"zeros: fnx makes empty sparse tensors of the sparse_coo layout "
+                           f"only, got {layout}")
+    dtype = dtype or D.get_default_dtype()
+    size = tuple(int(s) for s in size)
+    return _coo(np.zeros((len(size), 0)), np.zeros((0,)), size, dtype, True)
+
+
+@_kernel(aten.sum.default)
+def _sum(ks, self, *, dtype=None):
+    out = aten._sparse_sum.default(self)
+    return out if dtype is None else out.to(dtype)
