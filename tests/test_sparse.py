@@ -570,3 +570,17 @@ def test_tensor_sum_of_sparse():
     s = _coo()
     assert s.sum().item() == pytest.approx(sum(VALS))
     assert fnx.sum(s).layout is fnx.strided
+
+
+def test_pickle_round_trip_and_save_refusal(tmp_path):
+    s = _coo()
+    r = pickle.loads(pickle.dumps(s))
+    assert r.layout is fnx.sparse_coo and not r.is_coalesced()
+    np.testing.assert_array_equal(r._indices().numpy(), IDX)
+    np.testing.assert_array_equal(r.to_dense().numpy(), _dense_ref(IDX, VALS, (2, 3)))
+    b = fnx.eye(4).to_sparse_bsr((2, 2)).requires_grad_()
+    rb = pickle.loads(pickle.dumps(b))
+    assert rb.layout is fnx.sparse_bsr and rb.requires_grad
+    np.testing.assert_array_equal(rb.to_dense().detach().numpy(), np.eye(4))
+    with pytest.raises(RuntimeError, match="cannot save the sparse tensor"):
+        fnx.save({"w": s}, tmp_path / "w.pt")
