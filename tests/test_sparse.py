@@ -584,3 +584,58 @@ def test_pickle_round_trip_and_save_refusal(tmp_path):
     np.testing.assert_array_equal(rb.to_dense().detach().numpy(), np.eye(4))
     with pytest.raises(RuntimeError, match="cannot save the sparse tensor"):
         fnx.save({"w": s}, tmp_path / "w.pt")
+
+
+def test_component_errors_on_strided():
+    for f, msg in ((lambda t: t.indices(), "indices expected sparse coordinate tensor layout"),
+                   (lambda t: t.values(), "values expected sparse tensor layout"),
+                   (lambda t: t.crow_indices(), "crow_indices expected sparse row compressed"),
+                   (lambda t: t.coalesce(), "coalesce expected sparse coordinate tensor"),
+                   (lambda t: t.is_coalesced(), "is_coalesced expected sparse coordinate")):
+        with pytest.raises(RuntimeError, match=msg + ".* but got Strided"):
+            f(fnx.ones(2))
+
+
+def test_spdiags_matches_scipy():
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    data = RNG.standard_normal((3, 5)).astype(np.float32)
+    offsets = [0, -1, 2]
+    for shape in ((5, 5), (4, 6), (6, 3)):
+        ref = scipy_sparse.spdiags(data, offsets, *shape).toarray()
+        r = fnx.sparse.spdiags(fnx.tensor(data), fnx.tensor(offsets), shape)
+        assert r.layout is fnx.sparse_coo
+        np.testing.assert_array_equal(r.to_dense().numpy(), ref)
+    r = fnx.sparse.spdiags(fnx.tensor(data), fnx.tensor(offsets), (5, 5), layout=fnx.sparse_csr)
+    assert r.layout is fnx.sparse_csr
+    np.testing.assert_array_equal(r.to_dense().numpy(),
+                                  scipy_sparse.spdiags(data, offsets, 5, 5).toarray())
+    with pytest.raises(RuntimeError, match="duplicate"):
+        fnx.sparse.spdiags(fnx.tensor(data), fnx.tensor([0, 0, 1]), (5, 5))
+    with pytest.raises(RuntimeError, match="does not match the number of offsets"):
+        fnx.sparse.spdiags(fnx.tensor(data), fnx.tensor([0, 1]), (5, 5))
+
+
+def test_sampled_addmm():
+    a = _random_dense((4, 5))
+    m1, m2 = RNG.standard_normal((4, 3)), RNG.standard_normal((3, 5))
+    inp = fnx.tensor(a).to_sparse_csr()
+    r = fnx.sparse.sampled_addmm(inp, fnx.tensor(m1, dtype=fnx.float32),
+                                 fnx.tensor(m2, dtype=fnx.float32), beta=0.5, alpha=2.0)
+    assert r.layout is fnx.sparse_csr
+    assert r.crow_indices().tolist() == inp.crow_indices().tolist()
+    np.testing.assert_allclose(r.to_dense().numpy(),
+                               np.where(a != 0, 0.5 * a + 2.0 * (m1 @ m2), 0), rtol=1e-5,
+                               atol=1e-6)
+    with pytest.raises(RuntimeError, match="sparse csr layout"):
+        fnx.sparse.sampled_addmm(fnx.tensor(a).to_sparse(), fnx.ones(4, 3), fnx.ones(3, 5))
+
+
+def test_check_sparse_tensor_invariants_switch():
+    C = fnx.sparse.check_sparse_tensor_invariants
+    assert not C.is_enabled()
+    with C():
+        assert C.is_enabled()
+    assert not C.is_enabled()
+    # fnx checks the indices whatever the switch says
+    with pytest.raises(RuntimeError, match="size is inconsistent with indices"):
+        fnx.sparse_coo_tensor([[0, 5]], [1., 2.], (3,), check_invariants=False)

@@ -117,9 +117,9 @@ def _to_compressed(t, layout, blocksize, dense_dim, dtype):
         raise RuntimeError(f"{what}: expected a tensor with 2 sparse dims (and {dd} dense "
                            f"dims; fnx has no batch dims for compressed layouts), got "
                            f"{ndim} dims")
-    arr = t._data if t.layout is strided else dense_array(t)
-    shape = tuple(arr.shape)
+    shape = tuple(t.shape)
     if layout in (sparse_bsr, sparse_bsc):
+        arr = t._data if t.layout is strided else dense_array(t)
         bh, bw = (int(b) for b in blocksize)
         if bh <= 0 or bw <= 0 or shape[0] % bh or shape[1] % bw:
             raise RuntimeError(f"{what}: tensor sparse size ({shape[0]}, {shape[1]}) must be "
@@ -134,7 +134,7 @@ def _to_compressed(t, layout, blocksize, dense_dim, dtype):
         return make_compressed(layout, _i64(comp), _i64(plain), wrap(np.ascontiguousarray(vals),
                                dtype), shape, dtype, (bh, bw))
     if t.layout is strided:
-        idx, vals = from_dense(arr, 2)
+        idx, vals = from_dense(t._data, 2)
     else:
         idx, vals = coalesce_arrays(*coo_arrays(t), shape)
     rows, cols = idx[0], idx[1]
@@ -250,7 +250,7 @@ def _component(op, read, coalesced_only, layouts, words):
             raise RuntimeError(f"Cannot get {name} on an uncoalesced tensor, please call "
                                f".coalesce() first")
         return read(self._data)
-    for k in (_SPARSE, _CSR):
+    for k in (_SPARSE, _CSR, DispatchKey.CPU):    # (on a strided tensor: PyTorch's error)
         op.register(k, kernel)
 
 
@@ -274,7 +274,7 @@ def _compressed_values(ks, self):
     return self._data.values
 
 
-@_kernel(S.coalesce)
+@_kernel(S.coalesce, keys=(_SPARSE, _CSR, DispatchKey.CPU))
 def _coalesce(ks, self):
     _expect(self, "coalesce", (sparse_coo,), _COO_WORDS)
     if self._data.coalesced:
@@ -283,7 +283,7 @@ def _coalesce(ks, self):
     return _coo(idx, vals, self.shape, self._dtype, True)
 
 
-@_kernel(S.is_coalesced)
+@_kernel(S.is_coalesced, keys=(_SPARSE, _CSR, DispatchKey.CPU))
 def _is_coalesced(ks, self):
     _expect(self, "is_coalesced", (sparse_coo,), _COO_WORDS)
     return self._data.coalesced
