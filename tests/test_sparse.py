@@ -639,3 +639,17 @@ def test_check_sparse_tensor_invariants_switch():
     # fnx checks the indices whatever the switch says
     with pytest.raises(RuntimeError, match="size is inconsistent with indices"):
         fnx.sparse_coo_tensor([[0, 5]], [1., 2.], (3,), check_invariants=False)
+
+
+def test_hybrid_compressed_and_hybrid_mm():
+    x = _random_dense((4, 6, 2))
+    for conv in (lambda t: t.to_sparse_csr(dense_dim=1), lambda t: t.to_sparse_csc(dense_dim=1),
+                 lambda t: t.to_sparse_bsr((2, 3), dense_dim=1)):
+        c = conv(fnx.tensor(x))
+        assert c.dense_dim() == 1 and c.sparse_dim() == 2
+        np.testing.assert_array_equal(c.to_dense().numpy(), x)
+        np.testing.assert_array_equal(c.to_sparse_coo().to_dense().numpy(), x)
+    a = _random_dense((5, 3))
+    h = fnx.tensor(a).to_sparse(1)
+    b = RNG.standard_normal((3, 2)).astype(np.float32)
+    np.testing.assert_allclose((h @ fnx.tensor(b)).numpy(), a @ b, rtol=1e-5, atol=1e-6)

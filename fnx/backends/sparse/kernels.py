@@ -411,6 +411,8 @@ def _sparse_mm(a, b):
     if a._dtype is not b._dtype:
         raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: "
                            f"{a._dtype.name} != {b._dtype.name}".replace("fnx.", ""))
+    if a._data.sparse_dim != 2:         # a hybrid COO matrix: rows of dense values
+        return dense_array(a) @ b._data
     idx, vals = coo_arrays(a)
     out = np.zeros((a.shape[0], b.shape[1]), a._dtype.numpy)
     np.add.at(out, idx[0], vals[:, None] * b._data[idx[1]])
