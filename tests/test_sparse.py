@@ -653,3 +653,16 @@ def test_hybrid_compressed_and_hybrid_mm():
     h = fnx.tensor(a).to_sparse(1)
     b = RNG.standard_normal((3, 2)).astype(np.float32)
     np.testing.assert_allclose((h @ fnx.tensor(b)).numpy(), a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_add_of_coalesced_operands_is_coalesced():
+    a, b = _random_dense((3, 4)), _random_dense((3, 4))
+    r = fnx.tensor(a).to_sparse() + fnx.tensor(b).to_sparse()
+    assert r.is_coalesced()
+    ref = a + b
+    stored = (a != 0) | (b != 0)
+    assert r._nnz() == stored.sum()
+    np.testing.assert_allclose(r.to_dense().numpy(), ref, rtol=1e-6)
+    u = _coo() + _coo()
+    assert not u.is_coalesced() and u._nnz() == 8
+    np.testing.assert_allclose(u.to_dense().numpy(), 2 * _dense_ref(IDX, VALS, (2, 3)))

@@ -557,9 +557,13 @@ def _add_impl(self, other, alpha):
                            f"(FYI: dense-sparse addition does not currently support "
                            f"broadcasting)")
     idx, vals = _add_arrays(self, other, alpha)
-    coo = _coo(idx, vals, self.shape, self._dtype, False)
     if self.layout is sparse_coo:
-        return coo
+        if self._data.coalesced and other._data.coalesced:
+            # two coalesced operands merge into a coalesced sum, as PyTorch's
+            idx, vals = coalesce_arrays(idx, vals, self.shape)
+            return _coo(idx, vals, self.shape, self._dtype, True)
+        return _coo(idx, vals, self.shape, self._dtype, False)
+    coo = _coo(idx, vals, self.shape, self._dtype, False)
     return _to_compressed(coo, self.layout, self._data.blocksize, None, self._dtype)
 
 
