@@ -666,3 +666,14 @@ def test_add_of_coalesced_operands_is_coalesced():
     u = _coo() + _coo()
     assert not u.is_coalesced() and u._nnz() == 8
     np.testing.assert_allclose(u.to_dense().numpy(), 2 * _dense_ref(IDX, VALS, (2, 3)))
+
+
+def test_components_are_fresh_handles_outside_autograd():
+    v = fnx.tensor([1., 2.], requires_grad=True)
+    s = fnx.sparse_coo_tensor([[0, 1]], v, (3,), is_coalesced=True)
+    w = s.values()
+    # the user's leaf is not the component, nor marked by values()'s autograd node
+    assert w is not v and v.grad_fn is None and v.is_leaf
+    assert s.values() is not w and s.indices() is not s.indices()
+    (w * fnx.tensor([3., 4.])).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [3., 4.])

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...core import dtype as D
 from ...core.dispatch_key import AUTOGRAD_BITS, DispatchKey
+from ...core.tensor import Tensor
 from ...core.layout import (COMPRESSED, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,
                             sparse_csr, strided)
 from ...ir.aten import sparse as S
@@ -34,6 +35,12 @@ def _kernel(*ops, keys=(_SPARSE, _CSR)):
                 op.register(k, fn)
         return fn
     return deco
+
+
+def _handle(t):
+    """A new handle on the data of component ``t``, outside autograd: a sparse tensor never
+    holds, nor hands out, a tensor someone else tracks (writes still reach its data)."""
+    return Tensor._make(t._data, t._dtype, t._device, t._ks & ~AUTOGRAD_BITS)
 
 
 def _i64(a):
@@ -170,9 +177,9 @@ def _to_coo(t, sd=None):
 def _new_coo(ks, sparse_dim, dense_dim, size, indices, values, *, dtype=None, layout=None,
              device=None, pin_memory=None, is_coalesced=None):
     dtype = dtype or values._dtype
-    v = values._data if dtype is values._dtype else values._data.astype(dtype.numpy)
-    return make_coo(indices, values if v is values._data else wrap(v, dtype), tuple(size),
-                    dtype, bool(is_coalesced))
+    v = _handle(values) if dtype is values._dtype else wrap(values._data.astype(dtype.numpy),
+                                                            dtype)
+    return make_coo(_handle(indices), v, tuple(size), dtype, bool(is_coalesced))
 
 
 @_kernel(S.sparse_compressed_tensor_unsafe, keys=(DispatchKey.CPU,))
@@ -180,11 +187,11 @@ def _new_compressed(ks, compressed_indices, plain_indices, values, size, *, dtyp
                     layout=None, device=None, pin_memory=None):
     dtype = dtype or values._dtype
     layout = layout or sparse_csr
-    if values._dtype is not dtype:
-        values = wrap(values._data.astype(dtype.numpy), dtype)
+    values = _handle(values) if values._dtype is dtype else \
+        wrap(values._data.astype(dtype.numpy), dtype)
     blocksize = tuple(values.shape[1:3]) if layout in (sparse_bsr, sparse_bsc) else None
-    return make_compressed(layout, compressed_indices, plain_indices, values, tuple(size),
-                           dtype, blocksize)
+    return make_compressed(layout, _handle(compressed_indices), _handle(plain_indices), values,
+                           tuple(size), dtype, blocksize)
 
 
 # ------------------------------------------------------------------ conversions
@@ -249,7 +256,7 @@ def _component(op, read, coalesced_only, layouts, words):
         if coalesced_only and not self._data.coalesced:
             raise RuntimeError(f"Cannot get {name} on an uncoalesced tensor, please call "
                                f".coalesce() first")
-        return read(self._data)
+        return _handle(read(self._data))
     for k in (_SPARSE, _CSR, DispatchKey.CPU):    # (on a strided tensor: PyTorch's error)
         op.register(k, kernel)
 
@@ -271,7 +278,7 @@ _component(S.row_indices, lambda st: st.plain, False, (sparse_csc, sparse_bsc),
 
 @_kernel(S.values, keys=(_CSR,))
 def _compressed_values(ks, self):
-    return self._data.values
+    return _handle(self._data.values)
 
 
 @_kernel(S.coalesce, keys=(_SPARSE, _CSR, DispatchKey.CPU))
