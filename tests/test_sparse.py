@@ -677,3 +677,20 @@ def test_components_are_fresh_handles_outside_autograd():
     assert s.values() is not w and s.indices() is not s.indices()
     (w * fnx.tensor([3., 4.])).sum().backward()
     np.testing.assert_array_equal(v.grad.numpy(), [3., 4.])
+
+
+def test_add_promotes_with_a_dense_operand_and_refuses_mixed_sparse_dtypes():
+    s = fnx.eye(2).to_sparse()
+    r = s + fnx.ones(2, 2, dtype=fnx.float64)
+    assert r.dtype is fnx.float64 and r.layout is fnx.strided
+    np.testing.assert_array_equal(r.numpy(), np.eye(2) + 1)
+    with pytest.raises(NotImplementedError, match="two dtypes"):
+        s + fnx.eye(2, dtype=fnx.float64).to_sparse()
+
+
+def test_sparse_leaf_accumulates_mixed_gradients():
+    a = np.array([[1., 0], [2, 3]])
+    w = fnx.tensor(a).to_sparse().requires_grad_()
+    (w * 2).to_dense().sum().backward()
+    (w @ fnx.ones(2, 2)).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.where(a != 0, 2.0, 0.0) + 2.0)

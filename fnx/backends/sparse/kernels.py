@@ -553,11 +553,13 @@ def _add_impl(self, other, alpha):
                                f"{list(other.shape)} to match")
         a = self._data if self.layout is strided else dense_array(self)
         b = other._data if other.layout is strided else dense_array(other)
-        dtype = self._dtype
+        dtype = D.promote_types(self._dtype, other._dtype)
         return wrap(np.ascontiguousarray(a + alpha * b, dtype.numpy), dtype)
     if self.layout is not other.layout:
         raise RuntimeError(f"add: expected both sparse operands in one layout, got "
                            f"{self.layout} and {other.layout}")
+    if self._dtype is not other._dtype:
+        raise _unsupported("add", "adding sparse tensors of two dtypes")
     if tuple(self.shape) != tuple(other.shape):
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
                            f"size {list(self.shape)} while other has size {list(other.shape)} "
