@@ -692,5 +692,5 @@ def test_sparse_leaf_accumulates_mixed_gradients():
     a = np.array([[1., 0], [2, 3]])
     w = fnx.tensor(a).to_sparse().requires_grad_()
     (w * 2).to_dense().sum().backward()
-    (w @ fnx.ones(2, 2)).sum().backward()
+    (w @ fnx.ones(2, 2, dtype=fnx.float64)).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), np.where(a != 0, 2.0, 0.0) + 2.0)
