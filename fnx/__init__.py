@@ -13,7 +13,7 @@ import sys as _sys
 
 from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, distributions,
                export, fft, func, library, linalg, nn, onnx, ops, optim, random, serialization,
-               special, utils)
+               sparse, special, utils)
 # the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
 from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
 from .api import *  # noqa: F403
@@ -35,4 +35,5 @@ __all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distrib
            "distributions", "export",
            "fft", "func", "vmap", "cond", "while_loop", "library", "linalg", "nn", "onnx", "ops",
            "optim", "random",
-           "serialization", "special", "utils"] + _api_all + _aten_forms_all + _rnn_forms_all
+           "serialization", "sparse", "special", "utils"]
+__all__ += _api_all + _aten_forms_all + _rnn_forms_all

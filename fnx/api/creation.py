@@ -155,7 +155,7 @@ def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
     (fnx.Size([2, 3]), fnx.int8)
     """
     t = aten.empty.memory_format(_size("empty", size, kw), dtype=dtype, device=device,
-                                 memory_format=memory_format)
+                                 memory_format=memory_format, layout=layout)
     return _finish(t, requires_grad)
 
 
@@ -213,7 +213,8 @@ def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_
     tensor([[0., 0., 0.],
             [0., 0., 0.]])
     """
-    t = aten.zeros.default(_size("zeros", size, kw), dtype=dtype, device=device)
+    t = aten.zeros.default(_size("zeros", size, kw), dtype=dtype, device=device,
+                           layout=layout)
     return _finish(t, requires_grad)
 
 

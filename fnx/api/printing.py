@@ -242,11 +242,11 @@ def _grad_fn_name(t):
     return type(gf).__name__
 
 
-def _add_suffixes(text, suffixes, indent):
+def _add_suffixes(text, suffixes, indent, force_newline=False):
     parts = [text]
     last_line = len(text) - text.rfind("\n") + 1
-    for s in suffixes:
-        if last_line + len(s) + 2 > PRINT_OPTS.linewidth:
+    for i, s in enumerate(suffixes):
+        if last_line + len(s) + 2 > PRINT_OPTS.linewidth or (force_newline and i == 0):
             parts.append(",\n" + " " * indent + s)
             last_line = indent + len(s)
         else:
@@ -256,8 +256,44 @@ def _add_suffixes(text, suffixes, indent):
     return "".join(parts)
 
 
+def _component_str(name, c, indent):
+    prefix = f"{name}=tensor("
+    a = _host_array(c)
+    body = _body(a, indent + len(prefix)) if a.size else "[]"
+    if a.size == 0 and a.ndim != 1:
+        body += f", size={tuple(a.shape)}"
+    return prefix + body + ")"
+
+
+def _format_sparse(t, prefix):
+    """PyTorch's ``repr`` of a sparse tensor: its components, then size, nnz and layout
+    (COO's suffixes start on a new line, as PyTorch's)."""
+    indent = len(prefix)
+    st = t._data
+    if st.indices is not None:
+        names = (("indices", st.indices), ("values", st.values))
+    else:
+        c, p = (("crow", "col") if st.layout.name in ("sparse_csr", "sparse_bsr")
+                else ("ccol", "row"))
+        names = ((f"{c}_indices", st.compressed), (f"{p}_indices", st.plain),
+                 ("values", st.values))
+    body = (",\n" + " " * indent).join(_component_str(n, x, indent) for n, x in names)
+    suffixes = [f"size={tuple(st.shape)}", f"nnz={st.nnz}"]
+    if t._dtype is not D.get_default_dtype():
+        suffixes.append(f"dtype={t._dtype}")
+    suffixes.append(f"layout={t.layout}")
+    gf = _grad_fn_name(t)
+    if gf is not None:
+        suffixes.append(f"grad_fn=<{gf}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent, force_newline=st.indices is not None)
+
+
 def format_tensor(t, prefix="tensor(") -> str:
     """PyTorch's ``repr`` of ``t``."""
+    if getattr(t._data, "layout", None) is not None:
+        return _format_sparse(t, prefix)
     indent = len(prefix)
     suffixes = []
     dev = t._device

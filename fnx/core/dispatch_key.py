@@ -4,6 +4,10 @@ A key's value is its bit in a keyset; a higher value is a higher priority, so th
 key that handles a call is ``keyset.bit_length() - 1``.  The order (lowest first):
 
 - ``Meta, CPU, CUDA, PrivateUse1``: backends, the keys that own data.
+- ``SparseCPU, SparseCsrCPU``: sparse tensors (COO; compressed rows/columns) on the CPU:
+  above the dense backends, so a call mixing sparse and dense operands runs the sparse
+  kernel; only their registered kernels apply (no composite kernel), else their fallback
+  raises PyTorch's NotImplementedError (``fnx.backends.sparse``).
 - ``BackendSelect``: factories with no tensor argument pick a backend from ``device=``.
 - ``Tracer``: records the IR; below autograd so a traced training step records backward too.
 - ``Functionalize``: in-place and view ops become functional ops for immutable backends.
@@ -24,18 +28,20 @@ class DispatchKey(enum.IntEnum):
     CPU = 1
     CUDA = 2
     PrivateUse1 = 3
-    BackendSelect = 4
-    Tracer = 5
-    Functionalize = 6
-    ADInplaceOrView = 7
-    AutogradOther = 8
-    AutogradMeta = 9
-    AutogradCPU = 10
-    AutogradCUDA = 11
-    AutogradPrivateUse1 = 12
-    AutocastCPU = 13
-    AutocastCUDA = 14
-    AutocastPrivateUse1 = 15
+    SparseCPU = 4
+    SparseCsrCPU = 5
+    BackendSelect = 6
+    Tracer = 7
+    Functionalize = 8
+    ADInplaceOrView = 9
+    AutogradOther = 10
+    AutogradMeta = 11
+    AutogradCPU = 12
+    AutogradCUDA = 13
+    AutogradPrivateUse1 = 14
+    AutocastCPU = 15
+    AutocastCUDA = 16
+    AutocastPrivateUse1 = 17
 
     @property
     def bit(self) -> int:
@@ -59,6 +65,8 @@ class AliasKey(enum.Enum):
 NUM_KEYS = len(DispatchKey)
 KEYS = tuple(DispatchKey)
 BACKEND_KEYS = (DispatchKey.Meta, DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.PrivateUse1)
+# sparse layouts' keys: they own data (a tensor's backend key) but take no composite kernel
+SPARSE_KEYS = (DispatchKey.SparseCPU, DispatchKey.SparseCsrCPU)
 AUTOGRAD_KEYS = (DispatchKey.AutogradOther, DispatchKey.AutogradMeta, DispatchKey.AutogradCPU,
                  DispatchKey.AutogradCUDA, DispatchKey.AutogradPrivateUse1)
 AUTOCAST_KEYS = (DispatchKey.AutocastCPU, DispatchKey.AutocastCUDA,
@@ -68,6 +76,9 @@ AUTOGRAD_FOR_BACKEND = {
     DispatchKey.CUDA: DispatchKey.AutogradCUDA,
     DispatchKey.PrivateUse1: DispatchKey.AutogradPrivateUse1,
 }
+# a sparse CPU tensor's autograd key is AutogradCPU's, as in PyTorch
+AUTOGRAD_FOR_SPARSE = {DispatchKey.SparseCPU: DispatchKey.AutogradCPU,
+                       DispatchKey.SparseCsrCPU: DispatchKey.AutogradCPU}
 AUTOCAST_FOR_BACKEND = {
     DispatchKey.CPU: DispatchKey.AutocastCPU, DispatchKey.CUDA: DispatchKey.AutocastCUDA,
     DispatchKey.PrivateUse1: DispatchKey.AutocastPrivateUse1,
@@ -81,7 +92,7 @@ def _bits(keys) -> int:
     return r
 
 
-BACKEND_BITS = _bits(BACKEND_KEYS)
+BACKEND_BITS = _bits(BACKEND_KEYS + SPARSE_KEYS)   # the keys that own a tensor's data
 AUTOGRAD_BITS = _bits(AUTOGRAD_KEYS)
 AUTOCAST_BITS = _bits(AUTOCAST_KEYS)
 FULL = (1 << NUM_KEYS) - 1
@@ -89,6 +100,8 @@ FULL = (1 << NUM_KEYS) - 1
 # backend, adds Functionalize: fnx.backends.cuda).
 CPU_KS = (1 << DispatchKey.CPU) | (1 << DispatchKey.ADInplaceOrView)
 META_KS = (1 << DispatchKey.Meta) | (1 << DispatchKey.ADInplaceOrView)
+SPARSE_KS = (1 << DispatchKey.SparseCPU) | (1 << DispatchKey.ADInplaceOrView)
+SPARSE_CSR_KS = (1 << DispatchKey.SparseCsrCPU) | (1 << DispatchKey.ADInplaceOrView)
 
 
 def below(key: DispatchKey) -> int:
@@ -106,7 +119,7 @@ class DispatchKeySet(int):
     >>> from fnx.dispatch import DispatchKey as K, DispatchKeySet
     >>> ks = DispatchKeySet(K.CPU, K.AutogradCPU)
     >>> ks.highest_priority_key(), K.CPU in ks
-    (<DispatchKey.AutogradCPU: 10>, True)
+    (<DispatchKey.AutogradCPU: 12>, True)
     """
 
     def __new__(cls, *keys):

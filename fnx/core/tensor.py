@@ -24,8 +24,9 @@ import numpy as np
 from . import dtype as D
 from . import tls
 from .device import device as _device_cls
-from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, BACKEND_BITS, DispatchKey,
-                           DispatchKeySet)
+from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_FOR_SPARSE, BACKEND_BITS,
+                           DispatchKey, DispatchKeySet)
+from .layout import COMPRESSED, sparse_coo, strided
 import math
 
 __all__ = ["Tensor", "Size", "tensor_method", "set_grad", "read_grad", "GradWriteLog", "resident",
@@ -295,13 +296,33 @@ class Tensor:
 
     @property
     def layout(self):
-        """The memory layout: always ``'strided'`` in fnx.
+        """The memory layout: ``fnx.strided``, or a sparse storage's (``fnx.sparse_coo``, ...).
 
         >>> import fnx
         >>> fnx.zeros(1).layout
-        'strided'
+        fnx.strided
         """
-        return "strided"
+        return getattr(self._data, "layout", strided)
+
+    @property
+    def is_sparse(self) -> bool:
+        """True for a sparse COO tensor.
+
+        >>> import fnx
+        >>> fnx.zeros(1).is_sparse, fnx.eye(2).to_sparse().is_sparse
+        (False, True)
+        """
+        return getattr(self._data, "layout", None) is sparse_coo
+
+    @property
+    def is_sparse_csr(self) -> bool:
+        """True for a sparse compressed tensor (csr, csc, bsr or bsc), as PyTorch's.
+
+        >>> import fnx
+        >>> fnx.eye(2).to_sparse_csr().is_sparse_csr
+        True
+        """
+        return getattr(self._data, "layout", None) in COMPRESSED
 
     def get_device(self) -> int:
         """The device index: -1 on the CPU, else the accelerator's ordinal.
@@ -471,6 +492,10 @@ class Tensor:
                                 f"numpy. Use Tensor.cpu() to copy the tensor to host memory "
                                 f"first.")
             return self.cpu().numpy(force=True)
+        lay = getattr(self._data, "layout", strided)
+        if lay is not strided:
+            raise TypeError(f"can't convert {lay.name} layout tensor to numpy. Use "
+                            f"Tensor.to_dense() first.")
         return shared_data(self)
 
     def tolist(self):
@@ -480,6 +505,8 @@ class Tensor:
         >>> fnx.tensor([[1, 2], [3, 4]]).tolist(), fnx.tensor(2.5).tolist()
         ([[1, 2], [3, 4]], 2.5)
         """
+        if getattr(self._data, "layout", strided) is not strided:
+            raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
         if not self.ndim:
             return self.item()
         arr = self.cpu()._data
@@ -736,7 +763,8 @@ def set_grad(t, value) -> None:
 
 def _autograd_bit(ks: int) -> int:
     backend = (ks & BACKEND_BITS).bit_length() - 1
-    key = AUTOGRAD_FOR_BACKEND.get(DispatchKey(backend)) if backend >= 0 else None
+    key = None if backend < 0 else AUTOGRAD_FOR_BACKEND.get(DispatchKey(backend)) or \
+        AUTOGRAD_FOR_SPARSE.get(DispatchKey(backend))
     return 1 << (key if key is not None else DispatchKey.AutogradOther)
 
 

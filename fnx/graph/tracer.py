@@ -24,6 +24,7 @@ from ..core import dtype as D
 from ..core import tls
 from ..core.device import CPU, META, canonical
 from ..core.dispatch_key import META_KS, DispatchKey
+from ..core.layout import check_strided
 from ..core.meta_array import MetaArray, meta_tensor
 from ..core.tensor import GradWriteLog, Tensor
 from ..ir.strides import VIEW_STRIDES, contiguous_strides
@@ -178,6 +179,7 @@ class TracingMode(DecomposingMode):
                     return hit[1]
             # A tensor with data captured from outside the trace (a parameter, a buffer):
             # an input of the graph when lifting, else recorded by value.
+            check_strided(value, "tracing")
             meta = NodeMeta(tuple(value.shape), value.dtype, value.device)
             if self.lift_captured:
                 self.lifted.append(value)
@@ -574,6 +576,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
 
     def placeholder(value, name):
         if isinstance(value, Tensor):
+            check_strided(value, "tracing")
             t = meta_tensor(tuple(value.shape), value.dtype, value._device)
             if value.requires_grad:
                 t.requires_grad_(True)

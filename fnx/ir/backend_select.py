@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..core.device import canonical, get_default_device, privateuse1_name
 from ..core.dispatch_key import DispatchKey, below
+from ..core.layout import COMPRESSED, sparse_coo
 
 __all__ = ["device_arg", "backend_key", "backend_select"]
 
@@ -40,7 +41,12 @@ def backend_select(op):
     def kernel(ks, *args, **kwargs):
         dev = device_arg(kwargs.get("device"))
         kwargs["device"] = dev
-        return op.redispatch((ks & _BELOW_BACKEND_SELECT) | (1 << backend_key(dev)),
-                             *args, **kwargs)
+        key = backend_key(dev)
+        lay = kwargs.get("layout")
+        if lay is not None and (lay is sparse_coo or lay in COMPRESSED) and \
+                key is DispatchKey.CPU:
+            # a sparse layout picks the sparse key: its kernel (zeros) or its error
+            key = DispatchKey.SparseCPU if lay is sparse_coo else DispatchKey.SparseCsrCPU
+        return op.redispatch((ks & _BELOW_BACKEND_SELECT) | (1 << key), *args, **kwargs)
     op.register(DispatchKey.BackendSelect, kernel)
     return op

@@ -28,7 +28,8 @@ import numpy as np
 
 from ..backends.cpu import wrap
 from ..core import tls
-from ..core.dispatch_key import AUTOGRAD_BITS
+from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_KEYS
+from ..core.layout import check_strided
 from ..core.autocast_mode import autocast_state
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import Tensor, resident, set_grad, set_resident, storage_shape
@@ -668,6 +669,9 @@ def _materialize(t, value):
     t._base, t._view_chain, t.grad_fn = None, (), None
 
 
+_SPARSE_BITS = sum(1 << k for k in SPARSE_KEYS)
+
+
 def _layout(t):
     """How a tensor that keeps its storage laid out over devices (a DTensor) is laid out:
     programs are compiled for their inputs' shardings. None for other tensors."""
@@ -679,6 +683,8 @@ def _layout(t):
 
 def _describe(v):
     if v.__class__ is Tensor:   # (its fields, not its properties: this runs on every call)
+        if v._ks & _SPARSE_BITS:
+            check_strided(v, "fnx.compile")
         return ("T", storage_shape(v), v._dtype, v._device, bool(v._ks & AUTOGRAD_BITS),
                 v._grad is None)
     if isinstance(v, Tensor):
@@ -703,6 +709,8 @@ def _lifted_key(t):
     """What a captured tensor's guard compares (``_describe``'s tensor fields but the
     .grad state, see ``grad_reads``), read without materializing a resident tensor's NumPy
     view."""
+    if t._ks & _SPARSE_BITS:
+        check_strided(t, "fnx.compile")
     return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS), _layout(t))
 
 

@@ -45,6 +45,7 @@ import contextlib
 from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS, DispatchKey
 from ..core.grad_mode import no_grad
+from ..core.layout import check_strided
 from ..core.tensor import Tensor, storage_shape
 from ..core.meta_array import meta_tensor
 from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
@@ -133,6 +134,7 @@ class BreakTracer:
             concrete = self._probe(mode, nodes, finish)
         if not isinstance(concrete, Tensor):
             return None             # (several outputs: not handled, the trace stops)
+        check_strided(concrete, f"fnx.compile ({op.qualname})")
         index = len(mode.sources)
         shape = tuple(concrete.shape)
         t = meta_tensor(shape, concrete.dtype, concrete._device)

@@ -19,6 +19,7 @@ import numpy as np
 from ..core import dtype as D
 from ..core.device import device as _device_cls
 from ..core.grad_mode import no_grad
+from ..core.layout import strided
 from ..core.tensor import Tensor
 from . import safe_globals as _safe
 from .errors import CheckpointError
@@ -123,6 +124,10 @@ class _Encoder:
         if t._device.type == "meta":
             raise RuntimeError(f"fnx.save: cannot save the meta tensor at {_where(path)} (it "
                                f"has no data)")
+        if t.layout is not strided:
+            raise RuntimeError(f"fnx.save: cannot save the sparse tensor ({t.layout}) at "
+                               f"{_where(path)}: save its components (indices() and values(), "
+                               f"...) or its to_dense()")
         with no_grad():
             arr = np.asarray(t.cpu()._data)
         if t._dtype is D.bfloat16:

@@ -11,7 +11,9 @@ from ..backends.cpu._core import wrap
 from ..core import dtype as D
 from ..core.device import device as _device_cls
 from ..core.grad_mode import no_grad
+from ..core.layout import by_name, sparse_coo, strided
 from ..core.tensor import _autograd_bit, tensor_method
+from ..ops import aten
 from .errors import CheckpointError
 
 __all__ = ["STORAGE", "make", "Placing", "register_parameter_class", "parameter",
@@ -139,8 +141,33 @@ def deepcopy_tensor(t, memo):
     return new
 
 
+def rebuild_sparse_tensor(layout_name, components, shape, dtype_name, requires_grad):
+    """What unpickling a sparse tensor calls: its constructor from the components."""
+    lay = by_name(layout_name)
+    dtype = D._NAMES[dtype_name]
+    if lay is sparse_coo:
+        indices, values, coalesced = components
+        t = aten._sparse_coo_tensor_with_dims_and_tensors(
+            int(indices.shape[0]), len(shape) - int(indices.shape[0]), list(shape), indices,
+            values, dtype=dtype, is_coalesced=coalesced)
+    else:
+        compressed, plain, values = components
+        t = aten._sparse_compressed_tensor_unsafe(compressed, plain, values, list(shape),
+                                                  dtype=dtype, layout=lay)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 @tensor_method()
 def __reduce_ex__(self, proto):
+    lay = self.layout
+    if lay is not strided:
+        st = self._data
+        parts = (st.indices, st.values, st.coalesced) if lay is sparse_coo else \
+            (st.compressed, st.plain, st.values)
+        return (rebuild_sparse_tensor, (lay.name, parts, tuple(st.shape), self._dtype.name,
+                                        self.requires_grad))
     return (rebuild_tensor, (self.cpu().detach().numpy().copy(), self._dtype.name,
                              str(self._device), self.requires_grad))
 
