@@ -16,7 +16,9 @@ def ints(values, op="op", arg="size") -> tuple:
     if isinstance(values, int):
         return (values,)
     try:
-        return tuple(v if v.__class__ is int else operator.index(v) for v in values)
+        # a symbolic size (fnx.graph.symint) stays one: decisions on it are guarded
+        return tuple(v if v.__class__ is int or getattr(v.__class__, "symbolic_size", False)
+                     else operator.index(v) for v in values)
     except TypeError:
         if not hasattr(values, "__iter__"):
             raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, not "

@@ -117,10 +117,6 @@ def _settings(fullgraph, dynamic, backend, mode, options, recompile_limit, decom
     """``CompiledFunction``'s keywords from ``compile``'s, each checked."""
     if dynamic is not None and not isinstance(dynamic, bool):
         raise AssertionError(f"Expected enable to be a bool, got {type(dynamic)}")
-    if dynamic:
-        raise NotImplementedError("fnx.compile(dynamic=True): symbolic shapes are not "
-                                  "supported; compiled code is specialized per input shape "
-                                  "and a new shape recompiles")
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")
@@ -137,7 +133,7 @@ def _settings(fullgraph, dynamic, backend, mode, options, recompile_limit, decom
     if isinstance(cache_limit, bool) or not isinstance(cache_limit, int) or cache_limit < 0:
         raise ValueError(f"fnx.compile: the recompile limit must be an int >= 0, got "
                          f"{cache_limit!r}")
-    return {"backend": _backend(backend), "decompose": decompose, "dynamic": False,
+    return {"backend": _backend(backend), "decompose": decompose, "dynamic": dynamic,
             "fullgraph": bool(fullgraph), "cache_limit": cache_limit,
             "value_checks": options.get("value_checks", True)}
 
@@ -180,5 +176,6 @@ def reset() -> None:
     one eagerly): the next call of each traces and compiles again."""
     for cf in list(live_compiled_functions):
         cf.cache.clear()
+        cf._dynamic_shapes.clear()
         cf._eager_reason = None
         cf._warned.clear()

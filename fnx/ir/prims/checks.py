@@ -66,7 +66,8 @@ def check_category(name, x, cats, arg="self"):
 def int_arg(name, what, v) -> int:
     if isinstance(v, bool) or not hasattr(v, "__index__"):
         raise fail(name, f"{what} must be an int, got {type(v).__name__}")
-    return operator.index(v)
+    # a symbolic size (fnx.graph.symint) stays one: its decisions below are guarded
+    return v if getattr(type(v), "symbolic_size", False) else operator.index(v)
 
 
 def int_list(name, what, xs) -> tuple:
