@@ -50,6 +50,7 @@ class ShapeEnv:
     def __init__(self):
         self.sources: dict[str, tuple[int, int]] = {}
         self.names: dict[str, str] = {}
+        self.values: dict[str, int] = {}      # each symbol's value in the traced call
         self.guards: list[Guard] = []
         self._checks: list = []     # (predicate on bindings, expected): ``holds_for``
         self._seen: set = set()     # (what, expected) of the guards recorded (once each)
@@ -64,6 +65,7 @@ class ShapeEnv:
         sym = f"s{len(self.sources)}"
         self.sources[sym] = tuple(source)
         self.names[sym] = what or sym
+        self.values[sym] = value
         return SymInt(value, _Expr.symbol(sym, self.names[sym]), self)
 
     def bindings(self, inputs) -> dict:

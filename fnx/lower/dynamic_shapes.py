@@ -91,7 +91,9 @@ class DynamicShapes:
     def clear(self) -> None:
         self.entries = {}       # shape-free key -> [SymbolicEntry]
         self.sizes = {}         # shape-free key -> {(input position, dim): {sizes seen}}
-        self.tried = set()      # (shape-free key, dims) whose symbolic trace was attempted
+        # (shape-free key, dims) not to trace symbolically again: the trace failed, or it
+        # pinned a size (``int(T)``), so another would serve no more than a static one
+        self.failed = set()
         self.traces = 0         # symbolic traces made (what cache_limit counts of them)
 
     def call(self, key, args, kwargs, room):
@@ -105,10 +107,13 @@ class DynamicShapes:
                 return True, self._run(key, entry, *hit, args, kwargs)
         flat = self.flatten(args, kwargs)[0]
         dims = self._dynamic_dims(free, flat)
-        if not dims or (free, dims) in self.tried or not room:
+        if not dims or (free, dims) in self.failed or not room:
             return False, None
-        self.tried.add((free, dims))
+        # (a size whose guards no symbolic trace meets -- the other branch of
+        # ``if T > 4`` -- gets a symbolic trace of its own)
         entry = self._trace(flat, args, kwargs, dims)
+        if entry is None or entry.pinned():
+            self.failed.add((free, dims))
         if entry is None:
             return False, None
         self.traces += 1
@@ -228,7 +233,17 @@ class SymbolicEntry:
                     self.shapes.append((i, tuple(None if is_symbolic(s) else s
                                                  for s in shape)))
         self.symbols = list(env.sources.items())
+        self.env_values = env.values
         self.programs = OrderedDict()       # sizes -> concrete _Entry
+
+    def pinned(self) -> bool:
+        """Whether the guards fix some symbol to its traced value (neither one more nor one
+        less passes): the trace specialized that size (``int(T)``, ``T == 7``)."""
+        traced = self.env_values
+        for s, v in traced.items():
+            if not any(self.env.holds_for({**traced, s: w}) for w in (v - 1, v + 1)):
+                return True
+        return False
 
     def serve(self, args, kwargs):
         """``(program, inputs, dropped)`` for this call: the concrete program of its sizes

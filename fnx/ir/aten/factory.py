@@ -48,9 +48,15 @@ def dtype_arg(name: str, dtype, default):
     raise TypeError(f"{name}(): argument 'dtype' must be fnx.dtype, not {type(dtype).__name__}")
 
 
+def _symbolic(v) -> bool:
+    """A symbolic size (``fnx.graph.symint``, while tracing): kept, its decisions guarded."""
+    return getattr(type(v), "symbolic_size", False)
+
+
 def size_arg(name: str, size) -> tuple:
     """A size as a tuple of ints, with PyTorch's errors for non-ints and negative dims."""
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool) or \
+            _symbolic(size):
         size = (size,)
     elif not isinstance(size, (list, tuple)):
         raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
@@ -60,7 +66,7 @@ def size_arg(name: str, size) -> tuple:
         if isinstance(s, (bool, float, np.floating)) or not hasattr(s, "__index__"):
             raise TypeError(f"{name}(): argument 'size' must be tuple of ints, but found "
                             f"element of type {type(s).__name__} at pos {i}")
-        out.append(operator.index(s))
+        out.append(s if _symbolic(s) else operator.index(s))
     for s in out:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")

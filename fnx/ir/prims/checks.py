@@ -149,6 +149,16 @@ def scalar_for(name, value, dtype):
         cat = F
     elif isinstance(value, complex):
         cat = C
+    elif getattr(type(value), "symbolic_size", False):
+        # a symbolic size (fnx.graph.symint) as a fill value (a mean's count): it stays a
+        # symbol, made concrete when the graph is lowered for a size
+        if dtype is D.bool or dtype.category == C:
+            return value._specialize()
+        if dtype.category == I:
+            info = np.iinfo(dtype.numpy)
+            if not int(info.min) <= value <= int(info.max):
+                raise fail(name, f"value {value} out of range for {dtype.name}")
+        return value
     else:
         raise fail(name, f"expected a Scalar, got {type(value).__name__}")
     if cat > dtype.category:
