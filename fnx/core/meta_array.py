@@ -19,7 +19,8 @@ class MetaArray:
 
     def __init__(self, shape, dtype):
         # a symbolic size (fnx.graph.symint.SymInt, while tracing) stays symbolic
-        self.shape = tuple(s if getattr(s, "symbolic_size", False) else int(s) for s in shape)
+        self.shape = tuple(s if s.__class__ is int or getattr(s, "symbolic_size", False)
+                           else int(s) for s in shape)
         self.dtype = dtype
 
     @property
