@@ -60,8 +60,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="jax", mode=No
     - ``mode``: any of ``MODES``; all compile alike. ``options``: a dict of ``OPTIONS`` keys
       (not together with ``mode``, as in PyTorch); an unknown key is a RuntimeError.
     - ``fullgraph=True``: an op with no lowering or data-dependent control flow is an error
-      instead of an eager fallback. ``dynamic``: ``None``/``False`` (shapes are always
-      specialized); ``True`` is NotImplementedError.
+      instead of an eager fallback. ``dynamic``: ``None`` (default) traces a dim that
+      took a third value once with a symbolic size, and later sizes reuse that graph (its
+      guards checked, sizes substituted, only XLA compiles; ``fnx.lower.dynamic_shapes``);
+      ``True`` makes every dim of every tensor argument symbolic from the first call;
+      ``False`` specializes every shape.
     - ``disable=True`` returns ``model`` itself. ``recompile_limit`` is PyTorch's name for
       ``cache_limit``: after that many specializations, a call that none of them fits
       runs eagerly (the compiled ones keep serving theirs).
@@ -83,6 +86,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="jax", mode=No
     ...     return x.exp() - 1
     >>> g(fnx.zeros(2))
     tensor([0., 0.])
+    >>> h = fnx.compile(lambda x: x.cumsum(0), dynamic=True)
+    >>> h(fnx.ones(3)), h(fnx.ones(5))
+    (tensor([1., 2., 3.]), tensor([1., 2., 3., 4., 5.]))
+    >>> h.dynamic_traces()               # one trace served both sizes
+    1
     >>> model = fnx.nn.Linear(2, 1)
     >>> fnx.compile(model, disable=True) is model
     True
