@@ -275,3 +275,11 @@ def test_last_short_batch_training_step_traces_twice():
 def test_dynamic_must_be_a_bool_or_none():
     with pytest.raises(AssertionError, match="bool"):
         fnx.compile(lambda x: x, dynamic="yes")
+
+
+def test_a_float_argument_beside_a_dynamic_size():
+    g = fnx.compile(lambda x, s: x.cumsum(1) * s, dynamic=True)
+    for T, s in ((3, 0.5), (5, 2.0), (4, 1.5), (5, -1.0)):
+        a = np.arange(2 * T, dtype=np.float32).reshape(2, T)
+        np.testing.assert_allclose(g(fnx.tensor(a), s).numpy(), a.cumsum(1) * s, rtol=1e-6)
+    assert g.dynamic_traces() == 1 and _static_traces(g) == 0

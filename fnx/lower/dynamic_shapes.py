@@ -101,8 +101,8 @@ class DynamicShapes:
         became dynamic and ``room`` for a trace is left under ``cache_limit``); else
         ``(False, None)`` and the call is traced as before."""
         free = _shape_free(key)
-        for entry in self.entries.get(free, ()):
-            hit = entry.serve(args, kwargs)
+        for entry in list(self.entries.get(free, ())):
+            hit = self._serve(free, entry, args, kwargs)
             if hit is not None:
                 return True, self._run(key, entry, *hit, args, kwargs)
         flat = self.flatten(args, kwargs)[0]
@@ -118,12 +118,25 @@ class DynamicShapes:
             return False, None
         self.traces += 1
         self.entries.setdefault(free, []).append(entry)
-        hit = entry.serve(args, kwargs)
+        hit = self._serve(free, entry, args, kwargs)
         if hit is None:
             _log.info("fnx.compile: the symbolic trace of %s does not fit the call that "
                       "made it; tracing it statically", _name(self.cf.fn))
             return False, None
         return True, self._run(key, entry, *hit, args, kwargs)
+
+    def _serve(self, free, entry, args, kwargs):
+        """``entry.serve``; a symbolic trace that fails to lower for a size is dropped
+        (logged) and that size traced statically, never an error the static path lacks."""
+        try:
+            return entry.serve(args, kwargs)
+        except Exception as e:      # (any: the static trace that follows reports its own)
+            _log.info("fnx.compile: the symbolic trace of %s failed to lower (%s: %s); "
+                      "dropped, tracing this shape statically", _name(self.cf.fn),
+                      type(e).__name__, e)
+            self.entries[free].remove(entry)
+            self.failed.add((free, entry.dims))
+            return None
 
     def _run(self, key, entry, program, inputs, dropped, args, kwargs):
         # The concrete program also answers its exact key directly (the per-call fast
@@ -183,7 +196,7 @@ class DynamicShapes:
             graph = trace(call, *flat, input_names=names, lift_captured=True,
                           functional=True, decompose_to=cf.decompose, capture_grads=True,
                           stored_roots=roots, shape_env=env, dynamic_dims=dims)
-        except DataDependentError as e:
+        except Exception as e:      # (DataDependentError: the function's own failure)
             _log.info("fnx.compile: no symbolic trace of %s (%s); tracing this shape "
                       "statically", _name(cf.fn), e)
             return None
@@ -210,28 +223,25 @@ class DynamicShapes:
             return None
         _log.info("fnx.compile: traced %s with symbolic sizes %s (%d guards)", _name(cf.fn),
                   ", ".join(env.names[s] for s in env.sources), len(env.guards))
-        return SymbolicEntry(self, env, optimized, len(flat), {"functional": graph,
-                                                               "optimized": optimized})
+        shapes = [(i, tuple(None if (i, d) in dims else s for d, s in enumerate(t.shape)))
+                  for i, t in enumerate(flat) if hasattr(t, "_ks")]
+        return SymbolicEntry(self, env, optimized, len(flat), dims, shapes,
+                             {"functional": graph, "optimized": optimized})
 
 
 class SymbolicEntry:
     """One symbolic trace: its guards, its cleaned graph, and the concrete program per
     size (at most ``MAX_SIZES``, least recently used dropped)."""
 
-    def __init__(self, owner, env, graph, n_explicit, stages):
+    def __init__(self, owner, env, graph, n_explicit, dims, shapes, stages):
         self.owner = owner
         self.env = env
         self.graph = graph
         self.n_explicit = n_explicit
+        self.dims = dims
         self.stages = stages
         # per tensor argument: (position, the traced shape with None for a symbolic dim)
-        self.shapes = []
-        for i, (kind, _) in enumerate(graph.input_sources):
-            if kind == "arg" and i < n_explicit:
-                shape = graph.placeholders()[i].meta.shape
-                if isinstance(shape, tuple):
-                    self.shapes.append((i, tuple(None if is_symbolic(s) else s
-                                                 for s in shape)))
+        self.shapes = shapes
         self.symbols = list(env.sources.items())
         self.env_values = env.values
         self.programs = OrderedDict()       # sizes -> concrete _Entry
