@@ -283,3 +283,12 @@ def test_a_float_argument_beside_a_dynamic_size():
         a = np.arange(2 * T, dtype=np.float32).reshape(2, T)
         np.testing.assert_allclose(g(fnx.tensor(a), s).numpy(), a.cumsum(1) * s, rtol=1e-6)
     assert g.dynamic_traces() == 1 and _static_traces(g) == 0
+
+
+def test_sizes_zero_and_one_stay_static():
+    g = fnx.compile(lambda x: x.sum(1) + x[:, :1], dynamic=True)
+    for T in (1, 4, 6, 1, 9):
+        a = np.arange(T, dtype=np.float32).reshape(1, T)
+        np.testing.assert_allclose(g(fnx.tensor(a)).numpy(), a.sum(1) + a[:, :1])
+    # T=1 is its own static trace; 4, 6 and 9 share one symbolic trace
+    assert _static_traces(g) == 1 and g.dynamic_traces() == 1

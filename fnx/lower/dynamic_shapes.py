@@ -159,9 +159,12 @@ class DynamicShapes:
         dynamic = self.cf.dynamic
         if dynamic is False:
             return frozenset()
+        # A size of 0 or 1 is never made a symbol (as in PyTorch): broadcasting and
+        # emptiness checks would pin it at once.
         tensors = [(i, t) for i, t in enumerate(flat) if hasattr(t, "_ks")]
         if dynamic is True:
-            return frozenset((i, d) for i, t in tensors for d in range(t.ndim))
+            return frozenset((i, d) for i, t in tensors for d, s in enumerate(t.shape)
+                             if s > 1)
         seen = self.sizes.setdefault(free, {})
         dims = set()
         for i, t in tensors:
@@ -169,7 +172,7 @@ class DynamicShapes:
             for d, s in enumerate(t.shape):
                 values = seen.setdefault((i, d), set())
                 values.add(s)
-                if len(values) >= 3 or d in marked:
+                if (len(values) >= 3 or d in marked) and s > 1:
                     dims.add((i, d))
         return frozenset(dims)
 
