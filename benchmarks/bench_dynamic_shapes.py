@@ -1,24 +1,28 @@
-"""Growing sequence length: the cost of each new T under ``fnx.compile`` today.
+"""Growing sequence length: the cost of each new T, fnx static vs fnx dynamic vs jax.jit.
 
 A GPT-style block (``fnx.testing.models.gpt_block``) is called at T = 1, 2, ..., N, as an
-autoregressive ``generate()`` loop does. For each new T it prints the first call's time
-under ``fnx.compile`` (fnx trace + passes + JAX lowering + XLA compile while the entry
-cache has room; once ``cache_limit`` shapes are compiled, new shapes run eagerly), the
-same for ``jax.jit`` of the hand-written block (JAX trace + XLA compile: the floor for any
-path that still compiles per concrete shape, as a symbolic-shape graph lowered per size
-would), and the steady per-call times of both and of fnx eager.
+autoregressive ``generate()`` loop does. For each new T it prints the first call's time of
 
-    python benchmarks/bench_dynamic_shapes.py             # ~1 min on 2 CPU cores
+- ``fnx.compile(dynamic=False)`` (static): every new T is traced, decomposed, cleaned,
+  lowered and XLA-compiled, until ``cache_limit`` (8) programs exist; later T run eagerly;
+- ``fnx.compile()`` (dynamic=None, automatic): T=1 and T=2 as static; at the third value
+  T is traced once as a symbol (``fnx.lower.dynamic_shapes``); every later T only checks
+  the guards, substitutes the sizes into the recorded graph, lowers it and XLA-compiles;
+- ``jax.jit`` of the hand-written block (JAX trace + XLA compile: the floor of any path
+  that compiles per concrete shape),
+
+then the steady per-call times (median of ``--repeats`` calls at that T) of the three and
+of fnx eager, and the largest difference between fnx dynamic and jax.jit.
+
+    python benchmarks/bench_dynamic_shapes.py             # ~2 min on 2 CPU cores
     python benchmarks/bench_dynamic_shapes.py --max-seq 20 --width 128
-
-Symbolic sizes (``fnx.graph.symint``) exist; ``fnx.compile`` does not trace with them yet,
-so the "fnx.compile first" column is today's behaviour (the "before" number).
 """
 from __future__ import annotations
 
 import argparse
 import statistics
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -44,7 +48,7 @@ def _timed(fn):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--max-seq", type=int, default=12)
+    ap.add_argument("--max-seq", type=int, default=16)
     ap.add_argument("--width", type=int, default=64)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=5)
@@ -55,32 +59,48 @@ def main(argv=None):
     p_fnx = {k: fnx.tensor(v) for k, v in params.items()}
     p_jax = {k: jnp.asarray(v) for k, v in params.items()}
     eager = gpt_block(p_fnx, H)
-    compiled = fnx.compile(eager)
+    static = fnx.compile(eager, dynamic=False)
+    dynamic = fnx.compile(eager)
     jitted = jax.jit(jax_gpt_block(H))
     rng = np.random.default_rng(0)
+    warnings.simplefilter("ignore", UserWarning)      # static: cache_limit reached
 
     print(f"GPT block B={B} C={C} heads={H}, T = 1..{args.max_seq} (CPU; steady: median of "
           f"{args.repeats})")
-    print(f"{'T':>3} {'compile first s':>16} {'jax.jit first s':>16} {'compile ms':>11} "
-          f"{'jax.jit ms':>11} {'eager ms':>9} {'max err':>9}")
+    print(f"{'':>3} {'first call at a new T, s':^27} {'steady per call, ms':^38}")
+    print(f"{'T':>3} {'static':>8} {'dynamic':>8} {'jax.jit':>8}  {'static':>8} "
+          f"{'dynamic':>8} {'jax.jit':>8} {'eager':>8} {'max err':>9}")
     firsts = []
     for T in range(1, args.max_seq + 1):
         x_np = rng.standard_normal((B, T, C)).astype(np.float32)
         x_fnx, x_jax = fnx.tensor(x_np), jnp.asarray(x_np)
-        first_c, y_c = _timed(lambda: compiled(x_fnx))
+        first_s, _ = _timed(lambda: static(x_fnx))
+        first_d, y_d = _timed(lambda: dynamic(x_fnx))
         first_j, y_j = _timed(lambda: jitted(p_jax, x_jax))
-        err = float(np.abs(y_c.numpy() - np.asarray(y_j)).max())
+        err = float(np.abs(y_d.numpy() - np.asarray(y_j)).max())
         steady = {}
-        for name, fn in (("c", lambda: compiled(x_fnx)), ("j", lambda: jitted(p_jax, x_jax)),
-                         ("e", lambda: eager(x_fnx))):
+        for name, fn in (("s", lambda: static(x_fnx)), ("d", lambda: dynamic(x_fnx)),
+                         ("j", lambda: jitted(p_jax, x_jax)), ("e", lambda: eager(x_fnx))):
             steady[name] = statistics.median(_timed(fn)[0] for _ in range(args.repeats))
-        firsts.append((first_c, first_j))
-        print(f"{T:>3} {first_c:>16.3f} {first_j:>16.3f} {steady['c'] * 1e3:>11.2f} "
-              f"{steady['j'] * 1e3:>11.2f} {steady['e'] * 1e3:>9.2f} {err:>9.1e}")
-    n = len(firsts)
-    print(f"mean first call per new T: fnx.compile {sum(f for f, _ in firsts) / n:.3f} s, "
-          f"jax.jit {sum(j for _, j in firsts) / n:.3f} s; "
-          f"compiled entries: {len(compiled.entries())}")
+        firsts.append((T, first_s, first_d, first_j))
+        print(f"{T:>3} {first_s:>8.3f} {first_d:>8.3f} {first_j:>8.3f}  "
+              f"{steady['s'] * 1e3:>8.2f} {steady['d'] * 1e3:>8.2f} {steady['j'] * 1e3:>8.2f} "
+              f"{steady['e'] * 1e3:>8.2f} {err:>9.1e}")
+    # after the symbolic trace (T=3), while the static one still compiles (T <= 8)
+    both = [f for f in firsts if 4 <= f[0] <= static.cache_limit]
+    if both:
+        n = len(both)
+        print(f"mean first call per new T, T=4..{both[-1][0]}: static "
+              f"{sum(f[1] for f in both) / n:.3f} s, dynamic {sum(f[2] for f in both) / n:.3f} "
+              f"s, jax.jit {sum(f[3] for f in both) / n:.3f} s")
+    later = [f for f in firsts if f[0] > static.cache_limit]
+    if later:
+        n = len(later)
+        print(f"T={later[0][0]}..{later[-1][0]}: static runs eagerly; first call dynamic "
+              f"{sum(f[2] for f in later) / n:.3f} s, jax.jit {sum(f[3] for f in later) / n:.3f} s")
+    print(f"traces: static {len(static.entries())} (then eager), dynamic "
+          f"{sum(getattr(e, 'size', 1) for e in dynamic.entries())} static + "
+          f"{dynamic.dynamic_traces()} symbolic")
 
 
 if __name__ == "__main__":

@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 
 from .graph.tracer import DataDependentError, is_compiling, suspend_tracing
+from .lower.dynamic_shapes import mark_dynamic
 from .lower.frontend import reset
 
-__all__ = ["is_compiling", "suspend_tracing", "reset", "disable"]
+__all__ = ["is_compiling", "suspend_tracing", "reset", "disable", "mark_dynamic"]
 
 
 def disable(fn=None, recursive=True, *, reason=None):

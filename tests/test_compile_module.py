@@ -302,7 +302,6 @@ def test_options_honored_and_recompile_limit():
     ({"options": [("max_autotune", True)]}, TypeError, "options must be a dict"),
     ({"backend": "nope"}, RuntimeError, "Invalid backend: 'nope'"),
     ({"backend": lambda gm, example_inputs: gm}, NotImplementedError, "callable backend"),
-    ({"dynamic": True}, NotImplementedError, "symbolic shapes"),
     ({"dynamic": "yes"}, AssertionError, "Expected enable to be a bool"),
     ({"decompose": "everything"}, ValueError, "decompose must be"),
     ({"cache_limit": -1}, ValueError, "recompile limit"),

@@ -13,6 +13,8 @@ import pytest
 
 import fnx
 from fnx.graph.symint import ShapeEnv, SymInt, guard_int, substitute
+from fnx.graph.tracer import trace
+from fnx.lower.dynamic_shapes import concrete_graph
 
 
 def _inputs(*shapes):
@@ -160,3 +162,37 @@ def test_sym_helpers_on_symint():
     assert fnx.sym_not(t) is False and len(env.guards) == 1
     assert fnx.sym_sqrt(t) == 3.0 and fnx.sym_float(t) == 9.0
     assert not env.guards_hold(_inputs((1, 16)))
+
+
+def test_guards_are_recorded_once_and_checked_on_bindings():
+    env, t = _env(5)
+    for _ in range(3):
+        assert t > 2 and (t * 2 != 4)
+    assert [g.what for g in env.guards] == ["x.size(1) > 2", "x.size(1)*2 != 4"]
+    assert env.holds_for({"s0": 9}) is True
+    assert env.holds_for({"s0": 2}) is False           # 2 > 2 is False
+    assert env.values == {"s0": 5}
+
+
+def test_a_frozen_env_refuses_decisions_and_a_copy_is_guarded():
+    env, t = _env(5)
+    n = t + 1
+    assert pickle.loads(pickle.dumps(n)) == 6          # a copy is a plain int, guarded
+    assert [g.what for g in env.guards] == ["x.size(1)+1 == 6"]
+    env.freeze()
+    assert str(n * 2) == "(x.size(1)+1)*2"             # arithmetic still fine
+    with pytest.raises(RuntimeError, match="after its trace"):
+        bool(n > 3)
+
+
+def test_trace_with_a_dynamic_dim_records_size_expressions():
+    env = ShapeEnv()
+    g = trace(lambda x: x.reshape(-1)[: x.shape[1] + 1] * 2, fnx.ones(2, 3),
+              shape_env=env, dynamic_dims={(0, 1)}, decompose_to="prims")
+    out = g.output_node.args[0]
+    assert isinstance(out.meta.shape[0], SymInt)       # 2*s0 clamped to s0+1: symbolic
+    assert env.evaluate(out.meta.shape[0], {"s0": 7}) == 8
+    c = concrete_graph(g, {"s0": 7})
+    assert c.output_node.args[0].meta.shape == (8,)
+    a = np.arange(14, dtype=np.float32).reshape(2, 7)
+    np.testing.assert_array_equal(c.run(fnx.tensor(a)).numpy(), a.reshape(-1)[:8] * 2)

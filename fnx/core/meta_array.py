@@ -18,7 +18,9 @@ class MetaArray:
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape, dtype):
-        self.shape = tuple(int(s) for s in shape)
+        # a symbolic size (fnx.graph.symint.SymInt, while tracing) stays symbolic
+        self.shape = tuple(s if s.__class__ is int or getattr(s, "symbolic_size", False)
+                           else int(s) for s in shape)
         self.dtype = dtype
 
     @property

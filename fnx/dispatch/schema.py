@@ -181,18 +181,26 @@ def _is_tensor(x) -> bool:
 _NUMBER = (bool, int, float, complex)
 
 
+def _symbolic_size(v) -> bool:
+    """A size that is a variable of a trace (``fnx.graph.symint.SymInt``)."""
+    return getattr(type(v), "symbolic_size", False)
+
+
 def _type_ok(base: str, v) -> bool:
     if base == "Tensor":
         return _is_tensor(v)
     if base in ("int", "SymInt"):
         return (isinstance(v, (int, np.integer)) and not isinstance(v, bool)) or \
+            _symbolic_size(v) or \
             (_is_tensor(v) and v.ndim == 0 and not v.dtype.is_floating_point)
     if base == "float":
-        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+        return isinstance(v, (int, float, np.integer, np.floating)) and \
+            not isinstance(v, bool) or _symbolic_size(v)
     if base == "bool":
         return isinstance(v, (bool, np.bool_))
     if base == "Scalar":
-        return isinstance(v, _NUMBER + (np.generic,)) or (_is_tensor(v) and v.ndim == 0)
+        return isinstance(v, _NUMBER + (np.generic,)) or (_is_tensor(v) and v.ndim == 0) or \
+            _symbolic_size(v)
     if base == "str":
         return isinstance(v, str)
     if base == "ScalarType":

@@ -50,7 +50,11 @@ class ShapeEnv:
     def __init__(self):
         self.sources: dict[str, tuple[int, int]] = {}
         self.names: dict[str, str] = {}
+        self.values: dict[str, int] = {}      # each symbol's value in the traced call
         self.guards: list[Guard] = []
+        self._checks: list = []     # (predicate on bindings, expected): ``holds_for``
+        self._seen: set = set()     # (what, expected) of the guards recorded (once each)
+        self.frozen = False
 
     def create_symbol(self, value, source, what=None) -> SymInt:
         """A new symbol for the size ``value`` read from ``source`` (``what``: in words)."""
@@ -61,6 +65,7 @@ class ShapeEnv:
         sym = f"s{len(self.sources)}"
         self.sources[sym] = tuple(source)
         self.names[sym] = what or sym
+        self.values[sym] = value
         return SymInt(value, _Expr.symbol(sym, self.names[sym]), self)
 
     def bindings(self, inputs) -> dict:
@@ -79,10 +84,29 @@ class ShapeEnv:
         """The guards that do not hold for ``inputs``."""
         return [g for g in self.guards if not g.holds(inputs)]
 
+    def holds_for(self, bindings) -> bool:
+        """Every recorded decision comes out the same for the symbol values ``bindings``."""
+        try:
+            return all(fn(bindings) == expected for fn, expected in self._checks)
+        except (ArithmeticError, ValueError, TypeError):
+            return False
+
+    def freeze(self) -> None:
+        """End the trace: a decision on one of its sizes from now on is an error (its
+        guard could no longer protect the program), never a silently fixed value."""
+        self.frozen = True
+
     def _guard(self, expr_fn, expected, what, syms):
+        if self.frozen:
+            raise RuntimeError(f"a symbolic size was decided on after its trace ended "
+                               f"({what}); fnx.compile specializes this shape instead")
+        if (what, expected) in self._seen:      # the same expression: one guard
+            return
+        self._seen.add((what, expected))
         deps = frozenset(self.sources[s][0] for s in syms)
         bind = self.bindings
         self.guards.append(Guard(lambda inputs: expr_fn(bind(inputs)), expected, what, deps))
+        self._checks.append((expr_fn, expected))
 
 
 class _Expr:
@@ -116,6 +140,7 @@ def _is_int(x) -> bool:
 class SymInt(DecidedComparisons):
     """An integer size as an expression over a ``ShapeEnv``'s symbols (see the module)."""
     __slots__ = ("_value", "_expr", "_env")
+    symbolic_size = True        # what lower layers (MetaArray) recognize it by
 
     def __init__(self, value, expr, env):
         self._value = value
@@ -252,8 +277,8 @@ class SymInt(DecidedComparisons):
     def __round__(self, ndigits=None):
         return self if ndigits is None or ndigits >= 0 else round(self._specialize(), ndigits)
 
-    def __reduce__(self):
-        return builtins.int, (self._value,)
+    def __reduce__(self):      # (a copy or pickle is a plain int: specialized)
+        return builtins.int, (self._specialize(),)
 
     # numbers.Integral's remaining members
     def __and__(self, o):

@@ -537,7 +537,8 @@ def _common_device(op, args):
 
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
           functional=False, capture_grads=False, stored_roots=(), mode_class=None,
-          breaks=None, record_lines=False, **kwargs) -> Graph:
+          breaks=None, record_lines=False, shape_env=None, dynamic_dims=(),
+          **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -560,6 +561,10 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     (``item()``, ``tolist()``) to the traced code instead of raising.
     With ``record_lines`` ``graph.lines`` maps each call node to the user's line that made
     it (slow: for error messages).
+    ``dynamic_dims``: ``(input position, dim)`` pairs of tensor arguments whose size is a
+    symbol of ``shape_env`` (a ``fnx.graph.symint.ShapeEnv``) instead of a number: shapes
+    and node arguments computed from it stay ``SymInt`` expressions, and every Python
+    decision on it is a guard in ``shape_env.guards``.
     """
     graph = Graph()
     if mode_class is not None:
@@ -577,7 +582,12 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     def placeholder(value, name):
         if isinstance(value, Tensor):
             check_strided(value, "tracing")
-            t = meta_tensor(tuple(value.shape), value.dtype, value._device)
+            shape = tuple(value.shape)
+            if dynamic_dims:
+                shape = tuple(shape_env.create_symbol(s, (count[0], d), f"{name}.size({d})")
+                              if (count[0], d) in dynamic_dims else s
+                              for d, s in enumerate(shape))
+            t = meta_tensor(shape, value.dtype, value._device)
             if value.requires_grad:
                 t.requires_grad_(True)
             mode.add_input(t, name, NodeMeta(tuple(t.shape), t.dtype, value._device),

@@ -23,6 +23,8 @@ def scalar_value(x):
         return x.item()
     if isinstance(x, (bool, int, float, complex)):
         return x
+    if getattr(type(x), "symbolic_size", False):
+        return int(x)       # a symbolic size (fnx.graph.symint): specialized, with its guard
     raise TypeError(f"expected a Number, got {type(x).__name__}")
 
 

@@ -16,7 +16,7 @@ def ints(values, op="op", arg="size") -> tuple:
     if isinstance(values, int):
         return (values,)
     try:
-        return tuple(v if v.__class__ is int else operator.index(v) for v in values)
+        return tuple(v if v.__class__ is int else _size_index(v) for v in values)
     except TypeError:
         if not hasattr(values, "__iter__"):
             raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, not "
@@ -161,13 +161,19 @@ def check_select(shape, dim, index):
     return d, index + size if index < 0 else index
 
 
+def _size_index(v):
+    """An int argument; a symbolic size (``fnx.graph.symint``) stays one (its decisions
+    below are guarded)."""
+    return v if getattr(v.__class__, "symbolic_size", False) else operator.index(v)
+
+
 def slice_bounds(size, start, end, step):
     """(start, end, length) after PyTorch's clamping of ``slice(start, end, step)``."""
     step = operator.index(step)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
-    start = 0 if start is None else operator.index(start)
-    end = size if end is None else operator.index(end)
+    start = 0 if start is None else _size_index(start)
+    end = size if end is None else _size_index(end)
     if start < 0:
         start += size
     if end < 0:

@@ -42,6 +42,7 @@ from ..graph.tracer import (DataDependentError, TracingMode, describe_change, re
                             rollback, settle, trace)
 from ..ir.aten.random import next_key
 from .compiled_run import ProgramPlan, feed_modes
+from .dynamic_shapes import DynamicShapes
 from .graph_breaks import BreakEntry, BreakTracer
 from .jax_storage import array_of, rebind, rebindable
 from .target import get_target
@@ -63,7 +64,7 @@ if "recompiles" in os.environ.get("FNX_LOGS", "").split(","):
 class CompiledFunction:
     """What ``fnx.compile`` returns: call it like the original function or module."""
 
-    def __init__(self, fn, *, backend="jax", decompose="prims", dynamic=False,
+    def __init__(self, fn, *, backend="jax", decompose="prims", dynamic=None,
                  fullgraph=False, cache_limit=8, value_checks=True):
         self.fn = fn
         self.value_checks = value_checks
@@ -80,6 +81,7 @@ class CompiledFunction:
         self._state_id = None
         self._stored_once = False
         self._lock = threading.RLock()
+        self._dynamic_shapes = DynamicShapes(self, _Entry, _flatten_call)
         functools.update_wrapper(self, fn, updated=())
         live_compiled_functions.add(self)
 
@@ -132,6 +134,11 @@ class CompiledFunction:
         """Trace and compile a program for this call (under the lock), cache it and run it;
         or run the function eagerly when it cannot be compiled."""
         full = self._programs() >= self.cache_limit
+        if self.dynamic is not False:   # a symbolic trace for sizes that keep changing
+            done, result = self._dynamic_shapes.call(key, args, kwargs, not full)
+            if done:
+                return result
+            full = self._programs() >= self.cache_limit
         reason = None
         if self.cache and (_log.isEnabledFor(logging.INFO) or
                            (full and "cache" not in self._warned)):
@@ -164,7 +171,13 @@ class CompiledFunction:
     def _programs(self) -> int:
         """How many programs the cache holds (an entry with graph breaks: one per
         segment), what ``cache_limit`` bounds."""
-        return sum(getattr(e, "size", 1) for v in self.cache.values() for e in v)
+        return sum(getattr(e, "size", 1) for v in self.cache.values() for e in v) + \
+            self._dynamic_shapes.traces
+
+    def dynamic_traces(self) -> int:
+        """How many symbolic traces (``fnx.lower.dynamic_shapes``) serve this function's
+        dynamic sizes; each new size of one lowers its graph without tracing again."""
+        return self._dynamic_shapes.traces
 
     def _continue(self, args, kwargs, known):
         """A new trace for a call of a ``BreakEntry`` that no branch fits, given the input

@@ -60,8 +60,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="jax", mode=No
     - ``mode``: any of ``MODES``; all compile alike. ``options``: a dict of ``OPTIONS`` keys
       (not together with ``mode``, as in PyTorch); an unknown key is a RuntimeError.
     - ``fullgraph=True``: an op with no lowering or data-dependent control flow is an error
-      instead of an eager fallback. ``dynamic``: ``None``/``False`` (shapes are always
-      specialized); ``True`` is NotImplementedError.
+      instead of an eager fallback. ``dynamic``: ``None`` (default) traces a dim that
+      took a third value once with a symbolic size, and later sizes reuse that graph (its
+      guards checked, sizes substituted, only XLA compiles; ``fnx.lower.dynamic_shapes``);
+      ``True`` makes every dim of every tensor argument symbolic from the first call;
+      ``False`` specializes every shape.
     - ``disable=True`` returns ``model`` itself. ``recompile_limit`` is PyTorch's name for
       ``cache_limit``: after that many specializations, a call that none of them fits
       runs eagerly (the compiled ones keep serving theirs).
@@ -83,6 +86,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="jax", mode=No
     ...     return x.exp() - 1
     >>> g(fnx.zeros(2))
     tensor([0., 0.])
+    >>> h = fnx.compile(lambda x: x.cumsum(0), dynamic=True)
+    >>> h(fnx.ones(3)), h(fnx.ones(5))
+    (tensor([1., 2., 3.]), tensor([1., 2., 3., 4., 5.]))
+    >>> h.dynamic_traces()               # one trace served both sizes
+    1
     >>> model = fnx.nn.Linear(2, 1)
     >>> fnx.compile(model, disable=True) is model
     True
@@ -117,10 +125,6 @@ def _settings(fullgraph, dynamic, backend, mode, options, recompile_limit, decom
     """``CompiledFunction``'s keywords from ``compile``'s, each checked."""
     if dynamic is not None and not isinstance(dynamic, bool):
         raise AssertionError(f"Expected enable to be a bool, got {type(dynamic)}")
-    if dynamic:
-        raise NotImplementedError("fnx.compile(dynamic=True): symbolic shapes are not "
-                                  "supported; compiled code is specialized per input shape "
-                                  "and a new shape recompiles")
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")
@@ -137,7 +141,7 @@ def _settings(fullgraph, dynamic, backend, mode, options, recompile_limit, decom
     if isinstance(cache_limit, bool) or not isinstance(cache_limit, int) or cache_limit < 0:
         raise ValueError(f"fnx.compile: the recompile limit must be an int >= 0, got "
                          f"{cache_limit!r}")
-    return {"backend": _backend(backend), "decompose": decompose, "dynamic": False,
+    return {"backend": _backend(backend), "decompose": decompose, "dynamic": dynamic,
             "fullgraph": bool(fullgraph), "cache_limit": cache_limit,
             "value_checks": options.get("value_checks", True)}
 
@@ -180,5 +184,6 @@ def reset() -> None:
     one eagerly): the next call of each traces and compiles again."""
     for cf in list(live_compiled_functions):
         cf.cache.clear()
+        cf._dynamic_shapes.clear()
         cf._eager_reason = None
         cf._warned.clear()

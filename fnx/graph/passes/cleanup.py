@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..graph import Graph, Node, map_nodes
+from ..symint import is_symbolic
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpressions"]
 
@@ -30,6 +31,8 @@ def eliminate_dead_code(graph: Graph) -> Graph:
 
 
 def _key(value):
+    if is_symbolic(value):      # by its expression: hashing a SymInt would specialize it
+        return ("SymInt", str(value))
     if isinstance(value, (list, tuple)):
         return (type(value).__name__,) + tuple(_key(v) for v in value)
     if isinstance(value, dict):

@@ -48,9 +48,15 @@ def dtype_arg(name: str, dtype, default):
     raise TypeError(f"{name}(): argument 'dtype' must be fnx.dtype, not {type(dtype).__name__}")
 
 
+def _symbolic(v) -> bool:
+    """A symbolic size (``fnx.graph.symint``, while tracing): kept, its decisions guarded."""
+    return getattr(type(v), "symbolic_size", False)
+
+
 def size_arg(name: str, size) -> tuple:
     """A size as a tuple of ints, with PyTorch's errors for non-ints and negative dims."""
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool) or \
+            _symbolic(size):
         size = (size,)
     elif not isinstance(size, (list, tuple)):
         raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
@@ -60,7 +66,7 @@ def size_arg(name: str, size) -> tuple:
         if isinstance(s, (bool, float, np.floating)) or not hasattr(s, "__index__"):
             raise TypeError(f"{name}(): argument 'size' must be tuple of ints, but found "
                             f"element of type {type(s).__name__} at pos {i}")
-        out.append(operator.index(s))
+        out.append(s if _symbolic(s) else operator.index(s))
     for s in out:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
@@ -255,9 +261,36 @@ def arange_dtype(start, end, step, dtype):
 
 def _arange_meta(start, end, step=1, *, dtype=None, layout=None, device=None,
                  pin_memory=None):
+    if _symbolic_end(start, end, step):
+        dtype = D.int64 if dtype is None else dtype_arg("arange", dtype, None)
+        return TensorMeta((_symbolic_length(start, end, step, dtype),), dtype)
     dtype = arange_dtype(start, end, step, dtype)
     n = arange_params(scalar_value(start), scalar_value(end), scalar_value(step), dtype)[2]
     return TensorMeta((n,), dtype)
+
+
+def _symbolic_end(start, end, step) -> bool:
+    """``arange(start, end, step)`` with int start and step and a symbolic size as its end
+    (``arange(T)`` while tracing with symbolic sizes): its length stays symbolic."""
+    return getattr(type(end), "symbolic_size", False) and \
+        all(type(v) is int for v in (start, step))
+
+
+def _symbolic_length(start, end, step, dtype):
+    """``arange_params``' length for an int start and step and a symbolic end: the same
+    integer arithmetic, its decisions guarded (``fnx.graph.symint``)."""
+    if dtype is D.bool or dtype.is_complex:
+        raise RuntimeError(f"\"arange_cpu\" not implemented for '{dtype.scalar_type}'")
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = -((start - end) // step)
+    if not dtype.is_floating_point:
+        info = np.iinfo(dtype.numpy)
+        if n > 0 and not info.min <= start + (n - 1) * step <= info.max:
+            raise RuntimeError(f"arange: the last value does not fit in {dtype}")
+    return n
 
 
 arange_start_step = defop(f"arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
@@ -451,8 +484,11 @@ def _arange_decomp(start, end, step=1, *, dtype=None, layout=None, device=None,
     (integer dtypes truncate start, end and step first)."""
     prims = _prims()
     m = arange_start_step.meta(start, end, step, dtype=dtype)
-    first, step, n = arange_params(scalar_value(start), scalar_value(end),
-                                   scalar_value(step), m.dtype)
+    if _symbolic_end(start, end, step):
+        first, n = start, m.shape[0]
+    else:
+        first, step, n = arange_params(scalar_value(start), scalar_value(end),
+                                       scalar_value(step), m.dtype)
     ct = D.int64 if isinstance(first, int) and isinstance(step, int) else D.float64
     dev = device_arg(device)
     i = prims.iota([n], 0, dtype=ct, device=dev)

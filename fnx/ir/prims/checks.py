@@ -66,7 +66,8 @@ def check_category(name, x, cats, arg="self"):
 def int_arg(name, what, v) -> int:
     if isinstance(v, bool) or not hasattr(v, "__index__"):
         raise fail(name, f"{what} must be an int, got {type(v).__name__}")
-    return operator.index(v)
+    # a symbolic size (fnx.graph.symint) stays one: its decisions below are guarded
+    return v if getattr(type(v), "symbolic_size", False) else operator.index(v)
 
 
 def int_list(name, what, xs) -> tuple:
@@ -148,6 +149,16 @@ def scalar_for(name, value, dtype):
         cat = F
     elif isinstance(value, complex):
         cat = C
+    elif getattr(type(value), "symbolic_size", False):
+        # a symbolic size (fnx.graph.symint) as a fill value (a mean's count): it stays a
+        # symbol, made concrete when the graph is lowered for a size
+        if dtype is D.bool or dtype.category == C:
+            return value._specialize()
+        if dtype.category == I:
+            info = np.iinfo(dtype.numpy)
+            if not int(info.min) <= value <= int(info.max):
+                raise fail(name, f"value {value} out of range for {dtype.name}")
+        return value
     else:
         raise fail(name, f"expected a Scalar, got {type(value).__name__}")
     if cat > dtype.category:

@@ -1,0 +1,347 @@
+"""Dynamic sizes for ``fnx.compile``: one symbolic trace serves every size of a dimension.
+
+A dimension is *dynamic* when ``fnx.compile(dynamic=True)`` says so (every dim of every
+tensor argument), when ``fnx.compiler.mark_dynamic(t, dim)`` marked it, or -- with
+``dynamic=None``, the default -- automatically, once calls that differ only in input sizes
+have shown a third value of that dim (it changed twice, as PyTorch's automatic dynamic
+shapes). ``dynamic=False`` never makes one.
+
+For a dynamic dim the function is traced once with that size a ``SymInt``
+(``fnx.graph.symint``): shapes and node arguments (view sizes, slice bounds, arange ends)
+stay expressions over the symbol, and every Python decision on it (``if T > 4``, a meta
+function's ``size == 1`` check, ``int(T)``) is a guard of the trace's ``ShapeEnv``. The
+decomposed graph is cleaned (DCE, CSE) once. A call at a new size then checks the guards
+(plain integer arithmetic, no trace); if they hold, the recorded graph with the sizes
+substituted is partitioned and lowered, and only XLA compiles (``SymbolicEntry``). If a
+guard fails, or the symbolic trace cannot be made (an op whose meta function cannot
+handle a symbol, a value read from a size that leaves the program, Python state the trace
+changed), fnx traces that shape statically, as it always did: the fallback is never a
+different answer, only a slower one. ``FNX_LOGS=recompiles`` logs why.
+
+Bounds: a symbolic trace counts as one trace against ``cache_limit``; the concrete
+programs it lowers, one per size, are kept in a least-recently-used cache of
+``MAX_SIZES`` per symbolic trace (the oldest size's program is dropped, and compiled again
+if that size comes back), so new sizes never end in eager mode.
+"""
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+
+from ..core import tls
+from ..core.grad_mode import no_grad
+from ..graph import guards
+from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
+from ..graph.passes.partition import partition
+from ..graph.symint import ShapeEnv, is_symbolic, substitute
+from ..graph.tracer import DataDependentError, rollback, trace
+
+__all__ = ["DynamicShapes", "SymbolicEntry", "MAX_SIZES", "mark_dynamic"]
+
+MAX_SIZES = 64
+"""Concrete programs kept per symbolic trace (least recently used dropped first)."""
+
+_log = logging.getLogger("fnx.compile")
+
+
+def mark_dynamic(t, index) -> None:
+    """Mark dim ``index`` (an int or a list of ints) of tensor ``t`` dynamic: a compiled
+    function called with ``t`` traces that size as a symbol from the first call
+    (``torch._dynamo.mark_dynamic``).
+
+    >>> import fnx
+    >>> f = fnx.compile(lambda x: x.sum(1) * 2)
+    >>> for T in (3, 5):
+    ...     x = fnx.ones(2, T)
+    ...     fnx.compiler.mark_dynamic(x, 1)
+    ...     print(f(x))
+    tensor([6., 6.])
+    tensor([10., 10.])
+    >>> f.dynamic_traces()
+    1
+    """
+    dims = [index] if isinstance(index, int) else list(index)
+    ndim = t.ndim
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, int) or not -ndim <= d < ndim:
+            raise IndexError(f"mark_dynamic: dim {d!r} out of range for a tensor of rank "
+                             f"{ndim}")
+    marked = set(getattr(t, "_dynamo_dynamic_indices", ()))
+    t._dynamo_dynamic_indices = marked | {d % ndim for d in dims}
+
+
+class _SymbolicTraceFailed(DataDependentError):
+    """The symbolic trace stopped (an op that cannot take a symbolic size): ``trace`` rolls
+    the Python state back as for a data-dependent stop, and the shape is traced statically."""
+
+
+class DynamicShapes:
+    """A ``CompiledFunction``'s dynamic sizes: the sizes seen per call structure, the dims
+    made dynamic, and the symbolic traces (``SymbolicEntry``) serving them.
+
+    ``entry_class`` and ``flatten`` are ``compiled_function``'s ``_Entry`` and
+    ``_flatten_call`` (handed over: this module sits beside it, not above it)."""
+
+    def __init__(self, cf, entry_class, flatten):
+        self.cf = cf
+        self.entry_class = entry_class
+        self.flatten = flatten
+        self.clear()
+
+    def clear(self) -> None:
+        self.entries = {}       # shape-free key -> [SymbolicEntry]
+        self.sizes = {}         # shape-free key -> {(input position, dim): {sizes seen}}
+        # (shape-free key, dims) not to trace symbolically again: the trace failed, or it
+        # pinned a size (``int(T)``), so another would serve no more than a static one
+        self.failed = set()
+        self.traces = 0         # symbolic traces made (what cache_limit counts of them)
+
+    def call(self, key, args, kwargs, room):
+        """Run this call through a symbolic trace if one fits (made now if its dims just
+        became dynamic and ``room`` for a trace is left under ``cache_limit``); else
+        ``(False, None)`` and the call is traced as before."""
+        free = _shape_free(key)
+        for entry in list(self.entries.get(free, ())):
+            hit = self._serve(free, entry, args, kwargs)
+            if hit is not None:
+                return True, self._run(key, entry, *hit, args, kwargs)
+        flat = self.flatten(args, kwargs)[0]
+        dims = self._dynamic_dims(free, flat)
+        if not dims or (free, dims) in self.failed or not room:
+            return False, None
+        # (a size whose guards no symbolic trace meets -- the other branch of
+        # ``if T > 4`` -- gets a symbolic trace of its own)
+        entry = self._trace(flat, args, kwargs, dims)
+        if entry is None or entry.pinned():
+            self.failed.add((free, dims))
+        if entry is None:
+            return False, None
+        self.traces += 1
+        self.entries.setdefault(free, []).append(entry)
+        hit = self._serve(free, entry, args, kwargs)
+        if hit is None:
+            _log.info("fnx.compile: the symbolic trace of %s does not fit the call that "
+                      "made it; tracing it statically", _name(self.cf.fn))
+            return False, None
+        return True, self._run(key, entry, *hit, args, kwargs)
+
+    def _serve(self, free, entry, args, kwargs):
+        """``entry.serve``; a symbolic trace that fails to lower for a size is dropped
+        (logged) and that size traced statically, never an error the static path lacks."""
+        try:
+            return entry.serve(args, kwargs)
+        except Exception as e:      # (any: the static trace that follows reports its own)
+            _log.info("fnx.compile: the symbolic trace of %s failed to lower (%s: %s); "
+                      "dropped, tracing this shape statically", _name(self.cf.fn),
+                      type(e).__name__, e)
+            self.entries[free].remove(entry)
+            self.failed.add((free, entry.dims))
+            return None
+
+    def _run(self, key, entry, program, inputs, dropped, args, kwargs):
+        # The concrete program also answers its exact key directly (the per-call fast
+        # path); as part of its symbolic trace it does not count against cache_limit.
+        cache = self.cf.cache
+        if dropped is not None:
+            old_key, old = dropped
+            kept = [e for e in cache.get(old_key, ()) if e is not old]
+            if kept:
+                cache[old_key] = kept
+            else:
+                cache.pop(old_key, None)
+        if all(e is not program for e in cache.get(key, ())):
+            cache.setdefault(key, []).append(program)
+        program.cache_key = key
+        return program(args, kwargs, inputs)
+
+    def _dynamic_dims(self, free, flat) -> frozenset:
+        """The (input position, dim) pairs to trace symbolically for this call."""
+        dynamic = self.cf.dynamic
+        if dynamic is False:
+            return frozenset()
+        # A size of 0 or 1 is never made a symbol (as in PyTorch): broadcasting and
+        # emptiness checks would pin it at once.
+        tensors = [(i, t) for i, t in enumerate(flat) if hasattr(t, "_ks")]
+        if dynamic is True:
+            return frozenset((i, d) for i, t in tensors for d, s in enumerate(t.shape)
+                             if s > 1)
+        seen = self.sizes.setdefault(free, {})
+        dims = set()
+        for i, t in tensors:
+            marked = getattr(t, "_dynamo_dynamic_indices", ())
+            for d, s in enumerate(t.shape):
+                values = seen.setdefault((i, d), set())
+                values.add(s)
+                if (len(values) >= 3 or d in marked) and s > 1:
+                    dims.add((i, d))
+        return frozenset(dims)
+
+    def _trace(self, flat, args, kwargs, dims):
+        """The ``SymbolicEntry`` of the function with ``dims`` symbolic, or None (logged)
+        when a symbolic trace cannot stand for it."""
+        cf = self.cf
+        _, rebuild = self.flatten(args, kwargs)
+
+        def call(*ts):
+            a, kw = rebuild(ts)
+            try:
+                return cf.fn(*a, **kw)
+            except DataDependentError:
+                raise
+            except Exception as e:      # (any: the static trace that follows reports it)
+                raise _SymbolicTraceFailed(f"{type(e).__name__}: {e}") from e
+
+        env = ShapeEnv()
+        names = [f"arg{i}" for i in range(len(flat))]
+        roots = guards.roots_of(cf.fn) + [args, kwargs]
+        runs, suspended = tls.state.backward_runs, tls.state.suspensions
+        try:
+            graph = trace(call, *flat, input_names=names, lift_captured=True,
+                          functional=True, decompose_to=cf.decompose, capture_grads=True,
+                          stored_roots=roots, shape_env=env, dynamic_dims=dims)
+        except Exception as e:      # (DataDependentError: the function's own failure)
+            _log.info("fnx.compile: no symbolic trace of %s (%s); tracing this shape "
+                      "statically", _name(cf.fn), e)
+            return None
+        why = None
+        if graph.python_writes or graph.stored:
+            why = "it changes Python state or stores tensors on Python objects"
+        elif tls.state.suspensions != suspended:
+            why = "it made state outside the trace"
+        elif graph.output_requires_grad and tls.state.backward_runs == runs:
+            why = "its outputs require grad"
+        elif _holds_symbolic(graph.output_node.args) or \
+                _holds_symbolic(getattr(graph, "result_template", None)):
+            why = "it returns a size as a Python value"
+        if why is None:
+            try:
+                optimized = eliminate_common_subexpressions(eliminate_dead_code(graph))
+            except RuntimeError as e:
+                why = str(e)
+        env.freeze()
+        if why is not None:
+            rollback(graph.python_writes)
+            _log.info("fnx.compile: no symbolic trace of %s (%s); tracing this shape "
+                      "statically", _name(cf.fn), why)
+            return None
+        _log.info("fnx.compile: traced %s with symbolic sizes %s (%d guards)", _name(cf.fn),
+                  ", ".join(env.names[s] for s in env.sources), len(env.guards))
+        shapes = [(i, tuple(None if (i, d) in dims else s for d, s in enumerate(t.shape)))
+                  for i, t in enumerate(flat) if hasattr(t, "_ks")]
+        return SymbolicEntry(self, env, optimized, len(flat), dims, shapes,
+                             {"functional": graph, "optimized": optimized})
+
+
+class SymbolicEntry:
+    """One symbolic trace: its guards, its cleaned graph, and the concrete program per
+    size (at most ``MAX_SIZES``, least recently used dropped)."""
+
+    def __init__(self, owner, env, graph, n_explicit, dims, shapes, stages):
+        self.owner = owner
+        self.env = env
+        self.graph = graph
+        self.n_explicit = n_explicit
+        self.dims = dims
+        self.stages = stages
+        # per tensor argument: (position, the traced shape with None for a symbolic dim)
+        self.shapes = shapes
+        self.symbols = list(env.sources.items())
+        self.env_values = env.values
+        self.programs = OrderedDict()       # sizes -> concrete _Entry
+
+    def pinned(self) -> bool:
+        """Whether the guards fix some symbol to its traced value (neither one more nor one
+        less passes): the trace specialized that size (``int(T)``, ``T == 7``)."""
+        traced = self.env_values
+        for s, v in traced.items():
+            if not any(self.env.holds_for({**traced, s: w}) for w in (v - 1, v + 1)):
+                return True
+        return False
+
+    def serve(self, args, kwargs):
+        """``(program, inputs, dropped)`` for this call: the concrete program of its sizes
+        and the program's inputs (``dropped``: (key, program) the LRU let go, or None);
+        None when the call's static sizes or the guards differ from the trace's."""
+        flat = self.owner.flatten(args, kwargs)[0]
+        for i, shape in self.shapes:
+            t = flat[i]
+            if not hasattr(t, "_ks") or len(t.shape) != len(shape) or \
+                    any(s is not None and s != v for s, v in zip(shape, t.shape)):
+                return None
+        bindings = {s: int(flat[p].shape[d]) for s, (p, d) in self.symbols}
+        sizes = tuple(bindings.values())
+        dropped = None
+        program = self.programs.get(sizes)
+        if program is None:
+            if not self.env.holds_for(bindings):
+                return None
+            program = self._lower(bindings)
+            self.programs[sizes] = program
+            if len(self.programs) > MAX_SIZES:
+                _, old = self.programs.popitem(last=False)
+                dropped = (getattr(old, "cache_key", None), old)
+        else:
+            self.programs.move_to_end(sizes)
+        inputs = program.match(args, kwargs)
+        if inputs is None:          # a float input's guard or a captured tensor changed
+            return None
+        return program, inputs, dropped
+
+    def _lower(self, bindings):
+        """The concrete program for ``bindings``: the recorded graph with its sizes
+        substituted, partitioned and compiled (no trace, no graph passes)."""
+        cf = self.owner.cf
+        graph = concrete_graph(self.graph, bindings)
+        supports = getattr(cf.target, "supports", None) or \
+            (lambda n: cf.target.has_rule(n.target))
+        parts = partition(graph, supports)
+        with no_grad():
+            entry = self.owner.entry_class(cf.target, graph, parts, graph.lifted,
+                                           self.n_explicit, self.stages)
+        entry.one_shot = False
+        entry.size = 0          # counted as its symbolic trace (cache_limit)
+        if not cf.value_checks:
+            for program in entry.programs():
+                program.check_values = False
+        return entry
+
+
+def concrete_graph(graph, bindings):
+    """A copy of ``graph`` (recorded with symbolic sizes) with every size expression in its
+    node arguments and shapes replaced by its value for ``bindings``. A symbolic size left
+    anywhere else (inside an object ``substitute`` does not open) is an error, never a
+    value fixed at the traced size."""
+    new = graph.copy()
+    for n in new.nodes:
+        n.args = substitute(n.args, bindings)
+        n.kwargs = substitute(n.kwargs, bindings)
+        n.meta = substitute(n.meta, bindings)
+        if _holds_symbolic((n.args, n.kwargs, n.meta)) or is_symbolic(n.target):
+            raise RuntimeError(f"fnx.compile: node {n.name} keeps a symbolic size after "
+                               f"substitution")
+    return new
+
+
+def _holds_symbolic(value) -> bool:
+    if is_symbolic(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_symbolic(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_symbolic(v) for v in value.values())
+    if isinstance(value, slice):
+        return any(_holds_symbolic(v) for v in (value.start, value.stop, value.step))
+    return False
+
+
+def _shape_free(key):
+    """A call's cache key with each tensor's shape replaced by its rank."""
+    if isinstance(key, tuple):
+        if len(key) > 1 and key[0] == "T" and isinstance(key[1], tuple):
+            return ("T", len(key[1])) + key[2:]
+        return tuple(_shape_free(k) for k in key)
+    return key
+
+
+def _name(fn):
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
