@@ -122,3 +122,27 @@ def test_inplace_without_grad_writes_once():
     assert F.celu(t, 2.0, inplace=True) is t
     np.testing.assert_allclose(t.numpy(), CASES[2][2](X), rtol=1e-12)
     assert t._version == v + 1
+
+
+@pytest.mark.parametrize("name,args,ref", [
+    ("rrelu_", (0.1, 0.3), lambda x: np.where(x > 0, x, 0.2 * x)),
+    ("celu_", (2.0,), CASES[2][2]),
+    ("selu_", (), CASES[3][2]),
+    ("threshold_", (0.5, -3.0), CASES[8][2]),
+])
+def test_fnx_level_inplace_forms(name, args, ref):
+    leaf = fnx.tensor(X, requires_grad=True)
+    y = leaf * 1.0
+    assert getattr(fnx, name)(y, *args) is y
+    np.testing.assert_allclose(y.detach().numpy(), ref(X), rtol=1e-12, atol=1e-12)
+    y.sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), _fd(ref, X), rtol=1e-6, atol=1e-6)
+
+
+def test_fnx_rrelu_inplace_training_gradient_is_the_drawn_slope():
+    leaf = fnx.tensor(X, requires_grad=True)
+    y = leaf * 1.0
+    fnx.rrelu_(y, 0.1, 0.3, True)
+    slope = np.where(X > 0, 1.0, y.detach().numpy() / X)
+    y.sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), slope, rtol=1e-12)
