@@ -4,6 +4,7 @@ value written into the input and the gradient through it are the out-of-place fo
 The references are NumPy formulas; gradients are checked against central finite
 differences of those formulas."""
 import numpy as np
+import scipy.special
 import pytest
 
 import fnx
@@ -146,3 +147,18 @@ def test_fnx_rrelu_inplace_training_gradient_is_the_drawn_slope():
     slope = np.where(X > 0, 1.0, y.detach().numpy() / X)
     y.sum().backward()
     np.testing.assert_allclose(leaf.grad.numpy(), slope, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name,call,ref", [
+    ("polygamma_", lambda y: y.polygamma_(1), lambda x: scipy.special.polygamma(1, x)),
+    ("ldexp_", lambda y: y.ldexp_(fnx.tensor([1.0, 2.0, 0.0])), lambda x: x * [2.0, 4.0, 1.0]),
+    ("float_power_", lambda y: y.float_power_(3.0), lambda x: x ** 3),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_other_inplace_methods_written_by_copy_differentiate(name, call, ref):
+    x = np.array([0.3, 0.6, 1.7])
+    leaf = fnx.tensor(x, requires_grad=True)
+    y = leaf * 1.0
+    assert call(y) is y
+    np.testing.assert_allclose(y.detach().numpy(), ref(x), rtol=1e-12)
+    y.sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), _fd(ref, x), rtol=1e-6)

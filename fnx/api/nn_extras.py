@@ -9,7 +9,7 @@ ops with integer modes.  Each passes its arguments to the aten op.
 from __future__ import annotations
 
 from ..ops import aten
-from .inplace_forms import write_result
+from ..ir.variants import write_result
 
 __all__ = ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
            "rrelu", "rrelu_", "adaptive_max_pool1d", "grid_sampler_2d", "grid_sampler_3d"]
