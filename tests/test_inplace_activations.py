@@ -4,6 +4,7 @@ value written into the input and the gradient through it are the out-of-place fo
 The references are NumPy formulas; gradients are checked against central finite
 differences of those formulas."""
 import numpy as np
+import scipy.special
 import pytest
 
 import fnx
@@ -42,17 +43,22 @@ def _fd(ref, x, h=1e-6):
     return (ref(x + h) - ref(x - h)) / (2 * h)
 
 
+def _check(call, ref, x=X, weights=None):
+    """``call(y)`` on a non-leaf ``y`` (so it may be written in place) returns ``y`` holding
+    ``ref(x)``; the gradient of ``sum(y * weights)`` reaching the leaf is ``ref``'s."""
+    leaf = fnx.tensor(x, requires_grad=True)
+    y = leaf * 1.0
+    assert call(y) is y
+    np.testing.assert_allclose(y.detach().numpy(), ref(x), rtol=1e-12, atol=1e-12)
+    w = np.ones_like(x) if weights is None else weights
+    (y * fnx.tensor(w)).sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), _fd(ref, x) * w, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("name,kwargs,ref", CASES, ids=IDS)
 def test_inplace_forward_and_backward_match_reference(name, kwargs, ref):
-    fn = getattr(F, name)
-    leaf = fnx.tensor(X, requires_grad=True)
-    y = leaf * 1.0                          # a non-leaf, so it may be written in place
-    out = fn(y, **kwargs, inplace=True)
-    assert out is y
-    np.testing.assert_allclose(y.detach().numpy(), ref(X), rtol=1e-12, atol=1e-12)
-    (out * fnx.tensor(np.arange(1.0, 9.0))).sum().backward()
-    np.testing.assert_allclose(leaf.grad.numpy(), _fd(ref, X) * np.arange(1.0, 9.0),
-                               rtol=1e-6, atol=1e-6)
+    _check(lambda y: getattr(F, name)(y, **kwargs, inplace=True), ref,
+           weights=np.arange(1.0, 9.0))
 
 
 @pytest.mark.parametrize("name", ["elu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_",
@@ -65,13 +71,7 @@ def test_functional_underscore_forms(name):
     ref["leaky_relu"] = lambda x: np.where(x > 0, x, 0.01 * x)
     ref["hardtanh"] = lambda x: np.clip(x, -1, 1)
     ref["celu"] = ref["elu"] = lambda x: np.where(x > 0, x, np.expm1(x))
-    r = ref[name[:-1]]
-    leaf = fnx.tensor(X, requires_grad=True)
-    y = leaf * 1.0
-    assert getattr(F, name)(y, *args) is y
-    np.testing.assert_allclose(y.detach().numpy(), r(X), rtol=1e-12, atol=1e-12)
-    y.sum().backward()
-    np.testing.assert_allclose(leaf.grad.numpy(), _fd(r, X), rtol=1e-6, atol=1e-6)
+    _check(lambda y: getattr(F, name)(y, *args), ref[name[:-1]])
 
 
 def test_rrelu_training_inplace_gradient_is_the_drawn_slope():
@@ -94,12 +94,7 @@ def test_rrelu_training_inplace_gradient_is_the_drawn_slope():
     (nn.SiLU(inplace=True), CASES[9][2]),
 ], ids=lambda v: type(v).__name__ if isinstance(v, nn.Module) else "")
 def test_modules_inplace(module, ref):
-    leaf = fnx.tensor(X, requires_grad=True)
-    y = leaf * 1.0
-    assert module(y) is y
-    np.testing.assert_allclose(y.detach().numpy(), ref(X), rtol=1e-12, atol=1e-12)
-    y.sum().backward()
-    np.testing.assert_allclose(leaf.grad.numpy(), _fd(ref, X), rtol=1e-6, atol=1e-6)
+    _check(module, ref)
 
 
 def test_inplace_on_leaf_requiring_grad_is_refused_unchanged():
@@ -122,3 +117,31 @@ def test_inplace_without_grad_writes_once():
     assert F.celu(t, 2.0, inplace=True) is t
     np.testing.assert_allclose(t.numpy(), CASES[2][2](X), rtol=1e-12)
     assert t._version == v + 1
+
+
+@pytest.mark.parametrize("name,args,ref", [
+    ("rrelu_", (0.1, 0.3), lambda x: np.where(x > 0, x, 0.2 * x)),
+    ("celu_", (2.0,), CASES[2][2]),
+    ("selu_", (), CASES[3][2]),
+    ("threshold_", (0.5, -3.0), CASES[8][2]),
+])
+def test_fnx_level_inplace_forms(name, args, ref):
+    _check(lambda y: getattr(fnx, name)(y, *args), ref)
+
+
+def test_fnx_rrelu_inplace_training_gradient_is_the_drawn_slope():
+    leaf = fnx.tensor(X, requires_grad=True)
+    y = leaf * 1.0
+    fnx.rrelu_(y, 0.1, 0.3, True)
+    slope = np.where(X > 0, 1.0, y.detach().numpy() / X)
+    y.sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), slope, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name,call,ref", [
+    ("polygamma_", lambda y: y.polygamma_(1), lambda x: scipy.special.polygamma(1, x)),
+    ("ldexp_", lambda y: y.ldexp_(fnx.tensor([1.0, 2.0, 0.0])), lambda x: x * [2.0, 4.0, 1.0]),
+    ("float_power_", lambda y: y.float_power_(3.0), lambda x: x ** 3),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_other_inplace_methods_written_by_copy_differentiate(name, call, ref):
+    _check(call, ref, x=np.array([0.3, 0.6, 1.7]))

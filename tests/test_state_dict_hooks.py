@@ -154,3 +154,14 @@ def test_strict_failure_with_a_post_hook_copies_then_raises_as_pytorch():
     with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "bias"'):
         m.load_state_dict({"weight": fnx.tensor([[9.0]])})
     assert calls == [["bias"]] and m.weight.item() == 9.0
+
+
+def test_public_post_hook_may_be_a_bound_method():
+    class Counter:
+        def hook(self, module, sd, prefix, md):
+            sd["n"] = fnx.tensor(float(len(sd)))
+    m = nn.Linear(1, 1)
+    h = m.register_state_dict_post_hook(Counter().hook)
+    assert m.state_dict()["n"].item() == 2.0
+    h.remove()
+    assert list(m.state_dict()) == ["weight", "bias"]

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import inspect
 
-from ..core.grad_mode import is_grad_enabled
 from ..core.tensor import Tensor, tensor_method
-from ..ir.variants import check_writable
+from ..ir.variants import write_result
 from ..ops import aten
 from . import aliases as _aliases
 from . import complex_ops as _complex
@@ -44,20 +43,6 @@ __all__ = ["fill", "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "
            "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_",
            "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
            "celu_", "selu_", "threshold_", "dropout_", "feature_dropout_"]
-
-
-def write_result(name, functional, self, *args, **kwargs):
-    """``self`` overwritten with ``functional(self, ...)``: the in-place op ``name`` of an
-    op with no in-place operator (``F.elu(x, inplace=True)``, ``x.deg2rad_()``).
-
-    A derivative that saves its input would see that input overwritten by the write;
-    computing on a copy when autograd records keeps what backward needs (PyTorch's
-    in-place kernels save what they need themselves), so the gradient is the out-of-place
-    form's.  A result ``self`` cannot hold is refused before anything is written."""
-    src = self.clone() if self.requires_grad and is_grad_enabled() else self
-    new = functional(src, *args, **kwargs)
-    check_writable(name, new, self, resize=False)
-    return self.copy_(new)
 
 
 def _writing(name, functional):

@@ -9,6 +9,7 @@ ops with integer modes.  Each passes its arguments to the aten op.
 from __future__ import annotations
 
 from ..ops import aten
+from ..ir.variants import write_result
 
 __all__ = ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
            "rrelu", "rrelu_", "adaptive_max_pool1d", "grid_sampler_2d", "grid_sampler_3d"]
@@ -76,7 +77,7 @@ def rrelu_(input, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
     >>> fnx.rrelu_(fnx.tensor([-1.0, 1.0]), 0.5, 0.5)
     tensor([-0.5000,  1.0000])
     """
-    return input.copy_(rrelu(input, lower, upper, training, generator))
+    return write_result("rrelu_", rrelu, input, lower, upper, training, generator)
 
 
 def adaptive_max_pool1d(input, output_size):

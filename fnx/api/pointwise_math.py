@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..core import dtype as D
 from ..core.tensor import Tensor
-from ..ir.variants import check_writable
+from ..ir.variants import write_result
 from ..ops import aten
 from .math import _binary, _doc, _named, _wrapped
 from .reduction import return_types
@@ -59,10 +59,10 @@ logaddexp = _no_inplace("logaddexp")
 logaddexp2 = _no_inplace("logaddexp2")
 
 
-def _into(name, self, r):
-    """``self`` overwritten by ``r``, refused first when ``self`` cannot hold it."""
-    check_writable(name, r, self, resize=False)
-    return self.copy_(r)
+def _into(name, self, fn, *args):
+    """``self`` overwritten by ``fn(self, *args)``, refused first when ``self`` cannot
+    hold it (computed from a copy when autograd records: ``write_result``)."""
+    return write_result(name, fn, self, *args)
 
 
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -127,16 +127,16 @@ def _float_power_(self, exponent):
     if self.dtype is not want:
         raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.scalar_type} "
                            f"but the operation's result requires dtype {want.scalar_type}")
-    return _into("float_power_", self, float_power(self, exponent))
+    return _into("float_power_", self, float_power, exponent)
 
 
 _method("frexp", lambda self: frexp(self), "fnx.tensor([0.5]).frexp().mantissa.shape")
 _method("sgn", lambda self: aten.sgn.default(self), "fnx.tensor([0.5]).sgn().shape")
-_method("sgn_", lambda self: _into("sgn_", self, aten.sgn.default(self)),
+_method("sgn_", lambda self: _into("sgn_", self, aten.sgn.default),
         "fnx.tensor([0.5]).sgn_().shape")
 _method("ldexp", lambda self, other: aten.ldexp.Tensor(self, other),
         "fnx.tensor([0.5]).ldexp(fnx.tensor([1])).shape")
-_method("ldexp_", lambda self, other: _into("ldexp_", self, aten.ldexp.Tensor(self, other)),
+_method("ldexp_", lambda self, other: _into("ldexp_", self, aten.ldexp.Tensor, other),
         "fnx.tensor([0.5]).ldexp_(fnx.tensor([1])).shape")
 _method("float_power", lambda self, exponent: float_power(self, exponent),
         "fnx.tensor([0.5]).float_power(2).shape")

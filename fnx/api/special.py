@@ -6,7 +6,7 @@ forms. (``fnx.special`` gathers these with the ``special_*`` ops.)
 from __future__ import annotations
 
 from ..core.tensor import Tensor, tensor_method
-from ..ir.variants import check_writable
+from ..ir.variants import write_result
 from ..ops import aten
 from .math import _binary, _doc, _named, _unary, _wrapped
 
@@ -84,9 +84,7 @@ def _method(name, fn, doc_call):
 def _polygamma_(self, n: int) -> Tensor:
     # the functional result written into self, refused (self unchanged) when self's dtype
     # cannot hold it, as PyTorch's polygamma_
-    r = aten.polygamma.default(n, self)
-    check_writable("polygamma_", r, self, resize=False)
-    return self.copy_(r)
+    return write_result("polygamma_", lambda x: aten.polygamma.default(n, x), self)
 
 
 _method("polygamma", lambda self, n: aten.polygamma.default(n, self),

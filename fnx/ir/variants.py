@@ -11,11 +11,12 @@ import ml_dtypes
 import numpy as np
 
 from ..core import dtype as D
+from ..core.grad_mode import is_grad_enabled
 from ..dispatch.dispatcher import find_op, ops
 from ..ops import aten
 
 __all__ = ["is_view_op", "written_args", "functional_variant", "variants_of", "inverse_view",
-           "bind_names", "Special", "VARIANTS"]
+           "bind_names", "Special", "VARIANTS", "check_writable", "write_result"]
 
 # ``VARIANTS[functional op] = {"functional": op, "inplace": op_, "out": op.out}`` for op
 # families defined together (the pointwise ones, ``fnx.ir.aten.elementwise``); other ops'
@@ -47,6 +48,20 @@ def check_writable(name: str, new, dst, resize: bool) -> None:
     if name != "copy_" and not D.can_cast(new.dtype, dst.dtype):
         raise RuntimeError(f"{name}: result type {new.dtype.scalar_type} can't be cast "
                            f"to the desired output type {dst.dtype.scalar_type}")
+
+
+def write_result(name, functional, self, *args, **kwargs):
+    """``self`` overwritten with ``functional(self, ...)``: the in-place op ``name`` of an
+    op with no in-place operator (``F.elu(x, inplace=True)``, ``x.deg2rad_()``).
+
+    A derivative that saves its input would see that input overwritten by the write;
+    computing on a copy when autograd records keeps what backward needs (PyTorch's
+    in-place kernels save what they need themselves), so the gradient is the out-of-place
+    form's.  A result ``self`` cannot hold is refused before anything is written."""
+    src = self.clone() if self.requires_grad and is_grad_enabled() else self
+    new = functional(src, *args, **kwargs)
+    check_writable(name, new, self, resize=False)
+    return self.copy_(new)
 
 
 _FUNCTIONAL = {}

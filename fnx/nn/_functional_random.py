@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 
 from .. import api as fnx
-from ..api.inplace_forms import write_result
+from ..ir.variants import write_result
 from ..ops import aten
 
 __all__ = ["alpha_dropout", "feature_alpha_dropout", "rrelu", "rrelu_", "gumbel_softmax",

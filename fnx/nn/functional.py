@@ -21,6 +21,7 @@ from .. import api as fnx
 from ..api.nn import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
                       pdist)
 from ..core.grad_mode import no_grad
+from ..ir.variants import write_result
 from ..ops import aten
 from ._functional_pooling import *  # noqa: F403 - adaptive max, unpool, LP, fractional, LRN
 from ._functional_pooling import __all__ as _pooling_all
@@ -43,7 +44,7 @@ from ._functional_random import __all__ as _random_all
 from ._functional_conv_tbc import conv_tbc
 from ._functional_linear_cross_entropy import linear_cross_entropy
 from ._functional_grouped_mm import grouped_mm
-from ..api.inplace_forms import celu_, selu_, write_result  # noqa: E402, I001 - issue 14's in-place forms
+from ..api.inplace_forms import celu_, selu_  # noqa: E402, I001 - issue 14's in-place forms
 
 __all__ = [
     # activations

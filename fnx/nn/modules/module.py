@@ -306,7 +306,11 @@ class Module:
     def register_state_dict_post_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata)`` runs after this module
         wrote its entries into a state dict."""
-        hook._from_public_api = True       # must return None (the older form may not)
+        try:        # marked: it must return None (the older form may replace the dict)
+            hook._from_public_api = True
+        except AttributeError:      # a bound method takes no attribute (PyTorch fails)
+            hook = functools.partial(hook)
+            hook._from_public_api = True
         handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
         return handle
