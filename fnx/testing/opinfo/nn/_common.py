@@ -7,7 +7,7 @@ import numpy as np
 import fnx
 
 from ....core import dtype as D
-from ...database import Known, make_tensor
+from ...database import make_tensor
 from ...reference_dtypes import category
 
 F = (D.float32, D.float64)
@@ -71,11 +71,6 @@ def _floatref(fn, out=_first_float):
         return _cast(r, dt)
     ref.__name__ = fn.__name__
     return ref
-
-
-def _grad_kink(why):
-    """A sample sits where the op is not differentiable: finite differences cannot agree."""
-    return Known("grad", reason=why)
 
 
 def _per_dim(v, nd):
