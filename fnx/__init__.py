@@ -18,6 +18,7 @@ from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, dis
 from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
+from .spectral import istft, stft
 
 # torch.cuda.amp: fnx.cuda is a module of a lower layer than amp, so the amp face for
 # cuda lives in fnx.amp and is installed here (``from fnx.cuda.amp import GradScaler``).
@@ -35,5 +36,5 @@ __all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distrib
            "distributions", "export",
            "fft", "func", "vmap", "cond", "while_loop", "library", "linalg", "nn", "onnx", "ops",
            "optim", "random",
-           "serialization", "sparse", "special", "utils"]
+           "serialization", "sparse", "special", "utils", "stft", "istft"]
 __all__ += _api_all + _aten_forms_all + _rnn_forms_all

@@ -364,3 +364,11 @@ def test_gradcheck_with_complex_outputs_follows_pytorchs_convention():
             return g * 2 * x        # PyTorch's convention needs g * conj(2 x)
 
     assert not gradcheck(NoConj.apply, (z,), raise_exception=False)
+
+
+def test_gradcheck_perturbs_a_non_contiguous_input():
+    # the numerical Jacobian must see each step: a transposed input's reshape(-1) is a
+    # copy, which made every column zero and a right gradient "wrong"
+    x = fnx.tensor(np.arange(1.0, 7.0).reshape(2, 3)).t().clone().requires_grad_(True)
+    assert not x.is_contiguous()
+    assert fnx.autograd.gradcheck(lambda a: (a * a * a).sum(dim=0), (x,))

@@ -56,8 +56,11 @@ def _flat(t):
 def _perturb(t, idx, delta):
     """Add ``delta`` to element ``idx`` of ``t``, in place and outside autograd."""
     with no_grad():
-        flat = t.detach().reshape(-1)
-        flat[idx] = flat[idx] + delta
+        # indexed by position, not through reshape(-1): that copies a non-contiguous
+        # tensor, and the step would never reach it (a Jacobian of zeros)
+        at = tuple(int(i) for i in np.unravel_index(idx, tuple(t.shape)))
+        d = t.detach()
+        d[at] = d[at] + delta
 
 
 def _like(arr, t):
