@@ -31,6 +31,9 @@ from . import (combine, complex_ops, conversion, creation, factorizations, index
 from . import aliases, copy_forms, histograms, inplace_forms, matrix_extras, tensor_extras
 from . import inplace_views
 from . import array_helpers, legacy, windows
+from . import finite_differences, segments
+from .finite_differences import *  # noqa: F403
+from .segments import *  # noqa: F403
 from .legacy import *  # noqa: F403
 from .array_helpers import *  # noqa: F403
 from .windows import *  # noqa: F403
@@ -93,4 +96,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + sync_batch_norm.__all__ + sampling.__all__
            + matrix_extras.__all__ + symbolic.__all__ + inplace_forms.__all__
            + copy_forms.__all__ + tensor_extras.__all__ + inplace_views.__all__
-           + array_helpers.__all__ + windows.__all__ + legacy.__all__)
+           + array_helpers.__all__ + windows.__all__ + legacy.__all__
+           + finite_differences.__all__ + segments.__all__)

@@ -62,6 +62,7 @@ from . import conversion as conversion
 from . import copy_forms as copy_forms
 from . import creation as creation
 from . import factorizations as factorizations
+from . import finite_differences as finite_differences
 from . import histograms as histograms
 from . import index_ops as index_ops
 from . import indexing as indexing
@@ -81,6 +82,7 @@ from . import printing as printing
 from . import reduction as reduction
 from . import runtime as runtime
 from . import sampling as sampling
+from . import segments as segments
 from . import shape as shape
 from . import sorting as sorting
 from . import special as special
@@ -152,11 +154,11 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'broadcast_tensors', 'broadcast_shapes', 'repeat_interleave', 'tril_indices',
            'triu_indices', 'trapezoid', 'cumulative_trapezoid', 'narrow_copy', 'combinations',
            'pixel_shuffle', 'pixel_unshuffle', 'channel_shuffle', 'native_channel_shuffle',
-           'grid_sampler', 'affine_grid_generator', 'histogram', 'fmax', 'fmin', 'positive',
-           'isposinf', 'isneginf', 'isreal', 'inner', 'vdot', 'deg2rad', 'rad2deg', 'trapz',
-           'alpha_dropout', 'alpha_dropout_', 'feature_alpha_dropout', 'feature_alpha_dropout_',
-           'rrelu', 'rrelu_', 'adaptive_max_pool1d', 'grid_sampler_2d', 'grid_sampler_3d',
-           'get_num_threads', 'set_num_threads', 'get_num_interop_threads',
+           'grid_sampler', 'affine_grid_generator', 'histogram', 'histogramdd', 'fmax', 'fmin',
+           'positive', 'isposinf', 'isneginf', 'isreal', 'inner', 'vdot', 'deg2rad', 'rad2deg',
+           'trapz', 'alpha_dropout', 'alpha_dropout_', 'feature_alpha_dropout',
+           'feature_alpha_dropout_', 'rrelu', 'rrelu_', 'adaptive_max_pool1d', 'grid_sampler_2d',
+           'grid_sampler_3d', 'get_num_threads', 'set_num_threads', 'get_num_interop_threads',
            'set_num_interop_threads', 'init_num_threads', 'use_deterministic_algorithms',
            'are_deterministic_algorithms_enabled', 'is_deterministic_algorithms_warn_only_enabled',
            'set_deterministic_debug_mode', 'get_deterministic_debug_mode', 'get_default_device',
@@ -192,7 +194,7 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'renorm', 'nonzero_static', 'as_strided_', 'resize_as_', 'trace', 'vander', 'isin',
            'unravel_index', 'column_stack', 'hann_window', 'hamming_window', 'blackman_window',
            'bartlett_window', 'kaiser_window', 'frobenius_norm', 'nuclear_norm', 'solve', 'eig',
-           'lstsq', 'symeig', 'matrix_rank']
+           'lstsq', 'symeig', 'matrix_rank', 'gradient', 'segment_reduce']
 
 bfloat16: dtype
 bool: dtype
@@ -373,8 +375,12 @@ def slogdet(input): ...
 def svd(input, some=True, compute_uv=True): ...
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False): ...
 
+# fnx.api.finite_differences
+def gradient(input, *, spacing=1, dim=None, edge_order=1): ...
+
 # fnx.api.histograms
 def histogram(input, bins, *, range=None, weight=None, density=False): ...
+def histogramdd(input, bins, *, range=None, weight=None, density=False): ...
 
 # fnx.api.index_ops
 def bincount(input, weights=None, minlength=0): ...
@@ -774,6 +780,10 @@ def use_deterministic_algorithms(mode: builtins.bool, *,
 # fnx.api.sampling
 def binomial(count, prob, generator=None): ...
 def poisson(input, generator=None): ...
+
+# fnx.api.segments
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False,
+                   initial=None): ...
 
 # fnx.api.shape
 def as_strided(input, size, stride, storage_offset=None): ...
