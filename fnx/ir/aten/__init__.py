@@ -4,11 +4,11 @@ from . import (amp, arrange, combine, complex_ops, conversion, elementwise, elem
                elementwise_unary, factorizations, factory, fft, index_ops, indexing, linalg,
                matrix_functions, nn, order_statistics, pointwise_math, random, reduction, shape,
                sorting, special, statistics)
-from . import bessel, histogram
+from . import bessel, histogram, polynomials
 from . import out_variants  # after the ops it gives out= forms
 
 __all__ = ["prims", "amp", "arrange", "combine", "complex_ops", "conversion", "elementwise",
            "elementwise_ternary", "elementwise_unary", "factorizations", "factory", "fft",
            "index_ops", "indexing", "linalg", "matrix_functions", "nn", "order_statistics",
            "pointwise_math", "random", "reduction", "shape", "sorting", "special", "statistics",
-           "histogram", "bessel", "out_variants"]
+           "histogram", "bessel", "polynomials", "out_variants"]
