@@ -21,7 +21,12 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit",
            "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta", "bessel_j0",
            "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-           "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai"]
+           "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+           "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 digamma = psi = api.digamma
 erf = api.erf
@@ -152,3 +157,55 @@ spherical_bessel_j0 = _special("spherical_bessel_j0", "The spherical Bessel func
                                "first kind of order 0, ``sin(x) / x``", "[1.0]",
                                "tensor([0.8415])")
 airy_ai = _special("airy_ai", "The Airy function Ai", "[1.0]", "tensor([0.1353])")
+
+
+def _polynomial(name, what, example, result):
+    op = getattr(aten, f"special_{name}")
+
+    def fn(input, n, *, out: Tensor | None = None) -> Tensor:
+        if not isinstance(input, Tensor):
+            input = api.math._wrapped(input)
+        return op.default(input, n) if out is None else op.out(input, n, out=out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"{what} ``P_n(input)``, as ``torch.special.{name}``: ``n`` an order "
+                  f"tensor or number (floats truncated; a negative order gives 0), "
+                  f"broadcast with ``input``; PyTorch's recurrence and special cases, no "
+                  f"derivative.\n\n    >>> import fnx\n    >>> fnx.special.{name}{example}"
+                  f"\n    {result}\n")
+    return fn
+
+
+chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t",
+                                     "The Chebyshev polynomial of the first kind",
+                                     "(fnx.tensor([0.5]), 3)", "tensor([-1.])")
+chebyshev_polynomial_u = _polynomial("chebyshev_polynomial_u",
+                                     "The Chebyshev polynomial of the second kind",
+                                     "(fnx.tensor([0.5]), 3)", "tensor([-1.])")
+chebyshev_polynomial_v = _polynomial("chebyshev_polynomial_v",
+                                     "The Chebyshev polynomial of the third kind",
+                                     "(fnx.tensor([0.5]), 2)", "tensor([-1.])")
+chebyshev_polynomial_w = _polynomial("chebyshev_polynomial_w",
+                                     "The Chebyshev polynomial of the fourth kind",
+                                     "(fnx.tensor([0.5]), 2)", "tensor([1.])")
+shifted_chebyshev_polynomial_t = _polynomial(
+    "shifted_chebyshev_polynomial_t", "The Chebyshev polynomial of the first kind on [0, 1]",
+    "(fnx.tensor([0.75]), 3)", "tensor([-1.])")
+shifted_chebyshev_polynomial_u = _polynomial(
+    "shifted_chebyshev_polynomial_u", "The Chebyshev polynomial of the second kind on [0, 1]",
+    "(fnx.tensor([0.75]), 3)", "tensor([-1.])")
+shifted_chebyshev_polynomial_v = _polynomial(
+    "shifted_chebyshev_polynomial_v", "The Chebyshev polynomial of the third kind on [0, 1]",
+    "(fnx.tensor([0.75]), 2)", "tensor([-1.])")
+shifted_chebyshev_polynomial_w = _polynomial(
+    "shifted_chebyshev_polynomial_w", "The Chebyshev polynomial of the fourth kind on [0, 1]",
+    "(fnx.tensor([0.75]), 2)", "tensor([1.])")
+hermite_polynomial_h = _polynomial("hermite_polynomial_h",
+                                   "The physicists' Hermite polynomial",
+                                   "(fnx.tensor([0.5]), 2)", "tensor([-1.])")
+hermite_polynomial_he = _polynomial("hermite_polynomial_he",
+                                    "The probabilists' Hermite polynomial",
+                                    "(fnx.tensor([0.5]), 2)", "tensor([-0.7500])")
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", "The Laguerre polynomial",
+                                    "(fnx.tensor([0.5]), 2)", "tensor([0.1250])")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", "The Legendre polynomial",
+                                    "(fnx.tensor([0.5]), 2)", "tensor([-0.1250])")

@@ -215,7 +215,9 @@ def test_not_applicable_names_are_listed_names_fnx_lacks():
     assert "cudnn_convolution" not in report["torch"]["missing"]
 
 
-def test_torch_api_coverage_counts_the_checked_in_names():
+def test_torch_api_coverage_counts_the_checked_in_names(monkeypatch):
+    # a name fnx lacks is listed: take one away
+    monkeypatch.delattr(fnx.special, "chebyshev_polynomial_t")
     report = torch_api_coverage()
     assert set(report) == {"torch", "torch.Tensor", "torch.nn.functional", "torch.linalg",
                            "torch.fft", "torch.special"}

@@ -36,6 +36,9 @@ from .quantization import *  # noqa: F403
 from .storage import *  # noqa: F403
 from . import sparse_tensors
 from .sparse_tensors import *  # noqa: F403
+from . import finite_differences, segments
+from .finite_differences import *  # noqa: F403
+from .segments import *  # noqa: F403
 from .legacy import *  # noqa: F403
 from .array_helpers import *  # noqa: F403
 from .windows import *  # noqa: F403
@@ -103,4 +106,5 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + copy_forms.__all__ + tensor_extras.__all__ + inplace_views.__all__
            + array_helpers.__all__ + windows.__all__ + legacy.__all__
            + lowrank.__all__ + lobpcg_solver.__all__
-           + quantization.__all__ + storage.__all__ + sparse_tensors.__all__)
+           + quantization.__all__ + storage.__all__ + sparse_tensors.__all__
+           + finite_differences.__all__ + segments.__all__)

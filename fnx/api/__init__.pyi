@@ -65,6 +65,7 @@ from . import conversion as conversion
 from . import copy_forms as copy_forms
 from . import creation as creation
 from . import factorizations as factorizations
+from . import finite_differences as finite_differences
 from . import histograms as histograms
 from . import index_ops as index_ops
 from . import indexing as indexing
@@ -88,6 +89,7 @@ from . import quantization as quantization
 from . import reduction as reduction
 from . import runtime as runtime
 from . import sampling as sampling
+from . import segments as segments
 from . import shape as shape
 from . import sorting as sorting
 from . import sparse_tensors as sparse_tensors
@@ -162,16 +164,17 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'broadcast_tensors', 'broadcast_shapes', 'repeat_interleave', 'tril_indices',
            'triu_indices', 'trapezoid', 'cumulative_trapezoid', 'narrow_copy', 'combinations',
            'pixel_shuffle', 'pixel_unshuffle', 'channel_shuffle', 'native_channel_shuffle',
-           'grid_sampler', 'affine_grid_generator', 'histogram', 'fmax', 'fmin', 'positive',
-           'isposinf', 'isneginf', 'isreal', 'inner', 'vdot', 'deg2rad', 'rad2deg', 'trapz',
-           'alpha_dropout', 'alpha_dropout_', 'feature_alpha_dropout', 'feature_alpha_dropout_',
-           'rrelu', 'rrelu_', 'adaptive_max_pool1d', 'grid_sampler_2d', 'grid_sampler_3d',
-           'thread_safe_generator', 'get_num_threads', 'set_num_threads', 'get_num_interop_threads',
-           'set_num_interop_threads', 'init_num_threads', 'use_deterministic_algorithms',
-           'are_deterministic_algorithms_enabled', 'is_deterministic_algorithms_warn_only_enabled',
-           'set_deterministic_debug_mode', 'get_deterministic_debug_mode', 'get_default_device',
-           'set_default_device', 'set_default_tensor_type', 'get_rng_state', 'set_rng_state',
-           'set_warn_always', 'is_warn_always_enabled', 'set_flush_denormal', 'set_anomaly_enabled',
+           'grid_sampler', 'affine_grid_generator', 'histogram', 'histogramdd', 'fmax', 'fmin',
+           'positive', 'isposinf', 'isneginf', 'isreal', 'inner', 'vdot', 'deg2rad', 'rad2deg',
+           'trapz', 'alpha_dropout', 'alpha_dropout_', 'feature_alpha_dropout',
+           'feature_alpha_dropout_', 'rrelu', 'rrelu_', 'adaptive_max_pool1d', 'grid_sampler_2d',
+           'grid_sampler_3d', 'thread_safe_generator', 'get_num_threads', 'set_num_threads',
+           'get_num_interop_threads', 'set_num_interop_threads', 'init_num_threads',
+           'use_deterministic_algorithms', 'are_deterministic_algorithms_enabled',
+           'is_deterministic_algorithms_warn_only_enabled', 'set_deterministic_debug_mode',
+           'get_deterministic_debug_mode', 'get_default_device', 'set_default_device',
+           'set_default_tensor_type', 'get_rng_state', 'set_rng_state', 'set_warn_always',
+           'is_warn_always_enabled', 'set_flush_denormal', 'set_anomaly_enabled',
            'is_anomaly_enabled', 'is_anomaly_check_nan_enabled', 'get_autocast_cpu_dtype',
            'get_autocast_gpu_dtype', 'get_autocast_ipu_dtype', 'get_autocast_xla_dtype',
            'set_autocast_cpu_dtype', 'set_autocast_gpu_dtype', 'set_autocast_ipu_dtype',
@@ -210,7 +213,7 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'sparse_csr_tensor', 'sparse_csc_tensor', 'sparse_bsr_tensor', 'sparse_bsc_tensor',
            'indices_copy', 'values_copy', 'crow_indices_copy', 'col_indices_copy',
            'ccol_indices_copy', 'row_indices_copy', 'smm', 'hsmm', 'hspmm', 'dsmm', 'spmm',
-           'saddmm', 'sspaddmm', 'resize_as_sparse_']
+           'saddmm', 'sspaddmm', 'resize_as_sparse_', 'gradient', 'segment_reduce']
 
 bfloat16: dtype
 bool: dtype
@@ -401,8 +404,12 @@ def slogdet(input, *, out=None): ...
 def svd(input, some=True, compute_uv=True, *, out=None): ...
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False): ...
 
+# fnx.api.finite_differences
+def gradient(input, *, spacing=1, dim=None, edge_order=1): ...
+
 # fnx.api.histograms
 def histogram(input, bins, *, range=None, weight=None, density=False): ...
+def histogramdd(input, bins, *, range=None, weight=None, density=False): ...
 
 # fnx.api.index_ops
 def bincount(input, weights=None, minlength=0): ...
@@ -818,6 +825,10 @@ def use_deterministic_algorithms(mode: builtins.bool, *,
 # fnx.api.sampling
 def binomial(count, prob, generator=None): ...
 def poisson(input, generator=None): ...
+
+# fnx.api.segments
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False,
+                   initial=None): ...
 
 # fnx.api.shape
 def as_strided(input, size, stride, storage_offset=None): ...

@@ -16,6 +16,7 @@ from __future__ import annotations
 from .interpreter import InterpreterTarget
 from . import jax_linalg  # noqa: F401  (registers the factorization prims' rules)
 from . import jax_bessel  # noqa: F401  (registers the Bessel prims' rules)
+from . import jax_polynomials  # noqa: F401  (the orthogonal-polynomial prims' rules)
 from .jax import JAX_TARGET
 from .target import Target, get_target, register_target, targets
 

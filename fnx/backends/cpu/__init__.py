@@ -8,6 +8,7 @@ from . import (conversion, elementwise, elementwise_ternary, factorizations, fac
                indexing, linalg, nn, pointwise_math, prims, random, recurrence, reduction, shape,
                sorting, special)
 from . import bessel  # noqa: F401  (after special: the Bessel ATen ops' kernels)
+from . import polynomials  # noqa: F401  (the orthogonal-polynomial prims' kernels)
 from . import out_variants  # noqa: F401  (the out= forms of decomposed ops)
 
 from . import ctc  # noqa: F401 - the CTC prims' kernels

@@ -16,7 +16,7 @@ from .. import refs
 from ..registry import TensorMeta, defop, nondifferentiable
 from .shape import _reshape_to
 
-__all__ = ["histogram_bin_ct", "histogram_bins_tensor"]
+__all__ = ["histogram_bin_ct", "histogram_bins_tensor", "bin_positions"]
 
 
 def _check(self, weight, name="histogramdd"):
@@ -65,13 +65,13 @@ def _bins_tensor_meta(self, bins, *, weight=None, density=False):
     return TensorMeta((nb,), self.dtype), TensorMeta(tuple(bins.shape), self.dtype)
 
 
-def _counts(x, w, edges, pos, density):
-    """The histogram of flat ``x`` given each element's tentative bin ``pos`` (int64)."""
+def bin_positions(x, edges, pos):
+    """``(bin, inside)`` of each element of flat ``x`` among the bins between ``edges``
+    (at least two), given a tentative bin ``pos`` (int64): the bin index corrected against
+    the edges, and whether the element lies within the outer edges (NaN does not)."""
     nb = edges.shape[0] - 1
     dev = x.device
     last = refs.scalar(nb - 1, D.int64, dev)
-    if nb == 0:
-        return refs.full([0], 0.0, x.dtype, dev)
     pos = aten.clamp.Tensor(pos, refs.scalar(0, D.int64, dev), last)
     # an element below its bin's left edge belongs to the bin before; at or above the next
     # edge to the bin after (rounding of the bin-index formula)
@@ -83,7 +83,16 @@ def _counts(x, w, edges, pos, density):
                           aten.add.Scalar(pos, 1), pos)
     pos = aten.clamp.Tensor(pos, refs.scalar(0, D.int64, dev), last)
     lo, hi = aten.select.int(edges, 0, 0), aten.select.int(edges, 0, nb)
-    inside = aten.logical_and.default(aten.ge.Tensor(x, lo), aten.le.Tensor(x, hi))
+    return pos, aten.logical_and.default(aten.ge.Tensor(x, lo), aten.le.Tensor(x, hi))
+
+
+def _counts(x, w, edges, pos, density):
+    """The histogram of flat ``x`` given each element's tentative bin ``pos`` (int64)."""
+    nb = edges.shape[0] - 1
+    dev = x.device
+    if nb == 0:
+        return refs.full([0], 0.0, x.dtype, dev)
+    pos, inside = bin_positions(x, edges, pos)
     w = aten.where.self(inside, w, refs.scalar(0.0, x.dtype, dev))
     hist = aten.scatter_add.default(refs.full([nb], 0.0, x.dtype, dev), 0, pos, w)
     if density:

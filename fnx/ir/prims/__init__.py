@@ -46,10 +46,13 @@ from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
 from . import bessel
 from .bessel import *  # noqa: F403
+from . import polynomials
+from .polynomials import *  # noqa: F403
 
 __all__ = ["OPS", "PRIM", "POINTWISE", "RNG", "check_tensor", "check_dims", "category_name",
            "scalar_for", "checks",
            *(name for m in (elementwise, layout, reduction, scan, creation, contraction,
                             gather_scatter, sorting, data_dependent, fft, linalg, random,
-                            recurrence, special, assertions, bessel, ctc)
+                            recurrence, special, assertions, bessel, ctc,
+                            polynomials)
              for name in m.__all__)]

@@ -23,13 +23,13 @@ from . import (amp, arrange, combine, complex_ops, conversion, elementwise, elem
                factorizations, factory, fft, index_ops, indexing, linalg, matrix_functions, nn,
                order_statistics, pointwise_math, prims, random, reduction, shape, sorting,
                special, statistics)
-from . import bessel, histogram, quantization
+from . import bessel, histogram, polynomials, quantization
 
 __all__ = ["entries", "entry_for", "amp", "arrange", "combine", "complex_ops", "conversion",
            "elementwise", "elementwise_ternary", "factorizations", "factory", "fft", "index_ops",
            "indexing", "linalg", "matrix_functions", "nn", "order_statistics", "pointwise_math",
            "prims", "random", "reduction", "shape", "sorting", "special", "statistics",
-           "histogram", "bessel", "quantization"]
+           "histogram", "bessel", "polynomials", "quantization"]
 
 _derived: dict = {}      # id(functional entry) -> its derived entries
 
