@@ -66,6 +66,7 @@ CPU_EXPECTED = {
     "aten::polar": ("bfloat16", "complex64"),
     "aten::index_copy": ("bfloat16", "bfloat16"),
     "aten::view_as_complex": ("bfloat16", "complex64"),
+    "aten::fake_quantize_per_tensor_affine": ("bfloat16", "float32"),
     # promote: all inputs bfloat16 stay bfloat16 (mixed inputs: test_promote_widens)
     **dict.fromkeys(_names("cat stack"), ("bfloat16", "bfloat16")),
 }

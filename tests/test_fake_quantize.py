@@ -63,10 +63,21 @@ def test_straight_through_gradient(per_channel):
     assert 0 < mask.sum() < mask.size
 
 
-def test_tensor_qparams_get_no_gradient():
+def test_qparams_that_require_grad_are_refused():
     x = fnx.tensor([0.3, 0.9], requires_grad=True)
     s = fnx.tensor(0.5, requires_grad=True)
-    fnx.fake_quantize_per_tensor_affine(x, s, fnx.tensor(0), 0, 2).sum().backward()
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument "
+                                           "'scale'"):
+        fnx.fake_quantize_per_tensor_affine(x, s, fnx.tensor(0), 0, 2)
+    with pytest.raises(RuntimeError, match="'fake_quantize_per_channel_affine_cachemask' is "
+                                           "not differentiable with respect to argument"):
+        fnx.fake_quantize_per_channel_affine(x, fnx.tensor([0.5, 0.5], requires_grad=True),
+                                             fnx.tensor([0, 0], dtype=fnx.int32), 0, 0, 2)
+    with fnx.no_grad():
+        fnx.fake_quantize_per_tensor_affine(x, s, fnx.tensor(0), 0, 2)
+    # the op itself gives them no gradient
+    fnx.ops.aten.fake_quantize_per_tensor_affine.tensor_qparams(
+        x, s, fnx.tensor(0), 0, 2).sum().backward()
     assert x.grad.tolist() == [1.0, 1.0] and s.grad is None
 
 

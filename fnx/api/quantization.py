@@ -7,10 +7,21 @@ tensor([0.5000, 1.0000, 2.0000])
 """
 from __future__ import annotations
 
+from ..core.grad_mode import is_grad_enabled
 from ..core.tensor import Tensor
 from ..ops import aten
 
 __all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
+
+
+def _no_qparam_grad(function, **qparams):
+    """PyTorch's refusal of a scale or zero point that requires grad (its kernels have no
+    derivative for them)."""
+    for name, t in qparams.items():
+        if isinstance(t, Tensor) and t.requires_grad and is_grad_enabled():
+            raise RuntimeError(f"The function '{function}' is not differentiable with respect "
+                               f"to argument '{name}'. This input cannot have requires_grad "
+                               f"True.")
 
 
 def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max):
@@ -28,6 +39,8 @@ def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_m
     tensor([0., 1., 1.])
     """
     if isinstance(scale, Tensor) or isinstance(zero_point, Tensor):
+        _no_qparam_grad("_fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
+                        scale=scale, zero_point=zero_point)
         return aten.fake_quantize_per_tensor_affine.tensor_qparams(
             input, scale, zero_point, quant_min, quant_max)
     return aten.fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max)
@@ -45,5 +58,7 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
     tensor([[0.5000, 1.0000],
             [0.2500, 0.7500]])
     """
+    _no_qparam_grad("fake_quantize_per_channel_affine_cachemask", scale=scale,
+                    zero_point=zero_point)
     return aten.fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min,
                                                  quant_max)

@@ -412,8 +412,8 @@ def typename(obj) -> str:
 
 
 def is_storage(obj) -> bool:
-    """Whether ``obj`` is a storage object (fnx tensors hold arrays, not storages: False
-    for everything else).
+    """Whether ``obj`` is a storage object (``Tensor.untyped_storage()``/``storage()``,
+    fnx/api/storage.py).
 
     >>> import fnx
     >>> fnx.is_storage(fnx.ones(1))
