@@ -274,6 +274,10 @@ class SymbolicEntry:
         program = self.programs.get(sizes)
         if program is None:
             if not self.env.holds_for(bindings):
+                if _log.isEnabledFor(logging.INFO):
+                    failed = [g for g in self.env.guards if not g.holds(flat)]
+                    _log.info("fnx.compile: sizes %s: the symbolic trace's guard %s "
+                              "fails", sizes, failed[0] if failed else "?")
                 return None
             program = self._lower(bindings)
             self.programs[sizes] = program
