@@ -16,5 +16,7 @@ def pytest_collect_file(file_path, parent):
     if path.suffix != ".py" or path.parts[:len(_ROOT.parts) + 1] != _ROOT.parts + ("fnx",):
         return None
     parts = path.relative_to(_ROOT).with_suffix("").parts
+    if parts[-1] == "__main__":
+        return None     # a program (python -m fnx.coverage): running it is not importing it
     importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return None
