@@ -17,6 +17,7 @@ from jax import lax
 
 import fnx
 from fnx.backends.cpu._core import wrap
+from fnx.testing.opinfo.polynomials import SCIPY_REFS as POLYNOMIAL_REFS
 
 P = fnx.ops.prims
 F16, BF16, F32, F64 = fnx.float16, fnx.bfloat16, fnx.float32, fnx.float64
@@ -234,6 +235,10 @@ BINARY_REF = {
     "shift_right_arithmetic": lax.shift_right_arithmetic, "nextafter": lax.nextafter,
     "eq": lax.eq, "ne": lax.ne, "lt": lax.lt, "le": lax.le, "gt": lax.gt, "ge": lax.ge,
     "igamma": lax.igamma, "igammac": lax.igammac, "polygamma": lax.polygamma, "zeta": lax.zeta,
+    # orthogonal polynomials (x, n): no jax.lax counterpart, SciPy's eval_* (n first)
+    **{name: (lambda f: lambda x, n: f(np.trunc(np.asarray(n)).astype(np.int64),
+                                       np.asarray(x)))(f)
+       for name, f in POLYNOMIAL_REFS.items()},
 }
 _SPECIAL_BINARY = {"igamma", "igammac", "polygamma", "zeta"}
 BINARY = {name: cats for name, cats, _ in fnx.ir.prims.BINARY}
@@ -258,6 +263,11 @@ def _binary_operands(name, dtype, shape, rng):
         if name == "polygamma":
             a = np.floor(a) % 4
         a, b = a.astype(dtype.numpy), (np.abs(b) + 0.1).astype(dtype.numpy)
+    if name in POLYNOMIAL_REFS and dtype in FLOATS:
+        # x on the polynomial's interval, whole orders 0..6 (SciPy continues other orders)
+        low = 0.0 if name.startswith("shifted") else -1.0
+        a = rng.uniform(low, 1.0, shape).astype(dtype.numpy)
+        b = rng.integers(0, 7, shape).astype(dtype.numpy)
     if name in ("eq", "ne", "le", "ge", "maximum", "minimum") and a.size > 1:
         b.flat[0] = a.flat[0]      # some ties
     return a, b
@@ -287,6 +297,8 @@ def test_binary_matches_lax(name, dtype, rng):
         rt = 1e-10
     if name in _SPECIAL_BINARY:     # XLA's approximations vs SciPy's
         rt = {F32: 1e-4, F64: 1e-9}.get(dtype, 1e-2)
+    if name in POLYNOMIAL_REFS:     # recurrences in the dtype (half: a few % at order 6)
+        rt = {F32: 1e-4, F64: 1e-9}.get(dtype, 5e-2)
     for shape in SHAPES:
         n = math.prod(shape)
         got = getattr(P, name)(T(a[:n].reshape(shape)), T(b[:n].reshape(shape)))

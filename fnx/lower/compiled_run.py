@@ -234,11 +234,13 @@ class ProgramPlan:
 
     def _scalar_array(self, j, v, arrays):
         """The float ``v`` fed at position ``j`` as a float64 array on the device of the
-        program's other inputs (kept for the next calls); ``v`` itself when there is
-        none."""
-        where = next((a.sharding for a in arrays if type(a) is ARRAY_TYPE and
-                      len(a.sharding.device_set) == 1), None)
-        if where is None:
+        program's other inputs (kept for the next calls); ``v`` itself when they are not
+        all on one device."""
+        # only where every array input sits on one and the same device: a program over
+        # laid-out inputs (a mesh) wants its scalars replicated, which a float gets
+        devices = {d for a in arrays if type(a) is ARRAY_TYPE for d in a.sharding.device_set}
+        where = next((a.sharding for a in arrays if type(a) is ARRAY_TYPE), None)
+        if len(devices) != 1:
             a = v
         else:
             with jax.enable_x64(True):
