@@ -92,13 +92,18 @@ def _special(name, summary, example, result):
     return fn
 
 
+def _binary_call(op, input, other, out):
+    """``op`` (a binary ``torch.special`` op) on ``input``, a Python number allowed."""
+    if not isinstance(input, Tensor):
+        input = api.math._wrapped(input)
+    return op.default(input, other) if out is None else op.out(input, other, out=out)
+
+
 def _special2(name, summary, example, result):
     op = getattr(aten, f"special_{name}")
 
     def fn(input, other, *, out: Tensor | None = None) -> Tensor:
-        if not isinstance(input, Tensor):
-            input = api.math._wrapped(input)
-        return op.default(input, other) if out is None else op.out(input, other, out=out)
+        return _binary_call(op, input, other, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{summary}, as ``torch.special.{name}``; either argument may be a "
                   f"Python number.\n\n    >>> import fnx\n    >>> fnx.special.{name}{example}\n"
@@ -163,9 +168,7 @@ def _polynomial(name, what, example, result):
     op = getattr(aten, f"special_{name}")
 
     def fn(input, n, *, out: Tensor | None = None) -> Tensor:
-        if not isinstance(input, Tensor):
-            input = api.math._wrapped(input)
-        return op.default(input, n) if out is None else op.out(input, n, out=out)
+        return _binary_call(op, input, n, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{what} ``P_n(input)``, as ``torch.special.{name}``: ``n`` an order "
                   f"tensor or number (floats truncated; a negative order gives 0), "

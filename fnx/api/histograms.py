@@ -81,11 +81,8 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     flat, inside, edges = None, None, []
     for d, b in enumerate(bins):
         x = points[:, d]
-        if isinstance(b, Tensor):   # (the 1-D histogram checks dtype and shape)
-            e = H.histogram_bins_tensor(x, b, weight=None)[1]
-        else:
-            part = None if range is None else [range[2 * d], range[2 * d + 1]]
-            e = H.histogram_bin_ct(x, b, range=part)[1]
+        part = None if range is None else [range[2 * d], range[2 * d + 1]]
+        e = H.bin_edges(x, b, None if isinstance(b, Tensor) else part)
         edges.append(e)
         nb = e.shape[0] - 1
         if nb == 0 or count == 0:

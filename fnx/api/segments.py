@@ -65,14 +65,14 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     seg = seg.reshape(*seg.shape, *[1] * trailing).expand(*data.shape)
     shape = list(data.shape)
     shape[axis] = segments + 1
-    base = 0.0 if initial is None else float(initial)
-    fill = base if initial is not None else _EMPTY[op]
-    start = aten.full.default(shape, 0.0 if op == "mean" else fill, dtype=data.dtype,
-                              device=data.device)
+    fill = _EMPTY[op] if initial is None else float(initial)
     if op == "mean":    # (initial + the segment's sum) / its length, as PyTorch's
-        total = start.fill_(base).scatter_reduce(axis, seg, data, "sum", include_self=True)
+        base = aten.full.default(shape, 0.0 if initial is None else fill, dtype=data.dtype,
+                                 device=data.device)
+        total = base.scatter_reduce(axis, seg, data, "sum", include_self=True)
         total = total.narrow(axis, 0, segments)
         count = lengths.to(data.dtype).reshape(*lengths.shape, *[1] * trailing)
         return (total / count).where(count > 0, total.new_full((), fill))
+    start = aten.full.default(shape, fill, dtype=data.dtype, device=data.device)
     out = start.scatter_reduce(axis, seg, data, op, include_self=initial is not None)
     return out.narrow(axis, 0, segments)

@@ -13,19 +13,21 @@ import numpy as np
 from ..backends.cpu.bessel import PRIM_FNS
 from .jax import JAX_TARGET
 
-__all__ = []
+__all__ = ["host_rule"]
 
 
-def _host_rule(fn):
-    def host(a):
+def host_rule(fn):
+    """The JAX rule of a prim computed by the NumPy function ``fn`` on the host: its
+    result has the first operand's shape and dtype (also fnx/lower/jax_polynomials.py)."""
+    def host(*arrays):
         with np.errstate(all="ignore"):
-            return np.asarray(fn(np.asarray(a))).astype(a.dtype)
+            return np.asarray(fn(*map(np.asarray, arrays))).astype(arrays[0].dtype)
 
-    def rule(x):
-        return jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x,
+    def rule(*xs):
+        return jax.pure_callback(host, jax.ShapeDtypeStruct(xs[0].shape, xs[0].dtype), *xs,
                                  vmap_method="expand_dims")
     return rule
 
 
 for _op, _fn in PRIM_FNS.items():
-    JAX_TARGET.rule(_op)(_host_rule(_fn))
+    JAX_TARGET.rule(_op)(host_rule(_fn))

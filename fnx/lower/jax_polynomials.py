@@ -6,25 +6,13 @@ the program calls the NumPy kernels (PyTorch's algorithms) on the host through
 """
 from __future__ import annotations
 
-import jax
-import numpy as np
-
 from ..backends.cpu.polynomials import POLYNOMIAL_FNS
 from ..ir import prims as P
 from .jax import JAX_TARGET
+from .jax_bessel import host_rule
 
 __all__ = []
 
 
-def _host_rule(fn):
-    def host(x, n):
-        return np.asarray(fn(np.asarray(x), np.asarray(n))).astype(x.dtype)
-
-    def rule(x, n):
-        return jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x, n,
-                                 vmap_method="expand_dims")
-    return rule
-
-
 for _name, _fn in POLYNOMIAL_FNS.items():
-    JAX_TARGET.rule(getattr(P, _name))(_host_rule(_fn))
+    JAX_TARGET.rule(getattr(P, _name))(host_rule(_fn))

@@ -12,7 +12,7 @@ from ...ops import aten
 from ._core import data, kernel, wrap
 from .special import kernel_of, no_extra, register_family
 
-__all__ = ["PRIM_FNS", "ATEN_FNS"]
+__all__ = ["PRIM_FNS", "ATEN_FNS", "prim_kernel"]
 
 
 def _airy_ai(a):
@@ -29,17 +29,19 @@ ATEN_FNS = {"bessel_j0": sp.j0, "bessel_j1": sp.j1, "bessel_y0": sp.y0, "bessel_
 assert set(ATEN_FNS) == set(BESSEL)
 
 
-def _prim_kernel(op, fn):
-    def k(ks, self):
-        m = op.meta(self)
+def prim_kernel(op, fn):
+    """The CPU kernel of the elementwise prim ``op`` computed by the NumPy function ``fn``
+    on its operands' arrays (also fnx/backends/cpu/polynomials.py)."""
+    def k(ks, *args):
+        m = op.meta(*args)
         with np.errstate(all="ignore"):
-            r = fn(data(self, f"prims.{op.name}"))
+            r = fn(*(data(a, f"prims.{op.name}") for a in args))
         return wrap(np.asarray(r).astype(m.dtype.numpy), m.dtype)
     return k
 
 
 for _op, _fn in PRIM_FNS.items():
-    kernel(_op)(_prim_kernel(_op, _fn))
+    kernel(_op)(prim_kernel(_op, _fn))
 for _name, _fn in ATEN_FNS.items():
     _aop = getattr(aten, f"special_{_name}").default
     register_family(_aop, kernel_of(_aop, _fn, (0,), no_extra))

@@ -10,7 +10,8 @@ import numpy as np
 
 from ...ir import prims as P
 from ...ops import aten
-from ._core import data, kernel, wrap
+from ._core import kernel
+from .bessel import prim_kernel
 from .special import kernel_of, no_extra, register_family
 
 __all__ = ["POLYNOMIAL_FNS"]
@@ -25,8 +26,8 @@ def _orders(n):
 
 def _recur(x, n, q1, step, nan_stop=True):
     """``q_n`` of ``q_0 = 1``, ``q_1 = q1``, ``q_k = step(k, q_{k-1}, q_{k-2})``, per
-    element up to its ``n``; ``nan_stop``: an element stops once it is NaN (PyTorch's
-    loops do; the value stays NaN either way)."""
+    element up to its ``n`` (``q1`` itself for n <= 1); ``nan_stop``: an element stops
+    once it is NaN (PyTorch's loops do; the value stays NaN either way)."""
     p, q = np.ones_like(x), q1
     r = q1.copy()
     top = int(n.max(initial=0))
@@ -49,8 +50,19 @@ def _finish(x, n, out):
     return out.astype(x.dtype)
 
 
+# per Chebyshev kind, of y (x, or 2x - 1 when shifted) and the order m (a float array):
+# its first order, and its values at y = 1 and at y = -1
+_FIRST = {"t": lambda y: y, "u": lambda y: y + y, "v": lambda y: y + y - 1,
+          "w": lambda y: y + y + 1}
+_TOP = {"t": lambda m: 1.0, "u": lambda m: m + 1, "v": lambda m: 1.0, "w": lambda m: m + m + 1}
+_BOTTOM = {"t": lambda m, odd: np.where(odd, -1.0, 1.0),
+           "u": lambda m, odd: np.where(odd, -(m + 1), m + 1),
+           "v": lambda m, odd: np.where(odd, -(m + m + 1), m + m + 1),
+           "w": lambda m, odd: np.where(odd, -1.0, 1.0)}
+
+
 def _chebyshev(kind, shifted):
-    # the trigonometric form's threshold on n and the first order of each kind
+    # the order past which PyTorch uses the trigonometric form inside (-1, 1)
     limit = {("t", False): 6, ("u", False): 8, ("v", False): 8, ("w", False): 8,
              ("t", True): 6, ("u", True): 6, ("v", True): 6, ("w", True): 4}[kind, shifted]
 
@@ -58,10 +70,9 @@ def _chebyshev(kind, shifted):
         x, n = np.broadcast_arrays(x, _orders(n))
         y = x + x - 1 if shifted else x
         nf = n.astype(x.dtype)
-        first = {"t": y, "u": y + y, "v": y + y - 1, "w": y + y + 1}[kind]
         with np.errstate(all="ignore"):
-            out = _recur(y, n, first.astype(x.dtype), lambda k, q, p: (y + y) * q - p)
-            out = np.where(n == 1, first, out)
+            out = _recur(y, n, _FIRST[kind](y).astype(x.dtype),
+                         lambda k, q, p: (y + y) * q - p)
             inside = (n > limit) & (np.abs(y) < 1)
             theta = np.arccos(np.where(inside, y, 0))
             odd = n % 2 == 1
@@ -84,36 +95,23 @@ def _chebyshev(kind, shifted):
             # the interval's ends (x = +-1; shifted: x = 1 and x = 0)
             top = (x == 1) if shifted else (np.abs(x) == 1) & (x > 0)
             bottom = (x == 0) if shifted else (np.abs(x) == 1) & (x < 0)
-            plus = {"t": 1.0, "u": nf + 1, "v": 1.0, "w": nf + nf + 1}[kind]
-            minus = {"t": np.where(odd, -1.0, 1.0), "u": np.where(odd, -(nf + 1), nf + 1),
-                     "v": np.where(odd, -(nf + nf + 1), nf + nf + 1),
-                     "w": np.where(odd, -1.0, 1.0)}[kind]
-            out = np.where(top, plus, np.where(bottom, minus, out))
+            out = np.where(top, _TOP[kind](nf), np.where(bottom, _BOTTOM[kind](nf, odd), out))
         return _finish(x, n, out)
     return fn
 
 
-def _hermite_h(x, n):
-    x, n = np.broadcast_arrays(x, _orders(n))
-    limit = 128 if x.dtype == np.float32 else 512
-    with np.errstate(all="ignore"):
-        # k runs 2, 4, ... below 2n: step j (from 2) uses k = 2 (j - 1)
-        out = _recur(x, n, (x + x).astype(x.dtype),
-                     lambda j, q, p: (x + x) * q - (2 * (j - 1)) * p, nan_stop=False)
-    out = np.where(n == 1, x + x, out)
-    out = np.where(n > limit, np.nan, out)
-    return _finish(x, n, out)
-
-
-def _hermite_he(x, n):
-    x, n = np.broadcast_arrays(x, _orders(n))
-    limit = 128 if x.dtype == np.float32 else 512
-    with np.errstate(all="ignore"):
-        out = _recur(x, n, x.astype(x.dtype), lambda j, q, p: x * q - (j - 1) * p,
-                     nan_stop=False)
-    out = np.where(n == 1, x, out)
-    out = np.where(n > limit, np.nan, out)
-    return _finish(x, n, out)
+def _hermite(physicists):
+    def fn(x, n):
+        x, n = np.broadcast_arrays(x, _orders(n))
+        limit = 128 if x.dtype == np.float32 else 512
+        if physicists:  # PyTorch's k runs 2, 4, ... below 2n: step j (from 2) has k = 2(j-1)
+            first, step = x + x, lambda j, q, p: (x + x) * q - (2 * (j - 1)) * p
+        else:
+            first, step = x, lambda j, q, p: x * q - (j - 1) * p
+        with np.errstate(all="ignore"):
+            out = _recur(x, n, first.astype(x.dtype), step, nan_stop=False)
+        return _finish(x, n, np.where(n > limit, np.nan, out))
+    return fn
 
 
 def _laguerre(x, n):
@@ -122,7 +120,6 @@ def _laguerre(x, n):
     with np.errstate(all="ignore"):
         out = _recur(x, n, (one - x).astype(x.dtype),
                      lambda j, q, p: (((2 * (j - 1)) + (one - x)) * q - (j - 1) * p) / j)
-    out = np.where(n == 1, one - x, out)
     out = np.where((np.abs(x) == 0) & (n >= 0), 1.0, out)
     return _finish(x, n, out)
 
@@ -132,7 +129,6 @@ def _legendre(x, n):
     with np.errstate(all="ignore"):
         out = _recur(x, n, x.astype(x.dtype),
                      lambda j, q, p: ((2 * (j - 1) + 1) * x * q - (j - 1) * p) / j)
-    out = np.where(n == 1, x, out)
     ends = (np.abs(x) == 1) & (n >= 0)
     out = np.where(ends, np.where((x > 0) | (n % 2 == 0), 1.0, -1.0), out)
     return _finish(x, n, out)
@@ -141,20 +137,12 @@ def _legendre(x, n):
 POLYNOMIAL_FNS = {
     **{f"{'shifted_' if s else ''}chebyshev_polynomial_{k}": _chebyshev(k, s)
        for s in (False, True) for k in "tuvw"},
-    "hermite_polynomial_h": _hermite_h, "hermite_polynomial_he": _hermite_he,
+    "hermite_polynomial_h": _hermite(True), "hermite_polynomial_he": _hermite(False),
     "laguerre_polynomial_l": _laguerre, "legendre_polynomial_p": _legendre}
 
 
-def _prim_kernel(op, fn):
-    def k(ks, x, n):
-        m = op.meta(x, n)
-        r = fn(data(x, f"prims.{op.name}"), data(n, f"prims.{op.name}"))
-        return wrap(np.asarray(r).astype(m.dtype.numpy), m.dtype)
-    return k
-
-
 for _name, _fn in POLYNOMIAL_FNS.items():
-    kernel(getattr(P, _name))(_prim_kernel(getattr(P, _name), _fn))
+    kernel(getattr(P, _name))(prim_kernel(getattr(P, _name), _fn))
     # the ATen op and its out= form directly (one NumPy pass, no decomposition)
     _aop = getattr(aten, f"special_{_name}").default
     register_family(_aop, kernel_of(_aop, _fn, (0, 1), no_extra))

@@ -16,7 +16,7 @@ from .. import refs
 from ..registry import TensorMeta, defop, nondifferentiable
 from .shape import _reshape_to
 
-__all__ = ["histogram_bin_ct", "histogram_bins_tensor", "bin_positions"]
+__all__ = ["histogram_bin_ct", "histogram_bins_tensor", "bin_positions", "bin_edges"]
 
 
 def _check(self, weight, name="histogramdd"):
@@ -109,10 +109,10 @@ def _flat_inputs(self, weight):
     return x, w
 
 
-def _bin_ct(self, bins=100, *, range=None, weight=None, density=False):
-    _bin_ct_meta(self, bins, range=range, weight=weight, density=density)
-    x, w = _flat_inputs(self, weight)
-    dev, dt = self.device, self.dtype
+def _equal_edges(x, bins, range):
+    """``(lo, hi, edges)``: ``bins`` equal bins of flat ``x`` over ``range`` or its min
+    and max, widened by 0.5 each way when they are equal; the last edge is ``hi`` itself."""
+    dev, dt = x.device, x.dtype
     if range is not None:
         lo, hi = refs.scalar(float(range[0]), dt, dev), refs.scalar(float(range[1]), dt, dev)
     elif x.numel():
@@ -124,9 +124,25 @@ def _bin_ct(self, bins=100, *, range=None, weight=None, density=False):
     hi = aten.where.self(same, aten.add.Scalar(hi, 0.5), hi)
     steps = aten.div.Scalar(aten.arange.default(bins + 1, dtype=dt, device=dev), bins)
     edges = aten.add.Tensor(lo, aten.mul.Tensor(steps, aten.sub.Tensor(hi, lo)))
-    # the last edge is hi itself (no rounding)
     edges = aten.where.self(aten.eq.Scalar(aten.arange.default(bins + 1, device=dev), bins),
                             hi, edges)
+    return lo, hi, edges
+
+
+def bin_edges(x, bins, range=None):
+    """The edges ``histogram(x, bins, range=range)`` uses, with its checks: ``bins`` a
+    count (equal bins) or a 1-D tensor of edges (returned as a copy); ``x`` 1-D."""
+    if isinstance(bins, int):
+        _bin_ct_meta(x, bins, range=range)
+        return _equal_edges(x, bins, range)[2]
+    _bins_tensor_meta(x, bins)
+    return aten.clone.default(bins)
+
+
+def _bin_ct(self, bins=100, *, range=None, weight=None, density=False):
+    _bin_ct_meta(self, bins, range=range, weight=weight, density=density)
+    x, w = _flat_inputs(self, weight)
+    lo, hi, edges = _equal_edges(x, bins, range)
     pos = aten.floor.default(aten.div.Tensor(aten.mul.Scalar(aten.sub.Tensor(x, lo), bins),
                                              aten.sub.Tensor(hi, lo)))
     pos = aten.nan_to_num.default(pos, 0.0)
