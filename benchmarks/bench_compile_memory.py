@@ -8,6 +8,11 @@ step that keeps a second copy of the model (inputs copied into XLA, outputs copi
 no donation) shows up as +440 MiB or more.
 
     python benchmarks/bench_compile_memory.py          # ~1 min on 2 CPU cores
+    python benchmarks/bench_compile_memory.py --device cuda   # on a GPU: device memory
+
+On a GPU the figure is the device's own peak (``memory_stats()["peak_bytes_in_use"]`` of
+the JAX device; run with ``XLA_PYTHON_CLIENT_PREALLOCATE=false`` or not, the allocator's
+in-use count is the same), since the model then lives in GPU memory, not in the process.
 Goal: fnx's peak above baseline within 1.3x of jax.jit's.
 """
 from __future__ import annotations
@@ -27,6 +32,13 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _device_stats(device):
+    """The JAX device's allocator statistics, or None (CPU devices keep none)."""
+    from bench_mlp_train import jax_device  # noqa: PLC0415
+    stats = jax_device(device).memory_stats() if device != "cpu" else None
+    return stats if stats and "peak_bytes_in_use" in stats else None
+
+
 def _current_mib() -> float:
     with open("/proc/self/statm") as f:
         pages = int(f.read().split()[1])
@@ -35,25 +47,26 @@ def _current_mib() -> float:
 
 # Each variant's child process imports the frameworks (through bench_mlp_train, which
 # holds the model and the JAX loss both benchmarks use), then measures its baseline.
-def run_fnx(steps):
+def run_fnx(steps, device):
     import numpy as np  # noqa: PLC0415
 
     import fnx  # noqa: PLC0415
     from bench_mlp_train import fnx_step, make_model  # noqa: PLC0415
     base = _current_mib()
-    step = fnx.compile(fnx_step(make_model(SIZES, "cpu")))
+    step = fnx.compile(fnx_step(make_model(SIZES, device)))
     rng = np.random.default_rng(0)
-    x = fnx.tensor(rng.standard_normal((BATCH, SIZES[0])).astype(np.float32))
-    y = fnx.tensor(rng.integers(0, SIZES[-1], BATCH))
+    x = fnx.tensor(rng.standard_normal((BATCH, SIZES[0])).astype(np.float32), device=device)
+    y = fnx.tensor(rng.integers(0, SIZES[-1], BATCH), device=device)
     for _ in range(steps):
         loss = float(step(x, y).item())
     return base, loss
 
 
-def run_jax(steps):
+def run_jax(steps, device):
+    # jax's default device: the GPU where there is one, the CPU (also under FNX_CUDA_ON_CPU)
     import jax  # noqa: PLC0415
-    import jax.numpy as jnp  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
+    import jax.numpy as jnp  # noqa: PLC0415
     from bench_mlp_train import LR, mlp_loss  # noqa: PLC0415
     base = _current_mib()
     rng = np.random.default_rng(0)
@@ -74,27 +87,35 @@ def run_jax(steps):
     return base, float(loss)
 
 
-def child(variant, steps):
-    base, loss = (run_fnx if variant == "fnx" else run_jax)(steps)
-    print(json.dumps({"peak": _peak_mib(), "base": base, "loss": loss}))
+def child(variant, steps, device):
+    base, loss = (run_fnx if variant == "fnx" else run_jax)(steps, device)
+    stats = _device_stats(device)
+    if stats:   # the model lives in device memory: the allocator's peak, from nothing
+        print(json.dumps({"peak": stats["peak_bytes_in_use"] / 2 ** 20, "base": 0.0,
+                          "loss": loss, "where": "device"}))
+    else:
+        print(json.dumps({"peak": _peak_mib(), "base": base, "loss": loss,
+                          "where": "process RSS"}))
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--child", choices=["fnx", "jax"])
+    ap.add_argument("--device", default="cpu")
     args = ap.parse_args(argv)
     if args.child:
-        return child(args.child, args.steps)
+        return child(args.child, args.steps, args.device)
     n_params = sum(a * b + b for a, b in zip(SIZES[:-1], SIZES[1:]))
     print(f"MLP {'-'.join(map(str, SIZES))} ({n_params / 1e6:.0f}M parameters, "
           f"{n_params * 4 / 2 ** 20:.0f} MiB of float32), batch {BATCH}, SGD, "
-          f"{args.steps} steps")
+          f"{args.steps} steps, device {args.device}")
     res = {}
     for variant in ("jax", "fnx"):
         out = subprocess.run([sys.executable, __file__, "--child", variant, "--steps",
-                              str(args.steps)], capture_output=True, text=True, check=True)
+                              str(args.steps), "--device", args.device], capture_output=True, text=True, check=True)
         res[variant] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"peak of: {res['fnx']['where']}")
     print(f"{'variant':22s} {'peak MiB':>9s} {'above imports':>14s} {'loss':>9s}")
     for variant, label in (("jax", "jax.jit + donation"), ("fnx", "fnx.compile step")):
         r = res[variant]

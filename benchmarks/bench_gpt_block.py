@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import fnx
+from bench_mlp_train import jax_device
 from fnx.testing.models import gpt_block, gpt_params, jax_gpt_block
 
 STEADY_GOAL, FIRST_GOAL = 1.10, 3.0
@@ -43,7 +44,7 @@ def main(argv=None):
     x_fnx = fnx.tensor(x_np, device=args.device)
     eager = gpt_block(p_fnx, H)
     compiled = fnx.compile(eager)
-    jdev = jax.devices("gpu" if args.device.startswith("cuda") else "cpu")[0]
+    jdev = jax_device(args.device)
     p_jax = {k: jax.device_put(jnp.asarray(v), jdev) for k, v in params.items()}
     x_jax = jax.device_put(jnp.asarray(x_np), jdev)
     jitted = jax.jit(jax_gpt_block(H))

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Every GPU check of fnx in one run, for a machine with an NVIDIA GPU and JAX's CUDA plugin:
+# the examples on cuda, the cuda test subset on the real device (CI runs it on JAX's CPU under
+# FNX_CUDA_ON_CPU=1), then the GPU benchmarks. Each step has a time limit, so a slow or stuck
+# step costs its own limit only; logs go to $OUT (default /tmp/fnx-gpu), a summary to stdout.
+#
+#     bash benchmarks/gpu_checks.sh            # ~8 min on one H100/H200 with 16 cores
+#     QUICK=1 bash benchmarks/gpu_checks.sh    # examples and benchmarks only (~4 min)
+#
+# fnx is used from the checkout (PYTHONPATH), with the machine's own jax/numpy/scipy.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/fnx-gpu}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+# several test workers share the GPU: allocate on demand instead of 75% per process
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+LOG=$OUT/gpu.log
+: >"$LOG"
+
+BUDGET=${BUDGET:-100000}     # seconds: no step starts after this
+
+step() {    # step NAME SECONDS COMMAND...: run with a limit, log, report the status
+    local name=$1 limit=$2 t0=$SECONDS rc
+    shift 2
+    if [ "$SECONDS" -ge "$BUDGET" ]; then echo "$name: skipped (over BUDGET)"; return; fi
+    echo "===== $name: $*" >>"$LOG"
+    timeout "$limit" "$@" >>"$LOG" 2>&1
+    rc=$?
+    echo "===== $name: rc=$rc in $((SECONDS - t0)) s" >>"$LOG"
+    echo "$name: rc=$rc in $((SECONDS - t0)) s"
+}
+
+nvidia-smi -L 2>&1 | tee -a "$LOG"
+step env 60 "$PY" -c "
+import jax, numpy, scipy, fnx
+print('jax', jax.__version__, 'numpy', numpy.__version__, 'scipy', scipy.__version__)
+print('devices', jax.devices(), 'fnx.cuda.is_available', fnx.cuda.is_available())
+x = fnx.randn(4, 4, device='cuda')
+print('cuda tensor', x.device, type(x._data).__name__, float((x @ x).sum()))"
+step quickstart 60 "$PY" examples/quickstart.py
+step bench_gpu 100 "$PY" benchmarks/bench_gpu.py
+step bench_mlp_train 120 "$PY" benchmarks/bench_mlp_train.py --device cuda --repeats 30
+if [ -z "${QUICK:-}" ]; then
+    step pytest_cuda 100 "$PY" -m pytest -q -n 12 -p no:cacheprovider -rfE --tb=short \
+        tests/test_cuda.py tests/test_custom_ops.py tests/test_bad_inputs.py
+fi
+step bench_compile_memory 60 "$PY" benchmarks/bench_compile_memory.py --device cuda
+step bench_gpt_block 60 "$PY" benchmarks/bench_gpt_block.py --device cuda
+if [ -z "${QUICK:-}" ]; then
+    step pytest_cuda_opinfo 150 "$PY" -m pytest -q -n 14 -p no:cacheprovider -rfE --tb=line \
+        tests/test_cuda_opinfo.py
+fi
+step bench_amp 60 "$PY" benchmarks/bench_amp.py --device cuda
+step mini_gpt 60 "$PY" examples/mini_gpt.py --quick --device cuda
+
+echo "----- summary (full log: $LOG)"
+grep -E "^=====.*rc=|passed|failed|error|goal|x \(|/ jax.jit|/ JAX|overhead|Error|loss" "$LOG" \
+    | grep -v "^===== .*: [^r]" | tail -n 120
