@@ -113,7 +113,8 @@ def main(argv=None):
     res = {}
     for variant in ("jax", "fnx"):
         out = subprocess.run([sys.executable, __file__, "--child", variant, "--steps",
-                              str(args.steps), "--device", args.device], capture_output=True, text=True, check=True)
+                              str(args.steps), "--device", args.device],
+                             capture_output=True, text=True, check=True)
         res[variant] = json.loads(out.stdout.strip().splitlines()[-1])
     print(f"peak of: {res['fnx']['where']}")
     print(f"{'variant':22s} {'peak MiB':>9s} {'above imports':>14s} {'loss':>9s}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 from .api.linalg import matmul
 from .api.out_results import castable, write_results
 from .api.reduction import dim_list, return_types
+from .core.tensor import Tensor
 from .ir.aten.factorizations import LinAlgError
 from .ir.variants import VARIANTS
 from .ops import aten
@@ -298,7 +299,15 @@ def eigvals(A, *, out=None):
     >>> fnx.linalg.eigvals(fnx.tensor([[0., 1.], [-1., 0.]])).tolist()
     [1j, -1j]
     """
-    return _call(aten.linalg_eigvals.default, out, A)
+    r = aten.linalg_eigvals.default(A)
+    if out is None:
+        return r
+    if not isinstance(out, Tensor):
+        raise TypeError(f"linalg_eigvals(): argument 'out' must be Tensor, not "
+                        f"{type(out).__name__}")
+    # as eig's eigenvalues: any complex dtype the result casts to safely
+    return write_results("linalg_eigvals", (r,), (out,), (A,),
+                         [castable("eigenvalues", "torch.linalg.eigvals")])[0]
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):

@@ -165,3 +165,38 @@ def test_index_ops_out():
                                            r"dtype"):
         fnx.take(fnx.tensor(A), fnx.tensor([0]), out=bad)
     assert np.all(bad.numpy() == 7)
+
+
+def test_frexp_out_must_hold_the_results_dtypes():
+    # PyTorch's frexp never casts into out=: a float64 mantissa or an int64 exponent for a
+    # float32 input is refused, and neither out tensor is touched
+    x = fnx.tensor([1.5, -3.0, 0.0, 8.0])
+    for m, e, msg in [(fnx.zeros(4, dtype=fnx.float64), fnx.zeros(4, dtype=fnx.int32),
+                       "expects mantissa to have dtype float but got double"),
+                      (fnx.zeros(4), fnx.zeros(4, dtype=fnx.int64),
+                       "expects exponent to have int dtype but got long int")]:
+        with pytest.raises(RuntimeError, match=msg):
+            fnx.frexp(x, out=(m, e))
+        assert not m.numpy().any() and not e.numpy().any()
+    m, e = fnx.zeros(4), fnx.zeros(4, dtype=fnx.int32)
+    r = fnx.frexp(x, out=(m, e))
+    ref_m, ref_e = np.frexp(x.numpy())
+    assert r.mantissa is m and r.exponent is e
+    np.testing.assert_array_equal(m.numpy(), ref_m)
+    np.testing.assert_array_equal(e.numpy(), ref_e)
+
+
+def test_eigvals_out_takes_a_wider_complex_dtype_and_refuses_real():
+    a = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
+    ref = np.sort_complex(np.linalg.eigvals(a.astype(np.float64)))
+    out = fnx.zeros(2, dtype=fnx.complex128)
+    r = fnx.linalg.eigvals(fnx.tensor(a), out=out)
+    assert r is out and out.dtype is fnx.complex128
+    np.testing.assert_allclose(np.sort_complex(out.numpy()), ref, rtol=1e-6)
+    real = fnx.zeros(2)
+    with pytest.raises(RuntimeError, match="safely castable from ComplexFloat dtype, but got "
+                                           "eigenvalues with dtype Float"):
+        fnx.linalg.eigvals(fnx.tensor(a), out=real)
+    assert not real.numpy().any()
+    with pytest.raises(TypeError, match="argument 'out' must be Tensor"):
+        fnx.linalg.eigvals(fnx.tensor(a), out=[out])

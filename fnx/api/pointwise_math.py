@@ -11,6 +11,7 @@ from ..core.tensor import Tensor
 from ..ir.variants import write_result
 from ..ops import aten
 from .math import _binary, _doc, _named, _wrapped
+from .out_results import write_results
 from .reduction import return_types
 from .special import _method
 
@@ -116,10 +117,22 @@ def frexp(input: Tensor, *, out=None):
     """
     m, e = aten.frexp.Tensor(input)
     if out is not None:
-        out[0].copy_(m)
-        out[1].copy_(e)
-        m, e = out
+        m, e = write_results("frexp", (m, e), out, (input,), _FREXP_OUT)
     return return_types.frexp((m, e))
+
+
+def _frexp_out(what, want):
+    # out= must hold the results' dtypes exactly: PyTorch's frexp never casts
+    def rule(r, o):
+        if o.dtype is r.dtype:
+            return None
+        return (f"torch.frexp() expects {what} to have {want(r)} but got "
+                f"{o.dtype.cpp_type}")
+    return rule
+
+
+_FREXP_OUT = [_frexp_out("mantissa", lambda r: f"dtype {r.dtype.cpp_type}"),
+              _frexp_out("exponent", lambda r: "int dtype")]
 
 
 def _float_power_(self, exponent):

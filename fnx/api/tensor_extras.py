@@ -326,12 +326,7 @@ def _check_float(self, name):
     if not self.dtype.is_floating_point:
         raise RuntimeError(f"{name} distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
-                           f"{_cpp(self.dtype)}")
-
-
-def _cpp(dtype):
-    return {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}.get(dtype.name, dtype.name)
+                           f"{self.dtype.cpp_type}")
 
 
 @tensor_method()

@@ -35,16 +35,6 @@ INTEGER_ADDCDIV = (
     "addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
     "tensor2), for all dtypes.")
 
-# c10's names of the dtypes in lerp's dtype-mismatch message
-_C10_NAME = {D.float32: "float", D.float64: "double", D.float16: "c10::Half",
-             D.bfloat16: "c10::BFloat16", D.complex64: "c10::complex<float>",
-             D.complex128: "c10::complex<double>"}
-
-
-def _c10(d) -> str:
-    return _C10_NAME.get(d, d.scalar_type)
-
-
 def _check_value(name, dtype, value):
     value = _python_value(value)
     if isinstance(value, complex) and not dtype.is_complex:
@@ -71,13 +61,13 @@ def _addc_meta(name):
 
 def _lerp_meta(self, end, weight):
     if end.dtype is not self.dtype:
-        raise RuntimeError(f"expected dtype {_c10(self.dtype)} for `end` but got dtype "
-                           f"{_c10(end.dtype)}")
+        raise RuntimeError(f"expected dtype {self.dtype.cpp_type} for `end` but got dtype "
+                           f"{end.dtype.cpp_type}")
     shapes = [shape_of(self), shape_of(end)]
     if is_tensor(weight):
         if weight.dtype is not self.dtype:
-            raise RuntimeError(f"expected dtype {_c10(self.dtype)} for `weight` but got dtype "
-                               f"{_c10(weight.dtype)}")
+            raise RuntimeError(f"expected dtype {self.dtype.cpp_type} for `weight` but got dtype "
+                               f"{weight.dtype.cpp_type}")
         shapes.append(shape_of(weight))
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         kernel = "lerp_kernel_tensor" if is_tensor(weight) else "lerp_kernel_scalar"

@@ -33,15 +33,9 @@ OUT_DTYPE_ERROR = {"exact": "Expected out tensor to have dtype",
                    "search": "output tensor's dtype is wrong",
                    "ormqr": "torch.ormqr: Expected input and result to have the same dtype"}
 
-_CPP = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-        "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
-        "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-        "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
 def cpp_name(dtype) -> str:
     """PyTorch's C++ name of ``dtype``, as its out= dtype errors print it."""
-    return _CPP.get(dtype.name, dtype.name)
+    return dtype.cpp_type
 
 
 def _exact(name, r, out):
