@@ -222,7 +222,12 @@ def main(argv=None):
                     help="small sizes, for a smoke run on a CPU under FNX_CUDA_ON_CPU=1")
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--device", default="cuda:0")
+    ap.add_argument("--precision", choices=["highest", "high"], default="highest",
+                    help="float32 products, fnx's and the JAX reference's alike: 'highest' "
+                         "full float32 (PyTorch's default), 'high' TF32 on a GPU")
     args = ap.parse_args(argv)
+    # one precision for both sides: JAX's own default on a GPU is TF32, fnx's full float32
+    fnx.set_float32_matmul_precision(args.precision)
     backend.register()      # fnx does this at import once issue 7 lands; idempotent
     if not fnx.cuda.is_available():
         print("bench_gpu: no cuda device (no JAX GPU backend; install fnx[cuda12], or set "

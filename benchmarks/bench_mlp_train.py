@@ -288,7 +288,12 @@ def main(argv=None):
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--only", choices=["big", "small", "overhead"], action="append")
     ap.add_argument("--memory", type=int, default=0, help="run N eager steps, print memory")
+    ap.add_argument("--precision", choices=["highest", "high"], default="highest",
+                    help="float32 products, fnx's and the JAX reference's alike: 'highest' "
+                         "full float32 (PyTorch's default), 'high' TF32 on a GPU")
     args = ap.parse_args(argv)
+    # one precision for both sides: JAX's own default on a GPU is TF32, fnx's full float32
+    fnx.set_float32_matmul_precision(args.precision)
     if args.memory:
         return memory(args)
     parts = args.only or ["big", "small", "overhead"]

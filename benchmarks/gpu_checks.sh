@@ -52,6 +52,11 @@ if [ -z "${QUICK:-}" ]; then
     step pytest_cuda_opinfo 150 "$PY" -m pytest -q -n 14 -p no:cacheprovider -rfE --tb=line \
         tests/test_cuda_opinfo.py
 fi
+# first-call diagnosis: fnx's first GPT-block call took 4.5x jax.jit's on an H200 with one
+# XLA compile; is it GEMM autotuning of full-precision float32 products?
+step gpt_block_tf32 150 "$PY" benchmarks/bench_gpt_block.py --device cuda --repeats 5 --precision high
+XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
+    step gpt_block_no_autotune 150 "$PY" benchmarks/bench_gpt_block.py --device cuda --repeats 5
 step bench_amp 60 "$PY" benchmarks/bench_amp.py --device cuda
 step mini_gpt 60 "$PY" examples/mini_gpt.py --quick --device cuda
 
