@@ -374,6 +374,20 @@ linalg_vecdot = defop("linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tenso
 
 # ----------------------------------------------------------------------------- householder
 
+# the checks householder_product and ormqr share, with PyTorch's words
+def _check_tau_rank(n, input, tau):
+    if input.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{n}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau.ndim} and input.ndim is equal to "
+                           f"{input.ndim}")
+
+
+def _check_batch(n, arg, lead, input):
+    if tuple(lead) != tuple(input.shape[:-2]):
+        raise RuntimeError(f"{n}: Expected batch dimensions of {arg} to be equal to "
+                           f"input.shape[:-2], but got {list(lead)}")
+
+
 def _householder_meta(input, tau):
     n = "torch.linalg.householder_product"
     if input.ndim < 2:
@@ -384,13 +398,8 @@ def _householder_meta(input, tau):
     if input.shape[-1] < tau.shape[-1]:
         raise RuntimeError(f"{n}: input.shape[-1] must be greater than or equal to "
                            f"tau.shape[-1]")
-    if input.ndim - tau.ndim != 1:
-        raise RuntimeError(f"{n}: Expected tau to have one dimension less than input, but got "
-                           f"tau.ndim equal to {tau.ndim} and input.ndim is equal to "
-                           f"{input.ndim}")
-    if tuple(tau.shape[:-1]) != tuple(input.shape[:-2]):
-        raise RuntimeError(f"{n}: Expected batch dimensions of tau to be equal to "
-                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    _check_tau_rank(n, input, tau)
+    _check_batch(n, "tau", tau.shape[:-1], input)
     if tau.dtype is not input.dtype:
         raise RuntimeError(f"{n}: tau dtype {tau.dtype.scalar_type} does not match input "
                            f"dtype {input.dtype.scalar_type}")
@@ -463,19 +472,13 @@ def _ormqr_meta(self, input2, input3, left=True, transpose=False):
     if tau.ndim < 1 or tau.shape[-1] != min(other.shape[side], self.shape[-1]):
         raise RuntimeError(f"{n}: tau.shape[-1] must be equal to min(other.shape[{side}], "
                            f"input.shape[-1])")
-    if self.ndim - tau.ndim != 1:
-        raise RuntimeError(f"{n}: Expected tau to have one dimension less than input, but got "
-                           f"tau.ndim equal to {tau.ndim} and input.ndim is equal to "
-                           f"{self.ndim}")
+    _check_tau_rank(n, self, tau)
     if self.ndim != other.ndim:
         raise RuntimeError(f"{n}: Expected other to have the same number of dimensions as "
                            f"input, but got other.ndim equal to {other.ndim} and input.ndim "
                            f"is equal to {self.ndim}")
-    batch = tuple(self.shape[:-2])
     for arg, x, lead in (("tau", tau, tau.shape[:-1]), ("other", other, other.shape[:-2])):
-        if tuple(lead) != batch:
-            raise RuntimeError(f"{n}: Expected batch dimensions of {arg} to be equal to "
-                               f"input.shape[:-2], but got {list(lead)}")
+        _check_batch(n, arg, lead, self)
         if x.dtype is not self.dtype:
             raise RuntimeError(f"{n}: Expected input and {arg} to have the same dtype, but "
                                f"input has dtype{self.dtype.scalar_type} and {arg} has dtype "
