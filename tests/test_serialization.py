@@ -205,3 +205,24 @@ def test_pickle_and_deepcopy_of_tensors():
     assert cs[0] is cs[1]
     with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
         copy.deepcopy(r * 2)
+
+
+def test_numpy_arrays_round_trip_behind_weights_only(tmp_path):
+    # torch.save pickles NumPy arrays (pytorch/examples' time_sequence_prediction saves its
+    # training data so) and torch.load refuses NumPy's globals unless weights_only=False
+    a = np.sin(np.arange(12.0).reshape(3, 4) / 7)
+    ints = np.arange(5, dtype=np.int16)[::2]
+    path = tmp_path / "data.pt"
+    fnx.save({"a": a, "same": a, "ints": ints, "t": fnx.ones(2)}, path)
+    with pytest.raises(pickle.UnpicklingError, match="numpy.ndarray"):
+        fnx.load(path)
+    assert fnx.serialization.get_unsafe_globals_in_checkpoint(path) == ["numpy.ndarray"]
+    d = fnx.load(path, weights_only=False)
+    assert type(d["a"]) is np.ndarray and d["a"].dtype == np.float64
+    np.testing.assert_array_equal(d["a"], a)
+    np.testing.assert_array_equal(d["ints"], [0, 2, 4])
+    assert d["ints"].dtype == np.int16 and d["same"] is d["a"] and d["a"].flags.writeable
+    with fnx.serialization.safe_globals([np.ndarray]):
+        np.testing.assert_array_equal(fnx.load(path)["a"], a)
+    with pytest.raises(TypeError, match="NumPy array of dtype object"):
+        fnx.save([np.array([{}], dtype=object)], tmp_path / "bad.pt")

@@ -1,9 +1,10 @@
 """fnx's own checkpoint format: a zip archive (entries stored, not compressed) holding
 ``fnx_format.json`` -- the saved object's structure: dicts, lists, tuples, sets, numbers,
-strings, dtypes, devices, tensor references, and objects of classes as their class path
-and state -- and one ``.npy`` file per tensor.  bfloat16 data is stored as its raw uint16
-bits.  Reading checks every size against the data before allocating anything, and
-rebuilds an object of a class only when the user allowed the class (``safe_globals``)."""
+strings, dtypes, devices, tensor and NumPy-array references, and objects of classes as
+their class path and state -- and one ``.npy`` file per tensor or NumPy array.  bfloat16
+data is stored as its raw uint16 bits.  Reading checks every size against the data before
+allocating anything, and rebuilds an object of a class only when the user allowed the
+class (``safe_globals``)."""
 from __future__ import annotations
 
 import importlib
@@ -30,6 +31,7 @@ __all__ = ["HEADER", "write", "read", "globals_in"]
 HEADER = "fnx_format.json"
 _FORMAT = "fnx.save"
 _VERSION = 1
+_NDARRAY = "numpy.ndarray"
 _NOT_OBJECTS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                 types.ModuleType, type, types.GeneratorType, io.IOBase)
 
@@ -85,6 +87,8 @@ class _Encoder:
                     "frozen": isinstance(obj, frozenset)}
         if isinstance(obj, (np.integer, np.floating, np.bool_)):
             return self.encode(obj.item(), path)
+        if isinstance(obj, np.ndarray):
+            return self.ndarray(obj, path)
         if isinstance(obj, (types.FunctionType, type)) and "<" not in obj.__qualname__:
             return {"__global__": _safe.path_of(obj)}    # by name, as pickle does
         return self.object(obj, path)
@@ -119,6 +123,21 @@ class _Encoder:
         self.memo[id(obj)] = (idx, obj)
         return {"__object__": _safe.path_of(cls), "id": idx,
                 "state": self.dict(state, path)}
+
+    def ndarray(self, a, path):
+        """A NumPy array (``torch.save`` pickles them): its data as a ``.npy`` member;
+        loading it back needs ``weights_only=False`` or ``numpy.ndarray`` allowed, as
+        PyTorch's loader refuses NumPy's globals by default."""
+        if id(a) in self.memo:
+            return {"__ndarray__": self.memo[id(a)][0]}
+        if a.dtype.hasobject or a.dtype.fields is not None or a.dtype.subdtype is not None:
+            raise TypeError(f"fnx.save: cannot save the NumPy array of dtype {a.dtype} at "
+                            f"{_where(path)} (its elements need pickle; fnx checkpoints hold "
+                            f"no pickled code)")
+        idx = len(self.arrays)
+        self.arrays.append(np.array(a, order="C", copy=True))
+        self.memo[id(a)] = (idx, a)
+        return {"__ndarray__": idx}
 
     def tensor(self, t, path):
         if t._device.type == "meta":
@@ -208,7 +227,7 @@ class _Decoder:
     def __init__(self, z, name, map_location, weights_only):
         self.z, self.name, self.map_location = z, name, map_location
         self.weights_only = weights_only
-        self.tensors, self.objects = {}, {}
+        self.tensors, self.ndarrays, self.objects = {}, {}, {}
 
     def bad(self, what):
         return CheckpointError(f"fnx.load: {self.name!r}: {what} (corrupt checkpoint)")
@@ -220,6 +239,8 @@ class _Decoder:
             return v
         if "__tensor__" in v:
             return self.tensor(v)
+        if "__ndarray__" in v:
+            return self.ndarray(v["__ndarray__"])
         if "__dict__" in v:
             d = OrderedDict() if v.get("ordered") else {}
             for kv in self.seq(v["__dict__"]):
@@ -303,6 +324,16 @@ class _Decoder:
             obj.__dict__.update(state)
         return obj
 
+    def ndarray(self, idx):
+        self.resolve(_NDARRAY, "class")     # refused under weights_only unless allowed
+        if not isinstance(idx, int) or isinstance(idx, bool):
+            raise self.bad(f"bad array index {idx!r}")
+        if idx not in self.ndarrays:
+            arr = read_npy(_member(self.z, f"tensors/{idx}.npy", self.name),
+                           f"{self.name!r}: array {idx}")
+            self.ndarrays[idx] = arr.copy()      # writable, as unpickled arrays are
+        return self.ndarrays[idx]
+
     def tensor(self, spec):
         idx = spec["__tensor__"]
         if not isinstance(idx, int) or isinstance(idx, bool):
@@ -356,5 +387,7 @@ def globals_in(z, name):
             for key in ("__object__", "__global__"):
                 if isinstance(v.get(key), str):
                     found.append(v[key])
+            if "__ndarray__" in v:
+                found.append(_NDARRAY)
             todo.extend(reversed(list(v.values())))
     return list(dict.fromkeys(found))
