@@ -18,7 +18,7 @@ __all__ = ["host_rule"]
 
 def host_rule(fn):
     """The JAX rule of a prim computed by the NumPy function ``fn`` on the host: its
-    result has the first operand's shape and dtype (also fnx/lower/jax_polynomials.py)."""
+    result has the first operand's shape and dtype."""
     def host(*arrays):
         with np.errstate(all="ignore"):
             return np.asarray(fn(*map(np.asarray, arrays))).astype(arrays[0].dtype)

@@ -1,18 +1,48 @@
-"""The JAX rules of the orthogonal-polynomial prims (fnx/ir/prims/polynomials.py).
+"""The JAX rules of the orthogonal-polynomial prims (fnx/ir/prims/polynomials.py): the
+functions of ``fnx/backends/cpu/polynomials.py`` (PyTorch's algorithms, which are also the
+NumPy kernels) with ``jax.numpy`` and ``lax.while_loop``, so the recurrence runs on the
+device for as many steps as the largest order in the array needs, and the program is plain
+XLA (no host callback: it runs on a GPU without a round trip and exports).
 
-XLA has none of these functions, and their recurrences run to a data-dependent order, so
-the program calls the NumPy kernels (PyTorch's algorithms) on the host through
-``jax.pure_callback``: exact on every backend, at the cost of a host round-trip on a GPU.
+The recurrences, the interval ends and the special orders give the NumPy kernels' values
+bit for bit (each product is kept from fusing into a multiply-add, as NumPy rounds it). The
+closed trigonometric forms inside (-1, 1) use XLA's ``acos``, ``cos`` and ``sin``, which
+differ from NumPy's by an ulp here and there; ``cos(n * acos(x))`` multiplies such a
+difference by about ``n``, so near the polynomial's zeros the relative difference grows
+with the order.
 """
 from __future__ import annotations
 
-from ..backends.cpu.polynomials import POLYNOMIAL_FNS
+import jax.numpy as jnp
+from jax import lax
+
+from ..backends.cpu.polynomials import POLYNOMIALS, ArrayOps
 from ..ir import prims as P
 from .jax import JAX_TARGET
-from .jax_bessel import host_rule
 
 __all__ = []
 
 
-for _name, _fn in POLYNOMIAL_FNS.items():
-    JAX_TARGET.rule(getattr(P, _name))(host_rule(_fn))
+def _rounded(v):
+    # a select XLA and LLVM keep: the product is an operand of it, not of the addition
+    # after it, which therefore cannot become a fused multiply-add
+    return jnp.where(jnp.isnan(v), jnp.nan, v)
+
+
+def _divide(a, k):
+    # by an array (equal to k where it matters: a NaN stays NaN), which XLA divides as it
+    # is told; a quotient by a broadcast scalar it would make a product with 1 / k
+    return a / jnp.where(a == a, k, 1)
+
+
+_JAX = ArrayOps(jnp, lax.while_loop, _rounded, _divide)
+
+
+def _rule(fn):
+    def rule(x, n):
+        return fn(_JAX, x, n)
+    return rule
+
+
+for _name, _fn in POLYNOMIALS.items():
+    JAX_TARGET.rule(getattr(P, _name))(_rule(_fn))

@@ -1,10 +1,20 @@
-"""NumPy kernels of the orthogonal-polynomial prims (``fnx/ir/prims/polynomials.py``) and
-of their ATen ops with ``out=`` (``fnx/ir/aten/polynomials.py``):
-PyTorch's algorithms elementwise (its special cases at the interval ends, its closed
-trigonometric forms for large orders inside (-1, 1), its three-term recurrences otherwise),
-vectorized with masks so the values match PyTorch's bit for bit where the arithmetic is the
-same. Also the functions the JAX rules call back on the host."""
+"""The orthogonal-polynomial prims (``fnx/ir/prims/polynomials.py``) written once against an
+array module: PyTorch's algorithms elementwise (its special cases at the interval ends, its
+closed trigonometric forms for large orders inside (-1, 1), its three-term recurrences
+otherwise), vectorized with masks so the values match PyTorch's bit for bit where the
+arithmetic is the same.
+
+``POLYNOMIALS[name](ops, x, n)`` computes with ``ops`` (``ArrayOps``): the array module
+(NumPy, or ``jax.numpy``), ``loop(cond, body, state)`` with ``lax.while_loop``'s contract,
+which runs the recurrence while any element still needs a step (as many steps as the data
+needs), and ``rounded``, which keeps a compiler from fusing a recurrence's product into a
+fused multiply-add. With NumPy and a Python loop they are the NumPy kernels of the prims
+and of their ATen ops with ``out=`` (``fnx/ir/aten/polynomials.py``);
+``fnx/lower/jax_polynomials.py`` makes the JAX rules of the same functions.
+"""
 from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -14,39 +24,50 @@ from ._core import kernel
 from .bessel import prim_kernel
 from .special import kernel_of, no_extra, register_family
 
-__all__ = ["POLYNOMIAL_FNS"]
+__all__ = ["ArrayOps", "POLYNOMIALS", "POLYNOMIAL_FNS"]
 
 
-def _orders(n):
-    """``n`` as int64: floats truncated, NaN and infinities -1 (no polynomial: 0)."""
+class ArrayOps(NamedTuple):
+    """What the polynomials compute with: NumPy's or the compiled program's."""
+    xp: Any                 # the array module: numpy or jax.numpy
+    loop: Callable          # loop(cond, body, state) -> state, as lax.while_loop
+    # rounded(a * b): the product as a value of its dtype, never fused with the addition
+    # it feeds into a fused multiply-add (NumPy rounds each operation; XLA would fuse)
+    rounded: Callable
+    # divide(a, k): a / k for the scalar k, rounded as a division (XLA would multiply a by
+    # 1 / k, one more rounding)
+    divide: Callable
+
+
+def _orders(xp, n):
+    """``n`` as int64: floats truncated; NaN, infinities and floats past int64's range -1
+    (no polynomial: 0; PyTorch's cast of such a float gives int64's minimum on x86)."""
     if n.dtype.kind == "f":
-        n = np.where(np.isfinite(n), n, -1)
-    return np.trunc(n).astype(np.int64) if n.dtype.kind == "f" else n.astype(np.int64)
+        n = xp.trunc(xp.where(xp.isfinite(n) & (xp.abs(n) < 2.0 ** 63), n, -1))
+    return n.astype(xp.int64)
 
 
-def _recur(x, n, q1, step, nan_stop=True):
+def _recur(xp, loop, n, active, q1, step, nan_stop=True):
     """``q_n`` of ``q_0 = 1``, ``q_1 = q1``, ``q_k = step(k, q_{k-1}, q_{k-2})``, per
-    element up to its ``n`` (``q1`` itself for n <= 1); ``nan_stop``: an element stops
-    once it is NaN (PyTorch's loops do; the value stays NaN either way)."""
-    p, q = np.ones_like(x), q1
-    r = q1.copy()
-    top = int(n.max(initial=0))
-    for k in range(2, top + 1):
-        live = n >= k
-        if nan_stop:
-            live &= ~np.isnan(q)
-        if not live.any():
-            break
-        new = step(k, q, p)
-        r = np.where(live, new, r)
-        p, q = np.where(live, q, p), np.where(live, new, q)
-    return r
+    element up to its ``n`` where ``active`` (``q1`` itself for n <= 1, and where not
+    ``active``: elements whose value is decided otherwise); ``nan_stop``: an element stops
+    once it is NaN (PyTorch's loops do; the value stays NaN either way). The loop ends when
+    no element needs another step."""
+    def live(k, q):
+        alive = active & (n >= k)
+        return alive & ~xp.isnan(q) if nan_stop else alive
+
+    def body(state):
+        k, p, q, alive = state
+        p, q = xp.where(alive, q, p), xp.where(alive, step(k, q, p), q)
+        return k + 1, p, q, live(k + 1, q)
+    return loop(lambda state: xp.any(state[3]), body, (2, xp.ones_like(q1), q1, live(2, q1)))[2]
 
 
-def _finish(x, n, out):
+def _finish(xp, x, n, out):
     """Order 0 is 1 and a negative order 0, whatever else was decided."""
-    out = np.where(n == 0, 1.0, out)
-    out = np.where(n < 0, 0.0, out)
+    out = xp.where(n == 0, 1.0, out)
+    out = xp.where(n < 0, 0.0, out)
     return out.astype(x.dtype)
 
 
@@ -55,10 +76,10 @@ def _finish(x, n, out):
 _FIRST = {"t": lambda y: y, "u": lambda y: y + y, "v": lambda y: y + y - 1,
           "w": lambda y: y + y + 1}
 _TOP = {"t": lambda m: 1.0, "u": lambda m: m + 1, "v": lambda m: 1.0, "w": lambda m: m + m + 1}
-_BOTTOM = {"t": lambda m, odd: np.where(odd, -1.0, 1.0),
-           "u": lambda m, odd: np.where(odd, -(m + 1), m + 1),
-           "v": lambda m, odd: np.where(odd, -(m + m + 1), m + m + 1),
-           "w": lambda m, odd: np.where(odd, -1.0, 1.0)}
+_BOTTOM = {"t": lambda xp, m, odd: xp.where(odd, -1.0, 1.0),
+           "u": lambda xp, m, odd: xp.where(odd, -(m + 1), m + 1),
+           "v": lambda xp, m, odd: xp.where(odd, -(m + m + 1), m + m + 1),
+           "w": lambda xp, m, odd: xp.where(odd, -1.0, 1.0)}
 
 
 def _chebyshev(kind, shifted):
@@ -66,79 +87,101 @@ def _chebyshev(kind, shifted):
     limit = {("t", False): 6, ("u", False): 8, ("v", False): 8, ("w", False): 8,
              ("t", True): 6, ("u", True): 6, ("v", True): 6, ("w", True): 4}[kind, shifted]
 
-    def fn(x, n):
-        x, n = np.broadcast_arrays(x, _orders(n))
+    def fn(ops, x, n):
+        xp, loop, rounded, _ = ops
+        x, n = xp.broadcast_arrays(x, _orders(xp, n))
         y = x + x - 1 if shifted else x
         nf = n.astype(x.dtype)
-        with np.errstate(all="ignore"):
-            out = _recur(y, n, _FIRST[kind](y).astype(x.dtype),
-                         lambda k, q, p: (y + y) * q - p)
-            inside = (n > limit) & (np.abs(y) < 1)
-            theta = np.arccos(np.where(inside, y, 0))
-            odd = n % 2 == 1
-            if kind == "t":
-                trig = np.cos(nf * theta)
-            elif kind == "u":
-                s = np.sin(theta)
-                trig = np.where(s != 0, np.sin((nf + 1) * theta) / np.where(s != 0, s, 1),
-                                (nf + 1) * np.cos((nf + 1) * theta) / y)
-            elif kind == "v":
-                trig = np.where(np.sin(theta / 2) != 1,
-                                np.cos((nf + 0.5) * theta) / np.cos(theta / 2),
-                                np.where(odd, -(nf + nf + 1), nf + nf + 1))
-            else:
-                edge = 1.0 if shifted else np.where(y > 0, nf + nf + 1, 1.0)
-                trig = np.where(np.cos(theta / 2) != 1,
-                                np.sin((nf + 0.5) * theta) / np.sin(theta / 2),
-                                np.where(odd & ~((y > 0) & (not shifted)), -1.0, edge))
-            out = np.where(inside, trig, out)
-            # the interval's ends (x = +-1; shifted: x = 1 and x = 0)
-            top = (x == 1) if shifted else (np.abs(x) == 1) & (x > 0)
-            bottom = (x == 0) if shifted else (np.abs(x) == 1) & (x < 0)
-            out = np.where(top, _TOP[kind](nf), np.where(bottom, _BOTTOM[kind](nf, odd), out))
-        return _finish(x, n, out)
+        inside = (n > limit) & (xp.abs(y) < 1)
+        # the interval's ends (x = +-1; shifted: x = 1 and x = 0)
+        top = (x == 1) if shifted else (xp.abs(x) == 1) & (x > 0)
+        bottom = (x == 0) if shifted else (xp.abs(x) == 1) & (x < 0)
+        out = _recur(xp, loop, n, ~(inside | top | bottom), _FIRST[kind](y).astype(x.dtype),
+                     lambda k, q, p: rounded((y + y) * q) - p)
+        theta = xp.arccos(xp.where(inside, y, 0))
+        odd = n % 2 == 1
+        if kind == "t":
+            trig = xp.cos(nf * theta)
+        elif kind == "u":
+            s = xp.sin(theta)
+            trig = xp.where(s != 0, xp.sin((nf + 1) * theta) / xp.where(s != 0, s, 1),
+                            (nf + 1) * xp.cos((nf + 1) * theta) / y)
+        elif kind == "v":
+            trig = xp.where(xp.sin(theta / 2) != 1,
+                            xp.cos((nf + 0.5) * theta) / xp.cos(theta / 2),
+                            xp.where(odd, -(nf + nf + 1), nf + nf + 1))
+        else:
+            edge = 1.0 if shifted else xp.where(y > 0, nf + nf + 1, 1.0)
+            trig = xp.where(xp.cos(theta / 2) != 1,
+                            xp.sin((nf + 0.5) * theta) / xp.sin(theta / 2),
+                            xp.where(odd & ~((y > 0) & (not shifted)), -1.0, edge))
+        out = xp.where(inside, trig, out)
+        out = xp.where(top, _TOP[kind](nf), xp.where(bottom, _BOTTOM[kind](xp, nf, odd), out))
+        return _finish(xp, x, n, out)
     return fn
 
 
 def _hermite(physicists):
-    def fn(x, n):
-        x, n = np.broadcast_arrays(x, _orders(n))
+    def fn(ops, x, n):
+        xp, loop, rounded, _ = ops
+        x, n = xp.broadcast_arrays(x, _orders(xp, n))
+        # past this order PyTorch gives NaN (no recurrence runs there)
         limit = 128 if x.dtype == np.float32 else 512
         if physicists:  # PyTorch's k runs 2, 4, ... below 2n: step j (from 2) has k = 2(j-1)
-            first, step = x + x, lambda j, q, p: (x + x) * q - (2 * (j - 1)) * p
+            first, step = x + x, lambda j, q, p: rounded((x + x) * q) - rounded((2 * (j - 1)) * p)
         else:
-            first, step = x, lambda j, q, p: x * q - (j - 1) * p
-        with np.errstate(all="ignore"):
-            out = _recur(x, n, first.astype(x.dtype), step, nan_stop=False)
-        return _finish(x, n, np.where(n > limit, np.nan, out))
+            first, step = x, lambda j, q, p: rounded(x * q) - rounded((j - 1) * p)
+        out = _recur(xp, loop, n, n <= limit, first.astype(x.dtype), step, nan_stop=False)
+        return _finish(xp, x, n, xp.where(n > limit, np.nan, out))
     return fn
 
 
-def _laguerre(x, n):
-    x, n = np.broadcast_arrays(x, _orders(n))
+def _laguerre(ops, x, n):
+    xp, loop, rounded, divide = ops
+    x, n = xp.broadcast_arrays(x, _orders(xp, n))
     one = x.dtype.type(1.0)
-    with np.errstate(all="ignore"):
-        out = _recur(x, n, (one - x).astype(x.dtype),
-                     lambda j, q, p: (((2 * (j - 1)) + (one - x)) * q - (j - 1) * p) / j)
-    out = np.where((np.abs(x) == 0) & (n >= 0), 1.0, out)
-    return _finish(x, n, out)
+    at_zero = (xp.abs(x) == 0) & (n >= 0)
+    out = _recur(xp, loop, n, ~at_zero, (one - x).astype(x.dtype),
+                 lambda j, q, p: divide(rounded(((2 * (j - 1)) + (one - x)) * q)
+                                         - rounded((j - 1) * p), j))
+    return _finish(xp, x, n, xp.where(at_zero, 1.0, out))
 
 
-def _legendre(x, n):
-    x, n = np.broadcast_arrays(x, _orders(n))
-    with np.errstate(all="ignore"):
-        out = _recur(x, n, x.astype(x.dtype),
-                     lambda j, q, p: ((2 * (j - 1) + 1) * x * q - (j - 1) * p) / j)
-    ends = (np.abs(x) == 1) & (n >= 0)
-    out = np.where(ends, np.where((x > 0) | (n % 2 == 0), 1.0, -1.0), out)
-    return _finish(x, n, out)
+def _legendre(ops, x, n):
+    xp, loop, rounded, divide = ops
+    x, n = xp.broadcast_arrays(x, _orders(xp, n))
+    ends = (xp.abs(x) == 1) & (n >= 0)
+    out = _recur(xp, loop, n, ~ends, x.astype(x.dtype),
+                 lambda j, q, p: divide(rounded((2 * (j - 1) + 1) * x * q)
+                                        - rounded((j - 1) * p), j))
+    out = xp.where(ends, xp.where((x > 0) | (n % 2 == 0), 1.0, -1.0), out)
+    return _finish(xp, x, n, out)
 
 
-POLYNOMIAL_FNS = {
+POLYNOMIALS = {
     **{f"{'shifted_' if s else ''}chebyshev_polynomial_{k}": _chebyshev(k, s)
        for s in (False, True) for k in "tuvw"},
     "hermite_polynomial_h": _hermite(True), "hermite_polynomial_he": _hermite(False),
     "laguerre_polynomial_l": _laguerre, "legendre_polynomial_p": _legendre}
+
+
+def _python_loop(cond, body, state):
+    while cond(state):
+        state = body(state)
+    return state
+
+
+_NUMPY = ArrayOps(np, _python_loop, lambda v: v, np.divide)
+
+
+def _numpy(fn):
+    def numpy_fn(x, n):
+        with np.errstate(all="ignore"):
+            return fn(_NUMPY, x, n)
+    return numpy_fn
+
+
+POLYNOMIAL_FNS = {name: _numpy(fn) for name, fn in POLYNOMIALS.items()}
 
 
 for _name, _fn in POLYNOMIAL_FNS.items():
