@@ -13,12 +13,44 @@ tensor([1.])
 from __future__ import annotations
 
 import functools
+import os
+
+import jax
+from jax.experimental.compilation_cache import compilation_cache as _jax_cache
 
 from .graph.tracer import DataDependentError, is_compiling, suspend_tracing
 from .lower.dynamic_shapes import mark_dynamic
 from .lower.frontend import reset
 
-__all__ = ["is_compiling", "suspend_tracing", "reset", "disable", "mark_dynamic"]
+__all__ = ["is_compiling", "suspend_tracing", "reset", "disable", "mark_dynamic",
+           "set_cache_dir"]
+
+
+def set_cache_dir(path, *, min_compile_time_s: float = 0.0) -> None:
+    """Keep XLA's compiled programs on disk under ``path`` (JAX's persistent compilation
+    cache), so that a new process loads a program it compiled before instead of compiling it
+    again: ``fnx.compile``'s programs and the cuda backend's eager kernels alike. Programs
+    that took less than ``min_compile_time_s`` to compile are not written. ``None`` turns
+    the cache off. The environment variable ``FNX_CACHE_DIR`` sets it when fnx is imported
+    (as ``TORCHINDUCTOR_CACHE_DIR`` for Inductor). JAX keys each entry by the program, the
+    compile options and the device, so a stale entry is never used; the setting is JAX's
+    own and so applies to the process's other JAX programs too.
+
+    >>> import fnx, tempfile
+    >>> fnx.compiler.set_cache_dir(tempfile.mkdtemp())
+    >>> fnx.compiler.set_cache_dir(None)
+    """
+    if path is not None:
+        path = os.fspath(path)
+        os.makedirs(path, exist_ok=True)
+    _jax_cache.reset_cache()        # the cache object is made once; a new dir needs a new one
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", float(min_compile_time_s))
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+if os.environ.get("FNX_CACHE_DIR"):
+    set_cache_dir(os.environ["FNX_CACHE_DIR"])
 
 
 def disable(fn=None, recursive=True, *, reason=None):
