@@ -17,7 +17,6 @@ from . import random_transforms as T
 from ._core import data, kernel, wrap
 
 _SQRT_HALF = np.sqrt(0.5)
-_DIGITS = {D.float16: 11, D.bfloat16: 8, D.float32: 24, D.float64: 53}
 # random_/randint draw 64 bits for ranges >= 2**32 in these dtypes, 32 bits otherwise.
 _WIDE = (D.int64, D.float64, D.float32, D.bfloat16)
 
@@ -43,8 +42,7 @@ def _as_dtype(flat, shape, dtype):
 def _uniform(gen, shape, dtype, low=0.0, high=1.0):
     r = _real(dtype)
     n = _numel(shape) * (2 if dtype.is_complex else 1)
-    cast = None if r in (D.float32, D.float64) else r.numpy.type
-    return _as_dtype(T.uniform(gen, n, _DIGITS[r], low, high, cast), shape, dtype)
+    return _as_dtype(T.uniform(gen, n, r is D.float64, low, high), shape, dtype)
 
 
 def _normal(gen, shape, dtype, mean=0.0, std=1.0, contiguous=True):
@@ -124,18 +122,30 @@ def _write(self, values):
     return self
 
 
+def _fill(self, draw):
+    """``draw(shape)`` written into ``self`` in its memory order, as PyTorch's kernels
+    visit a strided tensor (the outermost dimension is the one of largest stride)."""
+    if self.is_contiguous():
+        return _write(self, draw(tuple(self.shape)))
+    strides = self.stride()
+    order = sorted(range(self.dim()), key=lambda d: -strides[d])
+    values = draw(tuple(self.shape[d] for d in order))
+    return _write(self, np.transpose(values, np.argsort(order)))
+
+
 @kernel(R.uniform_)
 def _uniform_(ks, self, from_=0.0, to=1.0, *, generator=None):
     R.uniform_.meta(self, from_, to)
-    return _write(self, _uniform(engine(generator, "uniform_"), self.shape, self.dtype,
-                                 from_, to))
+    gen = engine(generator, "uniform_")
+    return _fill(self, lambda shape: _uniform(gen, shape, self.dtype, from_, to))
 
 
 @kernel(R.normal_)
 def _normal_(ks, self, mean=0.0, std=1.0, *, generator=None):
     R.normal_.meta(self, mean, std)
-    return _write(self, _normal(engine(generator, "normal_"), self.shape, self.dtype, mean,
-                                std, contiguous=self.is_contiguous()))
+    gen = engine(generator, "normal_")
+    contiguous = self.is_contiguous()
+    return _fill(self, lambda shape: _normal(gen, shape, self.dtype, mean, std, contiguous))
 
 
 def _check_probs(p):
@@ -172,7 +182,7 @@ def _random_kernel(op, bounds):
     def k(ks, self, *args, generator=None):
         low, high = bounds(self, *args)
         g = engine(generator, "random_")
-        return _write(self, _integers(g, low, high, self.shape, self.dtype))
+        return _fill(self, lambda shape: _integers(g, low, high, shape, self.dtype))
     kernel(op)(k)
 
 

@@ -3,8 +3,8 @@
 Each function takes an ``fnx.Generator`` (``core.random``) and returns what PyTorch 2.x's
 CPU kernels write for a contiguous tensor of ``n`` elements, bit for bit:
 
-* uniform: 24 random bits of one 32-bit draw (float; 11/8 bits for half/bfloat16) or 53
-  of one 64-bit draw (double), times 2**-digits, then ``fma(u, to - from, from)``:
+* uniform: 24 random bits of one 32-bit draw (float, half, bfloat16) or 53 of one 64-bit
+  draw (double), times 2**-digits, then ``fma(u, to - from, from)``:
   PyTorch's kernel is compiled with FMA contraction, which changes the last bit.
 * normal, >= 16 elements: fill with uniforms, then Box-Muller over blocks of 16 (pairs
   ``j``, ``j + 8``); when the size is not a multiple of 16 the last 16 values are redrawn
@@ -89,20 +89,17 @@ def uniform_bits(gen, n, digits):
     return (gen.random32(n) & np.uint64((1 << digits) - 1)).astype(_F64) * 2.0 ** -digits
 
 
-def uniform(gen, n, digits, low=0.0, high=1.0, round_bound=None):
-    """``uniform_(low, high)`` of a dtype with ``digits`` mantissa bits.  The bounds are
-    first cast to the dtype (``round_bound``); the arithmetic is float32 for 24 bits or
-    fewer (PyTorch's ``dist_acctype``), float64 for doubles."""
-    u = uniform_bits(gen, n, digits)
-    if digits > 32:
+def uniform(gen, n, double, low=0.0, high=1.0):
+    """``uniform_(low, high)``: float64 arithmetic on 53-bit uniforms for doubles, else
+    float32 on 24-bit ones with float32 bounds (half/bfloat16 too: the caller rounds the
+    result, which can then reach ``high``, as in PyTorch)."""
+    if double:
+        u = uniform_bits(gen, n, 53)
         lo, hi = _F64(low), _F64(high)
         return u if (lo, hi) == (0.0, 1.0) else fma64(u, hi - lo, lo)
-    cast = round_bound or _F32
-    lo, hi = _F32(cast(low)), _F32(cast(high))
-    u = u.astype(_F32)
-    # Half/bfloat16 subtract in float and round the width back to the dtype.
-    width = _F32(cast(hi - lo))
-    return u if (lo, hi) == (0.0, 1.0) else fma32(u, width, lo)
+    u = uniform_bits(gen, n, 24).astype(_F32)
+    lo, hi = _F32(low), _F32(high)
+    return u if (lo, hi) == (0.0, 1.0) else fma32(u, hi - lo, lo)
 
 
 # ---------------------------------------------------------------------------- float32 maths
