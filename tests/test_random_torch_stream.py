@@ -282,7 +282,7 @@ def test_randint_and_random_():
     assert got.tolist() == raw64(3, 5).view(np.int64).tolist()
 
 
-@pytest.mark.parametrize("n", [1, 2, 5, 100])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 100])
 def test_randperm_fisher_yates(n):
     r = raw32(8, max(n - 1, 0))
     want = list(range(n))
@@ -336,3 +336,17 @@ def test_fork_rng_and_bad_state():
     assert bits_equal(fnx.rand(2).numpy(), u24(raw32(6, 2)).astype(F32))
     with pytest.raises(RuntimeError, match="bytes"):
         fnx.Generator().set_state(fnx.zeros(10, dtype=fnx.uint8))
+
+
+def test_uniform_never_returns_the_upper_bound():
+    # PyTorch turns a sample that rounds to ``to`` into ``from``: with a one-ulp range
+    # every sample of u >= 1/2 would round up.
+    fnx.manual_seed(0)
+    top = float(np.nextafter(F32(1), F32(2)))
+    assert fnx.empty(64).uniform_(1.0, top).unique().tolist() == [1.0]
+    fnx.manual_seed(0)
+    u = u24(raw32(0, 4096)).astype(F32)
+    want = u.astype(np.float16)
+    assert (want == 1).any()
+    want[want == 1] = 0
+    assert bits_equal(fnx.rand(4096, dtype=fnx.float16).numpy(), want)

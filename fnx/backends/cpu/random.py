@@ -42,7 +42,11 @@ def _as_dtype(flat, shape, dtype):
 def _uniform(gen, shape, dtype, low=0.0, high=1.0):
     r = _real(dtype)
     n = _numel(shape) * (2 if dtype.is_complex else 1)
-    return _as_dtype(T.uniform(gen, n, r is D.float64, low, high), shape, dtype)
+    flat = T.uniform(gen, n, r is D.float64, low, high).astype(r.numpy)
+    # PyTorch keeps [from, to): a sample that rounds to ``to`` becomes ``from``.
+    cast = r.numpy.type
+    flat[flat == cast(high)] = cast(low)
+    return _as_dtype(flat, shape, dtype)
 
 
 def _normal(gen, shape, dtype, mean=0.0, std=1.0, contiguous=True):
@@ -105,10 +109,10 @@ def _randperm(ks, n, *, generator=None, dtype=None, layout=None, device=None,
     n = m.shape[0]
     gen = engine(generator, "randperm")
     # PyTorch's Fisher-Yates: swap i with i + random() % (n - i) (64-bit draws for huge n).
-    raw = gen.random32(n - 1) if n < (1 << 32) // 20 else gen.random64(max(n - 1, 0))
-    steps = (raw % np.arange(n, 1, -1, dtype=np.uint64)).tolist() if n > 1 else []
+    steps = max(n - 1, 0)
+    raw = gen.random32(steps) if n < (1 << 32) // 20 else gen.random64(steps)
     perm = list(range(n))
-    for i, z in enumerate(steps):
+    for i, z in enumerate((raw % np.arange(n, 1, -1, dtype=np.uint64)).tolist()):
         j = i + z
         perm[i], perm[j] = perm[j], perm[i]
     return wrap(np.asarray(perm, np.int64).astype(m.dtype.numpy), m.dtype)

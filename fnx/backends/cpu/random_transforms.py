@@ -92,7 +92,7 @@ def uniform_bits(gen, n, digits):
 def uniform(gen, n, double, low=0.0, high=1.0):
     """``uniform_(low, high)``: float64 arithmetic on 53-bit uniforms for doubles, else
     float32 on 24-bit ones with float32 bounds (half/bfloat16 too: the caller rounds the
-    result, which can then reach ``high``, as in PyTorch)."""
+    result, and, as PyTorch, replaces a result that rounded to ``high`` by ``low``)."""
     if double:
         u = uniform_bits(gen, n, 53)
         lo, hi = _F64(low), _F64(high)
