@@ -350,3 +350,14 @@ def test_uniform_never_returns_the_upper_bound():
     assert (want == 1).any()
     want[want == 1] = 0
     assert bits_equal(fnx.rand(4096, dtype=fnx.float16).numpy(), want)
+
+
+def test_complex_draws_interleave_real_and_imaginary():
+    # PyTorch samples the real view: (re, im) pairs; randn gives each part std 1/sqrt(2).
+    fnx.manual_seed(2)
+    u = u24(raw32(2, 10)).astype(F32)
+    assert bits_equal(fnx.rand(5, dtype=fnx.complex64).numpy(), u[0::2] + 1j * u[1::2])
+    fnx.manual_seed(2)
+    z = np.array(scalar_normals(u53(raw64(2, 10)).tolist(), 10, 0.0, 1 / math.sqrt(2)))
+    want = (z[0::2] + 1j * z[1::2]).astype(np.complex128)
+    assert bits_equal(fnx.randn(5, dtype=fnx.complex128).numpy(), want)

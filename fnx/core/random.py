@@ -60,14 +60,16 @@ class Generator:
     """A random number generator, as ``torch.Generator``: seedable, with a savable state.
 
     The engine is PyTorch's CPU one (mt19937 seeded with ``seed mod 2**32``), and these
-    draws reproduce PyTorch's CPU values bit for bit (contiguous float32/float64):
-    ``rand``/``uniform_`` (so ``nn.init.uniform_``/``kaiming_uniform_``), ``randn``/
-    ``normal_`` (both of PyTorch's paths: the block-of-16 Box-Muller for >= 16 elements
-    and the scalar one, with its cached second value, below), ``randint``/``random_``
-    and ``randperm``.  Drawn from the same stream but NOT PyTorch-exact: half/bfloat16
-    ``normal_`` of >= 16 elements, non-contiguous in-place fills (drawn in logical
-    order), complex samples, ``bernoulli``/dropout, ``exponential_``, ``multinomial``,
-    ``normal`` with tensor mean/std, and compiled (traced) random ops, which draw a key.
+    draws reproduce PyTorch's CPU values bit for bit: ``rand``/``uniform_`` (so
+    ``nn.init.uniform_``/``kaiming_uniform_``, hence Linear/Conv/RNN initializations),
+    ``randn``/``normal_``/``normal`` (both of PyTorch's paths: the block-of-16 Box-Muller
+    for >= 16 contiguous elements, the scalar one with its cached second value
+    otherwise), ``randint``/``random_``, ``randperm``; float32, float64, complex, and
+    half/bfloat16 for uniforms and for normals of < 16 elements; strided in-place fills
+    in memory order, as PyTorch.  Drawn from the same stream but NOT PyTorch-exact:
+    half/bfloat16 ``normal_`` of >= 16 elements, ``bernoulli``/dropout, ``exponential_``
+    and the distributions built on it, ``multinomial``, ``poisson``/``binomial``, and
+    compiled (traced) random ops, which draw a key from the generator.
 
     >>> import fnx
     >>> g = fnx.Generator().manual_seed(42)

@@ -16,7 +16,6 @@ from ...ir.aten import random as R
 from . import random_transforms as T
 from ._core import data, kernel, wrap
 
-_SQRT_HALF = np.sqrt(0.5)
 # random_/randint draw 64 bits for ranges >= 2**32 in these dtypes, 32 bits otherwise.
 _WIDE = (D.int64, D.float64, D.float32, D.bfloat16)
 
@@ -53,7 +52,7 @@ def _normal(gen, shape, dtype, mean=0.0, std=1.0, contiguous=True):
     r = _real(dtype)
     n = _numel(shape)
     if dtype.is_complex:        # PyTorch: normal_ of the real view, std / sqrt(2)
-        n, std = 2 * n, std * _SQRT_HALF
+        n, std = 2 * n, std / np.sqrt(2.0)
     if n >= 16 and contiguous:
         flat = T.normal_fill(gen, n, mean, std, double=r is D.float64)
     else:
