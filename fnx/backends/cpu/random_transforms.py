@@ -205,18 +205,24 @@ def normal_fill(gen, n, mean, std, double):
 
 
 def normal_scalar(gen, n, mean, std):
-    """PyTorch's scalar normal sampler (doubles), ``n`` times, using and refilling the
-    generator's cached second value ``gen._normal``."""
-    out = []
-    mean, std = float(mean), float(std)
-    for _ in range(n):
-        if gen._normal is not None:
-            z, gen._normal = gen._normal, None
-        else:
-            u1, u2 = uniform_bits(gen, 2, 53).tolist()
-            r = math.sqrt(-2.0 * math.log1p(-u2))
-            theta = 2.0 * math.pi * u1
-            gen._normal = r * math.sin(theta)
-            z = r * math.cos(theta)
-        out.append(z)
-    return fma64(np.asarray(out, _F64), std, mean)
+    """PyTorch's scalar normal sampler (doubles) ``n`` times: each fresh pair of 64-bit
+    uniforms gives ``r cos``, then ``r sin`` from the generator's cache ``gen._normal``
+    (a cached value left by an earlier call is used first)."""
+    out = np.empty(n, _F64)
+    start = 0
+    if n and gen._normal is not None:
+        out[0], gen._normal, start = gen._normal, None, 1
+    pairs = (n - start + 1) // 2
+    if pairs:
+        u = uniform_bits(gen, 2 * pairs, 53)
+        # libm's log1p, as PyTorch calls it (NumPy's differs in the last bit).
+        logs = np.fromiter(map(math.log1p, (-u[1::2]).tolist()), _F64, count=pairs)
+        r = np.sqrt(-2.0 * logs)
+        theta = (2.0 * math.pi) * u[0::2]
+        z = np.empty(2 * pairs, _F64)
+        z[0::2] = r * np.cos(theta)
+        z[1::2] = r * np.sin(theta)
+        out[start:] = z[:n - start]
+        if (n - start) % 2:
+            gen._normal = float(z[-1])
+    return fma64(out, std, mean)
