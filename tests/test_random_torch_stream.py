@@ -361,3 +361,22 @@ def test_complex_draws_interleave_real_and_imaginary():
     z = np.array(scalar_normals(u53(raw64(2, 10)).tolist(), 10, 0.0, 1 / math.sqrt(2)))
     want = (z[0::2] + 1j * z[1::2]).astype(np.complex128)
     assert bits_equal(fnx.randn(5, dtype=fnx.complex128).numpy(), want)
+
+
+def test_trunc_normal_redraws_like_pytorch():
+    # Mass in [a, b] > 0.3: normal_ fills, then whole-size normal_ redraws replace the
+    # samples outside [a, b].  Below 16 elements every normal is the next value of one
+    # scalar Box-Muller stream (its cached half carries across calls).
+    n, mean, std, a, b = 15, 0.5, 2.0, -1.0, 1.5
+    stream = scalar_normals(u53(raw64(12, 400)).tolist(), 400, mean, std)
+    draws = [np.array(stream[i:i + n]).astype(F32) for i in range(0, 400 - n, n)]
+    want = draws[0]
+    for redraw in draws[1:]:
+        bad = (want < F32(a)) | (want > F32(b))
+        if not bad.any():
+            break
+        want = np.where(bad, redraw, want)
+    assert not ((want < F32(a)) | (want > F32(b))).any()
+    fnx.manual_seed(12)
+    got = fnx.nn.init.trunc_normal_(fnx.empty(n), mean, std, a, b).numpy()
+    assert bits_equal(got, want)
