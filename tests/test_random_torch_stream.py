@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import fnx
+from fnx.backends.cpu.random_transforms import fma32, fma64
 
 F32 = np.float32
 
@@ -380,3 +381,16 @@ def test_trunc_normal_redraws_like_pytorch():
     fnx.manual_seed(12)
     got = fnx.nn.init.trunc_normal_(fnx.empty(n), mean, std, a, b).numpy()
     assert bits_equal(got, want)
+
+
+def test_float32_fma_emulation_avoids_double_rounding():
+    # a*b + c lies just below a float32 midpoint, and rounding it to float64 first lands
+    # exactly on that midpoint: one correct rounding gives 1 + 2**-23, two give 1 + 2**-22.
+    a = F32(2.0**-12 * (1 + 2.0**-23))
+    b = F32(2.0**-12 * (1 - 2.0**-23))
+    c = F32(1 + 2.0**-23)
+    assert F32(float(a) * float(b) + float(c)) == F32(1 + 2.0**-22)       # the trap
+    assert fma32(a, b, c) == fma_f32(a, b, c) == F32(1 + 2.0**-23)
+    x = np.random.default_rng(0).standard_normal((3, 200))
+    got = fma64(x[0], x[1], x[2])
+    assert got.tolist() == [fma_f64(*v) for v in x.T.tolist()]

@@ -43,12 +43,26 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
+_LOW29 = np.uint64((1 << 29) - 1)
+_MID29 = np.uint64(1 << 28)
+_TINY32 = 2.0 ** -126
+
+
 def fma32(a, b, c):
     """float32 ``a * b + c`` rounded once (an FMA instruction's result).  The product is
-    exact in float64 (24 + 24 bits); the sum is rounded to odd, then to float32."""
+    exact in float64 (24 + 24 bits), so the float64 sum rounded to float32 is right
+    except where that sum sits exactly halfway between two float32s (or is subnormal in
+    float32): there the sum is redone rounded to odd, then rounded to float32."""
     p = np.asarray(a, _F64) * np.asarray(b, _F64)
-    s, err = _two_sum(p, np.asarray(c, _F64))
-    return _round_to_odd(np.asarray(s), np.asarray(err)).astype(_F32)
+    c = np.asarray(c, _F64)
+    s = np.asarray(p + c)
+    risky = ((s.view(np.uint64) & _LOW29) == _MID29) | (np.abs(s) < _TINY32)
+    if risky.any():
+        pb, cb = np.broadcast_to(p, s.shape), np.broadcast_to(c, s.shape)
+        s2, err = _two_sum(pb[risky], cb[risky])
+        s = s.copy()
+        s[risky] = _round_to_odd(np.asarray(s2), np.asarray(err))
+    return s.astype(_F32)
 
 
 _SPLIT = _F64(134217729.0)      # 2**27 + 1: Veltkamp's splitting constant
@@ -70,6 +84,8 @@ def fma64(a, b, c):
     """float64 ``a * b + c`` rounded once (Boldo and Melquiond's emulation: exact
     product, exact sum with ``c``, the two tails added with rounding to odd)."""
     a, b, c = (np.asarray(v, _F64) for v in (a, b, c))
+    if b.ndim == 0 and c.ndim == 0 and b == 1 and c == 0:
+        return a + 0.0          # exact (and -0.0 + 0.0 is +0.0, as the FMA gives)
     ph, pl = _two_prod(a, b)
     th, tl = _two_sum(c, ph)
     v, verr = _two_sum(tl, pl)
