@@ -108,7 +108,10 @@ def test_a_view_taken_before_compiled_steps_sees_every_update():
     for _ in range(3):
         step(x, y)
         eager_step(x, y)
-        np.testing.assert_allclose(peek(view), peek(eager_model[0].weight)[1], rtol=1e-5)
+        # float32 rounding of compiled vs eager steps: relative, plus an absolute floor
+        # for weights that pass near zero
+        np.testing.assert_allclose(peek(view), peek(eager_model[0].weight)[1], rtol=1e-5,
+                                   atol=1e-7)
         np.testing.assert_array_equal(peek(flat), peek(w).reshape(-1))
     # and a write through the view reaches the parameter the next step reads
     with fnx.no_grad():

@@ -211,7 +211,9 @@ def test_spectral_norm_parametrization(rng):
                                     "parametrizations.weight.0._u",
                                     "parametrizations.weight.0._v"]
     sigma = np.linalg.svd(w0.reshape(4, -1), compute_uv=False)[0]
-    for _ in range(20):             # each training-mode access is one power-iteration step
+    # Each training-mode access is one power-iteration step; u's error shrinks by about
+    # (s2/s1)**2 per step, and s2/s1 is 0.83 for this seed's weights: 40 steps reach 1e-6.
+    for _ in range(40):
         w = m.weight
     np.testing.assert_allclose(arr(w), w0 / sigma, rtol=1e-6)
     sn = m.parametrizations.weight[0]

@@ -1,8 +1,13 @@
 """Random number state: ``fnx.Generator``, ``fnx.manual_seed``, ``fnx.seed``.
 
-A CPU ``Generator`` wraps a NumPy ``Generator(PCG64)``.  Every random op takes an
-optional ``generator=``; without one it draws from ``default_generator``, which, like
-PyTorch's, starts from the fixed seed 67280421310721 so a fresh process is reproducible.
+A CPU ``Generator`` runs PyTorch's CPU engine: a 32-bit Mersenne Twister (mt19937) seeded
+with the low 32 bits of the seed, as PyTorch's ``CPUGeneratorImpl`` does (NumPy's
+``MT19937`` produces the raw stream, vectorized), plus the cached second Box-Muller value
+of PyTorch's scalar normal sampler.  The CPU kernels (``fnx.backends.cpu.random``) apply
+PyTorch's transforms to that stream, so a seeded program draws PyTorch's numbers.
+Every random op takes an optional ``generator=``; without one it draws from
+``default_generator``, which, like PyTorch's, starts from the fixed seed 67280421310721 so
+a fresh process is reproducible.
 Other backends (CUDA) keep their own state; they register a hook with
 ``register_seed_hook`` so ``fnx.manual_seed`` seeds them too.
 
@@ -25,15 +30,16 @@ from .device import device as _device
 from .dispatch_key import CPU_KS
 from .tensor import Tensor
 
-__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
+__all__ = ["Generator", "default_generator", "engine", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "fork_rng", "register_seed_hook",
            "register_default_generator", "default_generator_for"]
 
 DEFAULT_SEED = 67280421310721       # PyTorch's default CPU seed
 _U64 = (1 << 64) - 1
-_U128 = (1 << 128) - 1
-# Serialized state: initial seed, PCG64 state and increment, has_uint32 flag, cached uint32.
-_STATE = struct.Struct("<Q16s16sQQ")
+_MT_N = 624                         # mt19937's state words
+# Serialized state: initial seed, position in the mt19937 block, has-cached-normal flag,
+# the cached normal (a double), then the 624 state words.
+_STATE = struct.Struct(f"<QqQd{_MT_N}I")
 
 
 def _check_seed(seed) -> int:
@@ -53,6 +59,18 @@ def _check_seed(seed) -> int:
 class Generator:
     """A random number generator, as ``torch.Generator``: seedable, with a savable state.
 
+    The engine is PyTorch's CPU one (mt19937 seeded with ``seed mod 2**32``), and these
+    draws reproduce PyTorch's CPU values bit for bit: ``rand``/``uniform_`` (so
+    ``nn.init.uniform_``/``kaiming_uniform_``, hence Linear/Conv/RNN initializations),
+    ``randn``/``normal_``/``normal`` (both of PyTorch's paths: the block-of-16 Box-Muller
+    for >= 16 contiguous elements, the scalar one with its cached second value
+    otherwise), ``randint``/``random_``, ``randperm``; float32, float64, complex, and
+    half/bfloat16 for uniforms and for normals of < 16 elements; strided in-place fills
+    in memory order, as PyTorch.  Drawn from the same stream but NOT PyTorch-exact:
+    half/bfloat16 ``normal_`` of >= 16 elements, ``bernoulli``/dropout, ``exponential_``
+    and the distributions built on it, ``multinomial``, ``poisson``/``binomial``, and
+    compiled (traced) random ops, which draw a key from the generator.
+
     >>> import fnx
     >>> g = fnx.Generator().manual_seed(42)
     >>> g.initial_seed(), g.device
@@ -60,6 +78,8 @@ class Generator:
     >>> s = g.get_state(); x = fnx.rand(2, generator=g); _ = g.set_state(s)
     >>> bool((fnx.rand(2, generator=g) == x).all())
     True
+    >>> fnx.rand(3, generator=fnx.Generator().manual_seed(0))  # PyTorch's values
+    tensor([0.4963, 0.7682, 0.0885])
     """
 
     def __init__(self, device="cpu"):
@@ -73,9 +93,29 @@ class Generator:
     def manual_seed(self, seed) -> "Generator":
         """Reset the state from ``seed``; returns the generator."""
         self._seed = _check_seed(seed)
-        self._bitgen = np.random.PCG64(self._seed)
-        self._rng = np.random.Generator(self._bitgen)
+        # mt19937's standard initialisation from a 32-bit seed (PyTorch keeps the low
+        # 32 bits of its 64-bit seed); NumPy's legacy RandomState seeding is exactly it.
+        key = np.random.RandomState(self._seed & 0xFFFFFFFF).get_state(legacy=False)
+        self._set_engine(key["state"]["key"], key["state"]["pos"])
+        self._normal = None          # PyTorch's cached second Box-Muller value (a double)
         return self
+
+    def _set_engine(self, key, pos):
+        self._bitgen = np.random.MT19937()
+        self._bitgen.state = {"bit_generator": "MT19937",
+                              "state": {"key": np.asarray(key, np.uint32), "pos": int(pos)}}
+        # NumPy's sampler over the same stream, for the ops that are not PyTorch-exact.
+        self._rng = np.random.Generator(self._bitgen)
+
+    def random32(self, n: int) -> np.ndarray:
+        """The next ``n`` raw 32-bit outputs (PyTorch's ``random()``), as uint64."""
+        return self._bitgen.random_raw(int(n)) if n else np.zeros(0, np.uint64)
+
+    def random64(self, n: int) -> np.ndarray:
+        """The next ``n`` 64-bit values (PyTorch's ``random64()``: two outputs, the first
+        the high word), as uint64."""
+        r = self.random32(2 * n)
+        return (r[0::2] << np.uint64(32)) | r[1::2]
 
     def seed(self) -> int:
         """Seed from OS entropy; returns the new seed."""
@@ -88,10 +128,10 @@ class Generator:
 
     def get_state(self):
         """The state as a uint8 tensor (pass it to ``set_state``)."""
-        st = self._bitgen.state
-        raw = _STATE.pack(self._seed, st["state"]["state"].to_bytes(16, "little"),
-                          st["state"]["inc"].to_bytes(16, "little"), st["has_uint32"],
-                          st["uinteger"])
+        st = self._bitgen.state["state"]
+        cached = self._normal is not None
+        raw = _STATE.pack(self._seed, int(st["pos"]), int(cached),
+                          self._normal if cached else 0.0, *st["key"].tolist())
         return Tensor._make(np.frombuffer(raw, np.uint8).copy(), D.uint8, CPU, CPU_KS)
 
     def set_state(self, new_state) -> "Generator":
@@ -109,19 +149,28 @@ class Generator:
         if len(raw) != _STATE.size:
             raise RuntimeError(f"Expected a state of {_STATE.size} bytes, but got "
                                f"{len(raw)} (not a fnx CPU generator state)")
-        seed, state, inc, has_uint32, uinteger = _STATE.unpack(raw)
-        bitgen = np.random.PCG64()
-        bitgen.state = {"bit_generator": "PCG64",
-                        "state": {"state": int.from_bytes(state, "little") & _U128,
-                                  "inc": int.from_bytes(inc, "little") & _U128},
-                        "has_uint32": int(has_uint32), "uinteger": int(uinteger)}
+        seed, pos, cached, normal, *key = _STATE.unpack(raw)
+        if not 0 <= pos <= _MT_N:
+            raise RuntimeError(f"set_state: invalid mt19937 position {pos} (not a fnx CPU "
+                               f"generator state)")
+        self._set_engine(key, pos)
         self._seed = seed
-        self._bitgen = bitgen
-        self._rng = np.random.Generator(bitgen)
+        self._normal = normal if cached else None
         return self
 
     def __repr__(self):
         return f"<fnx.Generator device='{self.device}' initial_seed={self._seed}>"
+
+
+def engine(generator, op_name="random op") -> Generator:
+    """The CPU ``Generator`` a kernel draws from (the default one when ``None``)."""
+    if generator is None:
+        return default_generator
+    if not isinstance(generator, Generator) or generator.device.type != "cpu":
+        dev = getattr(generator, "device", type(generator).__name__)
+        raise RuntimeError(f"{op_name}: Expected a 'cpu' device type for generator but found "
+                           f"'{dev}'")
+    return generator
 
 
 def rng(generator, op_name="random op") -> np.random.Generator:

@@ -82,16 +82,47 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std**2) draws restricted to [a, b] (inverse-CDF sampling)."""
+    """Fill with N(mean, std**2) draws restricted to [a, b], by rejection as PyTorch 2.13
+    does (so a seeded fill draws PyTorch's values): redraw normals outside [a, b] when
+    the interval holds more than 30% of the mass, else uniform proposals on [a, b]
+    accepted with probability pdf / pdf(mode)."""
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
-    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     with no_grad():
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        return tensor.clamp_(a, b)
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            lo, hi = (fnx.tensor(v, dtype=tensor.dtype).item() for v in (a, b))
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                redraw = fnx.empty_like(result).normal_(mean, std, generator=generator)
+                result = fnx.where(mask, redraw, result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates = fnx.empty_like(tensor)
+        accept = fnx.empty_like(tensor)
+
+        def log_pdf_minus_peak(c):
+            return c.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        log_pdf_minus_peak(candidates)
+        pending = accept.uniform_(generator=generator).log_().gt(candidates)
+        result = tensor
+        while pending.any():
+            candidates.uniform_(a, b, generator=generator)
+            result = fnx.where(pending, candidates, result)
+            log_pdf_minus_peak(candidates)
+            pending = fnx.where(pending, accept.uniform_(generator=generator).log_()
+                                .gt(candidates), pending)
+        if result is not tensor:
+            tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor, val):
@@ -179,7 +210,8 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = fnx.empty(rows, cols, dtype=fnx.float64).normal_(0, 1, generator=generator)
+    # Drawn in the tensor's dtype, as PyTorch does (the same normals for the same seed).
+    flat = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
     a = flat.numpy()
     if rows < cols:
         a = a.T

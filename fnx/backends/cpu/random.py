@@ -1,75 +1,90 @@
-"""CPU kernels for random ops: NumPy's PCG64 through ``fnx.random.Generator``.
+"""CPU kernels for random ops: PyTorch's CPU sampling over ``fnx.random.Generator``.
 
-Samples are drawn in float32/float64 (half types draw float32 and round, except
-``rand``/``uniform_`` on [0, 1) which draw exact multiples of 2**-mantissa so 1.0 never
-appears).  Complex samples draw real and imaginary parts separately, as PyTorch does
-(``randn``: each part has variance 1/2).  In-place samplers validate through the op's
-meta function before writing anything.
+``rand``/``uniform_``, ``randn``/``normal_``, ``randint``/``random_`` and ``randperm``
+draw exactly PyTorch's values for real dtypes (see ``random_transforms``; the
+``Generator`` docstring lists what is not exact).  Complex samples view the output as
+pairs of reals, as PyTorch does (``randn``: each part has variance 1/2).  In-place
+samplers validate through the op's meta function before writing anything.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...core import dtype as D
-from ...core.random import rng
+from ...core.random import engine, rng
 from ...ir.aten import random as R
+from . import random_transforms as T
 from ._core import data, kernel, wrap
 
-_SQRT_HALF = np.sqrt(0.5)
-_DIGITS = {D.float16: 11, D.bfloat16: 8}
+# random_/randint draw 64 bits for ranges >= 2**32 in these dtypes, 32 bits otherwise.
+_WIDE = (D.int64, D.float64, D.float32, D.bfloat16)
 
 
 def _real(dtype):
     return dtype.to_real() if dtype.is_complex else dtype
 
 
-def _draw_dtype(dtype):
-    return np.float64 if _real(dtype) is D.float64 else np.float32
+def _numel(shape):
+    return int(np.prod(shape, dtype=np.int64))
 
 
-def uniform01(g, shape, dtype):
-    """Uniform [0, 1) samples of a real ``dtype`` (NumPy array of that dtype)."""
-    digits = _DIGITS.get(dtype)
-    if digits is not None:    # exact multiples of 2**-digits: never rounds up to 1
-        return (g.integers(0, 1 << digits, shape) * 2.0 ** -digits).astype(dtype.numpy)
-    return g.random(shape, dtype=_draw_dtype(dtype))
-
-
-def _uniform(g, shape, dtype):
+def _as_dtype(flat, shape, dtype):
+    """Real samples (complex: interleaved real, imaginary) as an array of ``dtype``."""
+    r = _real(dtype)
+    out = flat.astype(r.numpy)
     if dtype.is_complex:
-        r = _real(dtype)
-        return (uniform01(g, shape, r) + 1j * uniform01(g, shape, r)).astype(dtype.numpy)
-    return uniform01(g, shape, dtype)
+        out = out.reshape(-1, 2)
+        out = out[:, 0] + 1j * out[:, 1].astype(out.dtype)
+    return out.astype(dtype.numpy).reshape(shape)
 
 
-def _normal(g, shape, dtype):
-    nt = _draw_dtype(dtype)
-    if dtype.is_complex:
-        z = g.standard_normal(shape, dtype=nt) + 1j * g.standard_normal(shape, dtype=nt)
-        return (z * _SQRT_HALF).astype(dtype.numpy)
-    return g.standard_normal(shape, dtype=nt)
+def _uniform(gen, shape, dtype, low=0.0, high=1.0):
+    r = _real(dtype)
+    n = _numel(shape) * (2 if dtype.is_complex else 1)
+    flat = T.uniform(gen, n, r is D.float64, low, high).astype(r.numpy)
+    # PyTorch keeps [from, to): a sample that rounds to ``to`` becomes ``from``.
+    cast = r.numpy.type
+    flat[flat == cast(high)] = cast(low)
+    return _as_dtype(flat, shape, dtype)
+
+
+def _normal(gen, shape, dtype, mean=0.0, std=1.0, contiguous=True):
+    r = _real(dtype)
+    n = _numel(shape)
+    if dtype.is_complex:        # PyTorch: normal_ of the real view, std / sqrt(2)
+        n, std = 2 * n, std / np.sqrt(2.0)
+    if n >= 16 and contiguous:
+        flat = T.normal_fill(gen, n, mean, std, double=r is D.float64)
+    else:
+        flat = T.normal_scalar(gen, n, mean, std)
+    return _as_dtype(flat, shape, dtype)
 
 
 @kernel(R.rand, R.rand_generator)
 def _rand(ks, size, *, generator=None, dtype=None, layout=None, device=None,
           pin_memory=None):
     m = R.rand.meta(size, dtype=dtype)
-    return wrap(_uniform(rng(generator, "rand"), m.shape, m.dtype).astype(m.dtype.numpy),
-                m.dtype)
+    return wrap(_uniform(engine(generator, "rand"), m.shape, m.dtype), m.dtype)
 
 
 @kernel(R.randn, R.randn_generator)
 def _randn(ks, size, *, generator=None, dtype=None, layout=None, device=None,
            pin_memory=None):
     m = R.randn.meta(size, dtype=dtype)
-    return wrap(_normal(rng(generator, "randn"), m.shape, m.dtype).astype(m.dtype.numpy),
-                m.dtype)
+    return wrap(_normal(engine(generator, "randn"), m.shape, m.dtype), m.dtype)
 
 
-def _integers(g, low, high, shape, dtype):
-    # NumPy's int64 sampler takes an exclusive bound up to 2**63, random_()'s int64 range.
-    out = g.integers(low, high - 1, shape, dtype=np.int64, endpoint=True)
-    return out.astype(dtype.numpy)
+def _integers(gen, low, high, shape, dtype):
+    """PyTorch's ``random() % range + low`` (``random64()`` for wide ranges of the 64-bit
+    capable dtypes; the full int64 range takes a 64-bit draw as is)."""
+    n = _numel(shape)
+    width = high - low
+    if width >= 1 << 64:
+        vals = gen.random64(n)
+    else:
+        raw = gen.random64(n) if width >= 1 << 32 and dtype in _WIDE else gen.random32(n)
+        vals = raw % np.uint64(width) + np.uint64(low % (1 << 64))     # wraps mod 2**64
+    return vals.view(np.int64).astype(dtype.numpy).reshape(shape)
 
 
 @kernel(R.randint, R.randint_generator)
@@ -82,16 +97,24 @@ def _randint(ks, high, size, *, generator=None, dtype=None, layout=None, device=
 def _randint_low(ks, low, high, size, *, generator=None, dtype=None, layout=None,
                  device=None, pin_memory=None):
     m = R.randint_low.meta(low, high, size, dtype=dtype)
-    return wrap(_integers(rng(generator, "randint"), int(low), int(high), m.shape, m.dtype),
-                m.dtype)
+    return wrap(_integers(engine(generator, "randint"), int(low), int(high), m.shape,
+                          m.dtype), m.dtype)
 
 
 @kernel(R.randperm, R.randperm_generator)
 def _randperm(ks, n, *, generator=None, dtype=None, layout=None, device=None,
               pin_memory=None):
     m = R.randperm.meta(n, dtype=dtype)
-    return wrap(rng(generator, "randperm").permutation(m.shape[0]).astype(m.dtype.numpy),
-                m.dtype)
+    n = m.shape[0]
+    gen = engine(generator, "randperm")
+    # PyTorch's Fisher-Yates: swap i with i + random() % (n - i) (64-bit draws for huge n).
+    steps = max(n - 1, 0)
+    raw = gen.random32(steps) if n < (1 << 32) // 20 else gen.random64(steps)
+    perm = list(range(n))
+    for i, z in enumerate((raw % np.arange(n, 1, -1, dtype=np.uint64)).tolist()):
+        j = i + z
+        perm[i], perm[j] = perm[j], perm[i]
+    return wrap(np.asarray(perm, np.int64).astype(m.dtype.numpy), m.dtype)
 
 
 # ---------------------------------------------------------------------------- in place
@@ -102,28 +125,30 @@ def _write(self, values):
     return self
 
 
+def _fill(self, draw):
+    """``draw(shape)`` written into ``self`` in its memory order, as PyTorch's kernels
+    visit a strided tensor (the outermost dimension is the one of largest stride)."""
+    if self.is_contiguous():
+        return _write(self, draw(tuple(self.shape)))
+    strides = self.stride()
+    order = sorted(range(self.dim()), key=lambda d: -strides[d])
+    values = draw(tuple(self.shape[d] for d in order))
+    return _write(self, np.transpose(values, np.argsort(order)))
+
+
 @kernel(R.uniform_)
 def _uniform_(ks, self, from_=0.0, to=1.0, *, generator=None):
     R.uniform_.meta(self, from_, to)
-    g = rng(generator, "uniform_")
-    shape, dtype = self.shape, self.dtype
-    if from_ == 0 and to == 1:
-        return _write(self, _uniform(g, shape, dtype))
-    nt = _draw_dtype(dtype)
-    width = nt(to) - nt(from_)
-
-    def one():
-        return nt(from_) + width * g.random(shape, dtype=nt)
-    return _write(self, one() + 1j * one() if dtype.is_complex else one())
+    gen = engine(generator, "uniform_")
+    return _fill(self, lambda shape: _uniform(gen, shape, self.dtype, from_, to))
 
 
 @kernel(R.normal_)
 def _normal_(ks, self, mean=0.0, std=1.0, *, generator=None):
     R.normal_.meta(self, mean, std)
-    z = _normal(rng(generator, "normal_"), self.shape, self.dtype)
-    if self.dtype.is_complex:       # PyTorch: both parts get ``mean``
-        return _write(self, z * std + mean * (1 + 1j))
-    return _write(self, z * std + mean)
+    gen = engine(generator, "normal_")
+    contiguous = self.is_contiguous()
+    return _fill(self, lambda shape: _normal(gen, shape, self.dtype, mean, std, contiguous))
 
 
 def _check_probs(p):
@@ -159,8 +184,8 @@ def _exponential_(ks, self, lambd=1.0, *, generator=None):
 def _random_kernel(op, bounds):
     def k(ks, self, *args, generator=None):
         low, high = bounds(self, *args)
-        g = rng(generator, "random_")
-        return _write(self, _integers(g, low, high, self.shape, D.int64))
+        g = engine(generator, "random_")
+        return _fill(self, lambda shape: _integers(g, low, high, shape, self.dtype))
     kernel(op)(k)
 
 
@@ -197,11 +222,17 @@ def _bernoulli_tensor(ks, self, p, *, generator=None):
 
 
 def _normal_from(mean, std, m, generator):
-    if hasattr(std, "_ks") and np.any(data(std, "normal") < 0):
+    """PyTorch's order: ``normal_(0, std)`` for a float std (``normal_(0, 1)`` then
+    ``mul_(std)`` for a tensor one), then ``add_(mean)``."""
+    std_is_tensor = hasattr(std, "_ks")
+    if std_is_tensor and np.any(data(std, "normal") < 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    z = _normal(rng(generator, "normal"), m.shape, m.dtype)
-    out = z * data(std, "normal") + data(mean, "normal")
-    return wrap(np.asarray(out).astype(m.dtype.numpy), m.dtype)
+    gen = engine(generator, "normal")
+    z = _normal(gen, m.shape, m.dtype, 0.0, 1.0 if std_is_tensor else std)
+    if std_is_tensor:
+        z = z * data(std, "normal").astype(m.dtype.numpy)
+    mean = data(mean, "normal").astype(m.dtype.numpy) if hasattr(mean, "_ks") else mean
+    return wrap(np.asarray(z + mean).astype(m.dtype.numpy), m.dtype)
 
 
 @kernel(R.normal_tensor_float)
@@ -223,7 +254,8 @@ def _normal_tensor_tensor(ks, mean, std, *, generator=None):
 def _normal_float_float(ks, mean, std, size, *, generator=None, dtype=None, layout=None,
                         device=None, pin_memory=None):
     m = R.normal_float_float.meta(mean, std, size, dtype=dtype)
-    return _normal_from(mean, std, m, generator)
+    # PyTorch: empty(size).normal_(mean, std)
+    return wrap(_normal(engine(generator, "normal"), m.shape, m.dtype, mean, std), m.dtype)
 
 
 @kernel(R.multinomial)
