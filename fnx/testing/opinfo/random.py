@@ -1,7 +1,7 @@
 """OpInfo entries for random ops (fnx/ir/aten/random.py).
 
-Random results cannot be compared value by value (eager kernels draw from NumPy's PCG64,
-decompositions from the key-based prims), so every entry is ``nondeterministic``: the
+Random results cannot be compared value by value (eager kernels draw PyTorch's CPU
+stream, decompositions from the key-based prims), so every entry is ``nondeterministic``: the
 checks compare dtypes and shapes, and the error inputs check PyTorch's argument errors.
 Distributions, ranges and reproducibility under ``fnx.manual_seed`` are tested in
 tests/test_decomp_factory_random.py and tests/test_random.py.
