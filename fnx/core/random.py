@@ -174,15 +174,9 @@ def engine(generator, op_name="random op") -> Generator:
 
 
 def rng(generator, op_name="random op") -> np.random.Generator:
-    """The NumPy generator a CPU kernel draws from (the default one when ``None``)."""
-    if generator is None:
-        return default_generator._rng
-    r = getattr(generator, "_rng", None)
-    if r is None or getattr(generator, "device", CPU).type != "cpu":
-        dev = getattr(generator, "device", type(generator).__name__)
-        raise RuntimeError(f"{op_name}: Expected a 'cpu' device type for generator but found "
-                           f"'{dev}'")
-    return r
+    """The NumPy sampler over ``engine(generator)``'s stream, for the draws that are not
+    PyTorch-exact."""
+    return engine(generator, op_name)._rng
 
 
 default_generator = Generator()
