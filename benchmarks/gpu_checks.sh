@@ -6,6 +6,7 @@
 #
 #     bash benchmarks/gpu_checks.sh            # ~11 min on one H200 with 16 cores (BUDGET=S: no step starts after S s)
 #     QUICK=1 bash benchmarks/gpu_checks.sh    # examples and benchmarks only (~4 min)
+#     ONLY="bench_amp mini_gpt" bash benchmarks/gpu_checks.sh    # the named steps only
 #
 # fnx is used from the checkout (PYTHONPATH), with the machine's own jax/numpy/scipy.
 set -u
@@ -25,6 +26,7 @@ step() {    # step NAME SECONDS COMMAND...: run with a limit, log, report the st
     local name=$1 limit=$2 t0=$SECONDS rc
     shift 2
     if [ "$SECONDS" -ge "$BUDGET" ]; then echo "$name: skipped (over BUDGET)"; return; fi
+    case " ${ONLY:-$name} " in *" $name "*) ;; *) return ;; esac
     echo "===== $name: $*" >>"$LOG"
     timeout "$limit" "$@" >>"$LOG" 2>&1
     rc=$?
@@ -58,6 +60,9 @@ step gpt_block_tf32 150 "$PY" benchmarks/bench_gpt_block.py --device cuda --repe
 XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
     step gpt_block_no_autotune 150 "$PY" benchmarks/bench_gpt_block.py --device cuda --repeats 5
 step bench_amp 60 "$PY" benchmarks/bench_amp.py --device cuda
+step call_overhead 60 "$PY" benchmarks/bench_call_overhead.py --device cuda --calls 1000
+step polynomials_cuda 60 "$PY" -m pytest -q -p no:cacheprovider -rfE --tb=short \
+    tests/test_polynomials_lowering.py
 step mini_gpt 60 "$PY" examples/mini_gpt.py --quick --device cuda
 
 echo "----- summary (full log: $LOG)"

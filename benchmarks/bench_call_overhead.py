@@ -1,0 +1,100 @@
+"""The Python work of one call of a compiled training step, without its program.
+
+A compiled small-MLP step (64-128-128-10, batch 16, SGD with momentum, as in
+``bench_mlp_train.py``) is warmed up; then its XLA executables are replaced by stubs that
+hand out fresh, pre-made output arrays, so that donation, rebinding and ``.grad`` reuse
+behave as in a real call while the program itself costs nothing. What remains per call is
+fnx's own work: the guard key, the entry's guards, feeding, write-back. The split printed
+below times each part alone; ``--profile`` adds cProfile's view.
+
+    python benchmarks/bench_call_overhead.py                  # ~20 s on 2 CPU cores
+    python benchmarks/bench_call_overhead.py --device cuda    # tensors holding jax.Arrays
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+
+import jax
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import bench_mlp_train as mlp  # noqa: E402
+
+import fnx  # noqa: E402
+
+
+def _best_us(fn, calls: int, repeats: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls)
+    return best * 1e6
+
+
+def _stub_programs(entry, calls: int) -> None:
+    """Replace the entry's executables by stubs returning pre-made outputs (made from
+    one real call, as fresh arrays each time so that rebinding frees the old ones)."""
+    program = entry._plan.program
+    for prog in [program, *program._variants.values()]:
+        for key, real in list(prog._compiled.items()):
+            pool = []
+
+            def stub(*arrays, real=real, pool=pool):
+                if not pool:
+                    outs = real(*arrays)
+                    pool.extend([jax.numpy.array(o) for o in outs] for _ in range(calls))
+                    return outs
+                return pool.pop()
+            prog._compiled[key] = stub
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--calls", type=int, default=4000)
+    p.add_argument("--profile", action="store_true")
+    args = p.parse_args(argv)
+    rng = np.random.default_rng(0)
+    x = fnx.tensor(rng.standard_normal((16, 64)).astype(np.float32), device=args.device)
+    y = fnx.tensor(rng.integers(0, 10, 16), device=args.device)
+    step = fnx.compile(mlp.fnx_step(mlp.make_model([64, 128, 128, 10], args.device)))
+    for _ in range(20):
+        step(x, y)
+    (entry,) = step.entries()
+    if entry._plan is None:
+        sys.exit("the step is not one planned program: nothing to measure")
+    _stub_programs(entry, args.calls * 8)
+    for _ in range(20):
+        step(x, y)
+    key = step._guards((x, y), {})
+    inputs = entry.flat_inputs((x, y), {})
+    parts = {
+        "guard key (CompiledFunction._guards)": lambda: step._guards((x, y), {}),
+        "entry guards (_Entry.match)": lambda: entry.match((x, y), {}),
+        "inputs (_Entry.flat_inputs)": lambda: entry.flat_inputs((x, y), {}),
+        "run (ProgramPlan.run, program stubbed)": lambda: entry._plan.run(inputs),
+        "whole call, program stubbed": lambda: step(x, y),
+    }
+    print(f"compiled small-MLP step on {args.device}, jax {jax.__version__}: "
+          f"best of 5 x {args.calls} calls")
+    for name, fn in parts.items():
+        print(f"  {name:42s} {_best_us(fn, args.calls):7.1f} us")
+    assert step._lookup(key, (x, y), {})[0] is entry
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(args.calls):
+            step(x, y)
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(15)
+
+
+if __name__ == "__main__":
+    main()
