@@ -59,7 +59,7 @@ fi
 step gpt_block_tf32 150 "$PY" benchmarks/bench_gpt_block.py --device cuda --repeats 5 --precision high
 XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
     step gpt_block_no_autotune 150 "$PY" benchmarks/bench_gpt_block.py --device cuda --repeats 5
-step bench_amp 60 "$PY" benchmarks/bench_amp.py --device cuda
+step bench_amp 150 "$PY" benchmarks/bench_amp.py --device cuda
 step call_overhead 60 "$PY" benchmarks/bench_call_overhead.py --device cuda --calls 1000
 step polynomials_cuda 60 "$PY" -m pytest -q -p no:cacheprovider -rfE --tb=short \
     tests/test_polynomials_lowering.py
