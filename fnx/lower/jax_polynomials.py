@@ -30,9 +30,10 @@ def _rounded(v):
 
 
 def _divide(a, k):
-    # by an array (equal to k where it matters: a NaN stays NaN), which XLA divides as it
-    # is told; a quotient by a broadcast scalar it would make a product with 1 / k
-    return a / jnp.where(a == a, k, 1)
+    # by an opaque array equal to k: XLA divides as it is told. A quotient by a broadcast
+    # scalar it turns into a product with 1 / k, one more rounding; newer XLA (jax 0.11)
+    # also saw through the select that guarded this before.
+    return a / lax.optimization_barrier(jnp.broadcast_to(k, a.shape).astype(a.dtype))
 
 
 _JAX = ArrayOps(jnp, lax.while_loop, _rounded, _divide)
