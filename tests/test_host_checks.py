@@ -158,3 +158,57 @@ def test_no_host_checks_without_range_checks():
     f(fnx.ones(3))
     assert _plan(f).host is None
     assert HostChecks.of(_plan(f).program, _plan(f).feed) is None
+
+
+cuda = pytest.mark.skipif(not fnx.cuda.is_available(),
+                          reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
+
+
+@cuda
+def test_cuda_targets_checked_on_host_with_one_copy_per_array():
+    # a cuda step's targets are copied to the host once per array: the same targets fed
+    # again cost no copy and the program runs without checks (no wait for its status)
+    rng = np.random.default_rng(1)
+    eager_m, comp_m = _models()
+    comp_m.to("cuda")
+    eager = _step(eager_m, fnx.optim.SGD(eager_m.parameters(), lr=0.1))
+    comp = fnx.compile(_step(comp_m, fnx.optim.SGD(comp_m.parameters(), lr=0.1)))
+    x_np = rng.standard_normal((8, 6)).astype(np.float32)
+    y_np = rng.integers(0, 5, 8)
+    x, y = fnx.tensor(x_np, device="cuda"), fnx.tensor(y_np, device="cuda")
+    for _ in range(3):
+        le, lc = eager(fnx.tensor(x_np), fnx.tensor(y_np)), comp(x, y)
+        np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-5)
+    plan = _plan(comp)
+    assert plan.host is not None
+    assert plan.program.without_checks(plan.host.skip).checks == []
+    ((seen, host),) = plan.host._copies.values()
+    assert seen is y._data and np.array_equal(host, y_np)
+    comp(x, y)
+    assert plan.host._copies[next(iter(plan.host._copies))][1] is host    # reused
+    y2 = fnx.tensor(rng.integers(0, 5, 8), device="cuda")
+    comp(x, y2)
+    assert np.array_equal(next(iter(plan.host._copies.values()))[1], y2.cpu().numpy())
+
+
+@cuda
+@pytest.mark.parametrize("bad", [5, -3])
+def test_cuda_bad_target_raises_eager_error_and_changes_nothing(bad):
+    eager_m, comp_m = _models()
+    comp_m.to("cuda")
+    eager = _step(eager_m, fnx.optim.SGD(eager_m.parameters(), lr=0.1, momentum=0.9))
+    comp = fnx.compile(_step(comp_m, fnx.optim.SGD(comp_m.parameters(), lr=0.1,
+                                                   momentum=0.9)))
+    x = fnx.randn(4, 6)
+    good = fnx.tensor([0, 1, 2, 3])
+    for _ in range(2):
+        comp(x.to("cuda"), good.to("cuda"))
+    y = fnx.tensor([0, bad, 2, 3])
+    with pytest.raises(Exception) as e_eager:
+        eager(x, y)
+    before = {k: v.detach().cpu().numpy().copy() for k, v in comp_m.state_dict().items()}
+    with pytest.raises(type(e_eager.value)) as e_comp:
+        comp(x.to("cuda"), y.to("cuda"))
+    assert str(e_comp.value) == str(e_eager.value)
+    for k, v in comp_m.state_dict().items():
+        assert np.array_equal(v.detach().cpu().numpy(), before[k]), k

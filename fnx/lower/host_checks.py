@@ -10,6 +10,12 @@ pass, the call runs the program without them (``Program.without_checks``); when 
 fails, it runs the program with every check in it, which raises exactly what it always
 did (the first failing check in program order, every tensor unchanged).
 
+The same holds for a cuda input: its values are copied to the host (a few integers, at most
+``_MAX_NUMEL``; the copy waits for that input alone, not for the programs running) and
+kept with the array they came from. A device array never changes, so while a tensor keeps
+its array (the same targets fed every step, an embedding table's ids) the copy is reused,
+and a call that checks only such inputs does not touch the device at all before it runs.
+
 Exactness matters more than reach: a host check that passed wrongly would let an
 out-of-range index through (XLA clamps it). So only prims with an exact NumPy rule here
 are evaluated, on integers and booleans only, each result cast to its node's dtype;
@@ -30,6 +36,8 @@ __all__ = ["HostChecks"]
 
 # checks whose inputs are at most this many ops away, on at most this many elements
 _MAX_OPS, _MAX_NUMEL = 8, 1 << 16
+# the devices whose inputs are read on the host (a cuda array by a copy)
+_DEVICES = ("cpu", "cuda")
 
 
 # prim -> fn(*NumPy arrays and the node's other arguments): the value, in any dtype
@@ -58,7 +66,7 @@ class HostChecks:
         graph = program._source[1]
         places = graph.placeholders()
         fed = {p: (i, c) for p, (i, c, how) in zip(places, feed)
-               if how != KEEP and getattr(p.meta.device, "type", None) == "cpu"}
+               if how != KEEP and getattr(p.meta.device, "type", None) in _DEVICES}
         skip, cone = [], set()
         for n in graph.nodes:
             if n.kind == "call" and n.target is P.check_in_range:
@@ -73,6 +81,9 @@ class HostChecks:
     def __init__(self, graph, places, fed, skip, cone):
         self.skip = skip
         self.feeds = [(p, *fed[p]) for p in places if p in cone]
+        # per fed device input: (its last array, that array's values on the host)
+        self._copies = {p: (None, None) for p, *_ in self.feeds
+                        if p.meta.device.type != "cpu"}
         live = {p for p, *_ in self.feeds}
         consts = {}             # node -> NumPy value, for nodes that read no input
         steps = []              # the nodes computed from the inputs, in program order
@@ -96,8 +107,16 @@ class HostChecks:
     def hold(self, inputs) -> bool:
         """Whether every host check passes on this call's inputs (placeholder order)."""
         env = dict(self.consts)
+        copies = self._copies
         for p, i, c in self.feeds:
-            env[p] = (inputs[i] if c is None else c)._data
+            data = (inputs[i] if c is None else c)._data
+            if type(data) is not np.ndarray:    # a device array: its host copy
+                seen, host = copies[p]
+                if data is not seen:
+                    host = np.asarray(data)
+                    copies[p] = (data, host)
+                data = host
+            env[p] = data
         try:
             for n, fn, args, kwargs in self.plan:
                 vals = [env[a] if node else a for node, a in args]
