@@ -172,14 +172,17 @@ class ProgramPlan:
         # buffers are given to the program for the new gradients, and the tensors kept
         grad_outs = self.grad_outs
         olds = []
-        for i, _, key, dtype, dev, shape in grad_outs:
-            old = inputs[i]._grad
-            if old is None or not _reusable(old, key, dtype, dev, shape):
-                olds = ()
-                del arrays[len(self.feed):]
-                break
-            olds.append(old)
-            arrays.append(old.__dict__[key])
+        if grad_outs and tls.state.grad_log is None:    # (else a trace records writes)
+            for i, _, key, dtype, dev, shape in grad_outs:
+                old = inputs[i]._grad
+                if old is None or not _reusable(old, key, dtype, dev, shape):
+                    olds = ()
+                    del arrays[len(self.feed):]
+                    break
+                olds.append(old)
+                arrays.append(old.__dict__[key])
+        else:
+            olds = ()
         if (donate or olds) and program.guards_buffers():
             outs = self._call_guarded(program, inputs, arrays, donate, olds)
         else:
@@ -324,13 +327,14 @@ def _reusable(old, key, dtype, dev, shape) -> bool:
     difference. ``old`` is a plain tensor holding nothing but its storage array (no views,
     no history, no hooks or attributes, no NumPy view of it alive), of the new gradient's
     dtype, device and shape, and nothing references it but its owner's ``.grad`` (and the
-    caller's variable), not even weakly; nothing but ``old`` holds its array."""
-    d = old.__dict__
-    if old.__class__ is not Tensor or len(d) != 4 or old._dtype is not dtype or \
-            (old._device is not dev and old._device != dev) or tls.state.grad_log is not None:
-        return False
-    cur = d.get(key)
+    caller's variable), not even weakly; nothing but ``old`` holds its array. (The caller
+    asks only when no trace is recording ``.grad`` writes: ``tls.state.grad_log``.)"""
     # references: the owner's ``_grad``, the caller's ``old``, ours, getrefcount's; the
-    # array's: ``old``'s dict, ``cur``, getrefcount's
-    return type(cur) is ARRAY_TYPE and _getrefcount(old) == 4 and \
-        not getweakrefcount(old) and _getrefcount(cur) == 3 and cur.shape == shape
+    # array's: ``old``'s dict, ``cur``, getrefcount's (the cheapest tests first)
+    if old.__class__ is not Tensor or _getrefcount(old) != 4 or getweakrefcount(old):
+        return False
+    d = old.__dict__
+    cur = d.get(key)
+    return len(d) == 4 and type(cur) is ARRAY_TYPE and _getrefcount(cur) == 3 and \
+        d["_dtype"] is dtype and ((dv := d["_device"]) is dev or dv == dev) and \
+        cur.shape == shape

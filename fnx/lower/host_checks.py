@@ -80,11 +80,8 @@ class HostChecks:
 
     def __init__(self, graph, places, fed, skip, cone):
         self.skip = skip
-        self.feeds = [(p, *fed[p]) for p in places if p in cone]
-        # per fed device input: (its last array, that array's values on the host)
-        self._copies = {p: (None, None) for p, *_ in self.feeds
-                        if p.meta.device.type != "cpu"}
-        live = {p for p, *_ in self.feeds}
+        feeds = [(p, *fed[p]) for p in places if p in cone]
+        live = {p for p, *_ in feeds}
         consts = {}             # node -> NumPy value, for nodes that read no input
         steps = []              # the nodes computed from the inputs, in program order
         with no_grad():
@@ -100,42 +97,81 @@ class HostChecks:
                 else:
                     live.add(n)
                     steps.append(n)
-        self.plan = [_step(n) for n in _without_implied(steps)]
-        self.consts = {n: np.asarray(v._data) if hasattr(v, "_data") else v
-                       for n, v in consts.items()}
+        consts = {n: np.asarray(v._data) if hasattr(v, "_data") else v
+                  for n, v in consts.items()}
+        # The steps run on a list of registers: one per value (inputs, constants, each
+        # step's result) and per literal argument, so a call walks no structure and
+        # builds no dict: ``regs`` starts as ``_template`` (the constants filled in).
+        slot = {}
+        template = []
+
+        def register(value, node=None):
+            if node is not None and node in slot:
+                return slot[node]
+            template.append(value)
+            if node is not None:
+                slot[node] = len(template) - 1
+            return len(template) - 1
+        for n, v in consts.items():
+            register(v, n)
+        self._feeds = [(register(None, p), i, c, p.meta.device.type != "cpu")
+                       for p, i, c in feeds]
+        self._steps = []
+        for n in _without_implied(steps):
+            fn, args, kwargs = _rule(n)
+            slots = tuple(slot[a] if node else register(a) for node, a in args)
+            kw = {k: slot[a] if node else register(a) for k, (node, a) in kwargs.items()}
+            if fn is None:      # check_in_range: (None, value, low, high) registers
+                self._steps.append((None, slots[0], slots[1], slots[2], None))
+                slot[n] = slots[0]
+            else:
+                self._steps.append((fn, slots, kw, register(None, n),
+                                    None if fn is _getitem else n.meta.dtype.numpy))
+        self._template = template
+        # per device input's register: (its last array, that array's values on the host)
+        self._copies = {k: (None, None) for k, _, _, device in self._feeds if device}
 
     def hold(self, inputs) -> bool:
         """Whether every host check passes on this call's inputs (placeholder order)."""
-        env = dict(self.consts)
+        regs = self._template.copy()
         copies = self._copies
-        for p, i, c in self.feeds:
-            data = (inputs[i] if c is None else c)._data
-            if type(data) is not np.ndarray:    # a device array: its host copy
-                seen, host = copies[p]
+        for k, i, c, device in self._feeds:
+            t = inputs[i] if c is None else c
+            data = t._data
+            if device:      # a device array: its host copy, made once per array
+                seen, host = copies[k]
                 if data is not seen:
                     host = np.asarray(data)
-                    copies[p] = (data, host)
+                    copies[k] = (data, host)
                 data = host
-            env[p] = data
+            regs[k] = data
         try:
-            for n, fn, args, kwargs in self.plan:
-                vals = [env[a] if node else a for node, a in args]
-                if fn is None:          # check_in_range
-                    a, low, high = vals[0], vals[1], vals[2]
-                    if a.size and (_min(a, None) < low or _max(a, None) >= high):
+            # (fn, argument registers, keyword registers, result register, its dtype)
+            for fn, a, b, c, dtype in self._steps:
+                if fn is None:          # check_in_range(value, low, high)
+                    v = regs[a]
+                    if v.size and (_min(v, None) < regs[b] or _max(v, None) >= regs[c]):
                         return False
-                    env[n] = a
-                elif fn is _getitem:
-                    env[n] = vals[0][vals[1]]
+                    continue
+                if len(a) == 1:
+                    v = fn(regs[a[0]], **{k: regs[j] for k, j in b.items()}) if b else \
+                        fn(regs[a[0]])
+                elif len(a) == 2 and not b:
+                    v = fn(regs[a[0]], regs[a[1]])
                 else:
-                    kw = {k: env[a] if node else a for k, (node, a) in kwargs.items()}
-                    env[n] = np.asarray(fn(*vals, **kw)).astype(n.meta.dtype.numpy,
-                                                                copy=False)
+                    v = fn(*[regs[j] for j in a], **{k: regs[j] for k, j in b.items()})
+                if dtype is not None:
+                    if type(v) is not _ndarray:
+                        v = np.asarray(v)
+                    if v.dtype != dtype:
+                        v = v.astype(dtype)
+                regs[c] = v
         except Exception:   # (an integer division by zero...): the program decides
             return False
         return True
 
 
+_ndarray = np.ndarray
 _min, _max = np.minimum.reduce, np.maximum.reduce   # (a.min() wraps these in Python)
 # ops that move or copy values without changing them
 _SAME_VALUES = (P.reshape, P.broadcast_in_dim)
@@ -167,16 +203,16 @@ def _getitem(a, i):
     return a[i]
 
 
-def _step(n):
-    """``(node, rule, args, kwargs)`` with each argument ``(is a node, value)``, so a call
-    does no structure walking (an argument holding nodes inside a list is not expected
-    of these prims; such a node is rejected by ``_qualifies``)."""
+def _rule(n):
+    """``(rule, args, kwargs)`` of the step ``n``, each argument ``(is a node, value)``
+    (an argument holding nodes inside a list is not expected of these prims; such a
+    node is rejected by ``_qualifies``); the rule of ``check_in_range`` is None."""
     def spec(v):
         return (True, v) if isinstance(v, Node) else (False, v)
     if n.kind == "getitem":
-        return n, _getitem, [spec(a) for a in n.args], {}
+        return _getitem, [spec(a) for a in n.args], {}
     fn = None if n.target is P.check_in_range else _RULES[n.target]
-    return n, fn, [spec(a) for a in n.args], {k: spec(v) for k, v in n.kwargs.items()}
+    return fn, [spec(a) for a in n.args], {k: spec(v) for k, v in n.kwargs.items()}
 
 
 def _qualifies(need, fed) -> bool:
