@@ -17,6 +17,7 @@ import jax
 import numpy as np
 
 from ..core.device import canonical
+from ..core.dispatch_key import DispatchKey
 from ..core.dtype import float64
 from ..core.grad_mode import no_grad
 from ..core import tls
@@ -29,6 +30,8 @@ from .jax_storage import (ARRAY_TYPE, BY_PROGRAM, BY_TRANSFER, KEEP, donatable, 
 __all__ = ["ProgramPlan", "feed_modes"]
 
 _getrefcount = sys.getrefcount
+_FUNC_BIT = 1 << DispatchKey.Functionalize
+_CPU_OR_FUNC = _FUNC_BIT | 1 << DispatchKey.CPU
 
 
 class ProgramPlan:
@@ -131,7 +134,14 @@ class ProgramPlan:
         for i in self.rebind_inputs:
             t = inputs[i]
             d = t.__dict__
-            free.append("_jax" in d and "_data" not in d and t._base is None or rebindable(t))
+            # resident CPU storage with no NumPy view; a cuda tensor's with no views or
+            # aliases (``rebindable``'s answers for these, written out)
+            if "_jax" in d:
+                fast = "_data" not in d and t._base is None
+            else:
+                fast = t._ks & _CPU_OR_FUNC == _FUNC_BIT and t._base is None and \
+                    "_froot" not in d and not d.get("_fviews")
+            free.append(fast or rebindable(t))
         arrays = []
         append = arrays.append
         for i, c, how in self.feed:
@@ -139,7 +149,13 @@ class ProgramPlan:
             d = getattr(t, "__dict__", None)
             if d is not None:
                 a = d.get("_jax")
-                if a is not None and d.get("_data") is d.get("_jview"):
+                if a is None:
+                    # a cuda tensor's storage is fed as it is (not bound to a name here:
+                    # feed counts the references to a NumPy storage)
+                    if type(d.get("_data")) is ARRAY_TYPE:
+                        append(d["_data"])
+                        continue
+                elif d.get("_data") is d.get("_jview"):
                     append(a)
                     continue
             append(feed(t, how))
@@ -162,8 +178,11 @@ class ProgramPlan:
             for j, i in self.donate_pairs:
                 d = inputs[i].__dict__
                 a = arrays[j]
-                # the tensor's _jax, the inputs list, ``a``, getrefcount's
-                fast = a is d.get("_jax") and "_data" not in d and getrc(a) == 4
+                # the tensor's _jax (a cuda tensor's _data, found rebindable above), the
+                # inputs list, ``a``, getrefcount's
+                fast = getrc(a) == 4 and (a is d.get("_jax") and "_data" not in d or
+                                          a is d.get("_data") and "_jax" not in d and
+                                          inputs[i]._ks & _CPU_OR_FUNC == _FUNC_BIT)
                 del a
                 if not fast and not donatable(inputs[i], arrays[j]):
                     donate = ()
