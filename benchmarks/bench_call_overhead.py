@@ -82,7 +82,14 @@ def main(argv=None) -> None:
     rng = np.random.default_rng(0)
     x = fnx.tensor(rng.standard_normal((16, 64)).astype(np.float32), device=args.device)
     y = fnx.tensor(rng.integers(0, 10, 16), device=args.device)
-    step = fnx.compile(mlp.fnx_step(mlp.make_model([64, 128, 128, 10], args.device)))
+    keep = []
+    step = fnx.compile(mlp.fnx_step(mlp.make_model([64, 128, 128, 10], args.device), keep))
+    group = keep[0].param_groups[0]
+    count = iter(range(1 << 60))
+
+    def scheduled():        # a new learning rate every call, as a scheduler sets it
+        group["lr"] = mlp.schedule(next(count))
+        step(x, y)
     for _ in range(20):
         step(x, y)
     (entry,) = step.entries()
@@ -99,11 +106,12 @@ def main(argv=None) -> None:
         "inputs (_Entry.flat_inputs)": lambda: entry.flat_inputs((x, y), {}),
         "run (ProgramPlan.run, program stubbed)": lambda: entry._plan.run(inputs),
         "whole call, program stubbed": lambda: step(x, y),
+        "the same, a new learning rate every call": scheduled,
     }
     print(f"compiled small-MLP step on {args.device}, jax {jax.__version__}: "
           f"best of 5 x {args.calls} calls")
     for name, fn in parts.items():
-        print(f"  {name:42s} {_best_us(fn, args.calls):7.1f} us")
+        print(f"  {name:44s} {_best_us(fn, args.calls):7.1f} us")
     assert step._lookup(key, (x, y), {})[0] is entry
     if args.profile:
         prof = cProfile.Profile()

@@ -30,10 +30,16 @@ def _rounded(v):
 
 
 def _divide(a, k):
-    # by an opaque array equal to k: XLA divides as it is told. A quotient by a broadcast
-    # scalar it turns into a product with 1 / k, one more rounding; newer XLA (jax 0.11)
-    # also saw through the select that guarded this before.
-    return a / lax.optimization_barrier(jnp.broadcast_to(k, a.shape).astype(a.dtype))
+    # a / k rounded once, as NumPy divides. XLA may make a quotient by a broadcast scalar
+    # a product with 1 / k (so k arrives as an opaque array), and jax 0.11's XLA divides
+    # float32 by a reciprocal on CPU and GPU alike (17 / 3 gave 5.666667, not 5.6666665),
+    # while its float64 division is exact. So a float32 quotient is taken in float64 and
+    # rounded to float32: that is the correctly rounded float32 quotient (53 >= 2 * 24 + 2
+    # bits, so the double rounding cannot change it).
+    wide = a.dtype == jnp.float32
+    num = a.astype(jnp.float64) if wide else a
+    q = num / lax.optimization_barrier(jnp.broadcast_to(k, a.shape).astype(num.dtype))
+    return q.astype(a.dtype) if wide else q
 
 
 _JAX = ArrayOps(jnp, lax.while_loop, _rounded, _divide)
