@@ -355,5 +355,5 @@ def _reusable(old, key, dtype, dev, shape) -> bool:
     d = old.__dict__
     cur = d.get(key)
     return len(d) == 4 and type(cur) is ARRAY_TYPE and _getrefcount(cur) == 3 and \
-        d["_dtype"] is dtype and ((dv := d["_device"]) is dev or dv == dev) and \
+        d.get("_dtype") is dtype and ((dv := d.get("_device")) is dev or dv == dev) and \
         cur.shape == shape

@@ -76,7 +76,10 @@ class HostChecks:
                     cone |= need
         if not skip:
             return None
-        return cls(graph, places, fed, frozenset(skip), cone)
+        try:
+            return cls(graph, places, fed, frozenset(skip), cone)
+        except KeyError:    # a step reading a value no register holds: the program checks
+            return None
 
     def __init__(self, graph, places, fed, skip, cone):
         self.skip = skip
