@@ -419,6 +419,7 @@ class _Entry:
         # Guards on float inputs are rechecked only for inputs whose value changed since
         # the last call they held for (a scheduler changes lr, not momentum)
         self.guard_inputs = sorted({i for g in self.guards if g.deps for i in g.deps})
+        self.input_guards = [g for g in self.guards if g.deps]   # (read when values change)
         always = [g for g in self.guards if g.deps is None]
         # plain values read from dicts (optimizer options), compared inline
         self.read_guards = [(*g.read, *g.expected, g) for g in always
@@ -486,13 +487,13 @@ class _Entry:
             if not g.holds(inputs):
                 return _failed(why, lambda: f"{g.what} was {g.expected!r}")
         if self.guard_inputs:
-            values = tuple(inputs[i] for i in self.guard_inputs)
+            values = tuple([inputs[i] for i in self.guard_inputs])
             held = self._held_for
             if values != held:
                 changed = set(self.guard_inputs) if held is None else \
                     {i for i, a, b in zip(self.guard_inputs, values, held) if a != b}
-                for g in self.guards:
-                    if g.deps and not g.deps.isdisjoint(changed) and not g.holds(inputs):
+                for g in self.input_guards:
+                    if not g.deps.isdisjoint(changed) and not g.holds(inputs):
                         return _failed(why, lambda: f"{g.what} was {g.expected!r}")
                 self._held_for = values
         return inputs
