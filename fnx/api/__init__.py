@@ -30,7 +30,7 @@ from . import (combine, complex_ops, conversion, creation, factorizations, index
                sorting, special, statistics, vision)
 from . import aliases, copy_forms, histograms, inplace_forms, matrix_extras, tensor_extras
 from . import inplace_views
-from . import array_helpers, legacy, windows
+from . import array_helpers, legacy, legacy_types, windows
 from . import quantization, storage
 from .quantization import *  # noqa: F403
 from .storage import *  # noqa: F403
@@ -40,6 +40,7 @@ from . import finite_differences, segments
 from .finite_differences import *  # noqa: F403
 from .segments import *  # noqa: F403
 from .legacy import *  # noqa: F403
+from .legacy_types import *  # noqa: F403
 from .array_helpers import *  # noqa: F403
 from .windows import *  # noqa: F403
 from . import lobpcg_solver, lowrank
@@ -104,7 +105,7 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + sync_batch_norm.__all__ + sampling.__all__
            + matrix_extras.__all__ + symbolic.__all__ + inplace_forms.__all__
            + copy_forms.__all__ + tensor_extras.__all__ + inplace_views.__all__
-           + array_helpers.__all__ + windows.__all__ + legacy.__all__
+           + array_helpers.__all__ + windows.__all__ + legacy.__all__ + legacy_types.__all__
            + lowrank.__all__ + lobpcg_solver.__all__
            + quantization.__all__ + storage.__all__ + sparse_tensors.__all__
            + finite_differences.__all__ + segments.__all__)

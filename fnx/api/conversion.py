@@ -148,6 +148,8 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
     >>> x = fnx.tensor([1, 2])
     >>> x.type(), x.type(fnx.float64).type(), x.type("fnx.ShortTensor").dtype
     ('fnx.LongTensor', 'fnx.DoubleTensor', fnx.int16)
+    >>> x.type(fnx.FloatTensor)
+    tensor([1., 2.])
     """
     if dtype is None:
         return self._dtype.tensor_type(self._device.type)
@@ -159,6 +161,9 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
             raise ValueError(f"invalid type: '{dtype}'")
         device = "cuda" if len(parts) == 3 else "cpu"
         dtype = _FROM_TYPE_NAME[parts[-1]]
+    elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
+        # a legacy type (fnx.LongTensor, fnx.cuda.FloatTensor): its dtype and device
+        device, dtype = ("cuda" if dtype.is_cuda else "cpu"), dtype.dtype
     elif not isinstance(dtype, D.dtype):
         raise TypeError(f"type(): argument 'dtype' must be fnx.dtype or str, not "
                         f"{type(dtype).__name__}")

@@ -199,7 +199,8 @@ def set_default_tensor_type(t) -> None:
     if isinstance(t, D.dtype):
         dtype, dev = t, None
     else:
-        name = t if isinstance(t, str) else getattr(t, "__name__", str(t))
+        name = t if isinstance(t, str) else f"{t.__module__}.{t.__name__}" \
+            if isinstance(t, type) else str(t)
         parts = name.split(".")
         types = {d.scalar_type + "Tensor": d for d in D.all_dtypes()}
         if parts[-1] not in types or (len(parts) == 3 and parts[1] != "cuda") or len(parts) > 3:

@@ -29,6 +29,8 @@ from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_FOR_SPA
 from .layout import COMPRESSED, sparse_coo, strided
 import math
 
+_object_new = object.__new__
+
 __all__ = ["Tensor", "Size", "tensor_method", "set_grad", "read_grad", "GradWriteLog", "resident",
            "make_private", "drop_resident", "set_resident", "shared_data", "storage_shape",
            "exclusive_array", "ResidentView"]
@@ -114,13 +116,13 @@ class Tensor:
     _strides = None     # strides a functional backend reports for data without any
     __array_ufunc__ = None      # NumPy defers to Tensor's reflected operators (np.float32(2) * t)
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("use fnx.tensor(...), fnx.empty(...) or another factory to make a "
-                        "Tensor")
+    # ``Tensor(...)`` itself is PyTorch's legacy constructor (``Tensor(2, 3)``, ``Tensor(data)``):
+    # ``__new__``/``__init__`` are set by ``fnx/api/legacy_types.py``, which has the factories
 
     @classmethod
     def _make(cls, data, dtype, device, ks):
-        t = cls.__new__(cls)
+        # (a bare instance; a plain tensor skips the legacy constructor's __new__)
+        t = _object_new(cls) if cls is Tensor else cls.__new__(cls)
         t._data = data
         t._dtype = dtype
         t._device = device
