@@ -12,7 +12,9 @@ True
 """
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -21,7 +23,9 @@ from ..core.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_", "sparse_"]
+           "kaiming_normal_", "orthogonal_", "sparse_", "uniform", "normal", "constant",
+           "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal",
+           "sparse"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d")
@@ -240,3 +244,35 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
 
 def _no_grad_uniform_(tensor, a, b, generator=None):
     return uniform_(tensor, a, b, generator)
+
+
+def _deprecated(new, example="fnx.empty(2, 3)"):
+    """PyTorch's old name of the initializer ``new`` (no trailing underscore): it warns
+    (FutureWarning, as PyTorch) and calls ``new``; ``example``: the arguments of the
+    docstring's call."""
+    old = new.__name__[:-1]
+
+    @functools.wraps(new)
+    def deprecated(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    deprecated.__name__ = deprecated.__qualname__ = old
+    deprecated.__doc__ = (f"Deprecated: ``{new.__name__}`` (PyTorch keeps this name with a "
+                          f"FutureWarning).\n\n    >>> import fnx, warnings\n"
+                          f"    >>> with warnings.catch_warnings(record=True) as w:\n"
+                          f"    ...     warnings.simplefilter('always')\n"
+                          f"    ...     _ = fnx.nn.init.{old}({example})\n"
+                          f"    >>> w[0].category.__name__\n    'FutureWarning'\n")
+    return deprecated
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+constant = _deprecated(constant_, "fnx.empty(2, 3), 0.5")
+sparse = _deprecated(sparse_, "fnx.empty(4, 3), 0.5")

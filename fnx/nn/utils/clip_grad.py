@@ -3,6 +3,7 @@ training step keeps it inside the program."""
 from __future__ import annotations
 
 import math
+import warnings
 
 from ... import api as fnx
 from ...core.grad_mode import no_grad
@@ -57,6 +58,24 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         for g in grads:
             g.mul_(coef.to(g.device, g.dtype))
     return total
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                   foreach=None):
+    """Deprecated: ``clip_grad_norm_`` (PyTorch keeps this name with a FutureWarning).
+
+    >>> import fnx, warnings
+    >>> p = fnx.nn.Parameter(fnx.zeros(2))
+    >>> p.grad = fnx.tensor([3.0, 4.0])
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     total = fnx.nn.utils.clip_grad_norm([p], 1.0)
+    >>> total, p.grad, w[0].category.__name__
+    (tensor(5.), tensor([0.6000, 0.8000]), 'FutureWarning')
+    """
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
