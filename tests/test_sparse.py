@@ -539,14 +539,27 @@ def test_repr_like_pytorch():
     assert "dtype=fnx.float64" in repr(fnx.eye(2, dtype=fnx.float64).to_sparse())
 
 
-def test_compile_refuses_sparse():
+def test_compile_runs_sparse_calls_eagerly_as_torch_compile_does():
+    # a compiled program holds dense arrays: a call with a sparse argument runs eagerly
+    # (later dense calls still compile); a function that reads or makes a sparse tensor
+    # runs eagerly from then on; fullgraph=True raises instead (as torch.compile)
     s = fnx.eye(2).to_sparse()
-    with pytest.raises(RuntimeError, match="sparse tensors .* are not supported"):
-        fnx.compile(lambda x: x.to_dense() * 2)(s)
-    with pytest.raises(RuntimeError, match="sparse tensors .* are not supported"):
-        fnx.compile(lambda x: (s @ x) * 2)(fnx.ones(2, 2))
-    with pytest.raises(RuntimeError, match="sparse tensors .* are not supported"):
-        fnx.compile(lambda x: x.to_sparse().to_dense() * 2)(fnx.eye(2))
+    f = fnx.compile(lambda x: x.to_dense() * 2)
+    with pytest.warns(UserWarning, match="sparse tensors .* are not supported.*eagerly "
+                                         "for such calls"):
+        assert f(s).tolist() == [[2.0, 0.0], [0.0, 2.0]]
+    assert f(fnx.eye(2)).tolist() == [[2.0, 0.0], [0.0, 2.0]] and len(f.entries()) == 1
+    g = fnx.compile(lambda x: (s @ x) * 2)
+    with pytest.warns(UserWarning, match="eagerly from now on"):
+        assert g(fnx.ones(2, 2)).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    h = fnx.compile(lambda x: x.to_sparse().to_dense() * 2)
+    with pytest.warns(UserWarning, match="eagerly from now on"):
+        assert h(fnx.eye(2)).tolist() == [[2.0, 0.0], [0.0, 2.0]]
+    for fn, arg in [(lambda x: x.to_dense() * 2, s), (lambda x: (s @ x) * 2, fnx.ones(2, 2))]:
+        with pytest.raises(RuntimeError, match="sparse tensors .* are not supported"):
+            fnx.compile(fn, fullgraph=True)(arg)
+    with pytest.raises(RuntimeError, match="tracing aten::_to_sparse"):
+        fnx.compile(lambda x: x.to_sparse().to_dense() * 2, fullgraph=True)(fnx.eye(2))
 
 
 def test_ops_by_aten_name():

@@ -8,7 +8,7 @@ of ``fnx.backends.sparse``), else ``strided``.
 from __future__ import annotations
 
 __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
-           "sparse_bsc", "COMPRESSED", "by_name", "check_strided"]
+           "sparse_bsc", "COMPRESSED", "by_name", "check_strided", "SparseNotTraceable"]
 
 
 class layout:
@@ -47,10 +47,16 @@ def by_name(name: str) -> layout:
     return _BY_NAME[name]
 
 
+class SparseNotTraceable(RuntimeError):
+    """A trace or a compiled program met a sparse tensor (``check_strided``):
+    ``fnx.compile`` then runs the function eagerly (an error with ``fullgraph=True``)."""
+
+
 def check_strided(t, what: str) -> None:
-    """Raise when ``t`` is sparse: ``what`` (a compiled program, a trace) holds dense
-    arrays only, and a sparse tensor read as one would give a wrong answer."""
+    """Raise ``SparseNotTraceable`` when ``t`` is sparse: ``what`` (a compiled program, a
+    trace) holds dense arrays only, and a sparse tensor read as one would give a wrong
+    answer."""
     lay = getattr(t._data, "layout", None)
     if lay is not None and lay is not strided:
-        raise RuntimeError(f"{what}: sparse tensors ({lay}) are not supported; run the "
-                           f"function eagerly, or pass the tensor's to_dense()")
+        raise SparseNotTraceable(f"{what}: sparse tensors ({lay}) are not supported; run "
+                                 f"the function eagerly, or pass the tensor's to_dense()")

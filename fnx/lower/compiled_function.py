@@ -29,7 +29,7 @@ import numpy as np
 from ..backends.cpu import wrap
 from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_KEYS
-from ..core.layout import check_strided
+from ..core.layout import SparseNotTraceable, check_strided
 from ..core.autocast_mode import autocast_state
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import Tensor, resident, set_grad, set_resident, storage_shape
@@ -109,7 +109,10 @@ class CompiledFunction:
         if self._eager_reason is not None or _tracing():
             # Inside another compiled function's trace this one is simply inlined.
             return self.fn(*args, **kwargs)
-        key = self._guards(args, kwargs)
+        try:
+            key = self._guards(args, kwargs)
+        except SparseNotTraceable as e:     # a sparse argument: this call runs eagerly
+            return self._eagerly(e, args, kwargs, for_good=False)
         entry, inputs = self._lookup(key, args, kwargs)
         if entry is None:
             # One thread traces at a time: a trace reads and restores shared Python state
@@ -162,6 +165,8 @@ class CompiledFunction:
             self._warn_once("data", f"fnx.compile: {e}; running {_name(self.fn)} eagerly")
             self._eager_reason = str(e)
             return self.fn(*args, **kwargs)
+        except SparseNotTraceable as e:     # a sparse tensor read or made inside
+            return self._eagerly(e, args, kwargs, for_good=True)
         if entry is None:
             return self.fn(*args, **kwargs)
         if not entry.one_shot:
@@ -240,10 +245,25 @@ class CompiledFunction:
         """Every compiled specialization so far (one per guard set)."""
         return [e for v in self.cache.values() for e in v]
 
-    def _warn_once(self, what, message):
+    def _eagerly(self, error, args, kwargs, for_good):
+        """Run a call that met a sparse tensor eagerly, as ``torch.compile`` does (compiled
+        programs hold dense arrays only); ``for_good``: every later call too (the function
+        itself reads or makes one), else only calls with sparse arguments. With
+        ``fullgraph=True`` the error is raised instead."""
+        if self.fullgraph:
+            raise error
+        what = str(error) if str(error).startswith("fnx.compile") else f"fnx.compile: {error}"
+        self._warn_once("sparse", f"{what}; running {_name(self.fn)} eagerly "
+                                  f"{'from now on' if for_good else 'for such calls'}",
+                        stacklevel=4)
+        if for_good:
+            self._eager_reason = str(error)
+        return self.fn(*args, **kwargs)
+
+    def _warn_once(self, what, message, stacklevel=3):
         if what not in self._warned:
             self._warned.add(what)
-            warnings.warn(message, stacklevel=3)
+            warnings.warn(message, stacklevel=stacklevel)
 
     # -- compiling
     def _compile(self, args, kwargs, explain=False, known=None) -> "_Entry":
