@@ -372,3 +372,19 @@ def test_gradcheck_perturbs_a_non_contiguous_input():
     x = fnx.tensor(np.arange(1.0, 7.0).reshape(2, 3)).t().clone().requires_grad_(True)
     assert not x.is_contiguous()
     assert fnx.autograd.gradcheck(lambda a: (a * a * a).sum(dim=0), (x,))
+
+
+def test_grad_wrt_a_non_leaf_leaves_the_graph_behind_it_whole():
+    # grad() captures the gradient at a non-leaf input without running (and freeing) the
+    # node that made it, so a later backward through that node still works (PyTorch's
+    # engine does the same); with a deeper input too, the node runs once for it
+    a = fnx.tensor([1.0, 2.0], requires_grad=True)
+    x = a * a
+    (g,) = fnx.autograd.grad((x * 2).sum(), x)
+    assert g.tolist() == [2.0, 2.0]
+    (x * 5).sum().backward()                    # d(5 a^2)/da = 10 a
+    assert a.grad.tolist() == [10.0, 20.0]
+    b = fnx.tensor([1.0, 2.0], requires_grad=True)
+    u = b * b
+    gu, gb = fnx.autograd.grad((u * u).sum(), [u, b])     # 2u and 4b^3
+    assert gu.tolist() == [2.0, 8.0] and gb.tolist() == [4.0, 32.0]

@@ -164,9 +164,12 @@ def _run(roots, retain_graph, create_graph, only):
             if id(c) not in nodes:
                 nodes[id(c)] = c
                 stack.append(c)
-    needed = None
+    needed = skip = None
     if only is not None:
-        needed = _needed(nodes, only)
+        needed, through = _needed(nodes, only)
+        # a node whose input grads are only captured (grad()'s inputs) does not run: the
+        # graph behind a non-leaf input stays whole for a later backward, as PyTorch's
+        skip = {nid for (nid, _), what in only.items() if what[0] == "capture"} - through
     buffers = {}
     for e, g in roots:
         if e is None:
@@ -197,7 +200,7 @@ def _run(roots, retain_graph, create_graph, only):
                     elif grads[nr] is not None:
                         accumulate_into(what[1], grads[nr], create_graph, hooks=True)
                         grads[nr] = None
-            if needed is None or nid in needed:
+            if needed is None or nid in needed and nid not in skip:
                 if not isinstance(node, AccumulateGrad) or only is None:
                     out = node.apply(grads, create_graph)
                     if anomaly_mode._state["enabled"] and anomaly_mode._state["check_nan"]:
@@ -243,7 +246,8 @@ def _check_nan(node, out):
 
 
 def _needed(nodes, only):
-    """Ids of the nodes on some path to an edge in ``only``."""
+    """Ids of the nodes on some path to an edge in ``only`` (the targets included), and of
+    those with a path through one of their outputs (they must run)."""
     targets = {nid for nid, _ in only}
     memo = {}
     # Iterative post-order over the reachable graph.
@@ -260,7 +264,10 @@ def _needed(nodes, only):
         for e in n.next_edges:
             if e is not None and id(e[0]) not in memo:
                 stack.append((e[0], False))
-    return {nid for nid, v in memo.items() if v}
+    reach = {nid for nid, v in memo.items() if v}
+    through = {id(n) for n in nodes.values()
+               if any(e is not None and id(e[0]) in reach for e in n.next_edges)}
+    return reach, through
 
 
 def _pre_hooks(node, grads):
