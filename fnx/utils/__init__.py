@@ -1,6 +1,6 @@
-"""Utilities: ``rename_privateuse1_backend``, and ``fnx.utils.data`` (datasets and the
-``DataLoader``)."""
+"""Utilities: ``rename_privateuse1_backend``, ``fnx.utils.data`` (datasets and the
+``DataLoader``) and ``fnx.utils.checkpoint`` (activation checkpointing)."""
 from ..core.device import rename_privateuse1_backend
-from . import data  # noqa: E402
+from . import checkpoint, data  # noqa: E402
 
-__all__ = ["rename_privateuse1_backend", "data"]
+__all__ = ["rename_privateuse1_backend", "data", "checkpoint"]
