@@ -12,8 +12,8 @@ from . import _boot  # noqa: F401  (first: defines every op and registers every 
 import sys as _sys
 
 from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, distributions,
-               export, fft, func, library, linalg, nn, onnx, ops, optim, random, serialization,
-               sparse, special, utils)
+               export, fft, func, jit, library, linalg, nn, onnx, ops, optim, random,
+               serialization, sparse, special, utils)
 # the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
 from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
 from .api import *  # noqa: F403
@@ -34,7 +34,8 @@ from .nn._rnn_forms import __all__ as _rnn_forms_all  # noqa: E402
 
 __all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distributed",
            "distributions", "export",
-           "fft", "func", "vmap", "cond", "while_loop", "library", "linalg", "nn", "onnx", "ops",
+           "fft", "func", "jit", "vmap", "cond", "while_loop", "library", "linalg", "nn", "onnx",
+           "ops",
            "optim", "random",
            "serialization", "sparse", "special", "utils", "stft", "istft"]
 __all__ += _api_all + _aten_forms_all + _rnn_forms_all
