@@ -25,8 +25,9 @@ from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
 from .variable import Variable
+from . import functional
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Node",
-           "detect_anomaly", "set_detect_anomaly", "Variable"]
+           "detect_anomaly", "set_detect_anomaly", "Variable", "functional"]
