@@ -7,7 +7,7 @@ import pytest
 import fnx
 from fnx.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, IterableDataset,
                             RandomSampler, SequentialSampler, Subset, TensorDataset,
-                            default_collate, random_split)
+                            WeightedRandomSampler, default_collate, random_split)
 
 
 def _dataset(n=10):
@@ -152,3 +152,29 @@ def test_iterable_dataset():
         [[0, 1, 2], [3, 4, 5]]
     with pytest.raises(ValueError, match="expected unspecified shuffle option"):
         DataLoader(Stream(), shuffle=True)
+
+
+def test_weighted_random_sampler_draws_by_weight():
+    w = [1.0, 3.0, 0.0, 6.0]
+    s = WeightedRandomSampler(w, 20000, generator=fnx.Generator().manual_seed(0))
+    counts = np.bincount(list(s), minlength=4) / 20000
+    # binomial standard error <= 0.0036: 5 of them
+    np.testing.assert_allclose(counts, np.array(w) / 10, atol=0.018)
+    assert len(s) == 20000 and s.weights.dtype == fnx.float64
+    once = list(WeightedRandomSampler([1.0, 1.0, 1.0], 3, replacement=False,
+                                      generator=fnx.Generator().manual_seed(1)))
+    assert sorted(once) == [0, 1, 2]
+    loader = DataLoader(TensorDataset(fnx.arange(4.0)), batch_size=2,
+                        sampler=WeightedRandomSampler([0, 0, 1, 0], 4))
+    assert [b[0].tolist() for b in loader] == [[2.0, 2.0], [2.0, 2.0]]
+
+
+@pytest.mark.parametrize("args, match", [
+    (([0.5, 0.5], 0), "num_samples should be a positive integer value, but got num_samples=0"),
+    (([0.5, 0.5], True), "num_samples=True"),
+    (([0.5, 0.5], 2, 1), "replacement should be a boolean value, but got replacement=1"),
+    (([[0.5, 0.5]], 2), r"weights should be a 1d sequence but given weights have shape "
+                        r"\(1, 2\)")])
+def test_weighted_random_sampler_checks_its_arguments(args, match):
+    with pytest.raises(ValueError, match=match):
+        WeightedRandomSampler(*args)

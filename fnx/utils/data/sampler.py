@@ -4,7 +4,7 @@ from __future__ import annotations
 from ... import api as fnx
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "BatchSampler"]
+           "WeightedRandomSampler", "BatchSampler"]
 
 
 class Sampler:
@@ -103,6 +103,43 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self):
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices into ``weights`` drawn with probabilities proportional to
+    them (``fnx.multinomial``), with or without replacement: a balanced stream from an
+    imbalanced dataset. Without ``generator`` each pass draws from the global generator.
+
+    >>> import fnx
+    >>> from fnx.utils.data import WeightedRandomSampler
+    >>> list(WeightedRandomSampler([0.0, 1.0, 0.0], 4))
+    [1, 1, 1, 1]
+    """
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or \
+                num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        w = fnx.as_tensor(weights, dtype=fnx.float64)
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(w.shape)}")
+        self.weights = w
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        drawn = fnx.multinomial(self.weights, self.num_samples, self.replacement,
+                                generator=self.generator)
+        yield from iter(drawn.tolist())
+
+    def __len__(self):
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
