@@ -109,6 +109,7 @@ def test_nn_parallel():
     x = fnx.randn(4, 3)
     np.testing.assert_array_equal(dp(x).detach().numpy(), inner(x).detach().numpy())
     assert list(dp.state_dict()) == ["module.weight", "module.bias"]     # PyTorch's keys
+    assert fnx.nn.DataParallel is fnx.nn.parallel.DataParallel    # torch.nn.DataParallel
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         DDP(inner)
 
