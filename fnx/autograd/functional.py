@@ -38,11 +38,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     ([1.0, 1.0], [1.0, 1.0])
     """
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                       "vjp")
-        _check_requires_grad(outputs, "outputs", strict)
+        in_tuple, inputs = _inputs(inputs, "vjp", create_graph)
+        out_tuple, outputs = _outputs(func, inputs, "vjp", strict)
         if v is not None:
             v = _prepare(_as_tuple(v, "v", "vjp")[1], create_graph, need_graph=False)
             _validate_v(v, outputs, out_tuple)
@@ -67,8 +64,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     ([9.0], [6.0])
     """
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
+        in_tuple, inputs = _inputs(inputs, "jvp", create_graph)
         if v is not None:
             v = _prepare(_as_tuple(v, "v", "jvp")[1], create_graph, need_graph=False)
             _validate_v(v, inputs, in_tuple)
@@ -76,9 +72,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             raise RuntimeError("The vector v can only be None if the input to the "
                                "user-provided function is a single Tensor with a single "
                                "element.")
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                       "jvp")
-        _check_requires_grad(outputs, "outputs", strict)
+        out_tuple, outputs = _outputs(func, inputs, "jvp", strict)
         # d/du (u^T J) v = J v, u a dummy cotangent
         dummies = tuple(aten.zeros_like.default(o).requires_grad_(True) for o in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, dummies, create_graph=True)
@@ -119,11 +113,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                   "yet. Please either set `create_graph=False` or `strategy="
                                   "\"reverse-mode\"`.")
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                       "jacobian")
-        _check_requires_grad(outputs, "outputs", strict)
+        in_tuple, inputs = _inputs(inputs, "jacobian", create_graph)
+        out_tuple, outputs = _outputs(func, inputs, "jacobian", strict)
         jac = []
         for i, out in enumerate(outputs):
             rows = [[] for _ in inputs]
@@ -205,8 +196,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def _hessian_product(name, func, inputs, v, create_graph, strict):
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", name)
-        inputs = _prepare(inputs, create_graph, need_graph=True)
+        in_tuple, inputs = _inputs(inputs, name, create_graph)
         if v is not None:
             v = _prepare(_as_tuple(v, "v", name)[1], create_graph, need_graph=False)
             _validate_v(v, inputs, in_tuple)
@@ -214,9 +204,7 @@ def _hessian_product(name, func, inputs, v, create_graph, strict):
             raise RuntimeError("The vector v can only be None if the input to the "
                                "user-provided function is a single Tensor with a single "
                                "element.")
-        out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
-                                       name)
-        _check_requires_grad(outputs, "outputs", strict)
+        out_tuple, outputs = _outputs(func, inputs, name, strict)
         if out_tuple or not isinstance(outputs[0], Tensor):
             raise RuntimeError("The function given to hvp should return a single Tensor")
         if outputs[0].numel() != 1:
@@ -255,6 +243,20 @@ def _as_tuple(value, arg_name, fn_name):
                             f"tuple of Tensors but the given {arg_name} has type "
                             f"{type(el)}.")
     return is_tuple, items
+
+
+def _inputs(inputs, fn_name, create_graph):
+    """``(was a tuple, the inputs as fresh leaves)`` (see ``_prepare``)."""
+    is_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    return is_tuple, _prepare(inputs, create_graph, need_graph=True)
+
+
+def _outputs(func, inputs, fn_name, strict):
+    """``(was a tuple, func(*inputs) as a tuple)``, checked in strict mode."""
+    is_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
+                                  fn_name)
+    _check_requires_grad(outputs, "outputs", strict)
+    return is_tuple, outputs
 
 
 def _untuple(res, was_tuple):
