@@ -28,7 +28,7 @@ import jax.numpy as jnp
 
 from ..core.tensor import Tensor
 from ..graph.tracer import is_compiling
-from ._pytree import flatten, unflatten
+from ..core.pytree import flatten, unflatten
 from ._program_op import JaxFunction
 from ._traced import Traced, aval, fn_name, run
 

@@ -37,7 +37,7 @@ from ..lower.jax import JAX_TARGET
 from ..lower.jax_compile import graph_program
 from ..ops import aten
 from ._program_op import STOP_GRADIENT, JaxFunction, call
-from ._pytree import flatten, unflatten
+from ..core.pytree import flatten, unflatten
 
 __all__ = ["Traced", "aval", "run", "run_checks", "fn_name", "state_key", "describe"]
 

@@ -19,7 +19,7 @@ from ..core.meta_array import meta_tensor
 from ..core.tensor import Tensor
 from ..lower.jax import random_key
 from ._program_op import JaxFunction, conj
-from ._pytree import broadcast_prefix, flatten, unflatten
+from ..core.pytree import broadcast_prefix, flatten, unflatten
 from ._traced import Traced, aval, describe, fn_name, run, state_key
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]

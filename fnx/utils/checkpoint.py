@@ -36,6 +36,7 @@ from ..autograd import Function
 from ..autograd.engine import backward as _backward, grad as _grad
 from ..core import random as _random
 from ..core.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..core.pytree import flatten, unflatten
 from ..core.tensor import Tensor
 from ..dispatch.modes import DispatchMode
 from ..graph.tracer import is_compiling
@@ -79,12 +80,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None,
         return _reentrant(function, args, rng)
     with no_grad(), _ReadsGradTensors() as reads:
         out = function(*args, **kwargs)
-    flat, rebuild = _flatten(out)
     if not reads.tensors:
         return out
+    flat, spec = flatten(out)
     box = _Box(function, args, kwargs, rng, flat, reentrant=False)
-    outs = _Checkpoint.apply(box, *reads.tensors)
-    return rebuild(outs)
+    return unflatten(spec, _Checkpoint.apply(box, *reads.tensors))
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
@@ -177,7 +177,7 @@ class _Box:
             else:
                 with self.rng:
                     out = self.function(*args, **self.kwargs)
-        return _flatten(out)[0]
+        return flatten(out)[0]
 
 
 class _Checkpoint(Function):
@@ -190,63 +190,32 @@ class _Checkpoint(Function):
     @staticmethod
     def backward(ctx, *grads):
         box, inputs = ctx.box, ctx.inputs
-        if box.reentrant:
+        if box.reentrant:       # on detached arguments; parameters accumulate their .grad
             args = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor)
                     else a for a in box.args]
-            outs = box.recompute(args)
-            pairs = [(o, g) for o, g in zip(outs, grads)
-                     if isinstance(o, Tensor) and o.requires_grad and g is not None]
-            if pairs:
-                _backward([o for o, _ in pairs], [g for _, g in pairs])
-            return (None, *[a.grad for a in args if isinstance(a, Tensor)])
-        outs = box.recompute(box.args)
-        pairs = [(o, g) for o, g in zip(outs, grads)
+        else:
+            args = box.args
+        # the recomputed outputs that take part, with their gradients
+        pairs = [(o, g) for o, g in zip(box.recompute(args), grads)
                  if isinstance(o, Tensor) and o.requires_grad and g is not None]
-        if not pairs:
-            return (None,) + (None,) * len(inputs)
-        got = _grad([o for o, _ in pairs], list(inputs), [g for _, g in pairs],
-                    allow_unused=True)
-        return (None, *got)
+        outs, grads = [o for o, _ in pairs], [g for _, g in pairs]
+        if box.reentrant:
+            if outs:
+                _backward(outs, grads)
+            return (None, *[a.grad for a in args if isinstance(a, Tensor)])
+        if not outs:
+            return (None,) * (1 + len(inputs))
+        return (None, *_grad(outs, list(inputs), grads, allow_unused=True))
 
 
 def _reentrant(function, args, rng):
     with no_grad():
         out = function(*args)
-    flat, rebuild = _flatten(out)
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not any(t.requires_grad for t in tensors):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                       UserWarning, stacklevel=3)
         return out
+    flat, spec = flatten(out)
     box = _Box(function, args, {}, rng, flat, reentrant=True)
-    return rebuild(_Checkpoint.apply(box, *tensors))
-
-
-def _flatten(out):
-    """``out``'s tensors and non-tensors as a flat tuple, and how to rebuild ``out`` from
-    it (a tensor, or tuples, lists and dicts of them)."""
-    leaves = []
-
-    def walk(v):
-        if isinstance(v, (tuple, list)):
-            return (type(v), [walk(x) for x in v])
-        if isinstance(v, dict):
-            return (dict, [(k, walk(x)) for k, x in v.items()])
-        leaves.append(v)
-        return None
-    spec = walk(out)
-
-    def rebuild(flat):
-        flat = list(flat) if isinstance(flat, tuple) else [flat]
-        it = iter(flat)
-
-        def build(s):
-            if s is None:
-                return next(it)
-            kind, items = s
-            if kind is dict:
-                return {k: build(x) for k, x in items}
-            made = [build(x) for x in items]
-            return kind(made) if kind in (tuple, list) else kind(*made)
-        return build(spec)
-    return tuple(leaves), rebuild
+    return unflatten(spec, _Checkpoint.apply(box, *tensors))

@@ -1,5 +1,6 @@
-"""Pytrees of the transforms' inputs and outputs: tuples, lists, dicts (in insertion order,
-as PyTorch's pytrees: a gradient dict lists its keys as the parameter dict did), namedtuples
+"""Pytrees (as ``torch.utils._pytree``): the nested inputs and outputs of ``fnx.func``'s
+transforms and of a checkpointed function. Tuples, lists, dicts (in insertion order, as
+PyTorch's pytrees: a gradient dict lists its keys as the parameter dict did), namedtuples
 and None (an empty node); anything else is a leaf.
 
 >>> leaves, spec = flatten(({"w": 1, "b": 2}, [3, None]))
