@@ -77,13 +77,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         dummies = tuple(aten.zeros_like.default(o).requires_grad_(True) for o in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, dummies, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-        if create_graph:
-            with enable_grad():
-                got = _autograd_grad(grad_inputs, dummies, v, create_graph=True)
-                res = _fill_in_zeros(got, outputs, strict, True, "back_trick")
-        else:
-            got = _autograd_grad(grad_inputs, dummies, v)
-            res = _fill_in_zeros(got, outputs, strict, False, "back_trick")
+        got = _autograd_grad(grad_inputs, dummies, v, create_graph=create_graph)
+        res = _fill_in_zeros(got, outputs, strict, create_graph, "back_trick")
     return (_untuple(_finish(outputs, create_graph), out_tuple),
             _untuple(_finish(res, create_graph), out_tuple))
 
