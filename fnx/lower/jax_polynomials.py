@@ -7,11 +7,10 @@ XLA (no host callback: it runs on a GPU without a round trip and exports).
 The recurrences, the interval ends and the special orders give the NumPy kernels' values
 bit for bit (each product is kept from fusing into a multiply-add, and each quotient is
 rounded once, as NumPy rounds them; checked with jax 0.10 on CPU and jax 0.11 on CPU and
-an H200). The
-closed trigonometric forms inside (-1, 1) use XLA's ``acos``, ``cos`` and ``sin``, which
-differ from NumPy's by an ulp here and there; ``cos(n * acos(x))`` multiplies such a
-difference by about ``n``, so near the polynomial's zeros the relative difference grows
-with the order.
+an H200). The closed trigonometric forms inside (-1, 1) use XLA's ``acos``, ``cos`` and
+``sin``, which differ from NumPy's by an ulp here and there; ``cos(n * acos(x))``
+multiplies such a difference by about ``n``, so near the polynomial's zeros the relative
+difference grows with the order.
 """
 from __future__ import annotations
 

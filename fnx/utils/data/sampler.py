@@ -134,9 +134,8 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        drawn = fnx.multinomial(self.weights, self.num_samples, self.replacement,
-                                generator=self.generator)
-        yield from iter(drawn.tolist())
+        yield from fnx.multinomial(self.weights, self.num_samples, self.replacement,
+                                   generator=self.generator).tolist()
 
     def __len__(self):
         return self.num_samples
