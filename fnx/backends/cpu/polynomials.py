@@ -7,8 +7,8 @@ arithmetic is the same.
 ``POLYNOMIALS[name](ops, x, n)`` computes with ``ops`` (``ArrayOps``): the array module
 (NumPy, or ``jax.numpy``), ``loop(cond, body, state)`` with ``lax.while_loop``'s contract,
 which runs the recurrence while any element still needs a step (as many steps as the data
-needs), and ``rounded``, which keeps a compiler from fusing a recurrence's product into a
-fused multiply-add. With NumPy and a Python loop they are the NumPy kernels of the prims
+needs), ``rounded``, which keeps a compiler from fusing a recurrence's product into a
+fused multiply-add, and ``divide``, which rounds a recurrence's quotient once. With NumPy and a Python loop they are the NumPy kernels of the prims
 and of their ATen ops with ``out=`` (``fnx/ir/aten/polynomials.py``);
 ``fnx/lower/jax_polynomials.py`` makes the JAX rules of the same functions.
 """
