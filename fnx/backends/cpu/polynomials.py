@@ -8,9 +8,10 @@ arithmetic is the same.
 (NumPy, or ``jax.numpy``), ``loop(cond, body, state)`` with ``lax.while_loop``'s contract,
 which runs the recurrence while any element still needs a step (as many steps as the data
 needs), ``rounded``, which keeps a compiler from fusing a recurrence's product into a
-fused multiply-add, and ``divide``, which rounds a recurrence's quotient once. With NumPy and a Python loop they are the NumPy kernels of the prims
-and of their ATen ops with ``out=`` (``fnx/ir/aten/polynomials.py``);
-``fnx/lower/jax_polynomials.py`` makes the JAX rules of the same functions.
+fused multiply-add, and ``divide``, which rounds a recurrence's quotient once. With NumPy
+and a Python loop they are the NumPy kernels of the prims and of their ATen ops with
+``out=`` (``fnx/ir/aten/polynomials.py``); ``fnx/lower/jax_polynomials.py`` makes the JAX
+rules of the same functions.
 """
 from __future__ import annotations
 
