@@ -318,6 +318,32 @@ def test_random_ops_follow_the_seed():
     assert d.device == fnx.device("cuda:0")
 
 
+def test_fork_rng_restores_the_cuda_generators():
+    # Every visible cuda device's generator is forked by default (warned about when there
+    # are several); ``devices=`` names the ones to fork, the others move on.
+    fnx.manual_seed(2)
+    with fnx.random.fork_rng(devices=[0]):
+        inside = fnx.rand(5, device="cuda").tolist()
+        fnx.rand(3)
+    assert fnx.rand(5, device="cuda").tolist() == inside        # the draw is replayed
+    fnx.manual_seed(2)
+    fnx.rand(5, device="cuda")
+    expected = fnx.rand(4, device="cuda").tolist()
+    fnx.manual_seed(2)
+    fnx.rand(5, device="cuda")
+    with fnx.random.fork_rng(devices=[]):
+        fnx.rand(4, device="cuda")
+    assert fnx.rand(4, device="cuda").tolist() != expected     # not forked: moved on
+    fnx.manual_seed(2)
+    fnx.rand(5, device="cuda")
+    with fnx.random.fork_rng():
+        fnx.rand(4, device="cuda")
+    assert fnx.rand(4, device="cuda").tolist() == expected
+    with pytest.raises(ValueError, match="fork_rng: expected a cuda device"):
+        with fnx.random.fork_rng(devices=["cpu"]):
+            pass
+
+
 def test_next_key_draws_from_the_devices_generator():
     # generator=None means the device's own generator, as for cuda's eager random ops:
     # reseeding the cuda generator replays the keys; the CPU generator is left alone.

@@ -121,6 +121,26 @@ def test_rng_state_and_fork():
     np.testing.assert_array_equal(to_numpy(fnx.rand(4)), b)
 
 
+def test_fork_rng_as_decorator_nested_and_disabled():
+    fnx.manual_seed(4)
+    expected = to_numpy(fnx.rand(3))
+
+    @fnx.random.fork_rng()
+    def draw():
+        return to_numpy(fnx.rand(3))
+    fnx.manual_seed(4)
+    np.testing.assert_array_equal(draw(), expected)     # drawn from the state it entered with
+    np.testing.assert_array_equal(draw(), expected)     # ... which it restored
+    with fnx.random.fork_rng():
+        with fnx.random.fork_rng():
+            fnx.rand(2)
+        np.testing.assert_array_equal(to_numpy(fnx.rand(3)), expected)
+    np.testing.assert_array_equal(to_numpy(fnx.rand(3)), expected)
+    with fnx.random.fork_rng(enabled=False):
+        fnx.rand(3)
+    assert not np.array_equal(to_numpy(fnx.rand(3)), expected)
+
+
 def test_non_cpu_generator_is_refused():
     with pytest.raises(RuntimeError, match="cuda"):
         fnx.Generator("cuda")

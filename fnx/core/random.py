@@ -19,8 +19,10 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
+import warnings
 
 import numpy as np
 
@@ -182,6 +184,7 @@ def rng(generator, op_name="random op") -> np.random.Generator:
 default_generator = Generator()
 _seed_hooks: list = []
 _default_generators: dict = {"cpu": lambda index: default_generator}
+_device_counts: dict = {}       # device type -> () -> how many devices it has
 
 
 def register_seed_hook(fn) -> None:
@@ -190,10 +193,13 @@ def register_seed_hook(fn) -> None:
         _seed_hooks.append(fn)
 
 
-def register_default_generator(device_type: str, generator_for) -> None:
+def register_default_generator(device_type: str, generator_for, device_count=None) -> None:
     """``generator_for(index)`` is the default generator of device ``device_type:index``
-    (a backend with its own random state registers it: ``fnx.cuda`` keeps one per device)."""
+    (a backend with its own random state registers it: ``fnx.cuda`` keeps one per device);
+    ``device_count()``, how many such devices there are (what ``fork_rng`` forks)."""
     _default_generators[device_type] = generator_for
+    if device_count is not None:
+        _device_counts[device_type] = device_count
 
 
 def default_generator_for(dev):
@@ -239,22 +245,67 @@ def set_rng_state(new_state) -> None:
     default_generator.set_state(new_state)
 
 
-class fork_rng:
-    """Context manager: random calls inside leave the default generator's state unchanged.
+class fork_rng(contextlib.ContextDecorator):
+    """Context manager (or decorator): random calls inside leave the random state unchanged:
+    the CPU default generator's and, of ``device_type``, the default generators of
+    ``devices`` (indices, ``"cuda:1"`` or ``fnx.device``s; every such device when None, with a
+    warning when there are several, as PyTorch does). ``enabled=False`` forks nothing.
 
     >>> import fnx
+    >>> s = fnx.random.get_rng_state()
     >>> with fnx.random.fork_rng():
     ...     _ = fnx.rand(2)
+    >>> bool((fnx.random.get_rng_state() == s).all())
+    True
     """
 
-    def __init__(self, devices=None, enabled=True):
-        self.enabled = enabled
+    _warned = False
+
+    def __init__(self, devices=None, enabled=True, _caller="fork_rng",
+                 _devices_kw="devices", device_type="cuda"):
+        self.devices, self.enabled = devices, enabled
+        self._caller, self._devices_kw = _caller, _devices_kw
+        self.device_type = _device(device_type).type
+        self._saved = []
+
+    def _generators(self) -> list:
+        gens = [default_generator]
+        kind = self.device_type
+        generator_for = _default_generators.get(kind)
+        if kind in ("cpu", "meta") or generator_for is None:
+            return gens
+        devices = self.devices
+        if devices is None:
+            n = _device_counts.get(kind, lambda: 0)()
+            if n > 1 and not fork_rng._warned:
+                fork_rng._warned = True
+                warnings.warn(f"{self._caller}: {n} {kind} devices are visible and "
+                              f"'{self._devices_kw}' was not given, so the random state of "
+                              f"every one of them is saved and restored; pass "
+                              f"{self._devices_kw}=[...] with the devices in use to fork "
+                              f"only those", UserWarning, stacklevel=3)
+            devices = range(n)
+        for d in devices:
+            gens.append(generator_for(_device_index(d, kind)))
+        return list(dict.fromkeys(gens))    # (a generator shared by two indices: once)
 
     def __enter__(self):
         if self.enabled:
-            self.state = default_generator.get_state()
+            self._saved.append([(g, g.get_state()) for g in self._generators()])
         return self
 
     def __exit__(self, *exc):
         if self.enabled:
-            default_generator.set_state(self.state)
+            for g, state in self._saved.pop():
+                g.set_state(state)
+        return False
+
+
+def _device_index(d, kind: str) -> int:
+    """The index of device ``d`` of type ``kind`` (an int, a string or a ``fnx.device``)."""
+    if isinstance(d, int) and not isinstance(d, bool):
+        return d
+    dev = _device(d)
+    if dev.type != kind:
+        raise ValueError(f"fork_rng: expected a {kind} device in devices, but got {dev}")
+    return dev.index or 0

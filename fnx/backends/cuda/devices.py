@@ -225,5 +225,5 @@ def _seed_hook(s) -> None:
 
 
 register_seed_hook(_seed_hook)
-register_default_generator("cuda", generator_for)
+register_default_generator("cuda", generator_for, device_count)
 register_autocast_device("cuda", is_available)
