@@ -84,7 +84,12 @@ def test_set_default_tensor_type(restore):
             fnx.set_default_tensor_type("torch.NopeTensor")
         with pytest.raises(TypeError, match="floating-point"):
             fnx.set_default_tensor_type("torch.LongTensor")
-    assert fnx.get_default_dtype() is fnx.float32
+        with pytest.raises(TypeError, match="invalid type"):
+            fnx.set_default_tensor_type("torch.cuda.gpu.FloatTensor")
+        fnx.set_default_tensor_type(fnx.DoubleTensor)       # a legacy type class
+        assert fnx.get_default_dtype() is fnx.float64
+        fnx.set_default_tensor_type(fnx.FloatTensor)
+    assert fnx.get_default_dtype() is fnx.float32 and fnx.zeros(1).device.type == "cpu"
 
 
 def test_rng_state_round_trip():

@@ -137,9 +137,6 @@ for _name, _dt in [("float", D.float32), ("double", D.float64), ("half", D.float
                    ("cfloat", D.complex64), ("cdouble", D.complex128)]:
     _cast_method(_name, _dt)
 
-_FROM_TYPE_NAME = {d.scalar_type + "Tensor": d for d in D.all_dtypes()}
-
-
 @tensor_method("type")
 def type_(self, dtype=None, non_blocking=False, **kwargs):
     """Without ``dtype``: the type name (``'fnx.FloatTensor'``); with one: a converted tensor.
@@ -155,12 +152,10 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
         return self._dtype.tensor_type(self._device.type)
     device = None
     if isinstance(dtype, str):
-        parts = dtype.split(".")
-        if len(parts) not in (2, 3) or parts[0] not in ("fnx", "torch") or \
-                parts[-1] not in _FROM_TYPE_NAME or (len(parts) == 3 and parts[1] != "cuda"):
+        named = D.from_tensor_type(dtype)
+        if named is None:
             raise ValueError(f"invalid type: '{dtype}'")
-        device = "cuda" if len(parts) == 3 else "cpu"
-        dtype = _FROM_TYPE_NAME[parts[-1]]
+        dtype, device = named
     elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), D.dtype):
         # a legacy type (fnx.LongTensor, fnx.cuda.FloatTensor): its dtype and device
         device, dtype = ("cuda" if dtype.is_cuda else "cpu"), dtype.dtype

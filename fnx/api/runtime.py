@@ -201,11 +201,10 @@ def set_default_tensor_type(t) -> None:
     else:
         name = t if isinstance(t, str) else f"{t.__module__}.{t.__name__}" \
             if isinstance(t, type) else str(t)
-        parts = name.split(".")
-        types = {d.scalar_type + "Tensor": d for d in D.all_dtypes()}
-        if parts[-1] not in types or (len(parts) == 3 and parts[1] != "cuda") or len(parts) > 3:
+        named = D.from_tensor_type(name)
+        if named is None:
             raise TypeError(f"invalid type: '{name}'")
-        dtype, dev = types[parts[-1]], ("cuda" if len(parts) == 3 else "cpu")
+        dtype, dev = named
     if not dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     D.set_default_dtype(dtype)

@@ -102,6 +102,25 @@ ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
            "int": int32, "long": int64, "cfloat": complex64, "cdouble": complex128}
 
 
+_FROM_TENSOR_TYPE = {d.scalar_type + "Tensor": d for d in _ALL}
+
+
+def from_tensor_type(name: str):
+    """The (dtype, device type) a legacy tensor type name stands for, the inverse of
+    ``dtype.tensor_type``; None when ``name`` names none.
+
+    >>> from fnx.core.dtype import from_tensor_type
+    >>> from_tensor_type("torch.cuda.LongTensor"), from_tensor_type("fnx.Float")
+    ((fnx.int64, 'cuda'), None)
+    """
+    parts = name.split(".")
+    if len(parts) not in (2, 3) or parts[0] not in ("fnx", "torch") or \
+            len(parts) == 3 and parts[1] != "cuda":
+        return None
+    d = _FROM_TENSOR_TYPE.get(parts[-1])
+    return None if d is None else (d, "cuda" if len(parts) == 3 else "cpu")
+
+
 def all_dtypes() -> tuple:
     """Every dtype, bool first, in PyTorch's promotion order."""
     return tuple(_ALL)
