@@ -23,8 +23,8 @@ import types
 from ..core import dtype as D
 from ..core import tls
 from ..core.device import CPU, META, canonical
-from ..core.dispatch_key import META_KS, DispatchKey
-from ..core.layout import check_strided
+from ..core.dispatch_key import META_KS, SPARSE_KEYS, DispatchKey
+from ..core.layout import SparseNotTraceable, check_strided
 from ..core.meta_array import MetaArray, meta_tensor
 from ..core.tensor import GradWriteLog, Tensor
 from ..ir.strides import VIEW_STRIDES, contiguous_strides
@@ -240,6 +240,10 @@ class TracingMode(DecomposingMode):
                 out = self.breaks.op(self, op, args, kwargs)
                 if out is not None:
                     return out
+            if any(k in op.kernels for k in SPARSE_KEYS):     # it makes a sparse tensor
+                raise SparseNotTraceable(f"tracing {op.qualname} at {user_frame()}: sparse "
+                                         f"tensors are not supported in a trace; run the "
+                                         f"function eagerly") from None
             raise DataDependentError(f"tracing {op.qualname} at {user_frame()}: {e}") from None
         if isinstance(out, Tensor):
             out._device = device
