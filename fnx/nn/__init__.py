@@ -8,11 +8,11 @@
 >>> loss.shape, loss.dtype
 (fnx.Size([]), fnx.float32)
 """
-from . import functional, init, parallel, utils
+from . import attention, functional, init, parallel, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel     # torch.nn.DataParallel
 from .parameter import Buffer, Parameter
 
 __all__ = ["Parameter", "Buffer", "DataParallel", "functional", "init", "parallel",
-           "utils"] + _modules_all
+           "utils", "attention"] + _modules_all

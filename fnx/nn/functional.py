@@ -21,6 +21,8 @@ from .. import api as fnx
 from ..api.nn import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
                       pdist)
 from ..core.grad_mode import no_grad
+from ..core import sdp_backends
+from ..graph.tracer import read_traced
 from ..ir.variants import write_result
 from ..ops import aten
 from ._functional_pooling import *  # noqa: F403 - adaptive max, unpool, LP, fractional, LRN
@@ -610,6 +612,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     ...                                fnx.ones(1, 3, 5)).shape
     fnx.Size([1, 2, 5])
     """
+    # (under fnx.compile the flag is guarded, so a compiled call raises as eager does)
+    sdp_backends.check_available(read_traced(sdp_backends.state["available"],
+                                             sdp_backends.state, "available",
+                                             "an attention backend is enabled"))
     return aten.scaled_dot_product_attention.default(query, key, value, attn_mask, dropout_p,
                                                      is_causal, scale=scale,
                                                      enable_gqa=enable_gqa)

@@ -37,13 +37,19 @@ from ...ir.strides import channels_last_strides, contiguous_strides, memory_form
 from ...lower.jax_compile import register_device_arrays
 from ..cpu import conversion as cpu_conversion
 from ..cpu._core import wrap as cpu_wrap
-from .flags import matmul
+from .flags import (allow_fp16_bf16_reduction_math_sdp, cudnn_sdp_enabled, enable_cudnn_sdp,
+                    enable_flash_sdp, enable_math_sdp, enable_mem_efficient_sdp,
+                    flash_sdp_enabled, fp16_bf16_reduction_math_sdp_allowed, math_sdp_enabled,
+                    matmul, mem_efficient_sdp_enabled, sdp_kernel)
 from .jit_kernel import cache_info, clear_cache, generic_kernel, run_on_cpu
 from .storage import (CUDA_KS, canonical_cuda, host_strides, jax_device, preserved_strides,
                       to_device, to_host, with_strides, wrap_array, x64)
 
 __all__ = ["CUDA_KS", "wrap_array", "jax_device", "from_host", "cache_info", "clear_cache",
-           "run_on_cpu", "register", "matmul"]
+           "run_on_cpu", "register", "matmul", "enable_flash_sdp", "flash_sdp_enabled",
+           "enable_mem_efficient_sdp", "mem_efficient_sdp_enabled", "enable_math_sdp",
+           "math_sdp_enabled", "enable_cudnn_sdp", "cudnn_sdp_enabled", "sdp_kernel",
+           "allow_fp16_bf16_reduction_math_sdp", "fp16_bf16_reduction_math_sdp_allowed"]
 
 _CUDA = DispatchKey.CUDA
 _CUDA_BIT = 1 << _CUDA
