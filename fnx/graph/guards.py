@@ -124,6 +124,13 @@ def _modules_of(fn):
     return out
 
 
+def has_lazy_modules(fn) -> bool:
+    """Whether a module ``fn`` reaches still waits for its parameters' shapes (a lazy
+    module before its first call: ``nn.modules.lazy``)."""
+    return any(getattr(m, "has_uninitialized_params", None) is not None and
+               m.has_uninitialized_params() for m in _modules_of(fn))
+
+
 def roots_of(fn) -> list:
     """The objects through which ``fn`` reaches Python state: itself (a module or other
     callable object), a bound method's object, and the globals and closure cells it names."""

@@ -136,6 +136,9 @@ class CompiledFunction:
     def _compile_and_run(self, key, args, kwargs):
         """Trace and compile a program for this call (under the lock), cache it and run it;
         or run the function eagerly when it cannot be compiled."""
+        if guards.has_lazy_modules(self.fn):
+            # as torch.compile: lazy modules take their shapes in an eager call first
+            return self.fn(*args, **kwargs)
         full = self._programs() >= self.cache_limit
         if self.dynamic is not False:   # a symbolic trace for sizes that keep changing
             done, result = self._dynamic_shapes.call(key, args, kwargs, not full)

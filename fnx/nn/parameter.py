@@ -9,7 +9,7 @@ from ..core.grad_mode import no_grad
 from ..core.tensor import Tensor, _autograd_bit, shared_data
 from ..serialization import _rebuild_tensor, register_parameter_class
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 def _share(cls, data: Tensor, requires_grad: bool) -> Tensor:
@@ -84,6 +84,75 @@ class Buffer(Tensor):
 
     def __init__(self, data=None, *, persistent=True):
         pass
+
+
+class _Uninitialized:
+    """A tensor with a dtype and device but no shape or values yet (a lazy module's
+    parameter until its first call): ``materialize(shape)`` gives it values (uninitialized
+    memory, as ``empty``) and makes it a ``cls_to_become``. Until then it holds zero
+    elements."""
+
+    cls_to_become = Tensor
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        if isinstance(shape, int):
+            shape = (shape,)
+        device = self.device if device is None else device
+        dtype = self.dtype if dtype is None else dtype
+        with no_grad():
+            self.data = fnx.empty(*shape, device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. "
+                           "This error usually happens in `load_state_dict` when trying to "
+                           "load an uninitialized parameter into an initialized one. Call "
+                           "`forward` to initialize the parameters before accessing their "
+                           "attributes.")
+
+    def __repr__(self):
+        return f"<{type(self).__name__}>"
+
+
+class UninitializedParameter(_Uninitialized, Parameter):
+    """A lazy module's parameter before its first call (``nn.LazyLinear`` and kin).
+
+    >>> import fnx
+    >>> p = fnx.nn.parameter.UninitializedParameter()
+    >>> p
+    <UninitializedParameter>
+    >>> p.materialize((2, 3)); type(p).__name__, tuple(p.shape), p.requires_grad
+    ('Parameter', (2, 3), True)
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return _share(cls, fnx.empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def __reduce_ex__(self, proto):
+        raise RuntimeError("Can't pickle an uninitialized parameter: call the lazy module "
+                           "once to initialize it first")
+
+
+class UninitializedBuffer(_Uninitialized, Tensor):
+    """A lazy module's buffer before its first call (``running_mean`` of
+    ``nn.LazyBatchNorm1d``)."""
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        return _share(cls, fnx.empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass
+
+
+def is_lazy(param) -> bool:
+    """Whether ``param`` is an uninitialized parameter or buffer."""
+    return isinstance(param, _Uninitialized)
 
 
 def _rebuild_parameter(array, dtype_name, device_str, requires_grad):

@@ -6,11 +6,13 @@ import math
 from ... import api as fnx
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d"]
+           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PAD_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -207,3 +209,102 @@ class ConvTranspose2d(_ConvTransposeNd):
 class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution."""
     _nd = 3
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """The lazy form of a convolution: ``in_channels`` from the first input's channel dim
+    (dim 1, or dim 0 of an unbatched input)."""
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        # called after the eager __init__ ran with 0 channels
+        self.out_channels = out_channels
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs) -> None:
+        if not self.has_uninitialized_params():
+            return
+        n = self._nd
+        if input.ndim not in (n + 1, n + 2):
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input "
+                               f"to {type(self).__name__}, but got input of size: "
+                               f"{list(input.shape)}")
+        self.in_channels = input.shape[1 if input.ndim == n + 2 else 0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
+        self.weight.materialize(shape)
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+
+
+class _LazyConv(_LazyConvMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        if groups > 0 and out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                 dtype=None):
+        if groups > 0 and out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` comes from its first input (``nn.modules.lazy``)."""
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` comes from its first input.
+
+    >>> import fnx
+    >>> m = fnx.nn.LazyConv2d(8, 3, padding=1)
+    >>> m(fnx.ones(1, 3, 4, 4)).shape, m.in_channels
+    (fnx.Size([1, 8, 4, 4]), 3)
+    """
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A ``Conv3d`` whose ``in_channels`` comes from its first input."""
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """A ``ConvTranspose1d`` whose ``in_channels`` comes from its first input."""
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """A ``ConvTranspose2d`` whose ``in_channels`` comes from its first input.
+
+    >>> import fnx
+    >>> fnx.nn.LazyConvTranspose2d(2, 3, stride=2)(fnx.ones(1, 5, 4, 4)).shape
+    fnx.Size([1, 2, 9, 9])
+    """
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ``ConvTranspose3d`` whose ``in_channels`` comes from its first input."""
+    cls_to_become = ConvTranspose3d

@@ -6,7 +6,8 @@ import math
 from ... import api as fnx
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["Identity", "Linear", "LazyLinear", "Bilinear"]
@@ -67,10 +68,11 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-class LazyLinear(Linear):
+class LazyLinear(LazyModuleMixin, Linear):
     """A ``Linear`` whose ``in_features`` is the last dim of its first input: until then
-    its weight is an empty parameter (the same ``Parameter`` objects are filled in, so an
-    optimizer made before the first call trains them); then it becomes a ``Linear``.
+    its weight and bias are ``UninitializedParameter``s (the same objects are filled in,
+    so an optimizer made before the first call trains them); then it becomes a ``Linear``
+    (``fnx.nn.modules.lazy``).
 
     >>> import fnx
     >>> m = fnx.nn.LazyLinear(2)
@@ -83,16 +85,16 @@ class LazyLinear(Linear):
     cls_to_become = Linear
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
-        super().__init__(0, out_features, bias, device, dtype)
-        if self.bias is not None:       # no values until the first call
-            self.bias.data = fnx.empty(0, device=device, dtype=dtype)
+        # (Linear's own 0-input parameters are replaced before any initialization)
+        super().__init__(0, 0, False)
+        self.out_features = out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
-        if self.in_features != 0:
+        if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
-
-    def has_uninitialized_params(self) -> bool:
-        return self.in_features == 0
 
     def initialize_parameters(self, input) -> None:
         """Give the parameters their shapes from ``input`` and PyTorch's initialization."""
@@ -102,18 +104,10 @@ class LazyLinear(Linear):
             raise RuntimeError("LazyLinear: the input must have at least one dim to infer "
                                "in_features from")
         self.in_features = input.shape[-1]
-        # the parameters' dtype and device so far (``.double()``, ``.to()`` apply)
-        kw = {"dtype": self.weight.dtype, "device": self.weight.device}
-        with fnx.no_grad():
-            self.weight.data = fnx.empty(self.out_features, self.in_features, **kw)
-            if self.bias is not None:
-                self.bias.data = fnx.empty(self.out_features, **kw)
-            self.reset_parameters()
-
-    def forward(self, input):
-        self.initialize_parameters(input)
-        self.__class__ = self.cls_to_become
-        return self.forward(input)
+        self.weight.materialize((self.out_features, self.in_features))
+        if self.bias is not None:
+            self.bias.materialize((self.out_features,))
+        self.reset_parameters()
 
 
 class Bilinear(Module):

@@ -9,13 +9,15 @@ from ... import api as fnx
 from ... import distributed as dist
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
 from ._functions import SyncBatchNormFunction
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
            "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "SyncBatchNorm",
-           "LocalResponseNorm"]
+           "LocalResponseNorm", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class _NormBase(Module):
@@ -68,7 +70,8 @@ class _NormBase(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class _BatchNorm(_NormBase):
@@ -93,7 +96,7 @@ class BatchNorm1d(_BatchNorm):
     >>> import fnx
     >>> bn = fnx.nn.BatchNorm1d(3)
     >>> bn
-    BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     >>> list(bn.state_dict())
     ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
     """
@@ -162,6 +165,85 @@ class InstanceNorm3d(_InstanceNorm):
 
 def _shape(s):
     return (s,) if isinstance(s, numbers.Integral) else tuple(s)
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """The lazy form of batch/instance norm: ``num_features`` from the first input's
+    channel dim."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None):
+        super().__init__(0, eps, momentum, False, False)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        kw = {"device": device, "dtype": dtype}
+        if affine:
+            self.weight = UninitializedParameter(**kw)
+            self.bias = UninitializedParameter(**kw)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(**kw)
+            self.running_var = UninitializedBuffer(**kw)
+            self.num_batches_tracked = fnx.tensor(0, dtype=fnx.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1 if input.ndim > self._unbatched_ndim else 0]
+        for t in (self.weight, self.bias, self.running_mean, self.running_var):
+            if t is not None:
+                t.materialize((self.num_features,))
+        self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    """A ``BatchNorm1d`` whose ``num_features`` comes from its first input.
+
+    >>> import fnx
+    >>> m = fnx.nn.LazyBatchNorm1d()
+    >>> m(fnx.randn(4, 3)).shape, m.running_mean.shape
+    (fnx.Size([4, 3]), fnx.Size([3]))
+    """
+    cls_to_become = BatchNorm1d
+    _unbatched_ndim = 1
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    """A ``BatchNorm2d`` whose ``num_features`` comes from its first input."""
+    cls_to_become = BatchNorm2d
+    _unbatched_ndim = 0
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    """A ``BatchNorm3d`` whose ``num_features`` comes from its first input."""
+    cls_to_become = BatchNorm3d
+    _unbatched_ndim = 0
+
+
+class _LazyInstanceNorm(_LazyNormBase):
+    def __init__(self, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
+                 device=None, dtype=None):
+        super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
+    """An ``InstanceNorm1d`` whose ``num_features`` comes from its first input."""
+    cls_to_become = InstanceNorm1d
+    _unbatched_ndim = 2
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
+    """An ``InstanceNorm2d`` whose ``num_features`` comes from its first input."""
+    cls_to_become = InstanceNorm2d
+    _unbatched_ndim = 3
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
+    """An ``InstanceNorm3d`` whose ``num_features`` comes from its first input."""
+    cls_to_become = InstanceNorm3d
+    _unbatched_ndim = 4
 
 
 class LayerNorm(Module):
@@ -294,7 +376,7 @@ class SyncBatchNorm(_BatchNorm):
     >>> net = fnx.nn.Sequential(fnx.nn.Conv2d(3, 4, 1), fnx.nn.BatchNorm2d(4))
     >>> net = fnx.nn.SyncBatchNorm.convert_sync_batchnorm(net)
     >>> net[1]
-    SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     >>> net(fnx.randn(2, 3, 5, 5)).shape
     fnx.Size([2, 4, 5, 5])
     """
