@@ -1,11 +1,12 @@
 """The layer classes of ``fnx.nn``, one family a file (and ``compiled``: what
 ``fnx.compile(module)`` returns, registered with ``fnx.compile`` on import)."""
-from . import (activation, container, conv, dropout, flatten, linear, loss, module, normalization,
-               padding, pooling, rnn, sparse, transformer)
+from . import (activation, adaptive, container, conv, dropout, flatten, linear, loss, module,
+               normalization, padding, pooling, rnn, sparse, transformer)
 from . import compiled  # noqa: F401 - registers OptimizedModule with fnx.compile
 # PyTorch's module paths of classes fnx keeps in another family's file
 from . import batchnorm, instancenorm  # noqa: F401
 from .activation import *  # noqa: F403
+from .adaptive import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .dropout import *  # noqa: F403
@@ -28,7 +29,8 @@ from .upsampling import *  # noqa: F403
 from . import distance
 from .distance import *  # noqa: F403
 
-__all__ = (activation.__all__ + container.__all__ + conv.__all__ + dropout.__all__ + flatten.__all__
+__all__ = (activation.__all__ + adaptive.__all__ + container.__all__ + conv.__all__
+           + dropout.__all__ + flatten.__all__
            + linear.__all__ + loss.__all__ + module.__all__ + normalization.__all__ +
            padding.__all__ + pooling.__all__ + rnn.__all__ + sparse.__all__ + transformer.__all__
            + channelshuffle.__all__ + fold.__all__ + pixelshuffle.__all__ + upsampling.__all__

@@ -31,7 +31,7 @@ from .module import Module
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU",
            "Mish", "Tanh", "Sigmoid", "Hardtanh", "Hardsigmoid", "Hardswish", "Hardshrink",
            "Softshrink", "Tanhshrink", "Softsign", "Softplus", "LogSigmoid", "Threshold",
-           "GLU", "Softmax", "Softmin", "LogSoftmax", "MultiheadAttention", "RReLU"]
+           "GLU", "Softmax", "Softmax2d", "Softmin", "LogSoftmax", "MultiheadAttention", "RReLU"]
 
 
 def _inplace_repr(inplace):
@@ -294,6 +294,22 @@ class Softmax(_SoftmaxBase):
     tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
     """
     _fn = F.softmax
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of each location: dim -3 of a ``(N, C, H, W)`` or
+    ``(C, H, W)`` input.
+
+    >>> import fnx
+    >>> fnx.nn.Softmax2d()(fnx.zeros(1, 2, 1, 1)).flatten().tolist()
+    [0.5, 0.5]
+    """
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             f"instead")
+        return F.softmax(input, -3)
 
 
 class Softmin(_SoftmaxBase):

@@ -2,11 +2,14 @@
 function of the same name in ``nn.functional``."""
 from __future__ import annotations
 
+import warnings
+
 from .. import functional as F
 from .._loss import _legacy_reduction
 from .module import Module
 
-__all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+__all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "BCELoss",
+           "BCEWithLogitsLoss",
            "SmoothL1Loss", "HuberLoss", "KLDivLoss", "SoftMarginLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "PoissonNLLLoss",
            "CTCLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
@@ -86,6 +89,17 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated name of ``NLLLoss`` (which takes ``(N, C, H, W)`` input itself)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in "
+                      "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn."
+                      "NLLLoss for more details.", stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class BCELoss(_WeightedLoss):
