@@ -7,6 +7,8 @@ lower layers that PyTorch also exports at its top (``Tensor``, dtypes, ``no_grad
 ``manual_seed``, ``compile``, ``save``, ...) are gathered here too, so the packages above
 (``fnx.nn``, ``fnx.optim``) reach the whole namespace without importing ``fnx`` itself.
 """
+import math as _math
+
 from .. import ops
 from ..core.autocast_mode import (autocast, autocast_decrement_nesting,
                                   autocast_increment_nesting, clear_autocast_cache,
@@ -15,6 +17,8 @@ from ..core.autocast_mode import (autocast, autocast_decrement_nesting,
                                   set_autocast_dtype, set_autocast_enabled)
 from ..core.device import device
 from ..core.errors import OutOfMemoryError
+from ..core.memory_format import (channels_last, channels_last_3d, contiguous_format,
+                                  legacy_contiguous_format, memory_format, preserve_format)
 from ..core.dtype import (bfloat16, bool, can_cast, complex64, complex128, dtype, float16, float32,
                           float64, get_default_dtype, int8, int16, int32, int64, promote_types,
                           result_type, set_default_dtype, uint8)
@@ -81,6 +85,8 @@ from .symbolic import *  # noqa: F403
 from .vision import *  # noqa: F403
 
 half, float, double = float16, float32, float64
+# PyTorch's constants (torch.inf, torch.pi, x[:, torch.newaxis])
+inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
@@ -94,7 +100,9 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
             "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
             "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
             "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
-            "OutOfMemoryError"]
+            "OutOfMemoryError", "memory_format", "contiguous_format", "channels_last",
+            "channels_last_3d", "preserve_format", "legacy_contiguous_format", "inf", "nan",
+            "pi", "e", "newaxis"]
            + conversion.__all__ + creation.__all__ + factorizations.__all__ + index_ops.__all__
            + indexing.__all__
            + linalg.__all__ + math.__all__ + nn.__all__ + precision.__all__ + reduction.__all__

@@ -44,6 +44,7 @@ from fnx.core.grad_mode import is_inference_mode_enabled as is_inference_mode_en
 from fnx.core.grad_mode import no_grad as no_grad
 from fnx.core.grad_mode import set_grad_enabled as set_grad_enabled
 from fnx.core.layout import layout as layout
+from fnx.core.memory_format import memory_format as memory_format
 from fnx.core.random import Generator as Generator
 from fnx.core.random import get_rng_state as get_rng_state
 from fnx.core.random import initial_seed as initial_seed
@@ -123,6 +124,8 @@ __all__ = ['Tensor', 'Size', 'device', 'dtype', 'ops', 'decompose', 'compile', '
            'set_autocast_enabled', 'get_autocast_dtype', 'set_autocast_dtype',
            'is_autocast_cache_enabled', 'set_autocast_cache_enabled', 'clear_autocast_cache',
            'autocast_increment_nesting', 'autocast_decrement_nesting', 'OutOfMemoryError',
+           'memory_format', 'contiguous_format', 'channels_last', 'channels_last_3d',
+           'preserve_format', 'legacy_contiguous_format', 'inf', 'nan', 'pi', 'e', 'newaxis',
            'is_tensor', 'is_floating_point', 'numel', 'set_printoptions', 'tensor', 'as_tensor',
            'from_numpy', 'scalar_tensor', 'empty', 'empty_strided', 'zeros', 'ones', 'full',
            'empty_like', 'zeros_like', 'ones_like', 'full_like', 'arange', 'linspace', 'logspace',
@@ -232,21 +235,31 @@ bfloat16: dtype
 bool: dtype
 cdouble: dtype
 cfloat: dtype
+channels_last: memory_format
+channels_last_3d: memory_format
 complex128: dtype
 complex64: dtype
+contiguous_format: memory_format
 default_generator: Generator
 double: dtype
+e: builtins.float
 float: dtype
 float16: dtype
 float32: dtype
 float64: dtype
 half: dtype
+inf: builtins.float
 int: dtype
 int16: dtype
 int32: dtype
 int64: dtype
 int8: dtype
+legacy_contiguous_format: memory_format
 long: dtype
+nan: builtins.float
+newaxis: None
+pi: builtins.float
+preserve_format: memory_format
 short: dtype
 sparse_bsc: layout
 sparse_bsr: layout

@@ -7,6 +7,7 @@ neither the dtype nor the device changes and no copy was asked for.
 from __future__ import annotations
 
 from ..core import dtype as D
+from ..core.memory_format import format_name
 from ..core.device import device as _device
 from ..core.tensor import Tensor, tensor_method
 from ..ir.aten import factory as F
@@ -35,12 +36,21 @@ def _convert(self, dtype=None, device=None, non_blocking=False, copy=False,
     dev = self._device if device is None else device_arg(device)
     if dtype is None:
         dtype = self._dtype
-    if dev is self._device and dtype is self._dtype and not copy:
+    mf = format_name(memory_format)
+    # a layout to give the result (channels_last): the tensor is laid out anew unless it
+    # already is, as PyTorch does
+    relayout = mf != "preserve_format" and not self.is_contiguous(memory_format=mf)
+    if dev is self._device and dtype is self._dtype and not copy and not relayout:
         return self
     if dev is not self._device:
         _check_backend(dev, what)
-    return _to_copy(self, dtype=dtype, device=dev if dev is not self._device else None,
-                    non_blocking=non_blocking, memory_format=memory_format)
+    if dev is self._device and dtype is self._dtype and relayout and not copy:
+        return self.contiguous(memory_format=mf)
+    out = _to_copy(self, dtype=dtype, device=dev if dev is not self._device else None,
+                   non_blocking=non_blocking, memory_format=memory_format)
+    if mf != "preserve_format" and not out.is_contiguous(memory_format=mf):
+        out = out.contiguous(memory_format=mf)
+    return out
 
 
 def _is_device(x) -> bool:

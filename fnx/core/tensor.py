@@ -27,6 +27,7 @@ from .device import device as _device_cls
 from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_FOR_SPARSE, BACKEND_BITS,
                            DispatchKey, DispatchKeySet)
 from .layout import COMPRESSED, sparse_coo, strided
+from .memory_format import channels_last_rank, format_name, strides_for
 import math
 
 _object_new = object.__new__
@@ -237,15 +238,25 @@ class Tensor:
         return strides[_wrap_dim(dim, len(strides), "stride")]
 
     def is_contiguous(self, memory_format=None) -> bool:
-        """True when the elements lie in row-major order without gaps.
+        """True when the elements lie without gaps in the order of ``memory_format``
+        (row-major by default; ``fnx.channels_last``: NHWC).
 
         >>> import fnx
-        >>> x = fnx.zeros(2, 3)
-        >>> x.is_contiguous(), x.t().is_contiguous()
+        >>> x = fnx.zeros(2, 3, 4, 5)
+        >>> x.is_contiguous(), x.transpose(0, 1).is_contiguous()
         (True, False)
+        >>> x.is_contiguous(memory_format=fnx.channels_last)
+        False
         """
         shape = self._data.shape
-        expected = _contiguous_strides(shape)
+        name = "contiguous_format" if memory_format is None else format_name(memory_format)
+        rank = channels_last_rank(name)
+        if rank is None:        # (PyTorch answers preserve_format as contiguous_format)
+            expected = _contiguous_strides(shape)
+        elif len(shape) != rank:
+            return False
+        else:
+            expected = strides_for(shape, name)
         return all(sz <= 1 or st == ex for sz, st, ex in zip(shape, self.stride(), expected))
 
     @property

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import operator
 
+from ..core.memory_format import (channels_last_rank, channels_last_strides,  # noqa: F401
+                                  format_name as memory_format_name, strides_for)
 from .dims import infer_size, wrap_dim, wrap_dims
 import math
 
@@ -273,34 +275,14 @@ def check_as_strided(size, stride, storage_offset):
     return size, stride
 
 
-def memory_format_name(mf) -> str:
-    """``contiguous_format`` / ``preserve_format`` / ``channels_last`` from a string or an
-    object whose repr ends with that name."""
-    if mf is None:
-        return "preserve_format"
-    s = mf if isinstance(mf, str) else repr(mf)
-    return s.rsplit(".", 1)[-1]
-
-
-def channels_last_strides(shape) -> tuple:
-    if len(shape) != 4:
-        raise RuntimeError("required rank 4 tensor to use channels_last format")
-    n, c, h, w = shape
-    sc = 1
-    sw = max(c, 1)
-    sh = sw * max(w, 1)
-    sn = sh * max(h, 1)
-    return (sn, sc, sh, sw)
-
-
 def is_contiguous_as(x, mf: str) -> bool:
+    """Whether ``x`` is dense in memory format ``mf`` (a name); False for a channels-last
+    format of another rank, as PyTorch answers."""
     shape = tuple(x.shape)
-    if mf == "channels_last":
-        if len(shape) != 4:
-            return False
-        expected = channels_last_strides(shape)
-    else:
-        expected = contiguous_strides(shape)
+    rank = channels_last_rank(mf)
+    if rank is not None and len(shape) != rank:
+        return False
+    expected = strides_for(shape, mf)
     return all(sz <= 1 or st == ex for sz, st, ex in zip(shape, x.stride(), expected))
 
 

@@ -13,11 +13,11 @@ from ...ir.aten import arrange as A
 from ...ir.aten import shape as S
 from ...ir.scalars import checked_convert
 from ...ir.dims import infer_size, wrap_dims
-from ...ir.strides import (VIEW_ERROR, cat_geometry, check_as_strided, check_permutation,
-                           check_select, check_slice, check_split_sizes, diagonal_geometry,
-                           expand_geometry, ints, memory_format_name, pad_geometry, repeat_shape,
-                           shape_str, slice_bounds, squeeze_dims, unfold_geometry,
-                           unsqueeze_geometry, view_strides)
+from ...ir.strides import (VIEW_ERROR, cat_geometry, channels_last_rank, check_as_strided,
+                           check_permutation, check_select, check_slice, check_split_sizes,
+                           diagonal_geometry, expand_geometry, ints, memory_format_name,
+                           pad_geometry, repeat_shape, shape_str, slice_bounds, squeeze_dims,
+                           unfold_geometry, unsqueeze_geometry, view_strides)
 from ._core import data, kernel, wrap
 import math
 
@@ -229,10 +229,13 @@ def _dense(shape, strides) -> bool:
 
 def clone_array(a, strides, memory_format=None):
     mf = memory_format_name(memory_format)
-    if mf == "channels_last":
-        if a.ndim != 4:
-            raise RuntimeError("required rank 4 tensor to use channels_last format")
-        return a.transpose(0, 2, 3, 1).copy().transpose(0, 3, 1, 2)
+    rank = channels_last_rank(mf)
+    if rank is not None:
+        if a.ndim != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {mf} format")
+        # copied in (N, spatial..., C) order, viewed back as (N, C, spatial...)
+        last = (0, *range(2, rank), 1)
+        return a.transpose(last).copy().transpose(np.argsort(last))
     if mf == "preserve_format" and _dense(a.shape, strides):
         return np.array(a, order="K", copy=True)
     return np.array(a, order="C", copy=True)

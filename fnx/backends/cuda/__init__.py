@@ -33,7 +33,8 @@ from ...dispatch.dispatcher import all_ops, register_fallback
 from ...ir.aten import conversion as C
 from ...ir.aten import factory as F
 from ...ir.aten import shape as S
-from ...ir.strides import channels_last_strides, contiguous_strides, memory_format_name
+from ...ir.strides import (channels_last_rank, channels_last_strides, contiguous_strides,
+                           memory_format_name)
 from ...lower.jax_compile import register_device_arrays
 from ..cpu import conversion as cpu_conversion
 from ..cpu._core import wrap as cpu_wrap
@@ -124,8 +125,8 @@ def _clone(ks, self, *, memory_format=None):
     S.clone.meta(self, memory_format=memory_format)
     out = wrap_array(self._data, self._dtype, self._device)
     mf = memory_format_name(memory_format)
-    if mf == "channels_last":
-        st = channels_last_strides(tuple(self.shape))
+    if channels_last_rank(mf) is not None:
+        st = channels_last_strides(tuple(self.shape), mf)
         if st != contiguous_strides(tuple(self.shape)):
             out._strides = st
     elif mf == "preserve_format":

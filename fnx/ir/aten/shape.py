@@ -27,10 +27,11 @@ from .. import refs
 from ..grad_utils import zeros
 from ..registry import TensorMeta, decomposition, defop, derivative, nondifferentiable
 from ..dims import infer_size, wrap_dim
-from ..strides import (check_as_strided, check_permutation, check_select, check_slice,
-                       check_split_sizes, diagonal_block, diagonal_geometry, expand_geometry, ints,
-                       is_contiguous_as, memory_format_name, shape_str, slice_bounds, squeeze_dims,
-                       unfold_geometry, unsqueeze_geometry, view_geometry, view_strides)
+from ..strides import (channels_last_rank, check_as_strided, check_permutation, check_select,
+                       check_slice, check_split_sizes, diagonal_block, diagonal_geometry,
+                       expand_geometry, ints, is_contiguous_as, memory_format_name, shape_str,
+                       slice_bounds, squeeze_dims, unfold_geometry, unsqueeze_geometry,
+                       view_geometry, view_strides)
 import math
 
 CORE = ("core",)
@@ -777,8 +778,9 @@ flatten_using_ints = _composite("flatten.using_ints(Tensor(a) self, int start_di
 
 def _clone_meta(self, *, memory_format=None):
     mf = memory_format_name(memory_format)
-    if mf == "channels_last" and self.ndim != 4:
-        raise RuntimeError("required rank 4 tensor to use channels_last format")
+    rank = channels_last_rank(mf)
+    if rank is not None and self.ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {mf} format")
     return TensorMeta(_shape(self), self.dtype)
 
 

@@ -635,7 +635,9 @@ class Module:
     def to(self, *args, **kwargs) -> "Module":
         """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)``, with ``non_blocking=``. Only floating point
-        (and complex) tensors change dtype."""
+        (and complex) tensors change dtype; ``memory_format=`` (``fnx.channels_last``) lays
+        out the 4-d and 5-d ones."""
+        memory_format = kwargs.pop("memory_format", None)
         device, dtype, non_blocking = _parse_to(args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
@@ -644,6 +646,8 @@ class Module:
         def convert(t):
             dt = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) \
                 else None
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(device, dt, non_blocking=non_blocking, memory_format=memory_format)
             return t.to(device, dt, non_blocking=non_blocking)
         return self._apply(convert)
 

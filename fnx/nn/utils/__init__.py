@@ -1,7 +1,8 @@
 """``fnx.nn.utils``: gradient clipping, flat parameter vectors, ``rnn`` (packed sequences),
 parametrizations (``parametrize``, ``parametrizations``; the older hook-based
-``weight_norm``/``spectral_norm``), conv/linear + batch-norm ``fusion`` and ``stateless``."""
-from . import fusion, parametrizations, parametrize, rnn, stateless
+``weight_norm``/``spectral_norm``), conv/linear + batch-norm ``fusion``, ``stateless`` and
+``prune``."""
+from . import fusion, parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,
@@ -13,4 +14,4 @@ __all__ = ["rnn", "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_
            "parameters_to_vector", "vector_to_parameters", "parametrize", "parametrizations",
            "stateless", "fusion", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
            "fuse_linear_bn_eval", "fuse_linear_bn_weights", "weight_norm", "remove_weight_norm",
-           "spectral_norm", "remove_spectral_norm"]
+           "spectral_norm", "remove_spectral_norm", "prune"]
