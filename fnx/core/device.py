@@ -73,6 +73,18 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):
+        """``with fnx.device("meta"):``: factories inside make tensors on this device (the
+        default device), as ``with torch.device(...)`` does; the previous default returns
+        on exit."""
+        _entered.append(_default_device)
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        set_default_device(_entered.pop())
+        return False
+
 
 def canonical(dev) -> device:
     """The device a tensor lives on: cuda gets an index (current device), cpu/meta none."""
@@ -128,6 +140,7 @@ META = device("meta")
 # The device factories use when ``device=`` is not given (``fnx.set_default_device``);
 # None means cpu.
 _default_device = None
+_entered: list = []     # the defaults that ``with device(...)`` blocks replaced
 
 
 def get_default_device() -> device:

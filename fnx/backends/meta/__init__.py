@@ -5,6 +5,7 @@ code that reads ``tensor.shape`` works the same on every backend.
 """
 from __future__ import annotations
 
+from ...core.device import canonical
 from ...core.dispatch_key import DispatchKey
 from ...core.meta_array import MetaArray, meta_tensor
 from ...core.tensor import Tensor
@@ -32,8 +33,20 @@ def _meta_kernel(op):
                 raise RuntimeError(f"Expected all tensors to be on the same device, but found "
                                    f"at least two devices, meta and {a._device}! (when "
                                    f"checking argument for {op.qualname})")
+        dev = kwargs.get("device")
+        if dev is not None and op.decomposition is not None and \
+                canonical(dev).type != "meta" and _all_meta(args):
+            # a factory over a meta tensor asked for another device (empty_like(m,
+            # device="cpu"), new_zeros): its decomposition makes the result there
+            return op.decomposition(*args, **kwargs)
         return to_meta(op.meta(*args, **kwargs))
     return kernel
+
+
+def _all_meta(args) -> bool:
+    """Whether the tensor arguments are meta tensors themselves (not a trace's stand-ins,
+    which keep their real device)."""
+    return all(a._device.type == "meta" for a in args if isinstance(a, Tensor))
 
 
 def register_all() -> None:

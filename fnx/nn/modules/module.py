@@ -651,6 +651,20 @@ class Module:
             return t.to(device, dt, non_blocking=non_blocking)
         return self._apply(convert)
 
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Give every parameter and buffer uninitialized memory on ``device`` (same shapes
+        and dtypes): how a model built on the ``meta`` device gets real storage before its
+        initialization runs.
+
+        >>> import fnx
+        >>> with fnx.device("meta"):
+        ...     m = fnx.nn.Linear(3, 2)
+        >>> m.weight.device, m.to_empty(device="cpu").weight.device
+        (device(type='meta'), device(type='cpu'))
+        >>> _ = m.reset_parameters()
+        """
+        return self._apply(lambda t: fnx.empty_like(t, device=device), recurse=recurse)
+
     def cuda(self, device=None) -> "Module":
         return self._apply(lambda t: t.cuda(device))
 

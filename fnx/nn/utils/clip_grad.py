@@ -9,7 +9,7 @@ from ... import api as fnx
 from ...core.grad_mode import no_grad
 from ...core.tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
 
 def _grads(parameters):
@@ -49,15 +49,36 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     >>> fnx.nn.utils.clip_grad_norm_([p], 1.0), p.grad
     (tensor(5.), tensor([0.6000, 0.8000]))
     """
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    parameters = list(parameters)
     grads = _grads(parameters)
     if not grads:
         return fnx.tensor(0.0)
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(parameters, max_norm, total)
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None) -> None:
+    """Scale the gradients in place by ``max_norm / (total_norm + 1e-6)`` when that is
+    below 1 (``total_norm`` computed beforehand, e.g. by ``get_total_norm``).
+
+    >>> import fnx
+    >>> p = fnx.nn.Parameter(fnx.zeros(2))
+    >>> p.grad = fnx.tensor([3.0, 4.0])
+    >>> fnx.nn.utils.clip_grads_with_norm_([p], 1.0, fnx.tensor(5.0)); p.grad
+    tensor([0.6000, 0.8000])
+    """
+    grads = _grads(parameters)
+    if not grads:
+        return
+    if not isinstance(total_norm, Tensor):
+        total_norm = fnx.tensor(float(total_norm))
     with no_grad():
-        coef = fnx.clamp(float(max_norm) / (total + 1e-6), max=1.0)
+        coef = fnx.clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
         for g in grads:
             g.mul_(coef.to(g.device, g.dtype))
-    return total
 
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
