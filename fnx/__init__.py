@@ -12,7 +12,7 @@ from . import _boot  # noqa: F401  (first: defines every op and registers every 
 import sys as _sys
 
 from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, distributions,
-               export, fft, func, jit, library, linalg, nn, onnx, ops, optim, random,
+               export, fft, func, jit, library, linalg, nn, onnx, ops, optim, profiler, random,
                serialization, sparse, special, utils)
 # the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
 from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
@@ -24,6 +24,11 @@ from .spectral import istft, stft
 # cuda lives in fnx.amp and is installed here (``from fnx.cuda.amp import GradScaler``).
 cuda.amp = amp.cuda_amp
 _sys.modules["fnx.cuda.amp"] = amp.cuda_amp
+# torch.autograd.profiler: fnx.autograd is a lower layer than the profiler, so its face
+# lives in fnx.profiler.legacy and is installed here
+from .profiler import legacy as _profiler_legacy  # noqa: E402
+autograd.profiler = _profiler_legacy
+_sys.modules["fnx.autograd.profiler"] = _profiler_legacy
 vmap = func.vmap        # torch.vmap is torch.func.vmap
 cond, while_loop = func.cond, func.while_loop      # torch.cond, torch.while_loop
 # torch.<loss>(..., reduction: int), conv_tbc, ...: written with nn.functional (L7)
@@ -36,6 +41,6 @@ __all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distrib
            "distributions", "export",
            "fft", "func", "jit", "vmap", "cond", "while_loop", "library", "linalg", "nn", "onnx",
            "ops",
-           "optim", "random",
+           "optim", "profiler", "random",
            "serialization", "sparse", "special", "utils", "stft", "istft"]
 __all__ += _api_all + _aten_forms_all + _rnn_forms_all

@@ -27,7 +27,7 @@ import weakref
 import numpy as np
 
 from ..backends.cpu import wrap
-from ..core import tls
+from ..core import profiling, tls
 from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_KEYS
 from ..core.layout import SparseNotTraceable, check_strided
 from ..core.autocast_mode import autocast_state
@@ -106,6 +106,15 @@ class CompiledFunction:
         return self._state_id
 
     def __call__(self, *args, **kwargs):
+        if profiling.active():      # a profiler records the call as one named range
+            opened = profiling.open_range(f"fnx.compile: {_name(self.fn)}")
+            try:
+                return self._call(*args, **kwargs)
+            finally:
+                profiling.close_range(opened)
+        return self._call(*args, **kwargs)
+
+    def _call(self, *args, **kwargs):
         if self._eager_reason is not None or _tracing():
             # Inside another compiled function's trace this one is simply inlined.
             return self.fn(*args, **kwargs)
