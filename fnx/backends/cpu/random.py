@@ -156,14 +156,23 @@ def _check_probs(p):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
 
 
-def _bernoulli_values(g, shape, p):
-    return g.random(shape) < p
+def _bernoulli_values(gen, shape, p, p_dtype=None):
+    """PyTorch's serial CPU bernoulli: one uniform per element, ``u < p``.  A float ``p``
+    (``bernoulli_(p)``, hence dropout) or a float64 tensor compares 53-bit double
+    uniforms; a tensor of any other float dtype compares 24-bit float32 ones with ``p``
+    as float32."""
+    n = _numel(shape)
+    if p_dtype is None or p_dtype is D.float64:
+        return (T.uniform(gen, n, True).reshape(shape) < p)
+    u = T.uniform(gen, n, False).reshape(shape)
+    return u < np.asarray(p).astype(np.float32)
 
 
 @kernel(R.bernoulli__float)
 def _bernoulli_float_(ks, self, p=0.5, *, generator=None):
     R.bernoulli__float.meta(self, p)
-    return _write(self, _bernoulli_values(rng(generator, "bernoulli_"), self.shape, p))
+    gen = engine(generator, "bernoulli_")
+    return _fill(self, lambda shape: _bernoulli_values(gen, shape, p))
 
 
 @kernel(R.bernoulli__tensor)
@@ -171,7 +180,16 @@ def _bernoulli_tensor_(ks, self, p, *, generator=None):
     R.bernoulli__tensor.meta(self, p)
     pd = data(p, "bernoulli_")
     _check_probs(pd)
-    return _write(self, _bernoulli_values(rng(generator, "bernoulli_"), self.shape, pd))
+    gen = engine(generator, "bernoulli_")
+    pd = np.broadcast_to(pd, tuple(self.shape))
+    if self.is_contiguous():
+        return _write(self, _bernoulli_values(gen, tuple(self.shape), pd, p.dtype))
+    # strided self: draw in its memory order, each element against its own p
+    strides = self.stride()
+    order = sorted(range(self.dim()), key=lambda d: -strides[d])
+    vals = _bernoulli_values(gen, tuple(self.shape[d] for d in order),
+                             np.transpose(pd, order), p.dtype)
+    return _write(self, np.transpose(vals, np.argsort(order)))
 
 
 @kernel(R.exponential_)
@@ -201,14 +219,14 @@ def _bernoulli(ks, self, *, generator=None):
     m = R.bernoulli.meta(self)
     p = data(self, "bernoulli")
     _check_probs(p)
-    out = _bernoulli_values(rng(generator, "bernoulli"), m.shape, p)
+    out = _bernoulli_values(engine(generator, "bernoulli"), m.shape, p, self.dtype)
     return wrap(out.astype(m.dtype.numpy), m.dtype)
 
 
 @kernel(R.bernoulli_p)
 def _bernoulli_p(ks, self, p, *, generator=None):
     m = R.bernoulli_p.meta(self, p)
-    out = _bernoulli_values(rng(generator, "bernoulli"), m.shape, p)
+    out = _bernoulli_values(engine(generator, "bernoulli"), m.shape, p)
     return wrap(out.astype(m.dtype.numpy), m.dtype)
 
 
@@ -217,7 +235,8 @@ def _bernoulli_tensor(ks, self, p, *, generator=None):
     m = R.bernoulli_tensor.meta(self, p)
     pd = data(p, "bernoulli")
     _check_probs(pd)
-    out = _bernoulli_values(rng(generator, "bernoulli"), m.shape, pd)
+    out = _bernoulli_values(engine(generator, "bernoulli"), m.shape,
+                            np.broadcast_to(pd, m.shape), p.dtype)
     return wrap(out.astype(m.dtype.numpy), m.dtype)
 
 
