@@ -65,11 +65,11 @@ class Generator:
     ``randn``/``normal_``/``normal`` (both of PyTorch's paths: the block-of-16 Box-Muller
     for >= 16 contiguous elements, the scalar one with its cached second value
     otherwise), ``randint``/``random_``, ``randperm``, ``bernoulli``/``bernoulli_`` (hence
-    dropout and its feature/alpha forms); float32, float64, complex, and
+    dropout and its feature/alpha forms), ``exponential_``, ``multinomial`` (hence
+    ``Categorical.sample``); float32, float64, complex, and
     half/bfloat16 for uniforms and for normals of < 16 elements; strided in-place fills
     in memory order, as PyTorch.  Drawn from the same stream but NOT PyTorch-exact:
-    half/bfloat16 ``normal_`` of >= 16 elements, ``exponential_``
-    and the distributions built on it, ``multinomial``, ``poisson``/``binomial``, and
+    half/bfloat16 ``normal_`` of >= 16 elements, ``poisson``/``binomial``, and
     compiled (traced) random ops, which draw a key from the generator.
 
     >>> import fnx

@@ -8,10 +8,12 @@ samplers validate through the op's meta function before writing anything.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...core import dtype as D
-from ...core.random import engine, rng
+from ...core.random import engine
 from ...ir.aten import random as R
 from . import random_transforms as T
 from ._core import data, kernel, wrap
@@ -192,11 +194,20 @@ def _bernoulli_tensor_(ks, self, p, *, generator=None):
     return _write(self, np.transpose(vals, np.argsort(order)))
 
 
+def _exponentials(gen, shape, lambd=1.0):
+    """PyTorch's serial CPU exponential: ``-1/lambd * log1p(-u)`` in double per 53-bit
+    uniform ``u``.  libm's ``log1p`` (Python's ``math``), not NumPy's, which differs in
+    the last bit for some arguments."""
+    u = T.uniform(gen, _numel(shape), True)
+    logs = np.fromiter(map(math.log1p, (-u).tolist()), np.float64, count=u.size)
+    return ((-1.0 / lambd) * logs).reshape(shape)
+
+
 @kernel(R.exponential_)
 def _exponential_(ks, self, lambd=1.0, *, generator=None):
     R.exponential_.meta(self, lambd)
-    g = rng(generator, "exponential_")
-    return _write(self, g.exponential(1.0 / lambd, self.shape))
+    gen = engine(generator, "exponential_")
+    return _fill(self, lambda shape: _exponentials(gen, shape, lambd))
 
 
 def _random_kernel(op, bounds):
@@ -279,18 +290,31 @@ def _normal_float_float(ks, mean, std, size, *, generator=None, dtype=None, layo
 
 @kernel(R.multinomial)
 def _multinomial(ks, self, num_samples, replacement=False, *, generator=None):
+    """PyTorch's CPU multinomial.  One sample or none put back: ``argmax``/``topk`` of
+    ``p / q`` with ``q`` exponential(1) draws of p's dtype (the exponential race: the
+    k first arrivals, each category arriving at rate p).  Several put back: per row the
+    running sum of p in p's dtype, divided by the total, then for each sample a double
+    uniform and the first category whose cumulative probability reaches it."""
     m = R.multinomial.meta(self, num_samples, replacement)
-    probs = np.asarray(data(self, "multinomial"), dtype=np.float64)
+    probs = data(self, "multinomial")
     rows = probs.reshape(-1, probs.shape[-1])
     if not np.all(np.isfinite(rows) & (rows >= 0)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    sums = rows.sum(axis=1)
-    if np.any(sums <= 0):
+    if np.any(rows.astype(np.float64).sum(axis=1) <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and np.any((rows > 0).sum(axis=1) < num_samples):
-        raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
-                           "enough non-negative category to sample)")
-    g = rng(generator, "multinomial")
-    out = np.stack([g.choice(rows.shape[1], num_samples, replace=bool(replacement),
-                             p=row / s) for row, s in zip(rows, sums)])
+    gen = engine(generator, "multinomial")
+    k = int(num_samples)
+    if not replacement or k == 1:
+        q = _exponentials(gen, rows.shape).astype(rows.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            race = rows / q
+        # first index among equal keys, as argmax; topk returns them largest first
+        out = np.argsort(-race, axis=1, kind="stable")[:, :k]
+    else:
+        cum = np.cumsum(rows, axis=1, dtype=rows.dtype)
+        cum = cum / cum[:, -1:]
+        cum[:, -1] = 1
+        u = T.uniform(gen, rows.shape[0] * k, True).reshape(rows.shape[0], k)
+        out = np.stack([np.searchsorted(c.astype(np.float64), r, side="left")
+                        for c, r in zip(cum, u)])
     return wrap(out.reshape(m.shape).astype(np.int64), D.int64)
