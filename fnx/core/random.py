@@ -6,8 +6,9 @@ with the low 32 bits of the seed, as PyTorch's ``CPUGeneratorImpl`` does (NumPy'
 of PyTorch's scalar normal sampler.  The CPU kernels (``fnx.backends.cpu.random``) apply
 PyTorch's transforms to that stream, so a seeded program draws PyTorch's numbers.
 Every random op takes an optional ``generator=``; without one it draws from
-``default_generator``, which, like PyTorch's, starts from the fixed seed 67280421310721 so
-a fresh process is reproducible.
+``default_generator``, which starts from the fixed seed 67280421310721 (the seed of a new
+``torch.Generator()``) so a fresh process is reproducible; PyTorch seeds its default CPU
+generator from OS entropy instead, so an unseeded torch program draws differently per run.
 Other backends (CUDA) keep their own state; they register a hook with
 ``register_seed_hook`` so ``fnx.manual_seed`` seeds them too.
 
@@ -34,7 +35,7 @@ __all__ = ["Generator", "default_generator", "engine", "manual_seed", "seed", "i
            "get_rng_state", "set_rng_state", "fork_rng", "register_seed_hook",
            "register_default_generator", "default_generator_for"]
 
-DEFAULT_SEED = 67280421310721       # PyTorch's default CPU seed
+DEFAULT_SEED = 67280421310721       # the seed of PyTorch's Generator()
 _U64 = (1 << 64) - 1
 _MT_N = 624                         # mt19937's state words
 # Serialized state: initial seed, position in the mt19937 block, has-cached-normal flag,
