@@ -8,6 +8,8 @@ the BackendSelect key, which reads ``device=``.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..backends.cpu._core import wrap
@@ -24,6 +26,13 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "scalar_tensor", "empty", "empty
            "empty_permuted"]
 
 
+def _is_seq(x):
+    """A nested level of ``tensor()`` data: any sequence (list, tuple, deque, range, ...)
+    but a string, as PyTorch reads anything with the sequence protocol."""
+    return isinstance(x, (list, tuple)) or (isinstance(x, Sequence)
+                                            and not isinstance(x, (str, bytes, bytearray)))
+
+
 def _infer_dtype(data):
     """PyTorch's inference from nested Python data: bool < int64 < default float < complex."""
     kinds = set()
@@ -33,11 +42,17 @@ def _infer_dtype(data):
             kinds.add(x._dtype)
         elif isinstance(x, np.ndarray) or isinstance(x, np.generic):
             kinds.add(D.from_numpy_dtype(x.dtype))
-        elif isinstance(x, (list, tuple)):
+        elif _is_seq(x):
             for y in x:
                 walk(y)
+        elif isinstance(x, (str, bytes, bytearray)):
+            raise TypeError(f"tensor(): invalid data type '{type(x).__name__}'")
         else:
-            kinds.add(D._scalar_dtype_slow(x))
+            try:
+                kinds.add(D._scalar_dtype_slow(x))
+            except TypeError:
+                # PyTorch: a set, dict, generator, ... has no dtype (a RuntimeError)
+                raise RuntimeError(f"Could not infer dtype of {type(x).__name__}") from None
     walk(data)
     if not kinds:
         return D.get_default_dtype()
@@ -50,8 +65,8 @@ def _infer_dtype(data):
 def _to_numpy(data, dtype):
     if isinstance(data, Tensor):
         return data.detach().cpu()._data.astype(dtype.numpy)
-    if isinstance(data, (list, tuple)):
-        data = [_to_numpy(x, dtype) if isinstance(x, (Tensor, list, tuple)) else x
+    if _is_seq(data):
+        data = [_to_numpy(x, dtype) if isinstance(x, Tensor) or _is_seq(x) else x
                 for x in data]
     try:
         arr = np.array(data)

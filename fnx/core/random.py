@@ -6,8 +6,9 @@ with the low 32 bits of the seed, as PyTorch's ``CPUGeneratorImpl`` does (NumPy'
 of PyTorch's scalar normal sampler.  The CPU kernels (``fnx.backends.cpu.random``) apply
 PyTorch's transforms to that stream, so a seeded program draws PyTorch's numbers.
 Every random op takes an optional ``generator=``; without one it draws from
-``default_generator``, which, like PyTorch's, starts from the fixed seed 67280421310721 so
-a fresh process is reproducible.
+``default_generator``, which starts from the fixed seed 67280421310721 (the seed of a new
+``torch.Generator()``) so a fresh process is reproducible; PyTorch seeds its default CPU
+generator from OS entropy instead, so an unseeded torch program draws differently per run.
 Other backends (CUDA) keep their own state; they register a hook with
 ``register_seed_hook`` so ``fnx.manual_seed`` seeds them too.
 
@@ -36,7 +37,7 @@ __all__ = ["Generator", "default_generator", "engine", "manual_seed", "seed", "i
            "get_rng_state", "set_rng_state", "fork_rng", "register_seed_hook",
            "register_default_generator", "default_generator_for"]
 
-DEFAULT_SEED = 67280421310721       # PyTorch's default CPU seed
+DEFAULT_SEED = 67280421310721       # the seed of PyTorch's Generator()
 _U64 = (1 << 64) - 1
 _MT_N = 624                         # mt19937's state words
 # Serialized state: initial seed, position in the mt19937 block, has-cached-normal flag,
@@ -66,11 +67,12 @@ class Generator:
     ``nn.init.uniform_``/``kaiming_uniform_``, hence Linear/Conv/RNN initializations),
     ``randn``/``normal_``/``normal`` (both of PyTorch's paths: the block-of-16 Box-Muller
     for >= 16 contiguous elements, the scalar one with its cached second value
-    otherwise), ``randint``/``random_``, ``randperm``; float32, float64, complex, and
+    otherwise), ``randint``/``random_``, ``randperm``, ``bernoulli``/``bernoulli_`` (hence
+    dropout and its feature/alpha forms), ``exponential_``, ``multinomial`` (hence
+    ``Categorical.sample``); float32, float64, complex, and
     half/bfloat16 for uniforms and for normals of < 16 elements; strided in-place fills
     in memory order, as PyTorch.  Drawn from the same stream but NOT PyTorch-exact:
-    half/bfloat16 ``normal_`` of >= 16 elements, ``bernoulli``/dropout, ``exponential_``
-    and the distributions built on it, ``multinomial``, ``poisson``/``binomial``, and
+    half/bfloat16 ``normal_`` of >= 16 elements, ``poisson``/``binomial``, and
     compiled (traced) random ops, which draw a key from the generator.
 
     >>> import fnx

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import types
+import warnings
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,10 @@ class ResidentView:
     def view(d, arr):
         """The NumPy view of the storage ``arr`` of the tensor whose dict is ``d``."""
         return _asarray(arr)
+
+
+# float() of a tensor that requires grad warns once per process, as torch's does
+_FLOAT_OF_GRAD_WARNED = False
 
 
 class Tensor:
@@ -545,6 +550,14 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self):
+        global _FLOAT_OF_GRAD_WARNED
+        if not _FLOAT_OF_GRAD_WARNED and self.requires_grad and \
+                tls.state.mask & AUTOGRAD_BITS == AUTOGRAD_BITS:
+            # torch warns once per process, for float() only (not item(), int(), bool())
+            _FLOAT_OF_GRAD_WARNED = True
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead "
+                          "to unexpected behavior. Consider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         return float(self.item())
 
     def __int__(self):

@@ -42,9 +42,9 @@ class Exponential(Distribution):
         return self.rate.pow(-2)
 
     def rsample(self, sample_shape=Size()):
-        u = fnx.rand(self._extended_shape(sample_shape), dtype=self.rate.dtype,
-                     device=self.rate.device)
-        return -fnx.log1p(-u) / self.rate  # inverse cdf; 1 - u lies in (0, 1]
+        # exponential_ draws PyTorch's CPU stream (the inverse cdf of a double uniform)
+        shape = self._extended_shape(sample_shape)
+        return self.rate.new_empty(shape).exponential_() / self.rate
 
     def log_prob(self, value):
         if self._validate_args:

@@ -17,6 +17,8 @@ program differentiated by JAX's ``vjp``, recorded as one autograd node.
 """
 from __future__ import annotations
 
+import copy
+import enum
 import functools
 import logging
 import os
@@ -668,19 +670,37 @@ def _compile_region(target, graph, region: Region):
 
 # ----------------------------------------------------------------------------- tracing
 
+# How deep plain objects nest inside one another before deeper ones count as opaque
+# values (guarded by identity): bounds the work per call and stops reference cycles.
+_OBJECT_DEPTH = 3
+
+
+def _plain_object(v) -> bool:
+    """An instance of a user class that holds data (a batch with tensor attributes, a
+    config): its attributes are part of the call, as a container's items are: its tensors
+    are program inputs and the rest is guarded, so a new batch object of the same layout
+    reuses the program and a reassigned attribute is read anew.  Callables (modules,
+    functions), classes, enums and builtins stay opaque values."""
+    return not isinstance(v, (Tensor, type, enum.Enum)) and not callable(v) and \
+        type(v).__module__ != "builtins" and isinstance(getattr(v, "__dict__", None), dict)
+
+
 def _flatten_call(args, kwargs):
     """Tensors of a call in order, and a function putting (new) tensors back in place."""
     flat = []
 
-    def collect(v):
+    def collect(v, depth=0):
         if isinstance(v, Tensor) or type(v) is float:   # floats are program inputs too
             flat.append(v)
         elif isinstance(v, (list, tuple)):
             for x in v:
-                collect(x)
+                collect(x, depth)
         elif isinstance(v, dict):
             for x in v.values():
-                collect(x)
+                collect(x, depth)
+        elif depth < _OBJECT_DEPTH and _plain_object(v):
+            for x in v.__dict__.values():
+                collect(x, depth + 1)
 
     collect(args)
     collect(kwargs)
@@ -688,13 +708,19 @@ def _flatten_call(args, kwargs):
     def rebuild(ts):
         it = iter(ts)
 
-        def put(v):
+        def put(v, depth=0):
             if isinstance(v, Tensor) or type(v) is float:
                 return next(it)
             if isinstance(v, (list, tuple)):
-                return same_sequence(v, (put(x) for x in v))
+                return same_sequence(v, (put(x, depth) for x in v))
             if isinstance(v, dict):
-                return {k: put(x) for k, x in v.items()}
+                return {k: put(x, depth) for k, x in v.items()}
+            if depth < _OBJECT_DEPTH and _plain_object(v):
+                # a shallow copy holding the trace's tensors: the caller's object is left
+                # as it is (attributes the traced function sets on it are not kept)
+                new = copy.copy(v)
+                new.__dict__.update({k: put(x, depth + 1) for k, x in v.__dict__.items()})
+                return new
             return v
         return put(args), put(kwargs)
 
@@ -727,7 +753,7 @@ def _layout(t):
     return arr.sharding if arr is not None else None
 
 
-def _describe(v):
+def _describe(v, depth=0):
     if v.__class__ is Tensor:   # (its fields, not its properties: this runs on every call)
         if v._ks & _SPARSE_BITS:
             check_strided(v, "fnx.compile")
@@ -741,9 +767,12 @@ def _describe(v):
     if type(v) is float:
         return ("F",)       # a program input: its value is not part of the key
     if isinstance(v, (list, tuple)):
-        return (type(v).__name__,) + tuple(_describe(x) for x in v)
+        return (type(v).__name__,) + tuple(_describe(x, depth) for x in v)
     if isinstance(v, dict):
-        return ("dict",) + tuple((k, _describe(x)) for k, x in sorted(v.items()))
+        return ("dict",) + tuple((k, _describe(x, depth)) for k, x in sorted(v.items()))
+    if depth < _OBJECT_DEPTH and _plain_object(v):
+        return ("O", type(v)) + tuple((k, _describe(x, depth + 1))
+                                      for k, x in v.__dict__.items())
     try:
         hash(v)
         return ("V", v)

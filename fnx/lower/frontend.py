@@ -8,6 +8,8 @@ class registered, so ``fnx.compile(model)`` is again a module.
 """
 from __future__ import annotations
 
+import functools
+
 from . import precision
 from .compiled_function import CompiledFunction, live_compiled_functions
 from .target import targets
@@ -101,8 +103,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="jax", mode=No
     settings = _settings(fullgraph, dynamic, backend, mode, options, recompile_limit,
                          decompose, cache_limit)
 
-    def make(fn):
-        return CompiledFunction(fn, **settings)
+    # a partial, not a closure: a compiled module reads its settings back (to be saved)
+    make = functools.partial(CompiledFunction, **settings)
 
     def apply(fn):
         if disable:

@@ -486,12 +486,16 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _inplace(input, out) if inplace and out is not input else out
 
 
-def _feature_dropout(input, p, training, inplace, n, name):
+def _feature_dropout(input, p, training, inplace, n, name, batch_dim=True):
     _check_p(p)
     if input.ndim not in (n + 1, n + 2):
-        warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}; expected "
-                      f"{n + 1}-D or {n + 2}-D (channels and {n} spatial dims)", stacklevel=3)
-    batched = input.ndim == n + 2
+        warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}, which is deprecated; "
+                      f"{name} zeroes whole channels of {n + 1}-D or {n + 2}-D input (a channel "
+                      f"dim, {n} spatial dims, an optional batch dim); use dropout for "
+                      "element-wise dropout", stacklevel=3)
+    # dropout2d never adds the batch dim (torch keeps its historical behaviour): a 3-D input
+    # is read as (N, C, L) and a 2-D one as (N, C), whose "channels" are single elements
+    batched = input.ndim == n + 2 or not batch_dim
     x = input if batched else input.unsqueeze(0)
     out = aten.feature_dropout.default(x, p, training)
     out = out if batched else out.squeeze(0)
@@ -499,14 +503,44 @@ def _feature_dropout(input, p, training, inplace, n, name):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a ``(C, L)`` or ``(N, C, L)`` input with probability ``p``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.dropout1d(fnx.ones(2, 3), 0.5, training=False)
+    tensor([[1., 1., 1.],
+            [1., 1., 1.]])
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           "input (a channel dim, 1 spatial dim and an optional batch dim)")
     return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+    """Zero whole channels (2-D feature maps) of an ``(N, C, H, W)`` input with probability
+    ``p``. As in torch, a 3-D input is read as ``(N, C, L)`` (with a warning), not as an
+    unbatched ``(C, H, W)``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.dropout2d(fnx.ones(1, 2, 1, 2), 0.5, training=False)
+    tensor([[[[1., 1.]],
+    <BLANKLINE>
+             [[1., 1.]]]])
+    """
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d; it is read as (N, C, L) and "
+                      "gets channel-wise 1D dropout (use dropout1d for that)", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, 2, "dropout2d", batch_dim=False)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels (3-D feature maps) of a ``(C, D, H, W)`` or ``(N, C, D, H, W)``
+    input with probability ``p``.
+
+    >>> import fnx, fnx.nn.functional as F
+    >>> F.dropout3d(fnx.ones(1, 1, 1, 2), 0.5, training=False)
+    tensor([[[[1., 1.]]]])
+    """
     return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
 
 
@@ -645,6 +679,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if static_k is not None or static_v is not None:
         raise NotImplementedError("multi_head_attention_forward: static_k/static_v are not "
                                   "supported")
+    if key_padding_mask is not None and attn_mask is not None and \
+            key_padding_mask.dtype != attn_mask.dtype:
+        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
+                      "Use same type for both instead.", stacklevel=2)
     batched = query.ndim == 3
     if query.ndim not in (2, 3):
         raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "

@@ -8,10 +8,12 @@ samplers validate through the op's meta function before writing anything.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...core import dtype as D
-from ...core.random import engine, rng
+from ...core.random import engine
 from ...ir.aten import random as R
 from . import random_transforms as T
 from ._core import data, kernel, wrap
@@ -156,14 +158,23 @@ def _check_probs(p):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
 
 
-def _bernoulli_values(g, shape, p):
-    return g.random(shape) < p
+def _bernoulli_values(gen, shape, p, p_dtype=None):
+    """PyTorch's serial CPU bernoulli: one uniform per element, ``u < p``.  A float ``p``
+    (``bernoulli_(p)``, hence dropout) or a float64 tensor compares 53-bit double
+    uniforms; a tensor of any other float dtype compares 24-bit float32 ones with ``p``
+    as float32."""
+    n = _numel(shape)
+    if p_dtype is None or p_dtype is D.float64:
+        return (T.uniform(gen, n, True).reshape(shape) < p)
+    u = T.uniform(gen, n, False).reshape(shape)
+    return u < np.asarray(p).astype(np.float32)
 
 
 @kernel(R.bernoulli__float)
 def _bernoulli_float_(ks, self, p=0.5, *, generator=None):
     R.bernoulli__float.meta(self, p)
-    return _write(self, _bernoulli_values(rng(generator, "bernoulli_"), self.shape, p))
+    gen = engine(generator, "bernoulli_")
+    return _fill(self, lambda shape: _bernoulli_values(gen, shape, p))
 
 
 @kernel(R.bernoulli__tensor)
@@ -171,14 +182,32 @@ def _bernoulli_tensor_(ks, self, p, *, generator=None):
     R.bernoulli__tensor.meta(self, p)
     pd = data(p, "bernoulli_")
     _check_probs(pd)
-    return _write(self, _bernoulli_values(rng(generator, "bernoulli_"), self.shape, pd))
+    gen = engine(generator, "bernoulli_")
+    pd = np.broadcast_to(pd, tuple(self.shape))
+    if self.is_contiguous():
+        return _write(self, _bernoulli_values(gen, tuple(self.shape), pd, p.dtype))
+    # strided self: draw in its memory order, each element against its own p
+    strides = self.stride()
+    order = sorted(range(self.dim()), key=lambda d: -strides[d])
+    vals = _bernoulli_values(gen, tuple(self.shape[d] for d in order),
+                             np.transpose(pd, order), p.dtype)
+    return _write(self, np.transpose(vals, np.argsort(order)))
+
+
+def _exponentials(gen, shape, lambd=1.0):
+    """PyTorch's serial CPU exponential: ``-1/lambd * log1p(-u)`` in double per 53-bit
+    uniform ``u``.  libm's ``log1p`` (Python's ``math``), not NumPy's, which differs in
+    the last bit for some arguments."""
+    u = T.uniform(gen, _numel(shape), True)
+    logs = np.fromiter(map(math.log1p, (-u).tolist()), np.float64, count=u.size)
+    return ((-1.0 / lambd) * logs).reshape(shape)
 
 
 @kernel(R.exponential_)
 def _exponential_(ks, self, lambd=1.0, *, generator=None):
     R.exponential_.meta(self, lambd)
-    g = rng(generator, "exponential_")
-    return _write(self, g.exponential(1.0 / lambd, self.shape))
+    gen = engine(generator, "exponential_")
+    return _fill(self, lambda shape: _exponentials(gen, shape, lambd))
 
 
 def _random_kernel(op, bounds):
@@ -201,14 +230,14 @@ def _bernoulli(ks, self, *, generator=None):
     m = R.bernoulli.meta(self)
     p = data(self, "bernoulli")
     _check_probs(p)
-    out = _bernoulli_values(rng(generator, "bernoulli"), m.shape, p)
+    out = _bernoulli_values(engine(generator, "bernoulli"), m.shape, p, self.dtype)
     return wrap(out.astype(m.dtype.numpy), m.dtype)
 
 
 @kernel(R.bernoulli_p)
 def _bernoulli_p(ks, self, p, *, generator=None):
     m = R.bernoulli_p.meta(self, p)
-    out = _bernoulli_values(rng(generator, "bernoulli"), m.shape, p)
+    out = _bernoulli_values(engine(generator, "bernoulli"), m.shape, p)
     return wrap(out.astype(m.dtype.numpy), m.dtype)
 
 
@@ -217,7 +246,8 @@ def _bernoulli_tensor(ks, self, p, *, generator=None):
     m = R.bernoulli_tensor.meta(self, p)
     pd = data(p, "bernoulli")
     _check_probs(pd)
-    out = _bernoulli_values(rng(generator, "bernoulli"), m.shape, pd)
+    out = _bernoulli_values(engine(generator, "bernoulli"), m.shape,
+                            np.broadcast_to(pd, m.shape), p.dtype)
     return wrap(out.astype(m.dtype.numpy), m.dtype)
 
 
@@ -260,18 +290,31 @@ def _normal_float_float(ks, mean, std, size, *, generator=None, dtype=None, layo
 
 @kernel(R.multinomial)
 def _multinomial(ks, self, num_samples, replacement=False, *, generator=None):
+    """PyTorch's CPU multinomial.  One sample or none put back: ``argmax``/``topk`` of
+    ``p / q`` with ``q`` exponential(1) draws of p's dtype (the exponential race: the
+    k first arrivals, each category arriving at rate p).  Several put back: per row the
+    running sum of p in p's dtype, divided by the total, then for each sample a double
+    uniform and the first category whose cumulative probability reaches it."""
     m = R.multinomial.meta(self, num_samples, replacement)
-    probs = np.asarray(data(self, "multinomial"), dtype=np.float64)
+    probs = data(self, "multinomial")
     rows = probs.reshape(-1, probs.shape[-1])
     if not np.all(np.isfinite(rows) & (rows >= 0)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    sums = rows.sum(axis=1)
-    if np.any(sums <= 0):
+    if np.any(rows.astype(np.float64).sum(axis=1) <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and np.any((rows > 0).sum(axis=1) < num_samples):
-        raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
-                           "enough non-negative category to sample)")
-    g = rng(generator, "multinomial")
-    out = np.stack([g.choice(rows.shape[1], num_samples, replace=bool(replacement),
-                             p=row / s) for row, s in zip(rows, sums)])
+    gen = engine(generator, "multinomial")
+    k = int(num_samples)
+    if not replacement or k == 1:
+        q = _exponentials(gen, rows.shape).astype(rows.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            race = rows / q
+        # first index among equal keys, as argmax; topk returns them largest first
+        out = np.argsort(-race, axis=1, kind="stable")[:, :k]
+    else:
+        cum = np.cumsum(rows, axis=1, dtype=rows.dtype)
+        cum = cum / cum[:, -1:]
+        cum[:, -1] = 1
+        u = T.uniform(gen, rows.shape[0] * k, True).reshape(rows.shape[0], k)
+        out = np.stack([np.searchsorted(c.astype(np.float64), r, side="left")
+                        for c, r in zip(cum, u)])
     return wrap(out.reshape(m.shape).astype(np.int64), D.int64)

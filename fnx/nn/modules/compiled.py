@@ -10,7 +10,9 @@ subclass may override (``train``, ``to``, ``state_dict``, ...) to it.
 from __future__ import annotations
 
 import copy
+import functools
 
+from ...lower.compiled_function import CompiledFunction
 from ...lower.frontend import register_compile_wrapper
 from .module import Module, _addindent, _CallImpl
 
@@ -118,6 +120,20 @@ class OptimizedModule(Module):
 
     def __repr__(self):
         return f"{type(self).__name__}(\n  (_orig_mod): {_addindent(repr(self._orig_mod), 2)}\n)"
+
+    def __getstate__(self):
+        """What ``fnx.save(compiled)`` stores: the original and the compile settings (as
+        PyTorch pickles an ``OptimizedModule``); loading compiles afresh."""
+        settings = getattr(self._make, "keywords", None)
+        if settings is None:
+            raise TypeError("fnx.save: this compiled module was not made by fnx.compile (its "
+                            "compile settings are unknown)")
+        return {"_orig_mod": self._orig_mod, "_compile_settings": dict(settings)}
+
+    def __setstate__(self, state):
+        settings = state["_compile_settings"]
+        OptimizedModule.__init__(self, state["_orig_mod"],
+                                 functools.partial(CompiledFunction, **settings))
 
     def __deepcopy__(self, memo):
         """A copy of the original, compiled afresh with the same settings."""

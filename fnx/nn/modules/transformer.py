@@ -3,11 +3,12 @@ arguments, submodule names (so the same ``state_dict`` keys) and masks."""
 from __future__ import annotations
 
 import copy
+import warnings
 
 from ... import api as fnx
 from .. import functional as F
 from .. import init
-from .activation import MultiheadAttention
+from .activation import GELU, MultiheadAttention, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -90,6 +91,31 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(x)
 
 
+def _why_no_nested_tensor(layer):
+    """Why torch's nested-tensor encoder path cannot take ``layer`` ('' when it can)."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    act = layer.activation
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not attn.batch_first:
+        return (f"{name}.self_attn.batch_first was not True(use batch_first for better "
+                f"inference performance)")
+    if not attn._qkv_same_embed_dim:
+        return f"{name}.self_attn._qkv_same_embed_dim was not True"
+    if attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if not (act is F.relu or act is F.gelu or isinstance(act, (ReLU, GELU))):
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
+
+
 class TransformerEncoder(Module):
     """``num_layers`` copies of ``encoder_layer`` applied in turn, then ``norm``."""
 
@@ -99,6 +125,15 @@ class TransformerEncoder(Module):
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        # torch's nested-tensor inference path (fnx has none: the flag is informational);
+        # torch warns when it is asked for but the layer rules it out, so fnx does too
+        why_not = _why_no_nested_tensor(encoder_layer)
+        self.use_nested_tensor = enable_nested_tensor and not why_not
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why_not}", stacklevel=2)
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         out = src

@@ -21,11 +21,11 @@ def _native_dropout(input, p, train):
     if train is not None and not train:
         return aten.clone(input), aten.full_like(input, True, dtype=D.bool)
     keep = 1.0 - p
-    noise = aten.rand(list(input.shape), dtype=_opmath(input.dtype)
-                      if input.dtype.is_floating_point else D.float32, device=input.device)
-    mask = aten.lt.Scalar(noise, keep)
+    # PyTorch's CPU kernel: a mask of input's dtype filled by bernoulli_(1 - p), whose
+    # draws (double uniforms < 1 - p) bernoulli.p reproduces
+    mask = aten.bernoulli.p(input, keep)
     scale = 0.0 if keep == 0 else 1.0 / keep
-    return _to(input * mask * scale, input.dtype), mask
+    return _to(input * mask * scale, input.dtype), aten.ne.Scalar(mask, 0)
 
 
 native_dropout = defop("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
@@ -47,7 +47,9 @@ def _dropout(input, p, train):
         return input
     if p == 1:
         return input * aten.zeros_like(input)
-    return aten.native_dropout(input, p, train)[0]
+    # PyTorch's CPU dropout: noise = bernoulli_(1 - p) in input's dtype, divided by 1 - p
+    keep = 1.0 - p
+    return input * (aten.bernoulli.p(input, keep) / keep)
 
 
 def _feature_dropout(input, p, train):
@@ -58,9 +60,10 @@ def _feature_dropout(input, p, train):
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     shape = list(input.shape[:2]) + [1] * (input.ndim - 2)
     keep = 1.0 - p
-    noise = aten.rand(shape, dtype=_opmath(input.dtype), device=input.device)
-    mask = aten.lt.Scalar(noise, keep)
-    return _to(input * mask * (0.0 if keep == 0 else 1.0 / keep), input.dtype)
+    if keep == 0:
+        return input * aten.zeros(shape, dtype=input.dtype, device=input.device)
+    noise = aten.bernoulli.p(aten.zeros(shape, dtype=input.dtype, device=input.device), keep)
+    return input * (noise / keep)
 
 
 dropout = defop("dropout(Tensor input, float p, bool train) -> Tensor", tags=RANDOM,
@@ -83,8 +86,7 @@ def _alpha_dropout_impl(input, p, train, feature):
     if feature and input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     shape = (list(input.shape[:2]) + [1] * (input.ndim - 2)) if feature else list(input.shape)
-    keep = aten.lt.Scalar(aten.rand(shape, dtype=_opmath(input.dtype), device=input.device),
-                          1.0 - p)
+    keep = aten.bernoulli.p(aten.zeros(shape, dtype=input.dtype, device=input.device), 1.0 - p)
     a = 1.0 / ((_SELU_SAT * _SELU_SAT * p + 1.0) * (1.0 - p)) ** 0.5
     # kept: a * x + a * alpha * p; dropped: a * alpha * (p - 1) (the saturation, made affine)
     mask = _to(keep, _opmath(input.dtype))
