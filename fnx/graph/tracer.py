@@ -32,7 +32,7 @@ from ..ir.variants import (Special, bind_names, check_writable, functional_varia
                            inverse_view, is_view_op, written_args)
 from ..ops import aten
 from .graph import Graph, NodeMeta, same_sequence
-from .levels import DecomposingMode, in_target
+from .levels import DecomposingMode, in_target, run_decomposition
 from . import guards
 from .guards import Guard
 from .symbolic import SymFloat
@@ -310,7 +310,7 @@ class FunctionalTracingMode(TracingMode):
             functional = functional_variant(op)
             if op.decomposition is not None and (functional is None or
                                                  not in_target(op, self.to)):
-                return op.decomposition(*args, **kwargs)
+                return run_decomposition(op, args, kwargs)
             return self._mutate(op, functional, args, kwargs)
         view = is_view_op(op) and args and isinstance(args[0], Tensor)
         if view:
