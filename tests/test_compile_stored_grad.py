@@ -71,3 +71,20 @@ def test_float64_output_left_out_of_the_loss_gets_a_float64_zero_cotangent():
     assert x.grad.dtype == fnx.float64
     np.testing.assert_allclose(to_numpy(x.grad), 2.0 * xv, rtol=1e-12)
 
+
+
+def test_output_that_does_not_require_grad_has_no_history_when_compiled():
+    def f(x):
+        return x.detach() * 3.0, x * 2.0, (x * 0.5).detach()
+
+    xv = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    for _ in range(2):
+        x = fnx.tensor(xv).requires_grad_(True)
+        frozen, live, cut = fnx.compile(f)(x)
+        assert not frozen.requires_grad and frozen.grad_fn is None
+        assert not cut.requires_grad and cut.grad_fn is None
+        assert live.requires_grad
+        np.testing.assert_allclose(to_numpy(frozen), 3.0 * xv)
+        np.testing.assert_allclose(to_numpy(cut), 0.5 * xv)
+        live.sum().backward()
+        np.testing.assert_allclose(to_numpy(x.grad), np.full(3, 2.0, np.float32))

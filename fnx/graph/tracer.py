@@ -628,6 +628,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         graph.result_template = result_template(out, mode.inputs)
         graph.output_requires_grad = any(
             isinstance(t, Tensor) and t.requires_grad for t in _leaves(out))
+        graph.result_grad = _grad_flags(out)
         extra = []
         graph.mutated_inputs = []
         if functional:
@@ -831,6 +832,18 @@ def _lift_written_captures(mode):
                                NodeMeta(tuple(w.shape), w.dtype, w.device))
         mode.sources.append(("lifted", w))
         mode.inputs.append(w)
+
+
+def _grad_flags(value) -> list:
+    """Per tensor or float of a result, in the order ``graph._collect`` lists its nodes:
+    whether it requires grad (a compiled program's vjp differentiates those only)."""
+    if isinstance(value, Tensor):
+        return [value.requires_grad]
+    if isinstance(value, SymFloat):
+        return [False]
+    if isinstance(value, (list, tuple)):
+        return [f for v in value for f in _grad_flags(v)]
+    return []
 
 
 def _leaves(value):

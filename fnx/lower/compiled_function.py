@@ -329,7 +329,8 @@ class CompiledFunction:
         if differentiable:
             # Outputs that carry a gradient and no backward inside: the caller differentiates
             # the result. Trace the forward alone (from the same Python state); its backward
-            # is JAX's vjp of it.
+            # is JAX's vjp of it. Which outputs require grad is known from this trace only.
+            result_grad = graph.result_grad
             rollback(graph.python_writes)
             with no_grad():
                 graph = trace(call, *flat, input_names=names, lift_captured=True,
@@ -337,8 +338,10 @@ class CompiledFunction:
                               stored_roots=roots)
             graph.stored_grad = [k for c, key, _, k in graph.stored
                                  if (id(c), key) in grad_stores]
+            graph.result_grad = result_grad
             graph.stored_grad = [k for c, key, _, k in graph.stored
                                  if (id(c), key) in grad_stores]
+            graph.result_grad = result_grad
         if not self._python_writes_ok(graph, one_shot):
             return None
         if broken:

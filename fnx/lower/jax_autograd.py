@@ -75,8 +75,13 @@ def compile_vjp(run, graph):
     out = graph.output_node.args[0]
     _collect(out[0] if mutated or getattr(graph, "stored", None) else out, result_nodes)
     n_result = len(result_nodes)
-    # results, then the stored tensors that carry a gradient (each extra output is one node)
-    diff_out = [j for j, n in enumerate(out_nodes[:n_result]) if _is_float(n.meta.dtype)]
+    # the results that require grad, then the stored tensors that do (each extra output
+    # is one node)
+    flags = getattr(graph, "result_grad", None)
+    if flags is None or len(flags) != n_result:
+        flags = [True] * n_result
+    diff_out = [j for j, n in enumerate(out_nodes[:n_result])
+                if flags[j] and _is_float(n.meta.dtype)]
     diff_out += [n_result + k - 1 for k in getattr(graph, "stored_grad", ())]
     other_out = [j for j in range(len(out_nodes)) if j not in diff_out]
     makers = [tensor_maker(n.meta) for n in out_nodes]
