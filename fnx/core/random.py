@@ -64,10 +64,11 @@ class Generator:
     ``nn.init.uniform_``/``kaiming_uniform_``, hence Linear/Conv/RNN initializations),
     ``randn``/``normal_``/``normal`` (both of PyTorch's paths: the block-of-16 Box-Muller
     for >= 16 contiguous elements, the scalar one with its cached second value
-    otherwise), ``randint``/``random_``, ``randperm``; float32, float64, complex, and
+    otherwise), ``randint``/``random_``, ``randperm``, ``bernoulli``/``bernoulli_`` and
+    the dropout masks (``dropout``, ``dropout1d/2d/3d``); float32, float64, complex, and
     half/bfloat16 for uniforms and for normals of < 16 elements; strided in-place fills
     in memory order, as PyTorch.  Drawn from the same stream but NOT PyTorch-exact:
-    half/bfloat16 ``normal_`` of >= 16 elements, ``bernoulli``/dropout, ``exponential_``
+    half/bfloat16 ``normal_`` of >= 16 elements, alpha dropout, ``exponential_``
     and the distributions built on it, ``multinomial``, ``poisson``/``binomial``, and
     compiled (traced) random ops, which draw a key from the generator.
 

@@ -1,10 +1,11 @@
 """CPU kernels for random ops: PyTorch's CPU sampling over ``fnx.random.Generator``.
 
-``rand``/``uniform_``, ``randn``/``normal_``, ``randint``/``random_`` and ``randperm``
-draw exactly PyTorch's values for real dtypes (see ``random_transforms``; the
-``Generator`` docstring lists what is not exact).  Complex samples view the output as
-pairs of reals, as PyTorch does (``randn``: each part has variance 1/2).  In-place
-samplers validate through the op's meta function before writing anything.
+``rand``/``uniform_``, ``randn``/``normal_``, ``randint``/``random_``, ``randperm`` and
+``bernoulli``/``bernoulli_`` draw exactly PyTorch's values for real dtypes (see
+``random_transforms``; the ``Generator`` docstring lists what is not exact).  Complex
+samples view the output as pairs of reals, as PyTorch does (``randn``: each part has
+variance 1/2).  In-place samplers validate through the op's meta function before writing
+anything.
 """
 from __future__ import annotations
 
@@ -157,13 +158,21 @@ def _check_probs(p):
 
 
 def _bernoulli_values(g, shape, p):
-    return g.random(shape) < p
+    """PyTorch's CPU bernoulli: one uniform per element, ``u < p``; a float ``p`` or a
+    float64 probability tensor compares a 53-bit double uniform, other probability dtypes
+    a 24-bit float32 one against ``p`` in float32."""
+    n = _numel(shape)
+    if isinstance(p, np.ndarray) and p.dtype != np.float64:
+        u = T.uniform_bits(g, n, 24).astype(np.float32).reshape(shape)
+        return u < np.broadcast_to(p, shape).astype(np.float32)
+    return T.uniform_bits(g, n, 53).reshape(shape) < p
 
 
 @kernel(R.bernoulli__float)
 def _bernoulli_float_(ks, self, p=0.5, *, generator=None):
     R.bernoulli__float.meta(self, p)
-    return _write(self, _bernoulli_values(rng(generator, "bernoulli_"), self.shape, p))
+    g = engine(generator, "bernoulli_")
+    return _fill(self, lambda shape: _bernoulli_values(g, shape, p))
 
 
 @kernel(R.bernoulli__tensor)
@@ -171,7 +180,16 @@ def _bernoulli_tensor_(ks, self, p, *, generator=None):
     R.bernoulli__tensor.meta(self, p)
     pd = data(p, "bernoulli_")
     _check_probs(pd)
-    return _write(self, _bernoulli_values(rng(generator, "bernoulli_"), self.shape, pd))
+    g = engine(generator, "bernoulli_")
+    pd = np.broadcast_to(pd, tuple(self.shape))
+    if self.is_contiguous():
+        return _write(self, _bernoulli_values(g, tuple(self.shape), pd))
+    # (memory order, as _fill: the probabilities are permuted with the draws)
+    strides = self.stride()
+    order = sorted(range(self.dim()), key=lambda d: -strides[d])
+    values = _bernoulli_values(g, tuple(self.shape[d] for d in order),
+                               np.transpose(pd, order))
+    return _write(self, np.transpose(values, np.argsort(order)))
 
 
 @kernel(R.exponential_)
@@ -201,14 +219,14 @@ def _bernoulli(ks, self, *, generator=None):
     m = R.bernoulli.meta(self)
     p = data(self, "bernoulli")
     _check_probs(p)
-    out = _bernoulli_values(rng(generator, "bernoulli"), m.shape, p)
+    out = _bernoulli_values(engine(generator, "bernoulli"), tuple(m.shape), p)
     return wrap(out.astype(m.dtype.numpy), m.dtype)
 
 
 @kernel(R.bernoulli_p)
 def _bernoulli_p(ks, self, p, *, generator=None):
     m = R.bernoulli_p.meta(self, p)
-    out = _bernoulli_values(rng(generator, "bernoulli"), m.shape, p)
+    out = _bernoulli_values(engine(generator, "bernoulli"), tuple(m.shape), float(p))
     return wrap(out.astype(m.dtype.numpy), m.dtype)
 
 
@@ -217,7 +235,8 @@ def _bernoulli_tensor(ks, self, p, *, generator=None):
     m = R.bernoulli_tensor.meta(self, p)
     pd = data(p, "bernoulli")
     _check_probs(pd)
-    out = _bernoulli_values(rng(generator, "bernoulli"), m.shape, pd)
+    out = _bernoulli_values(engine(generator, "bernoulli"), tuple(m.shape),
+                            np.broadcast_to(pd, tuple(m.shape)))
     return wrap(out.astype(m.dtype.numpy), m.dtype)
 
 

@@ -17,13 +17,19 @@ def _native_dropout_meta(input, p, train):
     return _same(input), TensorMeta(tuple(input.shape), D.bool)
 
 
+def _keep_mask(shape, keep, device):
+    """PyTorch's CPU ``bernoulli_(keep)``: one 53-bit double uniform per element, kept
+    where it is below ``keep`` (so a seeded CPU run draws PyTorch's mask); elsewhere the
+    uniforms are float32 (no backend draws PyTorch's stream there)."""
+    dtype = D.float64 if device is None or device.type == "cpu" else D.float32
+    return aten.lt.Scalar(aten.rand(shape, dtype=dtype, device=device), keep)
+
+
 def _native_dropout(input, p, train):
     if train is not None and not train:
         return aten.clone(input), aten.full_like(input, True, dtype=D.bool)
     keep = 1.0 - p
-    noise = aten.rand(list(input.shape), dtype=_opmath(input.dtype)
-                      if input.dtype.is_floating_point else D.float32, device=input.device)
-    mask = aten.lt.Scalar(noise, keep)
+    mask = _keep_mask(list(input.shape), keep, input.device)
     scale = 0.0 if keep == 0 else 1.0 / keep
     return _to(input * mask * scale, input.dtype), mask
 
@@ -47,7 +53,12 @@ def _dropout(input, p, train):
         return input
     if p == 1:
         return input * aten.zeros_like(input)
-    return aten.native_dropout(input, p, train)[0]
+    if input.device.type != "cpu":
+        return aten.native_dropout(input, p, train)[0]
+    # PyTorch's CPU dropout: the mask as input's dtype, divided by keep, times input
+    keep = 1.0 - p
+    noise = _to(_keep_mask(list(input.shape), keep, input.device), input.dtype)
+    return input * aten.div.Scalar(noise, keep)
 
 
 def _feature_dropout(input, p, train):
@@ -58,9 +69,10 @@ def _feature_dropout(input, p, train):
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     shape = list(input.shape[:2]) + [1] * (input.ndim - 2)
     keep = 1.0 - p
-    noise = aten.rand(shape, dtype=_opmath(input.dtype), device=input.device)
-    mask = aten.lt.Scalar(noise, keep)
-    return _to(input * mask * (0.0 if keep == 0 else 1.0 / keep), input.dtype)
+    if keep == 0:
+        return input * aten.zeros_like(input)
+    noise = _to(_keep_mask(shape, keep, input.device), input.dtype)
+    return input * aten.div.Scalar(noise, keep)
 
 
 dropout = defop("dropout(Tensor input, float p, bool train) -> Tensor", tags=RANDOM,
