@@ -14,6 +14,7 @@ and short compositions (``sum_to_size``, ``fill_diagonal_``, ``renorm``,
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -21,7 +22,9 @@ from ..backends.cuda.devices import is_available as _cuda_is_available
 from ..core import dtype as D
 from ..core.device import CPU
 from ..core.grad_mode import no_grad
-from ..core.tensor import Size, Tensor, tensor_method
+from ..core.layout import strided
+from ..core.shared_storage import array_in, segment_of, share
+from ..core.tensor import Size, Tensor, shared_data, tensor_method
 from ..ops import aten
 from . import creation as _c
 from . import math as _m
@@ -205,26 +208,61 @@ def pin_memory(self, device=None):
 
 @tensor_method()
 def share_memory_(self):
-    """Mark as shared between processes (a CPU tensor's memory already can be; cuda ones
-    always are) and return ``self``.
+    """Move a dense CPU tensor's storage into shared memory (a no-op if it is there) and
+    return ``self``: processes it is then sent to by ``fnx.multiprocessing`` (a ``Process``
+    argument, a ``Queue``) write into the same memory, as do forked children. Other
+    tensors and NumPy arrays that aliased the old storage keep the old copy; a view
+    cannot be moved (share its base before taking views). cuda and sparse tensors are
+    only marked (cuda memory is shared as it is).
 
     >>> import fnx
     >>> x = fnx.ones(1); x.share_memory_() is x, x.is_shared()
     (True, True)
     """
-    self.__dict__[_SHARED] = True
+    if self._device is not CPU or self.layout is not strided:
+        self.__dict__[_SHARED] = True
+        return self
+    if segment_of(self) is not None:
+        return self
+    if self._base is not None:
+        _share_view(self)
+        return self
+    shared_data(self)       # a resident (compiled) storage becomes NumPy first
+    share(self)
     return self
+
+
+def _share_view(view):
+    """Move the base of ``view`` into shared memory and point ``view`` into it, where
+    nothing else aliases the base's storage (``x = fnx.randn(6).view(2, 3)``); other
+    views would keep the old copy, so then this refuses."""
+    root = view._base
+    shared_data(root)
+    arr, base = view._data, root._data
+    # holders of ``base``: root's _data slot, arr.base, the local name, getrefcount's argument
+    if not (isinstance(arr, np.ndarray) and arr.base is base and base.flags.c_contiguous and
+            sys.getrefcount(base) == 4):
+        raise RuntimeError("share_memory_: cannot move the storage of a view into shared "
+                           "memory while other tensors or arrays share it; call "
+                           "share_memory_() on its base before taking views")
+    offset = arr.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    shape, strides = arr.shape, arr.strides
+    del arr, base
+    share(root)
+    view._data = array_in(root._data, shape, root._data.dtype, offset, strides)
 
 
 @tensor_method()
 def is_shared(self) -> bool:
-    """Whether ``share_memory_`` was called (always True on cuda, as PyTorch's).
+    """Whether the storage is in shared memory (``share_memory_``; always True on cuda,
+    as PyTorch's).
 
     >>> import fnx
     >>> fnx.ones(1).is_shared()
     False
     """
-    return self._device.type == "cuda" or _SHARED in self.__dict__
+    return self._device.type == "cuda" or _SHARED in self.__dict__ or \
+        segment_of(self) is not None
 
 
 @tensor_method()

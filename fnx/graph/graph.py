@@ -152,7 +152,7 @@ class Graph:
         new = Graph()
         for attr in ("mutated_inputs", "grad_writes", "output_requires_grad", "lifted",
                      "input_sources", "guards", "grad_reads", "stored", "python_writes",
-                     "result_template"):
+                     "result_template", "stored_grad", "result_grad"):
             if hasattr(self, attr):
                 v = getattr(self, attr)
                 setattr(new, attr, list(v) if isinstance(v, list) else v)

@@ -8,9 +8,11 @@ remain.  ``DecomposingMode`` is the base of the tracer and of the eager decompos
 """
 from __future__ import annotations
 
+from ..core.dispatch_key import AUTOGRAD_BITS
+from ..core.tls import ExcludeDispatchKeyGuard
 from ..dispatch.modes import DispatchMode
 
-__all__ = ["LEVELS", "level", "in_target", "DecomposingMode"]
+__all__ = ["LEVELS", "level", "in_target", "DecomposingMode", "run_decomposition"]
 
 LEVELS = ("aten", "core", "prims")
 
@@ -45,11 +47,20 @@ class DecomposingMode(DispatchMode):
 
     def handle(self, op, ks, args, kwargs):
         if op.decomposition is not None and not in_target(op, self.to):
-            return op.decomposition(*args, **kwargs)
+            return run_decomposition(op, args, kwargs)
         return self.emit(op, ks, args, kwargs)
 
     def emit(self, op, ks, args, kwargs):
         raise NotImplementedError
+
+
+def run_decomposition(op, args, kwargs):
+    """``op``'s decomposition with the Autograd keys excluded: a mode sees ``op`` on the
+    Tracer key, after autograd handled it, so the ops the decomposition calls must not
+    record nodes of their own (through a non-differentiable op that autograd passed by,
+    as ``detach``, they would give its result a history)."""
+    with ExcludeDispatchKeyGuard(AUTOGRAD_BITS):
+        return op.decomposition(*args, **kwargs)
 
 
 class _Any:

@@ -32,7 +32,7 @@ from ..ir.variants import (Special, bind_names, check_writable, functional_varia
                            inverse_view, is_view_op, written_args)
 from ..ops import aten
 from .graph import Graph, NodeMeta, same_sequence
-from .levels import DecomposingMode, in_target
+from .levels import DecomposingMode, in_target, run_decomposition
 from . import guards
 from .guards import Guard
 from .symbolic import SymFloat
@@ -314,7 +314,7 @@ class FunctionalTracingMode(TracingMode):
             functional = functional_variant(op)
             if op.decomposition is not None and (functional is None or
                                                  not in_target(op, self.to)):
-                return op.decomposition(*args, **kwargs)
+                return run_decomposition(op, args, kwargs)
             return self._mutate(op, functional, args, kwargs)
         view = is_view_op(op) and args and isinstance(args[0], Tensor)
         if view:
@@ -632,6 +632,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         graph.result_template = result_template(out, mode.inputs)
         graph.output_requires_grad = any(
             isinstance(t, Tensor) and t.requires_grad for t in _leaves(out))
+        graph.result_grad = _grad_flags(out)
         extra = []
         graph.mutated_inputs = []
         if functional:
@@ -835,6 +836,18 @@ def _lift_written_captures(mode):
                                NodeMeta(tuple(w.shape), w.dtype, w.device))
         mode.sources.append(("lifted", w))
         mode.inputs.append(w)
+
+
+def _grad_flags(value) -> list:
+    """Per tensor or float of a result, in the order ``graph._collect`` lists its nodes:
+    whether it requires grad (a compiled program's vjp differentiates those only)."""
+    if isinstance(value, Tensor):
+        return [value.requires_grad]
+    if isinstance(value, SymFloat):
+        return [False]
+    if isinstance(value, (list, tuple)):
+        return [f for v in value for f in _grad_flags(v)]
+    return []
 
 
 def _leaves(value):

@@ -316,7 +316,11 @@ class CompiledFunction:
                       decompose_to=self.decompose, capture_grads=True, stored_roots=roots,
                       breaks=breaks)
         broken = breaks is not None and bool(breaks.records)
-        differentiable = graph.output_requires_grad and tls.state.backward_runs == runs
+        # Tensors the code stored that carry a gradient (a loss module's ``self.loss``,
+        # summed and differentiated after the call) are differentiable outputs too.
+        grad_stores = {(id(c), key) for c, key, t, _ in graph.stored if t.requires_grad}
+        differentiable = (graph.output_requires_grad or bool(grad_stores)) and \
+            tls.state.backward_runs == runs
         # State made outside the trace (an optimizer's first step): Python took a branch
         # the guards cannot see, so this program is for this call only.
         one_shot = tls.state.suspensions != suspended
@@ -339,12 +343,19 @@ class CompiledFunction:
         if differentiable:
             # Outputs that carry a gradient and no backward inside: the caller differentiates
             # the result. Trace the forward alone (from the same Python state); its backward
-            # is JAX's vjp of it.
+            # is JAX's vjp of it. Which outputs require grad is known from this trace only.
+            result_grad = graph.result_grad
             rollback(graph.python_writes)
             with no_grad():
                 graph = trace(call, *flat, input_names=names, lift_captured=True,
                               functional=True, decompose_to=self.decompose,
                               stored_roots=roots)
+            graph.stored_grad = [k for c, key, _, k in graph.stored
+                                 if (id(c), key) in grad_stores]
+            graph.result_grad = result_grad
+            graph.stored_grad = [k for c, key, _, k in graph.stored
+                                 if (id(c), key) in grad_stores]
+            graph.result_grad = result_grad
         if not self._python_writes_ok(graph, one_shot):
             return None
         if broken:
@@ -588,12 +599,14 @@ class _Entry:
         self.calls += 1
         for container, key, t, node in self.stored:
             value = env[node]
+            if not value.requires_grad:     # (a _GradEntry's stores keep their history)
+                value = value.detach()
             if first or container is None:
                 _materialize(t, value)
             elif isinstance(container, (dict, list)):
-                container[key] = value.detach()
+                container[key] = value
             else:       # an attribute: through __setattr__, as the Python code stored it
-                setattr(container, key, value.detach())
+                setattr(container, key, value)
         if self.stored:
             guards.bump()
 
@@ -729,16 +742,19 @@ def _flatten_call(args, kwargs):
 
 def _materialize(t, value):
     """Trace tensor ``t`` becomes a real tensor holding ``value`` (same object, so every
-    place that kept it sees the value; detached, as the trace's history is gone)."""
+    place that kept it sees the value), with ``value``'s autograd history: the compiled
+    program's node where ``value`` is its differentiable output, else none (the trace's
+    history is gone)."""
     arr = resident(value)
     if arr is not None:
         set_resident(t, arr)        # a resident result stays resident (see jax_storage)
     else:
         t._data = value._data
     t._dtype, t._device = value._dtype, value._device
-    t._ks = value._ks & ~AUTOGRAD_BITS
+    t._ks = value._ks
     t._strides = value._strides
-    t._base, t._view_chain, t.grad_fn = None, (), None
+    t._base, t._view_chain, t.grad_fn = None, (), value.grad_fn
+    t._output_nr = value._output_nr
 
 
 _SPARSE_BITS = sum(1 << k for k in SPARSE_KEYS)

@@ -52,10 +52,10 @@ class CompiledBackward(Node):
                                "uncompiled for higher-order gradients")
         if self.vjp_fn is None:
             raise RuntimeError(FREED)
-        cts = [program_input(g) if g is not None else jnp.zeros(m.shape, m.dtype.numpy)
-               for g, m in zip(grads, self.out_meta)]
         try:
-            with jax.enable_x64(True):
+            with jax.enable_x64(True):     # (a float64 output's zero cotangent stays float64)
+                cts = [program_input(g) if g is not None else jnp.zeros(m.shape, m.dtype.numpy)
+                       for g, m in zip(grads, self.out_meta)]
                 res = self.bwd(self.vjp_fn, cts)
         except RuntimeError as e:
             _raise_oom(e, "fnx.compile: the compiled backward")
@@ -75,7 +75,14 @@ def compile_vjp(run, graph):
     out = graph.output_node.args[0]
     _collect(out[0] if mutated or getattr(graph, "stored", None) else out, result_nodes)
     n_result = len(result_nodes)
-    diff_out = [j for j, n in enumerate(out_nodes[:n_result]) if _is_float(n.meta.dtype)]
+    # the results that require grad, then the stored tensors that do (each extra output
+    # is one node)
+    flags = getattr(graph, "result_grad", None)
+    if flags is None or len(flags) != n_result:
+        flags = [True] * n_result
+    diff_out = [j for j, n in enumerate(out_nodes[:n_result])
+                if flags[j] and _is_float(n.meta.dtype)]
+    diff_out += [n_result + k - 1 for k in getattr(graph, "stored_grad", ())]
     other_out = [j for j in range(len(out_nodes)) if j not in diff_out]
     makers = [tensor_maker(n.meta) for n in out_nodes]
     cache = {}

@@ -671,6 +671,18 @@ class Module:
     def cpu(self) -> "Module":
         return self._apply(lambda t: t.cpu())
 
+    def share_memory(self) -> "Module":
+        """Move every parameter, buffer and gradient into shared memory
+        (``Tensor.share_memory_``), so processes the module is sent to by
+        ``fnx.multiprocessing`` train the same weights (Hogwild!).
+
+        >>> import fnx
+        >>> m = fnx.nn.Linear(2, 1).share_memory()
+        >>> m.weight.is_shared(), m.bias.is_shared()
+        (True, True)
+        """
+        return self._apply(lambda t: t.share_memory_())
+
     def type(self, dst_type) -> "Module":
         return self._apply(lambda t: t.type(dst_type))
 
