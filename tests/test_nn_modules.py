@@ -370,7 +370,20 @@ def test_repr_nested():
                        ")")
     assert repr(nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)) == \
         "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)"
-    assert repr(nn.LayerNorm((4, 5))) == "LayerNorm((4, 5), eps=1e-05, elementwise_affine=True)"
+    # torch 2.13's norm layers print bias= (False when there is no bias, as without affine)
+    assert repr(nn.LayerNorm((4, 5))) == \
+        "LayerNorm((4, 5), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert repr(nn.LayerNorm(4, bias=False)) == \
+        "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=False)"
+    assert repr(nn.BatchNorm2d(3)) == \
+        "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    assert repr(nn.BatchNorm1d(3, affine=False)) == ("BatchNorm1d(3, eps=1e-05, momentum=0.1, "
+                                                      "affine=False, bias=False, "
+                                                      "track_running_stats=True)")
+    assert repr(nn.InstanceNorm2d(3)) == ("InstanceNorm2d(3, eps=1e-05, momentum=0.1, "
+                                          "affine=False, bias=False, track_running_stats=False)")
+    assert repr(nn.GroupNorm(1, 3, bias=False)) == \
+        "GroupNorm(1, 3, eps=1e-05, affine=True, bias=False)"
     assert repr(nn.Embedding(10, 3)) == "Embedding(10, 3)"
     assert repr(nn.GELU()) == "GELU(approximate='none')"
     assert repr(nn.MSELoss()) == "MSELoss()"

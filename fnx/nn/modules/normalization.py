@@ -67,8 +67,10 @@ class _NormBase(Module):
         raise NotImplementedError
 
     def extra_repr(self) -> str:
+        # torch 2.13 prints whether there is a bias (False whenever affine is)
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class _BatchNorm(_NormBase):
@@ -93,7 +95,7 @@ class BatchNorm1d(_BatchNorm):
     >>> import fnx
     >>> bn = fnx.nn.BatchNorm1d(3)
     >>> bn
-    BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     >>> list(bn.state_dict())
     ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
     """
@@ -170,7 +172,7 @@ class LayerNorm(Module):
     >>> import fnx
     >>> ln = fnx.nn.LayerNorm(4)
     >>> ln
-    LayerNorm((4,), eps=1e-05, elementwise_affine=True)
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
     >>> ln(fnx.arange(8.).reshape(2, 4)).sum(-1).tolist()
     [0.0, 0.0]
     """
@@ -204,7 +206,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
@@ -212,7 +214,7 @@ class GroupNorm(Module):
 
     >>> import fnx
     >>> fnx.nn.GroupNorm(2, 4)
-    GroupNorm(2, 4, eps=1e-05, affine=True)
+    GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
     """
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
@@ -246,7 +248,8 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class RMSNorm(Module):
@@ -294,7 +297,7 @@ class SyncBatchNorm(_BatchNorm):
     >>> net = fnx.nn.Sequential(fnx.nn.Conv2d(3, 4, 1), fnx.nn.BatchNorm2d(4))
     >>> net = fnx.nn.SyncBatchNorm.convert_sync_batchnorm(net)
     >>> net[1]
-    SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     >>> net(fnx.randn(2, 3, 5, 5)).shape
     fnx.Size([2, 4, 5, 5])
     """
