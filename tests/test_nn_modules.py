@@ -42,6 +42,21 @@ def test_setattr_registers_parameters_buffers_modules():
         m.extra
 
 
+def test_reassigning_keeps_registration_order():
+    # siamese_network swaps resnet.conv1 for a new conv, then drops the last child (fc)
+    m = Net()
+    m.fc1 = nn.Linear(4, 3)
+    assert list(m._modules) == ["fc1", "bn", "fc2"]
+    assert list(m.children())[:-1] == [m.fc1, m.bn]
+    m.fc2.weight = nn.Parameter(fnx.zeros(2, 3))
+    assert list(m.fc2._parameters) == ["weight", "bias"]
+    m.scale = nn.Buffer(fnx.ones(1))
+    assert list(m._buffers) == ["scale", "cache"]
+    # a name moving to another store leaves the old one and is added last in the new one
+    m.bn = nn.Parameter(fnx.zeros(1))
+    assert list(m._modules) == ["fc1", "fc2"] and list(m._parameters) == ["bn"]
+
+
 def test_state_dict_keys_in_pytorch_order():
     m = Net()
     sd = m.state_dict()
