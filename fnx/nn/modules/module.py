@@ -344,9 +344,9 @@ class Module:
 
     # ------------------------------------------------------------------ registration
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
-        _guards.bump()
         """Add a buffer (a tensor that is state but not a parameter, e.g. running
         statistics); ``persistent=False`` keeps it out of ``state_dict``."""
+        _guards.bump()
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         _check_name("buffer", name)
@@ -364,8 +364,8 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param) -> None:
-        _guards.bump()
         """Add a parameter (``None`` reserves the name, as an absent bias)."""
+        _guards.bump()
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         _check_name("parameter", name)
@@ -385,8 +385,8 @@ class Module:
         self._parameters[name] = param
 
     def add_module(self, name: str, module) -> None:
-        _guards.bump()
         """Add a child module (``None`` reserves the name)."""
+        _guards.bump()
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{_type_name(module)} is not a Module subclass")
         _check_name("module", name)
