@@ -24,6 +24,11 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "scalar_tensor", "empty", "empty
            "empty_permuted"]
 
 
+# Python sequences read as nested data; ``range`` too, as PyTorch reads any sequence
+# (``torch.tensor(range(3))``, and ``x[range(n), y]`` in mnist_forward_forward)
+_SEQUENCES = (list, tuple, range)
+
+
 def _infer_dtype(data):
     """PyTorch's inference from nested Python data: bool < int64 < default float < complex."""
     kinds = set()
@@ -33,7 +38,7 @@ def _infer_dtype(data):
             kinds.add(x._dtype)
         elif isinstance(x, np.ndarray) or isinstance(x, np.generic):
             kinds.add(D.from_numpy_dtype(x.dtype))
-        elif isinstance(x, (list, tuple)):
+        elif isinstance(x, _SEQUENCES):
             for y in x:
                 walk(y)
         else:
@@ -50,8 +55,8 @@ def _infer_dtype(data):
 def _to_numpy(data, dtype):
     if isinstance(data, Tensor):
         return data.detach().cpu()._data.astype(dtype.numpy)
-    if isinstance(data, (list, tuple)):
-        data = [_to_numpy(x, dtype) if isinstance(x, (Tensor, list, tuple)) else x
+    if isinstance(data, _SEQUENCES):
+        data = [_to_numpy(x, dtype) if isinstance(x, (Tensor, *_SEQUENCES)) else x
                 for x in data]
     try:
         arr = np.array(data)
