@@ -425,3 +425,12 @@ def test_decompositions_trace_on_meta():
     assert aten.linspace.default.decomposition(0, 1, 9, device=meta).shape == (9,)
     e = aten.eye.m.decomposition(2, 5, device=meta, dtype=fnx.int32)
     assert e.is_meta and e.shape == (2, 5) and e.dtype is fnx.int32
+
+
+def test_tensor_from_range():
+    # PyTorch reads any sequence as data, range included
+    t = fnx.tensor(range(2, 5))
+    assert t.dtype is fnx.int64 and t.tolist() == [2, 3, 4]
+    assert fnx.tensor([range(2), range(2, 4)]).tolist() == [[0, 1], [2, 3]]
+    assert fnx.tensor(range(3), dtype=fnx.float64).tolist() == [0.0, 1.0, 2.0]
+    assert fnx.tensor(range(0)).dtype is fnx.get_default_dtype()

@@ -409,3 +409,17 @@ def test_meta_indexing():
         fnx.nonzero(m)
     with pytest.raises(NotImplementedError, match="output shape depends on the tensor data"):
         m[meta_tensor((3,), fnx.bool)]
+
+
+def test_range_is_an_index_sequence():
+    # mnist_forward_forward writes x_[range(x.shape[0]), y] = x.max()
+    a = np.arange(12.0).reshape(3, 4)
+    x = fnx.tensor(a)
+    np.testing.assert_array_equal(x[range(3), [0, 1, 2]].numpy(), a[range(3), [0, 1, 2]])
+    np.testing.assert_array_equal(x[range(1, 3)].numpy(), a[1:3])
+    np.testing.assert_array_equal(x[:, range(1, 3)].numpy(), a[:, 1:3])
+    assert x[range(0)].shape == (0, 4)
+    x[range(3), fnx.tensor([1, 2, 3])] = 100.0
+    b = a.copy()
+    b[[0, 1, 2], [1, 2, 3]] = 100.0
+    np.testing.assert_array_equal(x.numpy(), b)

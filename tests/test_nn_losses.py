@@ -60,8 +60,11 @@ def test_mse_size_warning_and_reduction_errors():
     with pytest.raises(RuntimeError, match="must be broadcastable"), \
             pytest.warns(UserWarning, match="Using a target size"):
         nn.L1Loss()(fnx.ones(3), fnx.ones(4))
-    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated, "
+                      "please use reduction='sum' instead"):
         assert nn.MSELoss(size_average=False).reduction == "sum"
+    with pytest.warns(UserWarning, match="please use reduction='none' instead"):
+        assert F.nll_loss(fnx.zeros(2, 3), fnx.tensor([0, 2]), reduce=False).shape == (2,)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

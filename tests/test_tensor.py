@@ -14,6 +14,8 @@ def test_metadata_matches_numpy():
     assert t.stride() == (12, 4, 1) and t.stride(0) == 12   # elements, not bytes
     assert t.dtype is fnx.float32 and t.element_size() == 4
     assert t.device == fnx.device("cpu") and t.is_cpu and not t.is_cuda
+    # dcgan's forward tests `input.is_cuda or input.is_xpu`; mps is the other common check
+    assert not t.is_xpu and not t.is_mps and not fnx.zeros(1, device="meta").is_xpu
     assert t.is_contiguous()
     assert repr(t.shape) == "fnx.Size([2, 3, 4])"
     with pytest.raises(IndexError, match="Dimension out of range"):

@@ -36,7 +36,7 @@ _ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or 
 
 
 def _index_tensor(seq):
-    """A list (or NumPy array) used as an index: an int64 or bool tensor."""
+    """A list (or range, or NumPy array) used as an index: an int64 or bool tensor."""
     t = tensor(seq)
     if t.numel() == 0 and t.dtype is not D.bool:
         return tensor(seq, dtype=D.int64)
@@ -50,7 +50,7 @@ def _treat_as_tuple(index) -> bool:
     tensor or a sequence is a tuple of indices."""
     if not isinstance(index, list) or len(index) >= 32:
         return False
-    return any(i is None or i is Ellipsis or isinstance(i, (slice, Tensor, list, tuple,
+    return any(i is None or i is Ellipsis or isinstance(i, (slice, Tensor, list, tuple, range,
                                                             np.ndarray)) for i in index)
 
 
@@ -64,7 +64,7 @@ def _normalize(item):
         return item
     if isinstance(item, (bool, np.bool_)):
         return bool(item)
-    if isinstance(item, (list, tuple, np.ndarray)):
+    if isinstance(item, (list, tuple, range, np.ndarray)):     # range: any sequence in torch
         return _index_tensor(item)
     if hasattr(item, "__index__") and not isinstance(item, (float, complex)):
         return operator.index(item)

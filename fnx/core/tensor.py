@@ -285,6 +285,26 @@ class Tensor:
         return self._device.type == "cpu"
 
     @property
+    def is_xpu(self) -> bool:
+        """True on an Intel XPU device (fnx has none, so always False on its devices).
+
+        >>> import fnx
+        >>> fnx.zeros(1).is_xpu
+        False
+        """
+        return self._device.type == "xpu"
+
+    @property
+    def is_mps(self) -> bool:
+        """True on an Apple MPS device (fnx has none, so always False on its devices).
+
+        >>> import fnx
+        >>> fnx.zeros(1).is_mps
+        False
+        """
+        return self._device.type == "mps"
+
+    @property
     def is_meta(self) -> bool:
         """True on the meta device (shapes and dtypes, no data).
 

@@ -17,11 +17,13 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 def _legacy_reduction(size_average, reduce) -> str:
     """The reduction string the deprecated ``size_average``/``reduce`` flags mean."""
-    warnings.warn("size_average and reduce args will be deprecated, please use "
-                  "reduction='mean'/'sum'/'none' instead.", stacklevel=4)
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    return "none" if not reduce else "mean" if size_average else "sum"
+    out = "none" if not reduce else "mean" if size_average else "sum"
+    # the message names the reduction the flags mean, as PyTorch's does
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{out}' instead.", stacklevel=4)
+    return out
 
 
 def _reduction(reduction, size_average=None, reduce=None) -> int:

@@ -392,12 +392,12 @@ _max_min_dim_decomp(min_dim, prims.reduce_min, prims.argmin)
 
 
 @derivative(max_dim, min_dim)
-def _max_dim_backward(grad, self, dim, keepdim, result):
-    # the gradient goes to the element the index output names
+def _max_dim_backward(grad, self, dim, keepdim, result1):
+    # the gradient goes to the element the index output names (only it is saved)
     if self.ndim == 0:
         return grad
     d = wrap_dim(dim, self.ndim)
-    g, index = grad, result[1]
+    g, index = grad, result1
     if not keepdim:
         g, index = aten.unsqueeze.default(g, d), aten.unsqueeze.default(index, d)
     return aten.scatter.src(zeros(self.shape, g), d, index, g)
@@ -667,9 +667,10 @@ def _var_mean_backward(grads, self, dim, correction, keepdim):
 
 
 @derivative(std_mean_correction)
-def _std_mean_backward(grads, self, dim, correction, keepdim, result):
+def _std_mean_backward(grads, self, dim, correction, keepdim, result0):
+    # only the std is saved: the mean may be changed in place after
     g = None if grads[0] is None else _std_backward_impl(grads[0], self, dim, correction,
-                                                          keepdim, result[0])
+                                                          keepdim, result0)
     return aten.expand.default(_with_mean_grad(g, grads[1], self, dim, keepdim),
                                list(self.shape))
 

@@ -59,11 +59,12 @@ def _sort_decomp(self, dim=-1, descending=False):
 
 
 @derivative(sort_default)
-def _sort_backward(grad, dim, result):
+def _sort_backward(grad, dim, result1):
     # the values are a permutation of self: each gradient goes back to where it came from
+    # (only the indices are saved, so the values may be changed in place after)
     if grad.ndim == 0:
         return grad
-    return _scatter_back(grad, grad.shape, wrap_dim(dim, grad.ndim), result[1])
+    return _scatter_back(grad, grad.shape, wrap_dim(dim, grad.ndim), result1)
 
 
 def _scatter_back(grad, shape, d, indices):
@@ -116,10 +117,10 @@ def _topk_decomp(self, k, dim=-1, largest=True, sorted=True):
 
 
 @derivative(topk_default)
-def _topk_backward(grad, self, dim, result):
+def _topk_backward(grad, self, dim, result1):
     if self.ndim == 0:
         return grad
-    return _scatter_back(grad, self.shape, wrap_dim(dim, self.ndim), result[1])
+    return _scatter_back(grad, self.shape, wrap_dim(dim, self.ndim), result1)
 
 
 def _argsort_meta(self, dim=-1, descending=False):

@@ -344,9 +344,9 @@ class Module:
 
     # ------------------------------------------------------------------ registration
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
-        _guards.bump()
         """Add a buffer (a tensor that is state but not a parameter, e.g. running
         statistics); ``persistent=False`` keeps it out of ``state_dict``."""
+        _guards.bump()
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         _check_name("buffer", name)
@@ -364,8 +364,8 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param) -> None:
-        _guards.bump()
         """Add a parameter (``None`` reserves the name, as an absent bias)."""
+        _guards.bump()
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         _check_name("parameter", name)
@@ -385,8 +385,8 @@ class Module:
         self._parameters[name] = param
 
     def add_module(self, name: str, module) -> None:
-        _guards.bump()
         """Add a child module (``None`` reserves the name)."""
+        _guards.bump()
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{_type_name(module)} is not a Module subclass")
         _check_name("module", name)
@@ -403,7 +403,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            _remove_from(d, name)
+            _remove_from(d, name, keep="_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -414,7 +414,7 @@ class Module:
             modules = d.get("_modules")
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            _remove_from(d, name)
+            _remove_from(d, name, keep="_modules")
             modules[name] = value
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
@@ -428,7 +428,7 @@ class Module:
                                 f"(fnx.Tensor or None expected)")
             if isinstance(value, Buffer):
                 persistent = value.persistent
-                _remove_from(d, name)
+                _remove_from(d, name, keep="_buffers")
                 self.register_buffer(name, value, persistent)
             else:
                 d["_buffers"][name] = value
@@ -909,10 +909,13 @@ def _insert(hooks: dict, hid, hook, prepend: bool) -> None:
         hooks.update([items[-1]] + items[:-1])
 
 
-def _remove_from(d, name):
+def _remove_from(d, name, keep=None):
+    """Drop ``name`` from every store but ``keep``, the one it is assigned to: a name
+    reassigned there keeps its place in the order of ``children()``/``parameters()``/
+    ``state_dict()`` (``model.conv1 = nn.Conv2d(...)`` must not move ``conv1`` last)."""
     for store in ("__dict__", "_parameters", "_buffers", "_modules"):
         s = d if store == "__dict__" else d.get(store)
-        if s is not None and name in s:
+        if store != keep and s is not None and name in s:
             del s[name]
     nps = d.get("_non_persistent_buffers_set")
     if nps is not None:

@@ -69,6 +69,7 @@ class _NormBase(Module):
         raise NotImplementedError
 
     def extra_repr(self) -> str:
+        # torch 2.13 prints whether there is a bias (False whenever affine is)
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
@@ -252,7 +253,7 @@ class LayerNorm(Module):
     >>> import fnx
     >>> ln = fnx.nn.LayerNorm(4)
     >>> ln
-    LayerNorm((4,), eps=1e-05, elementwise_affine=True)
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
     >>> ln(fnx.arange(8.).reshape(2, 4)).sum(-1).tolist()
     [0.0, 0.0]
     """
@@ -286,7 +287,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
@@ -294,7 +295,7 @@ class GroupNorm(Module):
 
     >>> import fnx
     >>> fnx.nn.GroupNorm(2, 4)
-    GroupNorm(2, 4, eps=1e-05, affine=True)
+    GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
     """
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
@@ -328,7 +329,8 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class RMSNorm(Module):

@@ -34,11 +34,12 @@ native_dropout = defop("native_dropout(Tensor input, float p, bool? train) -> (T
 
 
 @derivative(native_dropout)
-def _native_dropout_backward(grad, result, p, train):
+def _native_dropout_backward(grad, result1, p, train):
     if train is not None and not train:
         return grad
-    # the mask is random: it must be the saved output (which pins output 0's version too)
-    return grad * result[1] * (0.0 if p == 1 else 1.0 / (1.0 - p))
+    # the mask is random: it must be the saved output; only it is saved (as PyTorch does),
+    # so the dropped values may be changed in place after
+    return grad * result1 * (0.0 if p == 1 else 1.0 / (1.0 - p))
 
 
 def _dropout(input, p, train):

@@ -178,17 +178,17 @@ _embedding_bag_op = defop(
 
 @derivative(_embedding_bag_op)
 def _embedding_bag_derivative(grad, weight, indices, offsets, scale_grad_by_freq, mode,
-                              per_sample_weights, include_last_offset, padding_idx, result,
+                              per_sample_weights, include_last_offset, padding_idx, result3,
                               needs_input_grad):
     """Each kept index's row gets its bag's gradient (divided by the bag's count for mean,
     times its per-sample weight for sum); max sends it to the rows the max picked (the
-    saved max indices, which is why this names ``result``)."""
+    saved max indices, ``result3``: the bags themselves are not saved)."""
     num, d = weight.shape
     bags = grad.shape[0]
     dev = grad.device
     g = _up(grad)
     if mode == 2:
-        mi = _to(result[3], D.int64)
+        mi = _to(result3, D.int64)
         valid = aten.ge.Scalar(mi, 0)
         flat = aten.where.self(valid, mi * d + aten.unsqueeze(_arange(d, D.int64, dev), 0), 0)
         vals = aten.where.self(valid, g, 0.0)

@@ -189,21 +189,22 @@ max_pool2d_with_indices_backward = defop(
     tags=CORE, meta=_max_pool_backward_meta, decomposition=_max_pool_backward, explicit=True)
 
 
-# The values' gradient goes to the input element each window picked: the indices output
-# (named through ``result``, as PyTorch saves it).
+# The values' gradient goes to the input element each window picked: only the indices
+# output is saved (``result1``, as PyTorch does), so the values may be changed in place
+# after, as ``MaxPool2d`` followed by ``ReLU(inplace=True)`` does.
 
 @derivative(max_pool2d_with_indices)
 def _max_pool2d_derivative(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
-                           result):
+                           result1):
     return aten.max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding,
-                                                 dilation, ceil_mode, result[1])
+                                                 dilation, ceil_mode, result1)
 
 
 @derivative(max_pool3d_with_indices)
 def _max_pool3d_derivative(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
-                           result):
+                           result1):
     return _max_pool_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
-                              result[1], nd=3)
+                              result1, nd=3)
 
 
 def _max_pool_nd(nd, with_indices=False):
