@@ -6,6 +6,8 @@ every backend and happen before anything is allocated.
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from ...core import dtype as D
@@ -93,28 +95,65 @@ def _arange(ks, start, end, step=1, *, dtype=None, layout=None, device=None,
 
 
 def _space(start, end, steps, dtype):
-    """PyTorch's linspace: from both ends towards the middle, so the last value is exact.
-
-    Floating dtypes compute in their own precision (half types in float32); integer
-    dtypes truncate start and end, then step in double."""
+    """PyTorch's CPU linspace, value for value: from both ends towards the middle (the
+    first half ``start + step * i``, the second ``end - step * (steps - 1 - i)``), with
+    PyTorch's arithmetic. float32 and float64 take each value as one fused multiply-add
+    (its kernel is compiled with FMA contraction); half types round after every operation
+    (c10's Half/BFloat16 arithmetic); integer dtypes truncate start and end, then step in
+    double."""
     start, end = scalar_value(start), scalar_value(end)
     if dtype.is_complex:
         ct = np.complex128
     elif dtype.is_floating_point:
-        ct = np.float64 if dtype is D.float64 else np.float32
+        ct = dtype.numpy.type
     else:
         ct = np.float64
         start, end = int(start.real if isinstance(start, complex) else start), \
             int(end.real if isinstance(end, complex) else end)
+    if dtype in (D.float16, D.bfloat16):
+        start, end = np.float32(start), np.float32(end)     # (c10 converts via float)
     if steps == 1:
         return np.asarray([start], dtype=ct)
     a, b = ct(start), ct(end)
-    step = (b - a) / ct(steps - 1)
+    step = ct((b - a) / ct(steps - 1))
     i = np.arange(steps)
     half = steps // 2
-    lo = a + step * i[:half].astype(ct)
-    hi = b - step * (steps - 1 - i[half:]).astype(ct)
+    up, down = i[:half], steps - 1 - i[half:]
+    if ct is np.float32:
+        # the product of a float32 and an index is exact in float64: one rounding there
+        lo = (np.float64(a) + np.float64(step) * up).astype(ct)
+        hi = (np.float64(b) - np.float64(step) * down).astype(ct)
+    elif ct is np.float64:
+        lo, hi = _fma(step, up.astype(ct), a), _fma(-step, down.astype(ct), b)
+    else:       # half types, complex, integers: the dtype's own arithmetic, step by step
+        lo = a + (step * up.astype(ct)).astype(ct)
+        hi = b - (step * down.astype(ct)).astype(ct)
     return np.concatenate([lo, hi]).astype(ct)
+
+
+def _fma(a, b, c):
+    """``a * b + c`` rounded once (float64; ``b`` integral), as a fused multiply-add.
+
+    The product is split exactly (Dekker), the sum with its rounding error (Knuth's
+    TwoSum); the error terms decide the rounding but where they sit within a hair of
+    half an ulp, which ``fractions`` settles exactly."""
+    b = np.asarray(b, np.float64)
+    p = a * b
+    split = 134217729.0                     # 2**27 + 1
+    ta, tb = split * a, split * b
+    ah, bh = ta - (ta - a), tb - (tb - b)
+    al, bl = a - ah, b - bh
+    pe = ((ah * bh - p) + ah * bl + al * bh) + al * bl      # a * b == p + pe exactly
+    s = c + p
+    bv = s - c
+    se = (c - (s - bv)) + (p - bv)                          # c + p == s + se exactly
+    tail = se + pe
+    out = s + tail
+    half_ulp = np.spacing(np.abs(s)) / 2
+    near = np.abs(np.abs(tail) - half_ulp) <= 4 * np.spacing(np.abs(tail)) + 1e-300
+    for k in np.flatnonzero(near):
+        out[k] = float(Fraction(float(c)) + Fraction(float(a)) * Fraction(float(b[k])))
+    return out
 
 
 @kernel(F.linspace)

@@ -326,38 +326,44 @@ def _space_meta(name):
 
 
 def _space_dtype_compute(dtype):
-    """The dtype eager linspace computes in: half types in float32, integers in float64."""
-    if dtype.is_complex:
-        return D.complex128
-    if dtype.is_floating_point:
-        return D.float64 if dtype is D.float64 else D.float32
+    """The dtype linspace computes in: its own for floating and complex dtypes (PyTorch's
+    CPU kernel: half types round after each operation), float64 for integers."""
+    if dtype.is_complex or dtype.is_floating_point:
+        return dtype
     return D.float64
 
 
 def _space_decomp(start, end, steps, ct, device):
-    """``steps`` evenly spaced values from ``start`` to ``end`` in dtype ``ct``, with prims.
+    """``steps`` evenly spaced values from ``start`` to ``end`` in dtype ``ct``, with prims:
+    PyTorch's CPU linspace (``fnx.backends.cpu.factory._space`` is the eager twin).
 
     Filled from both ends as PyTorch does, so the last value is exactly ``end``: the
-    first half is ``start + step * i``, the second ``end - step * (steps - 1 - i)``.  The
-    step is computed in ``ct`` too (a constant, on the host).  Integer dtypes truncate
-    start and end first."""
+    first half is ``start + step * i``, the second ``end - step * (steps - 1 - i)``. The
+    step is computed in ``ct`` (a constant, on the host). float32 values are one rounding
+    of the exact float64 result (PyTorch's fused multiply-add); half types round after
+    each operation. Integer dtypes truncate start and end first."""
     start, end = scalar_value(start), scalar_value(end)
     if not (ct.is_floating_point or ct.is_complex):
         start, end = (int(v.real if isinstance(v, complex) else v) for v in (start, end))
         ct = D.float64
     if steps <= 1:
         return _typed_full([steps], start, ct, device)
-    np_ct = ct.numpy
-    step = (np_ct.type(end) - np_ct.type(start)) / np_ct.type(steps - 1)
+    np_ct = ct.numpy.type
+    if ct in (D.float16, D.bfloat16):
+        start, end = np.float32(start), np.float32(end)     # (c10 converts via float)
+    a, b = np_ct(start), np_ct(end)
+    step = np_ct((b - a) / np_ct(steps - 1))
     step = complex(step) if ct.is_complex else float(step)
+    wide = D.float64 if ct is D.float32 else ct     # (the exact product and sum)
     i = prims.iota([steps], 0, dtype=D.int64, device=device)
     rev = prims.sub(_typed_full([steps], steps - 1, D.int64, device), i)
-    lo = prims.add(_typed_full([steps], start, ct, device),
-                   prims.mul(_typed_full([steps], step, ct, device),
-                             prims.convert_element_type(i, ct)))
-    hi = prims.sub(_typed_full([steps], end, ct, device),
-                   prims.mul(_typed_full([steps], step, ct, device),
-                             prims.convert_element_type(rev, ct)))
+
+    def side(origin, op, count):
+        prod = prims.mul(_typed_full([steps], step, wide, device),
+                         prims.convert_element_type(count, wide))
+        return _convert(op(_typed_full([steps], origin, wide, device), prod), ct)
+    lo = side(complex(a) if ct.is_complex else float(a), prims.add, i)
+    hi = side(complex(b) if ct.is_complex else float(b), prims.sub, rev)
     first_half = prims.lt(i, _typed_full([steps], steps // 2, D.int64, device))
     return prims.where(first_half, lo, hi)
 

@@ -244,6 +244,15 @@ def _linspace_samples(info, device, dtype):
 
 def _linspace_ref(start, end, steps, *, dtype=None, **_):
     dt = _np(dtype, np.dtype(np.float32))
+    if dtype in (D.float16, D.bfloat16) and steps > 1:
+        # PyTorch's half linspace rounds after each operation (c10's Half arithmetic):
+        # step = (end - start) / (steps - 1), then start + step * i (end - step * k for
+        # the second half), each result rounded to the half type
+        h = dt.type
+        a, b = h(np.float32(start)), h(np.float32(end))
+        step = h(h(b - a) / h(steps - 1))
+        return np.array([h(a + h(step * h(i))) if i < steps // 2 else
+                         h(b - h(step * h(steps - 1 - i))) for i in range(steps)], dt)
     return np.linspace(start, end, steps, dtype=np.float64).astype(dt)
 
 

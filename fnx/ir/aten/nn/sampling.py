@@ -236,7 +236,16 @@ def _linspace_from_neg_one(steps, align_corners, dtype, device):
     if steps <= 1:
         return _full([1], 0, dtype, device)
     r = aten.linspace(-1, 1, steps, dtype=dtype, device=device)
-    return r if align_corners else r * (steps - 1) / steps
+    if align_corners:
+        return r
+    r = r * (steps - 1)
+    if dtype is not D.float32:
+        return r / steps
+    # XLA turns a float32 division by a constant into a product with its reciprocal, which
+    # can move a value one float32 step off the pixel centre eager computes, where
+    # grid_sample's gradient jumps. The float64 quotient rounded once is the float32
+    # quotient eager and PyTorch compute (53 >= 2*24 + 2 bits), compiled as well.
+    return aten._to_copy(aten._to_copy(r, dtype=D.float64) / steps, dtype=dtype)
 
 
 def _affine_grid_generator(theta, size, align_corners):
