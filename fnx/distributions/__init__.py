@@ -14,22 +14,55 @@ are differentiable and trace under ``fnx.compile``; samples come from fnx's gene
 from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform, Transform
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+                         CumulativeDistributionTransform, ExpTransform, IndependentTransform,
+                         LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform,
+                         ReshapeTransform, SigmoidTransform, SoftmaxTransform,
+                         SoftplusTransform, StackTransform, StickBreakingTransform,
+                         TanhTransform, Transform, identity_transform)
 from .uniform import Uniform
 
-__all__ = ["AffineTransform", "Bernoulli", "Beta", "Categorical", "ComposeTransform",
-           "Dirichlet", "Distribution", "Exponential", "ExpTransform", "Gamma", "Independent",
-           "Laplace", "MultivariateNormal", "Normal", "SigmoidTransform", "Transform",
-           "TransformedDistribution", "Uniform", "constraints", "kl_divergence", "register_kl",
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
+           "Categorical", "Cauchy", "Chi2", "ComposeTransform",
+           "CumulativeDistributionTransform", "Dirichlet", "Distribution",
+           "ExpRelaxedCategorical", "ExpTransform", "Exponential", "Gamma", "Geometric",
+           "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
+           "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",
+           "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+           "NegativeBinomial", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Poisson", "PositiveDefiniteTransform",
+           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
+           "Transform", "TransformedDistribution", "Uniform", "biject_to", "constraints",
+           "identity_transform", "kl_divergence", "register_kl", "transform_to",
            "transforms"]

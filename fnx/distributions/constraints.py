@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from .. import api as fnx, linalg
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+__all__ = ["Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
-           "nonnegative_integer", "positive", "positive_definite", "real", "real_vector",
-           "simplex", "unit_interval"]
+           "interval", "is_dependent", "less_than", "lower_cholesky", "multinomial",
+           "nonnegative", "nonnegative_integer", "one_hot", "open_interval", "positive",
+           "positive_definite", "positive_integer", "real", "real_vector", "simplex", "stack",
+           "unit_interval"]
 
 
 class Constraint:
@@ -209,11 +210,90 @@ class _PositiveDefinite(Constraint):
         return symmetric & (linalg.cholesky_ex(value).info == 0)
 
 
+class _OpenInterval(_Interval):
+    def check(self, value):
+        return (self.lower_bound < value) & (value < self.upper_bound)
+
+    def __repr__(self):
+        return f"OpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        is_boolean = ((value == 0) | (value == 1)).all(-1)
+        return is_boolean & (value.sum(-1) == 1)
+
+
+class _Multinomial(Constraint):
+    """Nonnegative integer count vectors whose sum is at most ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+class _Cat(Constraint):
+    """Pieces of ``lengths`` along ``dim``, each in its own constraint of ``cseq``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError("cat constraint: lengths and cseq differ in length")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        checks, start = [], 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start += length
+        return fnx.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Slices along ``dim``, the i-th in ``cseq[i]``."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        n = value.shape[self.dim]
+        return fnx.stack([self.cseq[i].check(value.select(self.dim, i)) for i in range(n)],
+                         self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _Independent
 boolean = _Boolean()
 nonnegative_integer = _IntegerGreaterThanEq(0)
+positive_integer = _IntegerGreaterThanEq(1)
 integer_interval = _IntegerInterval
 real = _Real()
 real_vector = _Independent(real, 1)
@@ -224,7 +304,12 @@ greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
+open_interval = _OpenInterval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+one_hot = _OneHot()
+multinomial = _Multinomial
+cat = _Cat
+stack = _Stack

@@ -11,13 +11,18 @@ from __future__ import annotations
 import math
 import numbers
 
-from .. import api as fnx
-from ..nn.functional import softplus
+from .. import api as fnx, linalg
+from ..core.tensor import Tensor
+from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
-from .utils import broadcast_shape, eps, sum_rightmost
+from .utils import broadcast_shape, eps, sum_rightmost, tiny
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
-           "Transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+           "identity_transform"]
 
 
 class Transform:
@@ -95,6 +100,19 @@ class _InverseTransform(Transform):
     def __call__(self, x):
         return self._inv._inv_call(x)
 
+    @property
+    def event_dim(self):
+        return self._inv.event_dim
+
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
+
+    def __repr__(self):
+        return f"{self._inv!r}.inv"
+
     def log_abs_det_jacobian(self, x, y):
         return -self._inv.log_abs_det_jacobian(y, x)
 
@@ -139,7 +157,19 @@ class ComposeTransform(Transform):
             y = p.inv(y)
         return y
 
+    def forward_shape(self, shape):
+        for p in self.parts:
+            shape = p.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for p in reversed(self.parts):
+            shape = p.inverse_shape(shape)
+        return shape
+
     def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return fnx.zeros_like(x)
         total = 0.0
         event_dim = self.event_dim
         for p in self.parts:
@@ -232,3 +262,413 @@ class AffineTransform(Transform):
 
     def __repr__(self):
         return f"AffineTransform(loc={self.loc}, scale={self.scale})"
+
+
+identity_transform = ComposeTransform([])
+
+
+class TanhTransform(Transform):
+    """``y = tanh(x)`` onto ``(-1, 1)`` (SAC's squashing of a Gaussian policy)."""
+
+    domain = constraints.real
+    codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
+    sign = 1
+
+    def _call(self, x):
+        return x.tanh()
+
+    def _inverse(self, y):
+        return fnx.atanh(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        # log(1 - tanh(x)^2) = 2 (log 2 - x - softplus(-2x)): finite for every x, where
+        # log1p(-y^2) overflows to -inf once tanh(x) rounds to 1
+        return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))`` onto the positive reals."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = 1
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return y + fnx.log(-fnx.expm1(-y))
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on the positive reals."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = _as_tensors(exponent)
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return broadcast_shape(tuple(shape), tuple(self.exponent.shape))
+
+    inverse_shape = forward_shape
+
+    def __repr__(self):
+        return f"PowerTransform(exponent={self.exponent})"
+
+
+class AbsTransform(Transform):
+    """``y = |x|`` (not injective: the inverse picks the nonnegative root)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class SoftmaxTransform(Transform):
+    """``y = softmax(x)`` over the last dim onto the simplex (not injective)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def _call(self, x):
+        probs = (x - x.amax(-1, keepdim=True)).exp()
+        return probs / probs.sum(-1, keepdim=True)
+
+    def _inverse(self, y):
+        return y.log()
+
+
+class StickBreakingTransform(Transform):
+    """A bijection from ``R^(K-1)`` onto the ``K``-simplex by stick breaking: the i-th
+    coordinate takes the fraction ``sigmoid(x_i - log(K - 1 - i))`` of what is left."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    @staticmethod
+    def _offset(x, n):
+        # log(n), log(n - 1), ..., log(n + 1 - k) for the k entries of x's last dim
+        return fnx.arange(n, n - x.shape[-1], -1, dtype=x.dtype, device=x.device).log()
+
+    def _call(self, x):
+        z = fnx.sigmoid(x - self._offset(x, x.shape[-1]))
+        z_cumprod = (1 - z).cumprod(-1)
+        return pad(z, [0, 1], value=1) * pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        remaining = (1 - y_crop.cumsum(-1)).clamp(min=tiny(y.dtype))
+        return y_crop.log() - remaining.log() + self._offset(y_crop, y_crop.shape[-1])
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - self._offset(x, x.shape[-1])
+        return (-x + logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class IndependentTransform(Transform):
+    """``base_transform`` with its rightmost ``reinterpreted_batch_ndims`` dims read as one
+    event: ``log_abs_det_jacobian`` sums over them."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def domain(self):
+        return constraints.independent(self.base_transform.domain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def event_dim(self):
+        return self.base_transform.event_dim + self.reinterpreted_batch_ndims
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.dim() < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.dim() < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
+                             self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self):
+        return f"IndependentTransform({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+
+class ReshapeTransform(Transform):
+    """Reshape the rightmost dims from ``in_shape`` to ``out_shape`` (same number of
+    elements); the Jacobian is a permutation, so its log-determinant is 0."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.in_shape, self.out_shape = tuple(in_shape), tuple(out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+
+    @property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    @property
+    def event_dim(self):
+        return max(len(self.in_shape), len(self.out_shape))
+
+    def _call(self, x):
+        batch = tuple(x.shape[:x.dim() - len(self.in_shape)])
+        return x.reshape(batch + self.out_shape)
+
+    def _inverse(self, y):
+        batch = tuple(y.shape[:y.dim() - len(self.out_shape)])
+        return y.reshape(batch + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        batch = tuple(x.shape[:x.dim() - len(self.in_shape)])
+        return fnx.zeros(batch, dtype=x.dtype, device=x.device)
+
+    def forward_shape(self, shape):
+        return self._swap(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._swap(shape, self.out_shape, self.in_shape)
+
+    @staticmethod
+    def _swap(shape, old, new):
+        shape = tuple(shape)
+        cut = len(shape) - len(old)
+        if cut < 0:
+            raise ValueError("Too few dimensions on input")
+        if shape[cut:] != old:
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
+        return shape[:cut] + new
+
+
+class CatTransform(Transform):
+    """Apply the i-th transform of ``tseq`` to the i-th piece (``lengths[i]`` long) of the
+    input along ``dim`` and concatenate the results."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError("CatTransform: lengths and tseq differ in length")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+    def _pieces(self, x):
+        if not -x.dim() <= self.dim < x.dim():
+            raise ValueError(f"CatTransform: dim {self.dim} out of range for {x.dim()}-d input")
+        if x.shape[self.dim] != sum(self.lengths):
+            raise ValueError(f"CatTransform: input has size {x.shape[self.dim]} along dim "
+                             f"{self.dim}, the lengths sum to {sum(self.lengths)}")
+        start = 0
+        for length in self.lengths:
+            yield x.narrow(self.dim, start, length)
+            start += length
+
+    def _call(self, x):
+        return fnx.cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], self.dim)
+
+    def _inverse(self, y):
+        return fnx.cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        parts = []
+        for t, xs, ys in zip(self.transforms, self._pieces(x), self._pieces(y)):
+            part = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                part = sum_rightmost(part, self.event_dim - t.event_dim)
+            parts.append(part)
+        dim = self.dim - x.dim() if self.dim >= 0 else self.dim
+        if dim + self.event_dim < 0:  # dim is a batch dim: the pieces' terms sit side by side
+            return fnx.cat(parts, dim + self.event_dim)
+        total = parts[0]
+        for part in parts[1:]:
+            total = total + part
+        return total
+
+
+class StackTransform(Transform):
+    """Apply the i-th transform of ``tseq`` to the i-th slice of the input along ``dim``."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+    def _slices(self, x):
+        if not -x.dim() <= self.dim < x.dim():
+            raise ValueError(f"StackTransform: dim {self.dim} out of range for "
+                             f"{x.dim()}-d input")
+        if x.shape[self.dim] != len(self.transforms):
+            raise ValueError(f"StackTransform: input has size {x.shape[self.dim]} along dim "
+                             f"{self.dim}, there are {len(self.transforms)} transforms")
+        return [x.select(self.dim, i) for i in range(len(self.transforms))]
+
+    def _call(self, x):
+        return fnx.stack([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
+
+    def _inverse(self, y):
+        return fnx.stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))],
+                         self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        return fnx.stack([t.log_abs_det_jacobian(xs, ys) for t, xs, ys
+                          in zip(self.transforms, self._slices(x), self._slices(y))], self.dim)
+
+
+class LowerCholeskyTransform(Transform):
+    """An unconstrained square matrix to a lower-triangular one with a positive diagonal:
+    keep the strict lower triangle, exponentiate the diagonal."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def _call(self, x):
+        return x.tril(-1) + fnx.diag_embed(x.diagonal(dim1=-2, dim2=-1).exp())
+
+    def _inverse(self, y):
+        return y.tril(-1) + fnx.diag_embed(y.diagonal(dim1=-2, dim2=-1).log())
+
+
+class PositiveDefiniteTransform(Transform):
+    """An unconstrained square matrix to ``L L^T``, ``L`` its ``LowerCholeskyTransform``."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def _call(self, x):
+        lower = LowerCholeskyTransform()(x)
+        return lower @ lower.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``: the support onto ``[0, 1]``; the inverse is ``icdf``
+    and ``log|dy/dx|`` is ``log_prob``."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = 1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+
+def _as_tensors(*values):
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    dtype = tensors[0].dtype if tensors else fnx.get_default_dtype()
+    return tuple(v if isinstance(v, Tensor) else fnx.tensor(float(v), dtype=dtype)
+                 for v in values)
