@@ -55,8 +55,9 @@ class LowRankMultivariateNormal(Distribution):
         self.cov_diag = cov_diag.expand(batch_shape + (n,))
         self._unbroadcasted_cov_factor = cov_factor
         self._unbroadcasted_cov_diag = cov_diag
-        self._capacitance_tril = _capacitance_tril(cov_factor, cov_diag)
         super().__init__(batch_shape, (n,), validate_args=validate_args)
+        # after validation: a nonpositive cov_diag is a ValueError, not a Cholesky failure
+        self._capacitance_tril = _capacitance_tril(cov_factor, cov_diag)
 
     def expand(self, batch_shape, _instance=None):
         new = super().expand(batch_shape, _instance)
