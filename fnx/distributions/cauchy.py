@@ -43,7 +43,10 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        eps = fnx.empty(shape, dtype=self.loc.dtype, device=self.loc.device).cauchy_()
+        # drawn in float64 and rounded, as PyTorch's CPU sampler does for every dtype, so
+        # fnx.manual_seed reproduces its numbers for float32 too
+        eps = fnx.empty(shape, dtype=fnx.float64, device=self.loc.device).cauchy_()
+        eps = eps.to(self.loc.dtype)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
