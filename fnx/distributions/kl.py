@@ -10,6 +10,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .exponential import Exponential
 from .gamma import Gamma
@@ -23,6 +24,7 @@ from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .uniform import Uniform
 from .utils import broadcast_shape, sum_rightmost
@@ -281,6 +283,23 @@ def _kl_exponential_normal(p, q):
     t3 = q.loc / p.rate
     t4 = q.loc.pow(2) * 0.5
     return t1 - 1 + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    # p puts mass below q's support
+    return fnx.where(p.scale < q.scale, _infinite_like(result), result)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + fnx.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - fnx.log1p(-q.probs)
+    return t1 + t2 + t3
 
 
 def _as_mvn(d):
