@@ -8,9 +8,10 @@ import pytest
 from scipy import integrate, special, stats
 
 import fnx
-from fnx.distributions import (ContinuousBernoulli, FisherSnedecor, GeneralizedPareto,
-                               InverseGamma, Kumaraswamy, LogisticNormal, Pareto, VonMises,
-                               Weibull, kl_divergence)
+from fnx.distributions import (ContinuousBernoulli, CorrCholeskyTransform, FisherSnedecor,
+                               GeneralizedPareto, InverseGamma, Kumaraswamy, LKJCholesky,
+                               LogisticNormal, Pareto, VonMises, Weibull, biject_to,
+                               constraints, kl_divergence)
 
 D = fnx.float64
 N = 40000
@@ -290,3 +291,66 @@ def test_support_violations():
         GeneralizedPareto(t(0.0), t(1.0), t(-0.5)).log_prob(t(2.5))
     with pytest.raises(ValueError, match="support"):
         Kumaraswamy(t(1.0), t(1.0)).log_prob(t(1.5))
+
+
+# ------------------------------------------------------------ LKJCholesky, CorrCholeskyTransform
+
+def test_corr_cholesky_transform():
+    tr = CorrCholeskyTransform()
+    x = np.array([0.3, -1.2, 0.8, 2.0, -0.1, 0.5])  # 6 = 4 * 3 / 2
+    y = tr(t(x))
+    assert tuple(y.shape) == (4, 4)
+    yn = y.numpy()
+    np.testing.assert_allclose(np.linalg.norm(yn, axis=-1), np.ones(4), rtol=1e-12)
+    assert np.all(np.triu(yn, 1) == 0) and np.all(np.diag(yn) > 0)
+    assert bool(constraints.corr_cholesky.check(y))
+    close(tr.inv(y), x, rtol=1e-9)
+    rows, cols = np.tril_indices(4, -1)
+
+    def free(v):  # the map onto the strictly lower entries (the rest is determined)
+        return tr(v).numpy()[rows, cols]
+
+    h = 1e-6
+    jac = np.stack([(free(t(x + h * e)) - free(t(x - h * e))) / (2 * h) for e in np.eye(6)],
+                   -1)
+    close(tr.log_abs_det_jacobian(t(x), y), np.log(abs(np.linalg.det(jac))), rtol=1e-6)
+    assert tr.forward_shape((5, 6)) == (5, 4, 4) and tr.inverse_shape((4, 4)) == (6,)
+    assert isinstance(biject_to(constraints.corr_cholesky), CorrCholeskyTransform)
+    batch = tr(t(np.random.default_rng(0).normal(size=(3, 6))))
+    assert tuple(batch.shape) == (3, 4, 4)
+
+
+@pytest.mark.parametrize("eta", [0.5, 1.0, 3.0])
+def test_lkj_cholesky_dim2_matches_scaled_beta(eta):
+    # for dim 2 the correlation r is 2 Beta(eta, eta) - 1 and L = [[1, 0], [r, sqrt(1-r^2)]]
+    r = np.array([-0.7, 0.1, 0.9])
+    L = np.zeros((3, 2, 2))
+    L[:, 0, 0] = 1
+    L[:, 1, 0] = r
+    L[:, 1, 1] = np.sqrt(1 - r ** 2)
+    d = LKJCholesky(2, t(eta))
+    close(d.log_prob(t(L)), stats.beta(eta, eta, loc=-1, scale=2).logpdf(r), rtol=1e-9)
+
+
+def test_lkj_cholesky_samples():
+    eta, dim = 2.0, 4
+    _ = fnx.manual_seed(6)
+    L = LKJCholesky(dim, t(eta)).sample((N // 4,))
+    assert bool(constraints.corr_cholesky.check(L).all())
+    Ln = L.numpy()
+    C = Ln @ np.swapaxes(Ln, -1, -2)
+    np.testing.assert_allclose(np.diagonal(C, axis1=-2, axis2=-1), 1.0, rtol=1e-12)
+    # each off-diagonal correlation is marginally 2 Beta(b, b) - 1, b = eta - 1 + dim / 2
+    b = eta - 1 + dim / 2
+    off = C[:, 1, 0], C[:, 3, 2], C[:, 3, 0]
+    ref = stats.beta(b, b, loc=-1, scale=2)
+    for c in off:
+        assert abs(c.mean()) < 5 * math.sqrt(ref.var() / c.size)
+        m4 = ((c - c.mean()) ** 4).mean()
+        assert abs(c.var() - ref.var()) < 5 * math.sqrt((m4 - c.var() ** 2) / c.size)
+    with pytest.raises(ValueError):
+        LKJCholesky(1, t(1.0))
+    with pytest.raises(ValueError):
+        LKJCholesky(3, t(-1.0))
+    e = LKJCholesky(3, t(2.0)).expand((2,))
+    assert e.batch_shape == (2,) and tuple(e.sample().shape) == (2, 3, 3)

@@ -35,6 +35,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -51,7 +52,8 @@ from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
-                         CumulativeDistributionTransform, ExpTransform, IndependentTransform,
+                         CorrCholeskyTransform, CumulativeDistributionTransform,
+                         ExpTransform, IndependentTransform,
                          LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform,
                          ReshapeTransform, SigmoidTransform, SoftmaxTransform,
                          SoftplusTransform, StackTransform, StickBreakingTransform,
@@ -63,7 +65,8 @@ from .weibull import Weibull
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
            "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
            "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy",
-           "LogisticNormal", "Pareto", "VonMises", "Weibull",
+           "CorrCholeskyTransform", "LKJCholesky", "LogisticNormal", "Pareto", "VonMises",
+           "Weibull",
            "CumulativeDistributionTransform", "Dirichlet", "Distribution",
            "ExpRelaxedCategorical", "ExpTransform", "Exponential", "Gamma", "Geometric",
            "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",

@@ -15,7 +15,8 @@ from __future__ import annotations
 from .. import api as fnx, linalg
 
 __all__ = ["Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
+           "greater_than_eq", "corr_cholesky", "half_open_interval", "independent",
+           "integer_interval",
            "interval", "is_dependent", "less_than", "lower_cholesky", "multinomial",
            "nonnegative", "nonnegative_integer", "one_hot", "open_interval", "positive",
            "positive_definite", "positive_integer", "real", "real_vector", "simplex", "stack",
@@ -201,6 +202,18 @@ class _LowerCholesky(Constraint):
         return lower & positive_diagonal
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit Euclidean norm."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = 10 * (2.0 ** -52 if value.dtype == fnx.float64 else 2.0 ** -23) * value.shape[-1]
+        row_norm = linalg.norm(value.detach(), dim=-1)
+        unit_rows = ((row_norm - 1).abs() <= tol).all(-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
 class _PositiveDefinite(Constraint):
     event_dim = 2
 
@@ -308,6 +321,7 @@ open_interval = _OpenInterval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
 one_hot = _OneHot()
 multinomial = _Multinomial

@@ -18,7 +18,8 @@ from . import constraints
 from .utils import broadcast_shape, eps, sum_rightmost, tiny
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
-           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
@@ -665,6 +666,85 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+def _tril_flat_index(n, offset, device=None):
+    # positions of the lower triangle (below diagonal ``offset``), row-major, in an n*n row
+    rows, cols = fnx.tril_indices(n, n, offset, device=device)
+    return rows * n + cols
+
+
+def vec_to_tril_matrix(vec, diag=-1):
+    """The ``(n, n)`` matrix whose lower triangle below ``diag`` holds ``vec`` row by row
+    (zeros elsewhere)."""
+    m = vec.shape[-1]
+    # m = n (n + 1) / 2 + n diag_shift: solve the quadratic for n
+    n = int(round((-(1 + 2 * diag) + math.sqrt((1 + 2 * diag) ** 2 + 8 * m)) / 2))
+    index = _tril_flat_index(n, diag, vec.device)
+    if index.numel() != m:
+        raise ValueError(f"vec_to_tril_matrix: {m} entries fill no triangle")
+    # a 0/1 placement matrix keeps this a differentiable matmul (no in-place scatter)
+    place = (index.unsqueeze(-1) == fnx.arange(n * n, device=vec.device)).to(vec.dtype)
+    flat = vec @ place
+    return flat.reshape(tuple(vec.shape[:-1]) + (n, n))
+
+
+def tril_matrix_to_vec(mat, diag=-1):
+    """The lower triangle of ``mat`` below ``diag``, row by row."""
+    n = mat.shape[-1]
+    return mat.flatten(-2).index_select(-1, _tril_flat_index(n, diag, mat.device))
+
+
+class CorrCholeskyTransform(Transform):
+    """A vector of ``D (D - 1) / 2`` reals to the Cholesky factor of a ``D x D``
+    correlation matrix: ``tanh`` to ``(-1, 1)``, then stick breaking along each row so
+    that every row has unit norm (as LKJCholesky's support)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        e = eps(x.dtype)
+        x = fnx.tanh(x).clamp(min=-1 + e, max=1 - e)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # each row: y_ij = r_ij sqrt(1 - sum_{k<j} y_ik^2), the rest of the unit norm
+        remaining = (1 - r.pow(2)).sqrt().cumprod(-1)
+        n = r.shape[-1]
+        r = r + fnx.eye(n, dtype=r.dtype, device=r.device)
+        return r * pad(remaining[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        y_cumsum_shifted = pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (fnx.log1p(t) - fnx.log1p(-t)) / 2
+
+    def log_abs_det_jacobian(self, x, y):
+        # stick breaking: prod over rows of the remaining norms (below the subdiagonal)
+        y1m_cumsum = 1 - (y * y).cumsum(-1)
+        stick_breaking_logdet = 0.5 * tril_matrix_to_vec(y1m_cumsum, diag=-2).log().sum(-1)
+        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        m = shape[-1]
+        d = int(round((0.25 + 2 * m) ** 0.5 + 0.5))
+        if d * (d - 1) // 2 != m:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return tuple(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        d = shape[-1]
+        if shape[-2] != d:
+            raise ValueError("Input is not square")
+        return tuple(shape[:-2]) + (d * (d - 1) // 2,)
 
 
 def _as_tensors(*values):
