@@ -11,7 +11,7 @@ import fnx
 from fnx.distributions import (ContinuousBernoulli, CorrCholeskyTransform, FisherSnedecor,
                                GeneralizedPareto, InverseGamma, Kumaraswamy, LKJCholesky,
                                LogisticNormal, Pareto, VonMises, Weibull, biject_to,
-                               constraints, kl_divergence)
+                               Wishart, constraints, kl_divergence)
 
 D = fnx.float64
 N = 40000
@@ -353,4 +353,35 @@ def test_lkj_cholesky_samples():
     with pytest.raises(ValueError):
         LKJCholesky(3, t(-1.0))
     e = LKJCholesky(3, t(2.0)).expand((2,))
+    assert e.batch_shape == (2,) and tuple(e.sample().shape) == (2, 3, 3)
+
+
+# ------------------------------------------------------------ Wishart
+
+def test_wishart_matches_scipy():
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(3, 3))
+    cov = a @ a.T + 3 * np.eye(3)
+    ref = stats.wishart(df=5.5, scale=cov)
+    x = ref.rvs(size=2, random_state=4)
+    for d in (Wishart(t(5.5), covariance_matrix=t(cov)),
+              Wishart(t(5.5), scale_tril=t(np.linalg.cholesky(cov))),
+              Wishart(t(5.5), precision_matrix=t(np.linalg.inv(cov)))):
+        close(d.log_prob(t(x)), ref.logpdf(np.moveaxis(x, 0, -1)), rtol=1e-8)
+        close(d.mean, ref.mean(), rtol=1e-9)
+        close(d.variance, ref.var(), rtol=1e-9)
+        close(d.mode, ref.mode(), rtol=1e-9)
+        close(d.entropy(), ref.entropy(), rtol=1e-8)
+    d = Wishart(t(5.5), t(cov))
+    _ = fnx.manual_seed(0)
+    s = d.rsample((N // 4,)).numpy()
+    assert s.shape == (N // 4, 3, 3)
+    assert np.all(np.linalg.eigvalsh(s) > 0)
+    se = np.sqrt(ref.var() / s.shape[0])
+    assert np.all(np.abs(s.mean(0) - ref.mean()) <= 5 * se)
+    with pytest.raises(ValueError):
+        Wishart(t(1.5), t(cov))  # df must exceed p - 1 = 2
+    with pytest.raises(ValueError):
+        Wishart(t(5.0), t(-cov))
+    e = d.expand((2,))
     assert e.batch_shape == (2,) and tuple(e.sample().shape) == (2, 3, 3)

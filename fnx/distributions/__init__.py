@@ -61,12 +61,13 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
            "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
            "FisherSnedecor", "GeneralizedPareto", "InverseGamma", "Kumaraswamy",
            "CorrCholeskyTransform", "LKJCholesky", "LogisticNormal", "Pareto", "VonMises",
-           "Weibull",
+           "Weibull", "Wishart",
            "CumulativeDistributionTransform", "Dirichlet", "Distribution",
            "ExpRelaxedCategorical", "ExpTransform", "Exponential", "Gamma", "Geometric",
            "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
