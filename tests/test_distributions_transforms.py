@@ -281,3 +281,25 @@ def test_register_custom_constraint():
     assert float(registry(Mine())(t(0.0))) == 11.0
     with pytest.raises(TypeError):
         registry.register(3, lambda c: None)
+
+
+def test_cache_size_one_keeps_the_pair():
+    tr = TanhTransform(cache_size=1)
+    x = fnx.tensor([25.0, -25.0, 0.5])  # float32: tanh rounds to +-1 at |x| = 25
+    y = tr(x)
+    assert tr.inv(y) is x
+    # without the cache, atanh(1) = inf
+    assert math.isinf(float(TanhTransform().inv(y)[0]))
+    # SAC: log_prob of the sampled action stays finite
+    d = TransformedDistribution(Normal(fnx.tensor([0.0]), fnx.tensor([10.0])),
+                                [TanhTransform(cache_size=1)])
+    _ = fnx.manual_seed(0)
+    a = d.rsample((200,))
+    assert bool(fnx.isfinite(d.log_prob(a)).all())
+    other = tr(fnx.tensor([0.1]))
+    np.testing.assert_allclose(float(tr.inv(other)), 0.1, rtol=1e-6)
+    with pytest.raises(ValueError):
+        TanhTransform(cache_size=2)
+    composed = ComposeTransform([ExpTransform(), AffineTransform(1.0, 2.0)], cache_size=1)
+    assert all(p._cache_size == 1 for p in composed.parts)
+    assert TanhTransform().with_cache(1)._cache_size == 1

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 
@@ -27,7 +28,20 @@ __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform"
 
 
 class Transform:
-    """An invertible map ``y = T(x)`` with ``log_abs_det_jacobian(x, y) = log|dy/dx|``."""
+    """An invertible map ``y = T(x)`` with ``log_abs_det_jacobian(x, y) = log|dy/dx|``.
+
+    With ``cache_size=1`` the last ``(x, y)`` pair is kept: the inverse of that very ``y``
+    returns ``x`` itself, not a recomputation (``log_prob`` of a ``tanh``-squashed sample
+    then stays finite where ``atanh(tanh(x))`` would round to ``atanh(1) = inf``).
+
+    >>> import fnx
+    >>> from fnx.distributions.transforms import TanhTransform
+    >>> t = TanhTransform(cache_size=1)
+    >>> x = fnx.tensor([20.0])
+    >>> y = t(x)
+    >>> y.item(), t.inv(y).item()
+    (1.0, 20.0)
+    """
 
     bijective = False
     domain = constraints.real
@@ -35,7 +49,23 @@ class Transform:
     sign = 1
 
     def __init__(self, cache_size=0):
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._cached_x_y = None, None
         self._inv = None
+
+    def with_cache(self, cache_size=1):
+        """This transform with ``cache_size`` (a copy unless it already has it)."""
+        if self._cache_size == cache_size:
+            return self
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        new = copy.copy(self)
+        new._cache_size = cache_size
+        new._cached_x_y = None, None
+        new._inv = None
+        return new
 
     @property
     def event_dim(self):
@@ -49,10 +79,24 @@ class Transform:
         return self._inv
 
     def __call__(self, x):
-        return self._call(x)
+        if self._cache_size == 0:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = x, y
+        return y
 
     def _inv_call(self, y):
-        return self._inverse(y)
+        if self._cache_size == 0:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = x, y
+        return x
 
     def _call(self, x):
         raise NotImplementedError
@@ -75,8 +119,11 @@ class Transform:
 
 class _InverseTransform(Transform):
     def __init__(self, transform):
-        super().__init__()
+        super().__init__(cache_size=transform._cache_size)
         self._inv = transform
+
+    def with_cache(self, cache_size=1):
+        return self._inv.with_cache(cache_size).inv
 
     @property
     def domain(self):
@@ -121,9 +168,16 @@ class _InverseTransform(Transform):
 class ComposeTransform(Transform):
     """Apply ``parts`` in order."""
 
-    def __init__(self, parts):
-        super().__init__()
+    def __init__(self, parts, cache_size=0):
+        if cache_size:
+            parts = [part.with_cache(cache_size) for part in parts]
+        super().__init__(cache_size=cache_size)
         self.parts = list(parts)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
 
     @property
     def bijective(self):
