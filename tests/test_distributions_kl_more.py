@@ -5,10 +5,13 @@ import pytest
 from scipy import integrate, stats
 
 import fnx
-from fnx.distributions import (Binomial, Cauchy, Chi2, Exponential, Gamma, Geometric, Gumbel,
+from fnx.distributions import (AffineTransform, Binomial, Cauchy, Chi2, Exponential, Gamma,
+                               Geometric, Gumbel,
                                HalfNormal, LogNormal, LowRankMultivariateNormal,
                                MultivariateNormal, Normal, OneHotCategorical, Poisson,
                                Uniform, kl_divergence)
+from fnx.distributions.transforms import ExpTransform, TanhTransform
+from fnx.distributions.transformed_distribution import TransformedDistribution
 
 D = fnx.float64
 
@@ -114,3 +117,26 @@ def test_kl_batched_shapes():
     assert tuple(kl_divergence(p, q).shape) == (2, 3)
     p = Gumbel(t([0.0, 1.0]), t([1.0, 2.0]))
     assert tuple(kl_divergence(p, p).shape) == (2,)
+
+
+def test_transformed_kl_and_transform_equality():
+    assert TanhTransform() == TanhTransform() and TanhTransform() != ExpTransform()
+    assert AffineTransform(1.0, t(2.0)) == AffineTransform(1.0, t(2.0))
+    assert AffineTransform(1.0, 2.0) != AffineTransform(1.0, 3.0)
+    assert ExpTransform().inv == ExpTransform().inv
+    p = TransformedDistribution(Normal(t(0.3), t(1.2)), [TanhTransform()])
+    q = TransformedDistribution(Normal(t(-0.5), t(0.7)), [TanhTransform()])
+    # the squashed densities on (-1, 1), integrated in NumPy
+    sp, sq = stats.norm(0.3, 1.2), stats.norm(-0.5, 0.7)
+
+    def integrand(y):
+        x = np.arctanh(y)
+        jac = 1 - y * y
+        lp, lq = sp.logpdf(x) - np.log(jac), sq.logpdf(x) - np.log(jac)
+        return np.exp(lp) * (lp - lq)
+
+    ref = integrate.quad(integrand, -1, 1, limit=400)[0]
+    np.testing.assert_allclose(float(kl_divergence(p, q)), ref, rtol=1e-7)
+    r = TransformedDistribution(Normal(t(-0.5), t(0.7)), [ExpTransform()])
+    with pytest.raises(NotImplementedError):
+        kl_divergence(p, r)

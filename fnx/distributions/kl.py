@@ -26,6 +26,7 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .pareto import Pareto
 from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .utils import broadcast_shape, sum_rightmost
 
@@ -319,6 +320,19 @@ def _kl_lowrank_mvn(p, q):
         raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
                          "different event shapes cannot be computed")
     return _kl_mvn_mvn(_as_mvn(p), _as_mvn(q))
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    # KL is invariant under a shared bijection
+    if p.transforms != q.transforms:
+        raise NotImplementedError("KL between TransformedDistributions with different "
+                                  "transforms is not implemented")
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError("KL between TransformedDistributions with different "
+                                  "event shapes is not implemented")
+    extra_event_dim = len(p.event_shape) - len(p.base_dist.event_shape)
+    return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), extra_event_dim)
 
 
 @register_kl(Independent, Independent)

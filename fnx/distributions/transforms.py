@@ -113,6 +113,19 @@ class Transform:
     def inverse_shape(self, shape):
         return shape
 
+    # parameterless transforms are equal to any instance of their class
+    _stateless = False
+
+    def __eq__(self, other):
+        if self._stateless:
+            return isinstance(other, type(self))
+        return other is self
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
     def __repr__(self):
         return type(self).__name__ + "()"
 
@@ -161,6 +174,11 @@ class _InverseTransform(Transform):
     def __repr__(self):
         return f"{self._inv!r}.inv"
 
+    def __eq__(self, other):
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = object.__hash__
+
     def log_abs_det_jacobian(self, x, y):
         return -self._inv.log_abs_det_jacobian(y, x)
 
@@ -178,6 +196,11 @@ class ComposeTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return ComposeTransform(self.parts, cache_size=cache_size)
+
+    def __eq__(self, other):
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = object.__hash__
 
     @property
     def bijective(self):
@@ -238,6 +261,8 @@ class ComposeTransform(Transform):
 class ExpTransform(Transform):
     """``y = exp(x)``."""
 
+    _stateless = True
+
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
@@ -255,6 +280,8 @@ class ExpTransform(Transform):
 
 class SigmoidTransform(Transform):
     """``y = 1 / (1 + exp(-x))``."""
+
+    _stateless = True
 
     domain = constraints.real
     codomain = constraints.unit_interval
@@ -318,12 +345,20 @@ class AffineTransform(Transform):
     def __repr__(self):
         return f"AffineTransform(loc={self.loc}, scale={self.scale})"
 
+    def __eq__(self, other):
+        return (isinstance(other, AffineTransform) and _same(self.loc, other.loc)
+                and _same(self.scale, other.scale) and self._event_dim == other._event_dim)
+
+    __hash__ = object.__hash__
+
 
 identity_transform = ComposeTransform([])
 
 
 class TanhTransform(Transform):
     """``y = tanh(x)`` onto ``(-1, 1)`` (SAC's squashing of a Gaussian policy)."""
+
+    _stateless = True
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
@@ -344,6 +379,8 @@ class TanhTransform(Transform):
 
 class SoftplusTransform(Transform):
     """``y = log(1 + exp(x))`` onto the positive reals."""
+
+    _stateless = True
 
     domain = constraints.real
     codomain = constraints.positive
@@ -392,9 +429,16 @@ class PowerTransform(Transform):
     def __repr__(self):
         return f"PowerTransform(exponent={self.exponent})"
 
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and _same(self.exponent, other.exponent)
+
+    __hash__ = object.__hash__
+
 
 class AbsTransform(Transform):
     """``y = |x|`` (not injective: the inverse picks the nonnegative root)."""
+
+    _stateless = True
 
     domain = constraints.real
     codomain = constraints.positive
@@ -408,6 +452,8 @@ class AbsTransform(Transform):
 
 class SoftmaxTransform(Transform):
     """``y = softmax(x)`` over the last dim onto the simplex (not injective)."""
+
+    _stateless = True
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -423,6 +469,8 @@ class SoftmaxTransform(Transform):
 class StickBreakingTransform(Transform):
     """A bijection from ``R^(K-1)`` onto the ``K``-simplex by stick breaking: the i-th
     coordinate takes the fraction ``sigmoid(x_i - log(K - 1 - i))`` of what is left."""
+
+    _stateless = True
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -672,6 +720,8 @@ class LowerCholeskyTransform(Transform):
     """An unconstrained square matrix to a lower-triangular one with a positive diagonal:
     keep the strict lower triangle, exponentiate the diagonal."""
 
+    _stateless = True
+
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
 
@@ -684,6 +734,8 @@ class LowerCholeskyTransform(Transform):
 
 class PositiveDefiniteTransform(Transform):
     """An unconstrained square matrix to ``L L^T``, ``L`` its ``LowerCholeskyTransform``."""
+
+    _stateless = True
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
@@ -754,6 +806,8 @@ class CorrCholeskyTransform(Transform):
     correlation matrix: ``tanh`` to ``(-1, 1)``, then stick breaking along each row so
     that every row has unit norm (as LKJCholesky's support)."""
 
+    _stateless = True
+
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
@@ -799,6 +853,18 @@ class CorrCholeskyTransform(Transform):
         if shape[-2] != d:
             raise ValueError("Input is not square")
         return tuple(shape[:-2]) + (d * (d - 1) // 2,)
+
+
+def _same(a, b):
+    # parameters equal as numbers or as tensors of equal values
+    if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+        return a == b
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        return a is b or (a.shape == b.shape and bool((a == b).all()))
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        t, num = (a, b) if isinstance(a, Tensor) else (b, a)
+        return isinstance(num, numbers.Number) and bool((t == num).all())
+    return False
 
 
 def _as_tensors(*values):
