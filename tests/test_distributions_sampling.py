@@ -229,3 +229,24 @@ def test_seeded_sampling_is_reproducible():
         a = n(d.sample((10,)))
         _ = fnx.manual_seed(3)
         np.testing.assert_array_equal(a, n(d.sample((10,))))
+
+
+def test_categorical_sample_is_inverse_cdf_of_float64_rand():
+    # per distribution (row), n float64 uniforms located in the normalized cumulative
+    # weights (the order PyTorch's CPU sampler uses)
+    p = np.array([[0.1, 0.6, 0.3], [2.0, 1.0, 1.0]])
+    _ = fnx.manual_seed(12)
+    s = n(Categorical(probs=t(p)).sample((400,)))
+    _ = fnx.manual_seed(12)
+    u = n(fnx.rand(2, 400, dtype=D))
+    cum = np.cumsum(p / p.sum(-1, keepdims=True), -1)
+    cum[:, -1] = 1
+    ref = np.stack([np.searchsorted(cum[i], u[i], side="left") for i in range(2)], -1)
+    np.testing.assert_array_equal(s, ref)
+    # OneHotCategorical and Multinomial draw through it
+    _ = fnx.manual_seed(12)
+    oh = n(OneHotCategorical(probs=t(p)).sample((400,)))
+    np.testing.assert_array_equal(oh.argmax(-1), ref)
+    _ = fnx.manual_seed(12)
+    m = n(Multinomial(400, probs=t(p)).sample())
+    np.testing.assert_array_equal(m, [np.bincount(ref[:, i], minlength=3) for i in range(2)])
