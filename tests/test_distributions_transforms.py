@@ -303,3 +303,23 @@ def test_cache_size_one_keeps_the_pair():
     composed = ComposeTransform([ExpTransform(), AffineTransform(1.0, 2.0)], cache_size=1)
     assert all(p._cache_size == 1 for p in composed.parts)
     assert TanhTransform().with_cache(1)._cache_size == 1
+
+
+def test_matrix_constraints():
+    a = np.array([[2.0, 1.0], [1.0, 2.0]])
+    psd_singular = np.array([[1.0, 1.0], [1.0, 1.0]])
+    not_sym = np.array([[1.0, 2.0], [0.0, 1.0]])
+    batch = t(np.stack([a, psd_singular, not_sym]))
+    np.testing.assert_array_equal(n(constraints.symmetric.check(batch)), [True, True, False])
+    np.testing.assert_array_equal(n(constraints.positive_semidefinite.check(batch)),
+                                  [True, True, False])
+    np.testing.assert_array_equal(n(constraints.positive_definite.check(batch)),
+                                  [True, False, False])
+    np.testing.assert_array_equal(n(constraints.lower_triangular.check(batch)),
+                                  [False, False, False])
+    assert bool(constraints.lower_triangular.check(t(np.tril(a))))
+    assert bool(constraints.square.check(batch).all())
+    assert not bool(constraints.square.check(fnx.zeros(2, 3)))
+    assert constraints.positive_integer.check(t([0.0, 1.0, 2.5])).tolist() == [False, True,
+                                                                               False]
+    assert constraints.one_hot.check(t([[0.0, 1.0], [1.0, 1.0]])).tolist() == [True, False]

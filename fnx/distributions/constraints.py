@@ -17,10 +17,11 @@ from .. import api as fnx, linalg
 __all__ = ["Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "corr_cholesky", "half_open_interval", "independent",
            "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "multinomial",
+           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+           "multinomial",
            "nonnegative", "nonnegative_integer", "one_hot", "open_interval", "positive",
-           "positive_definite", "positive_integer", "real", "real_vector", "simplex", "stack",
-           "unit_interval"]
+           "positive_definite", "positive_integer", "positive_semidefinite", "real",
+           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -202,6 +203,37 @@ class _LowerCholesky(Constraint):
         return lower & positive_diagonal
 
 
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return (fnx.tril(value) == value).flatten(-2).all(-1)
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return fnx.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
+                        dtype=fnx.bool, device=value.device)
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        return fnx.isclose(value, value.mT, atol=1e-6).flatten(-2).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        return linalg.eigvalsh(value).ge(0).all(-1)
+
+
 class _CorrCholesky(Constraint):
     """Lower Cholesky factors of correlation matrices: rows of unit Euclidean norm."""
 
@@ -321,6 +353,10 @@ open_interval = _OpenInterval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
+lower_triangular = _LowerTriangular()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
 one_hot = _OneHot()
