@@ -10,6 +10,9 @@ from fnx.distributions import (AffineTransform, Binomial, Cauchy, Chi2, Exponent
                                HalfNormal, LogNormal, LowRankMultivariateNormal,
                                MultivariateNormal, Normal, OneHotCategorical, Poisson,
                                Uniform, kl_divergence)
+from fnx.distributions import (Bernoulli, Beta, ContinuousBernoulli, Dirichlet,
+                               ExponentialFamily)
+from fnx.distributions.kl import _kl_expfamily_expfamily
 from fnx.distributions.transforms import ExpTransform, TanhTransform
 from fnx.distributions.transformed_distribution import TransformedDistribution
 
@@ -140,3 +143,32 @@ def test_transformed_kl_and_transform_equality():
     r = TransformedDistribution(Normal(t(-0.5), t(0.7)), [ExpTransform()])
     with pytest.raises(NotImplementedError):
         kl_divergence(p, r)
+
+
+def test_exponential_family_entropy_and_bregman_kl():
+    pairs = [
+        (Normal(t([0.3, -1.0]), t([1.2, 0.5])), Normal(t([0.0, 1.0]), t([0.7, 2.0])),
+         stats.norm([0.3, -1.0], [1.2, 0.5]).entropy()),
+        (Exponential(t([0.5, 2.0])), Exponential(t([1.5, 0.3])),
+         stats.expon(scale=[2.0, 0.5]).entropy()),
+        (Gamma(t([2.0, 0.7]), t([1.0, 3.0])), Gamma(t([1.2, 3.0]), t([0.5, 1.0])),
+         stats.gamma([2.0, 0.7], scale=[1.0, 1 / 3.0]).entropy()),
+        (Bernoulli(probs=t([0.2, 0.7])), Bernoulli(probs=t([0.5, 0.1])),
+         stats.bernoulli([0.2, 0.7]).entropy()),
+        (ContinuousBernoulli(probs=t([0.2, 0.7])), ContinuousBernoulli(probs=t([0.4, 0.9])),
+         None),
+        (Beta(t([2.0, 0.5]), t([3.0, 1.5])), Beta(t([1.0, 2.0]), t([1.0, 0.5])), None),
+        (Dirichlet(t([[2.0, 0.5, 1.0]])), Dirichlet(t([[1.0, 1.0, 3.0]])), None),
+        (Poisson(t([2.0, 0.5])), Poisson(t([1.0, 3.0])), None),
+    ]
+    for p, q, h in pairs:
+        assert isinstance(p, ExponentialFamily)
+        if h is not None:
+            # the Bregman-divergence entropy equals scipy's
+            np.testing.assert_allclose(ExponentialFamily.entropy(p).detach().numpy(), h,
+                                       rtol=1e-6)
+        # the Bregman KL equals the closed form registered for the pair
+        np.testing.assert_allclose(_kl_expfamily_expfamily(p, q).detach().numpy(),
+                                   kl_divergence(p, q).detach().numpy(), rtol=1e-6, atol=1e-9)
+    with pytest.raises(NotImplementedError):
+        _kl_expfamily_expfamily(Normal(0.0, 1.0), Exponential(1.0))

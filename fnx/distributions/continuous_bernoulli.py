@@ -7,11 +7,11 @@ from .. import api as fnx
 from ..core.tensor import Size
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     """The continuous Bernoulli on ``[0, 1]`` (Loaiza-Ganem & Cunningham, 2019): density
     ``C(p) p^x (1 - p)^(1 - x)``. Near ``p = 1/2`` (inside ``lims``) the normalizer, mean
     and variance switch to Taylor expansions, where the closed forms lose precision.
@@ -132,3 +132,15 @@ class ContinuousBernoulli(Distribution):
         log_probs0 = fnx.log1p(-self.probs)
         log_probs1 = fnx.log(self.probs)
         return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
+
+    @property
+    def _natural_params(self):
+        return (self.logits,)
+
+    def _log_normalizer(self, x):
+        # log((e^x - 1) / x), a Taylor series near x = 0 (p near 1/2)
+        outside = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
+        cut = fnx.where(outside, x, fnx.full_like(x, self._lims[0] - 0.5))
+        log_norm = fnx.log(fnx.abs(fnx.expm1(cut))) - fnx.log(fnx.abs(cut))
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return fnx.where(outside, log_norm, taylor)

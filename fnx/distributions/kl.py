@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 
 from .. import api as fnx, linalg
+from ..autograd.engine import grad
+from ..core.grad_mode import enable_grad
 from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .beta import Beta
@@ -12,6 +14,7 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
@@ -333,6 +336,22 @@ def _kl_transformed_transformed(p, q):
                                   "event shapes is not implemented")
     extra_event_dim = len(p.event_shape) - len(p.base_dist.event_shape)
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), extra_event_dim)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    # the Bregman divergence of the log-normalizer between the natural parameters
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    with enable_grad():
+        p_nparams = [nparam.detach().requires_grad_() for nparam in p._natural_params]
+        lg_normal = p._log_normalizer(*p_nparams)
+        gradients = grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q._natural_params) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q._natural_params, gradients):
+        result = result - sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
 
 
 @register_kl(Independent, Independent)

@@ -5,11 +5,11 @@ from .. import api as fnx
 from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """The number of events of a Poisson process with mean ``rate``.
 
     >>> import fnx
@@ -47,3 +47,10 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return fnx.xlogy(value, rate) - rate - fnx.lgamma(value + 1)
+
+    @property
+    def _natural_params(self):
+        return (fnx.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return fnx.exp(x)
