@@ -383,3 +383,43 @@ def test_mvn_lowrank_agree():
     mvn = MultivariateNormal(t(np.zeros(3)), t(cov))
     x = t([[0.1, -0.2, 0.3], [1.0, 2.0, -1.0]])
     close(lr.log_prob(x), n_(mvn.log_prob(x)))
+
+
+LOG_PROB_GRAD_CASES = {
+    "StudentT": (lambda df, loc, sc: StudentT(df, loc, sc).log_prob(t([0.3, -1.0])),
+                 [[3.0, 6.5], [0.1, -0.5], [1.2, 0.7]]),
+    "MixtureSameFamily": (lambda lg, loc, sc: MixtureSameFamily(
+        Categorical(logits=lg), Normal(loc, sc)).log_prob(t([0.3, -1.0]).unsqueeze(-1)),
+        [[0.2, -0.4, 1.0], [0.0, 1.0, -2.0], [1.0, 0.5, 2.0]]),
+    "Binomial": (lambda lg: Binomial(7, logits=lg).log_prob(t([2.0, 5.0])), [[0.3, -1.2]]),
+    "NegativeBinomial": (lambda n, lg: NegativeBinomial(n, logits=lg).log_prob(t([2.0, 5.0])),
+                         [[2.5, 4.0], [0.3, -1.2]]),
+    "Geometric": (lambda p: Geometric(probs=p).log_prob(t([2.0, 5.0])), [[0.3, 0.6]]),
+    "Poisson": (lambda r: Poisson(r).log_prob(t([2.0, 5.0])), [[0.3, 6.0]]),
+    "LogNormal": (lambda a, b: LogNormal(a, b).log_prob(t([0.3, 2.0])),
+                  [[0.1, -0.4], [0.6, 1.5]]),
+    "Gumbel": (lambda a, b: Gumbel(a, b).log_prob(t([0.3, 2.0])), [[0.1, -0.4], [0.6, 1.5]]),
+    "LowRankMVN": (lambda loc, w, d: LowRankMultivariateNormal(loc, w, d).log_prob(
+        t([0.3, -0.2, 1.0])), [[0.1, 0.0, -0.3], [[0.5], [-0.2], [1.0]], [0.5, 1.0, 2.0]]),
+    "RelaxedOneHot": (lambda lg: RelaxedOneHotCategorical(t(0.6), logits=lg).log_prob(
+        t([0.2, 0.5, 0.3])), [[0.3, -1.0, 0.2]]),
+}
+
+
+@pytest.mark.parametrize("name", list(LOG_PROB_GRAD_CASES))
+def test_log_prob_gradients_against_finite_differences(name):
+    fn, params = LOG_PROB_GRAD_CASES[name]
+    leaves = [t(p).requires_grad_() for p in params]
+    fn(*leaves).sum().backward()
+    h = 1e-6
+    for i, p in enumerate(params):
+        p = np.asarray(p, dtype=np.float64)
+        fd = np.zeros_like(p)
+        for j in np.ndindex(p.shape):
+            vals = []
+            for sgn in (1, -1):
+                q = [np.asarray(x, dtype=np.float64).copy() for x in params]
+                q[i][j] += sgn * h
+                vals.append(float(fn(*[t(x) for x in q]).sum()))
+            fd[j] = (vals[0] - vals[1]) / (2 * h)
+        close(leaves[i].grad, fd, rtol=1e-5, atol=1e-7)
