@@ -368,6 +368,10 @@ def test_log_prob_traces_under_compile():
                                             validate_args=v).log_prob(t([0.5, -0.2])),
         lambda p: NegativeBinomial(3.0, logits=p, validate_args=v).log_prob(t([1.0, 4.0])),
         lambda p: Gumbel(p, 2.0, validate_args=v).log_prob(t([0.5, -0.2])),
+        lambda p: OneHotCategorical(logits=p, validate_args=v).log_prob(t([0.0, 1.0])),
+        lambda p: Multinomial(3, logits=p, validate_args=v).log_prob(t([1.0, 2.0])),
+        lambda p: RelaxedOneHotCategorical(t(0.5), logits=p, validate_args=v).log_prob(
+            t([0.3, 0.7])),
     ]
     p = t([0.3, -0.4])
     for fn in dists:

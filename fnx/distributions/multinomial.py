@@ -30,8 +30,9 @@ class Multinomial(Distribution):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
-        self._binomial = Binomial(total_count=total_count, probs=self.probs)
+        # validated as this distribution's own probs/logits (so no check runs when off)
+        self._categorical = Categorical(probs=probs, logits=logits, validate_args=False)
+        self._binomial = Binomial(total_count=total_count, probs=self.probs, validate_args=False)
         param = self._categorical.param_shape
         super().__init__(param[:-1], param[-1:], validate_args=validate_args)
 
@@ -40,7 +41,8 @@ class Multinomial(Distribution):
         new = _instance if _instance is not None else object.__new__(type(self))
         new.total_count = self.total_count
         new._categorical = self._categorical.expand(batch_shape)
-        new._binomial = Binomial(self.total_count, probs=new._categorical.probs)
+        new._binomial = Binomial(self.total_count, probs=new._categorical.probs,
+                                 validate_args=False)
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

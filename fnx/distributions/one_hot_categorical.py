@@ -25,7 +25,7 @@ class OneHotCategorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
+        self._categorical = Categorical(probs, logits, validate_args=False)
         param = self._categorical.param_shape
         super().__init__(param[:-1], param[-1:], validate_args=validate_args)
 

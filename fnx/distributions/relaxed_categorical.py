@@ -30,7 +30,7 @@ class ExpRelaxedCategorical(Distribution):
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
+        self._categorical = Categorical(probs, logits, validate_args=False)
         self.temperature = temperature
         param = self._categorical.param_shape
         super().__init__(param[:-1], param[-1:], validate_args=validate_args)
