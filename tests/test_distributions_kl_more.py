@@ -12,6 +12,7 @@ from fnx.distributions import (AffineTransform, Binomial, Cauchy, Chi2, Exponent
                                Uniform, kl_divergence)
 from fnx.distributions import (Bernoulli, Beta, ContinuousBernoulli, Dirichlet,
                                ExponentialFamily)
+from fnx.distributions import Laplace, Pareto
 from fnx.distributions.kl import _kl_expfamily_expfamily
 from fnx.distributions.transforms import ExpTransform, TanhTransform
 from fnx.distributions.transformed_distribution import TransformedDistribution
@@ -172,3 +173,84 @@ def test_exponential_family_entropy_and_bregman_kl():
                                    kl_divergence(p, q).detach().numpy(), rtol=1e-6, atol=1e-9)
     with pytest.raises(NotImplementedError):
         _kl_expfamily_expfamily(Normal(0.0, 1.0), Exponential(1.0))
+
+
+# ------------------------------------------------------------ cross-family KLs
+
+class _CB:
+    """The continuous Bernoulli density in NumPy (scipy has none)."""
+
+    def __init__(self, lam):
+        self.lam = lam
+        self.logc = np.log(2 * np.arctanh(1 - 2 * lam) / (1 - 2 * lam))
+
+    def logpdf(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        inside = (x >= 0) & (x <= 1)
+        with np.errstate(divide="ignore"):
+            val = self.logc + x * np.log(self.lam) + (1 - x) * np.log1p(-self.lam)
+        return np.where(inside, val, -np.inf)
+
+
+def _cross_cases():
+    B, Bs = Beta(t(2.0), t(3.0)), stats.beta(2.0, 3.0)
+    CB, CBs = ContinuousBernoulli(probs=t(0.3)), _CB(0.3)
+    G, Gs = Gamma(t(2.5), t(1.5)), stats.gamma(2.5, scale=1 / 1.5)
+    Gu, Gus = Gumbel(t(0.5), t(1.5)), stats.gumbel_r(0.5, 1.5)
+    La, Las = Laplace(t(0.3), t(0.8)), stats.laplace(0.3, 0.8)
+    Pa, Pas = Pareto(t(1.5), t(3.5)), stats.pareto(3.5, scale=1.5)
+    N, Ns = Normal(t(0.4), t(1.3)), stats.norm(0.4, 1.3)
+    E, Es = Exponential(t(0.7)), stats.expon(scale=1 / 0.7)
+    U01, U01s = Uniform(t(0.2), t(0.9)), stats.uniform(0.2, 0.7)
+    U, Us = Uniform(t(-1.0), t(2.0)), stats.uniform(-1.0, 3.0)
+    U2, U2s = Uniform(t(2.0), t(4.0)), stats.uniform(2.0, 2.0)
+    inf = np.inf
+    return {
+        "Beta-Normal": (B, N, Bs, Ns, 0, 1),
+        "CB-Normal": (CB, N, CBs, Ns, 0, 1),
+        "Gamma-Normal": (G, N, Gs, Ns, 0, inf),
+        "Gumbel-Normal": (Gu, N, Gus, Ns, -inf, inf),
+        "Laplace-Normal": (La, N, Las, Ns, -inf, inf),
+        "Pareto-Normal": (Pa, N, Pas, Ns, 1.5, inf),
+        "Beta-Exponential": (B, E, Bs, Es, 0, 1),
+        "CB-Exponential": (CB, E, CBs, Es, 0, 1),
+        "Gamma-Exponential": (G, E, Gs, Es, 0, inf),
+        "Pareto-Exponential": (Pa, E, Pas, Es, 1.5, inf),
+        "Uniform-Exponential": (U2, E, U2s, Es, 2, 4),
+        "Beta-Gamma": (B, G, Bs, Gs, 0, 1),
+        "Pareto-Gamma": (Pa, G, Pas, Gs, 1.5, inf),
+        "Uniform-Gamma": (U01, G, U01s, Gs, 0.2, 0.9),
+        "Exponential-Gumbel": (E, Gu, Es, Gus, 0, inf),
+        "Gamma-Gumbel": (G, Gu, Gs, Gus, 0, inf),
+        "Normal-Laplace": (N, La, Ns, Las, -inf, inf),
+        "Beta-CB": (B, CB, Bs, CBs, 0, 1),
+        "Uniform-CB": (U01, CB, U01s, CBs, 0.2, 0.9),
+        "Beta-Uniform": (B, U, Bs, Us, 0, 1),
+        "CB-Uniform": (CB, U, CBs, Us, 0, 1),
+        "Uniform-Beta": (U01, B, U01s, Bs, 0.2, 0.9),
+        "Uniform-Pareto": (U2, Pa, U2s, Pas, 2, 4),
+    }
+
+
+@pytest.mark.parametrize("name", list(_cross_cases()))
+def test_cross_family_kl_against_quadrature(name):
+    p, q, sp, sq, lo, hi = _cross_cases()[name]
+    np.testing.assert_allclose(float(kl_divergence(p, q)), quad_kl(sp, sq, lo, hi), rtol=1e-6,
+                               atol=1e-9)
+
+
+def test_cross_family_kl_infinite_where_supports_differ():
+    N, B = Normal(t([0.0, 1.0]), t([1.0, 2.0])), Beta(t(2.0), t(3.0))
+    for p, q in [(N, B), (N, Exponential(t(1.0))), (N, Uniform(t(0.0), t(1.0))),
+                 (Gumbel(t(0.0), t(1.0)), Gamma(t(2.0), t(1.0))),
+                 (Laplace(t(0.0), t(1.0)), Pareto(t(1.0), t(2.0))),
+                 (Exponential(t(1.0)), ContinuousBernoulli(probs=t(0.3))),
+                 (Pareto(t(1.0), t(2.0)), Uniform(t(0.0), t(5.0))),
+                 (Poisson(t(2.0)), Binomial(5, probs=t(0.3))),
+                 (Bernoulli(probs=t(0.3)), Poisson(t(1.0))),
+                 (Uniform(t(-0.5), t(0.5)), Beta(t(2.0), t(2.0))),
+                 (Uniform(t(-0.5), t(0.5)), Gamma(t(2.0), t(2.0))),
+                 (Uniform(t(1.0), t(2.0)), Pareto(t(1.5), t(2.0))),
+                 (Beta(t(2.0), t(2.0)), Uniform(t(0.5), t(2.0)))]:
+        assert np.all(np.isinf(kl_divergence(p, q).numpy())), (type(p), type(q))
+    assert tuple(kl_divergence(N, B).shape) == (2,)

@@ -7,6 +7,7 @@ from .. import api as fnx, linalg
 from ..autograd.engine import grad
 from ..core.grad_mode import enable_grad
 from ..nn.functional import softplus
+from ._kl_cross import register_cross_kls
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -361,3 +362,5 @@ def _kl_independent_independent(p, q):
                                   "reinterpreted_batch_ndims is not implemented")
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
+
+register_cross_kls(register_kl)
