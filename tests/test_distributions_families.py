@@ -405,8 +405,15 @@ def test_support_constraints():
     assert isinstance(Poisson(t([1.0])).support, type(constraints.nonnegative_integer))
     assert OneHotCategorical(probs=t([0.5, 0.5])).support is constraints.one_hot
     assert Multinomial(4, probs=t([0.5, 0.5])).support.check(t([1.0, 3.0]))
-    assert MixtureSameFamily(Categorical(probs=t([0.5, 0.5])),
-                             Normal(t([0.0, 1.0]), 1.0)).support is constraints.real
+    support = MixtureSameFamily(Categorical(probs=t([0.5, 0.5])),
+                                Normal(t([0.0, 1.0]), 1.0)).support
+    assert support.base_constraint is constraints.real and support.event_dim == 0
+    assert support.check(t([0.5, np.nan])).tolist() == [True, False]
+    gamma_mix = MixtureSameFamily(Categorical(probs=t([0.5, 0.5])),
+                                  fnx.distributions.Gamma(t([1.0, 2.0]), 1.0))
+    assert gamma_mix.support.check(t([0.5, -1.0])).tolist() == [True, False]
+    with pytest.raises(ValueError, match="support"):
+        gamma_mix.log_prob(t(-1.0))
 
 
 def test_mvn_lowrank_agree():

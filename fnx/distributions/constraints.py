@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from .. import api as fnx, linalg
 
-__all__ = ["Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "corr_cholesky", "half_open_interval", "independent",
-           "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-           "multinomial",
-           "nonnegative", "nonnegative_integer", "one_hot", "open_interval", "positive",
-           "positive_definite", "positive_integer", "positive_semidefinite", "real",
-           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "dependent",
+           "dependent_property", "greater_than", "greater_than_eq", "corr_cholesky",
+           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+           "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
+           "nonnegative_integer", "one_hot", "open_interval", "positive", "positive_definite",
+           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
+           "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -185,6 +184,33 @@ class _Independent(Constraint):
     def __repr__(self):
         return (f"IndependentConstraint({self.base_constraint!r}, "
                 f"{self.reinterpreted_batch_ndims})")
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a ``MixtureSameFamily``: ``base_constraint`` (the components')
+    checked against the value broadcast over the mixture dimension."""
+
+    def __init__(self, base_constraint):
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        if value.dim() < self.event_dim:
+            raise ValueError(f"value has {value.dim()} dims, fewer than the constraint's "
+                             f"event_dim {self.event_dim}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
 
 
 class _Simplex(Constraint):
