@@ -472,7 +472,7 @@ def test_kl_multivariate_normal_and_independent():
                for a, s, b, r in zip(m1, [1.0, 2.0, 0.5], m2, [0.5, 1.0, 1.0])]
     close(kl_divergence(p, q), sum(per_dim), rtol=1e-6)
     with pytest.raises(NotImplementedError, match="No KL"):
-        kl_divergence(Normal(0.0, 1.0), Beta(1.0, 1.0))
+        kl_divergence(Normal(0.0, 1.0), Categorical(probs=t([0.5, 0.5])))
 
 
 # ------------------------------------------------------------ validation

@@ -6,11 +6,11 @@ from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """A 0/1 variable that is 1 with probability ``probs`` (or ``sigmoid(logits)``).
 
     >>> import fnx
@@ -79,6 +79,13 @@ class Bernoulli(Distribution):
 
     def entropy(self):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    @property
+    def _natural_params(self):
+        return (fnx.log(self.probs / (1 - self.probs)),)
+
+    def _log_normalizer(self, x):
+        return fnx.log1p(fnx.exp(x))
 
     def enumerate_support(self, expand=True):
         values = fnx.arange(2, dtype=self._param.dtype, device=self._param.device)

@@ -5,12 +5,12 @@ from .. import api as fnx
 from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma, standard_gamma_rsample
 from .utils import broadcast_all, eps
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """The beta distribution on ``[0, 1]``: density ``x^(a-1) (1-x)^(b-1) / B(a, b)`` with
     ``a = concentration1``, ``b = concentration0``. ``rsample`` is ``X / (X + Y)`` of two
     gamma variates with implicit reparameterization gradients.
@@ -74,3 +74,10 @@ class Beta(Distribution):
         return (fnx.lgamma(a) + fnx.lgamma(b) - fnx.lgamma(total)
                 - (a - 1) * fnx.digamma(a) - (b - 1) * fnx.digamma(b)
                 + (total - 2) * fnx.digamma(total))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return fnx.lgamma(x) + fnx.lgamma(y) - fnx.lgamma(x + y)

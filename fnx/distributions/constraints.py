@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from .. import api as fnx, linalg
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
-           "nonnegative_integer", "positive", "positive_definite", "real", "real_vector",
-           "simplex", "unit_interval"]
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "dependent",
+           "dependent_property", "greater_than", "greater_than_eq", "corr_cholesky",
+           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+           "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
+           "nonnegative_integer", "one_hot", "open_interval", "positive", "positive_definite",
+           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
+           "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -184,6 +186,33 @@ class _Independent(Constraint):
                 f"{self.reinterpreted_batch_ndims})")
 
 
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a ``MixtureSameFamily``: ``base_constraint`` (the components')
+    checked against the value broadcast over the mixture dimension."""
+
+    def __init__(self, base_constraint):
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        if value.dim() < self.event_dim:
+            raise ValueError(f"value has {value.dim()} dims, fewer than the constraint's "
+                             f"event_dim {self.event_dim}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
+
+
 class _Simplex(Constraint):
     event_dim = 1
 
@@ -200,6 +229,49 @@ class _LowerCholesky(Constraint):
         return lower & positive_diagonal
 
 
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return (fnx.tril(value) == value).flatten(-2).all(-1)
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return fnx.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
+                        dtype=fnx.bool, device=value.device)
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        square = super().check(value)
+        if not bool(square.all()):
+            return square
+        return fnx.isclose(value, value.mT, atol=1e-6).flatten(-2).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        return linalg.eigvalsh(value).ge(0).all(-1)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit Euclidean norm."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = 10 * (2.0 ** -52 if value.dtype == fnx.float64 else 2.0 ** -23) * value.shape[-1]
+        row_norm = linalg.norm(value.detach(), dim=-1)
+        unit_rows = ((row_norm - 1).abs() <= tol).all(-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
 class _PositiveDefinite(Constraint):
     event_dim = 2
 
@@ -209,11 +281,90 @@ class _PositiveDefinite(Constraint):
         return symmetric & (linalg.cholesky_ex(value).info == 0)
 
 
+class _OpenInterval(_Interval):
+    def check(self, value):
+        return (self.lower_bound < value) & (value < self.upper_bound)
+
+    def __repr__(self):
+        return f"OpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        is_boolean = ((value == 0) | (value == 1)).all(-1)
+        return is_boolean & (value.sum(-1) == 1)
+
+
+class _Multinomial(Constraint):
+    """Nonnegative integer count vectors whose sum is at most ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+class _Cat(Constraint):
+    """Pieces of ``lengths`` along ``dim``, each in its own constraint of ``cseq``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError("cat constraint: lengths and cseq differ in length")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        checks, start = [], 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start += length
+        return fnx.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Slices along ``dim``, the i-th in ``cseq[i]``."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        n = value.shape[self.dim]
+        return fnx.stack([self.cseq[i].check(value.select(self.dim, i)) for i in range(n)],
+                         self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _Independent
 boolean = _Boolean()
 nonnegative_integer = _IntegerGreaterThanEq(0)
+positive_integer = _IntegerGreaterThanEq(1)
 integer_interval = _IntegerInterval
 real = _Real()
 real_vector = _Independent(real, 1)
@@ -224,7 +375,17 @@ greater_than_eq = _GreaterThanEq
 less_than = _LessThan
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
+open_interval = _OpenInterval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
+lower_triangular = _LowerTriangular()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
+one_hot = _OneHot()
+multinomial = _Multinomial
+cat = _Cat
+stack = _Stack

@@ -5,12 +5,12 @@ from .. import api as fnx
 from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import standard_gamma, standard_gamma_rsample
 from .utils import tiny
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution on the probability simplex, with ``concentration`` along
     the last dim. ``rsample`` normalizes gamma variates drawn with implicit
     reparameterization gradients.
@@ -76,3 +76,10 @@ class Dirichlet(Distribution):
         total = c.sum(-1)
         return (fnx.lgamma(c).sum(-1) - fnx.lgamma(total) - (k - total) * fnx.digamma(total)
                 - ((c - 1.0) * fnx.digamma(c)).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return fnx.lgamma(x).sum(-1) - fnx.lgamma(x.sum(-1))

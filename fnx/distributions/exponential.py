@@ -4,11 +4,11 @@ from __future__ import annotations
 from .. import api as fnx
 from ..core.tensor import Size
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution with density ``rate * exp(-rate * x)`` on ``x >= 0``.
 
     >>> import fnx
@@ -61,3 +61,12 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - fnx.log(self.rate)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -fnx.log(-x)

@@ -7,7 +7,7 @@ from ..compiler import is_compiling
 from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, tiny
 
 # Marsaglia-Tsang accepts a proposal with probability > 0.95 for every alpha >= 1, so after
@@ -83,7 +83,7 @@ def standard_gamma_rsample(alpha):
     return _StandardGammaRsample.apply(alpha)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution with shape ``concentration`` and inverse scale ``rate``.
 
     ``rsample``'s gradient wrt ``concentration`` is the implicit reparameterization one.
@@ -139,3 +139,12 @@ class Gamma(Distribution):
     def entropy(self):
         a = self.concentration
         return a - fnx.log(self.rate) + fnx.lgamma(a) + (1.0 - a) * fnx.digamma(a)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return fnx.lgamma(x + 1) + (x + 1) * fnx.log(-y.reciprocal())

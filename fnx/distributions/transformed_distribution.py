@@ -35,6 +35,8 @@ class TransformedDistribution(Distribution):
         self.transforms = transforms
         self.base_dist = base_distribution
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        for t in transforms:  # shape-changing transforms (StickBreakingTransform) included
+            shape = tuple(t.forward_shape(shape))
         event_dim = max([len(base_distribution.event_shape)]
                         + [t.event_dim for t in transforms])
         cut = len(shape) - event_dim
@@ -43,8 +45,10 @@ class TransformedDistribution(Distribution):
     def expand(self, batch_shape, _instance=None):
         batch_shape = Size(batch_shape)
         new = _instance if _instance is not None else object.__new__(type(self))
-        extra = len(self.event_shape) - len(self.base_dist.event_shape)
-        base_batch = tuple(batch_shape) + tuple(self.event_shape[:extra])
+        shape = tuple(batch_shape) + tuple(self.event_shape)
+        for t in reversed(self.transforms):
+            shape = tuple(t.inverse_shape(shape))
+        base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch)
         new.transforms = self.transforms
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
