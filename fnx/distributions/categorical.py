@@ -78,17 +78,11 @@ class Categorical(Distribution):
         sample_shape = Size(sample_shape)
         n = sample_shape.numel()
         with no_grad():
-            # inverse-cdf draws in PyTorch's CPU order (per distribution, n float64 uniforms
-            # searched in its normalized cumulative weights, whose last entry is set to 1),
-            # so fnx.manual_seed reproduces torch's Categorical / OneHotCategorical /
-            # Multinomial / MixtureSameFamily samples
+            # PyTorch's draw: multinomial with replacement, which races exponentials for one
+            # sample and searches the cumulative weights for several (fnx.multinomial
+            # draws PyTorch's numbers both ways)
             probs_2d = self.probs.reshape(-1, self._num_events)
-            cum = probs_2d.cumsum(-1)
-            cum = cum / cum[:, -1:]
-            cum = fnx.cat([cum[:, :-1], fnx.ones_like(cum[:, -1:])], -1)
-            u = fnx.rand((probs_2d.shape[0], n), dtype=fnx.float64, device=probs_2d.device)
-            draws = fnx.searchsorted(cum.double().contiguous(), u).clamp(
-                max=self._num_events - 1).T
+            draws = fnx.multinomial(probs_2d, n, True).T
             return draws.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):

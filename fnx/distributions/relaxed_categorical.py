@@ -21,7 +21,7 @@ class ExpRelaxedCategorical(Distribution):
 
     >>> import fnx
     >>> d = fnx.distributions.ExpRelaxedCategorical(fnx.tensor(1.0), logits=fnx.zeros(3))
-    >>> d.rsample().exp().sum().item()
+    >>> round(d.rsample().exp().sum().item(), 5)      # a point of the simplex, in logs
     1.0
     """
 
