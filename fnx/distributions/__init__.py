@@ -52,13 +52,28 @@ from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
-                         CorrCholeskyTransform, CumulativeDistributionTransform,
-                         ExpTransform, IndependentTransform,
-                         LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform,
-                         ReshapeTransform, SigmoidTransform, SoftmaxTransform,
-                         SoftplusTransform, StackTransform, StickBreakingTransform,
-                         TanhTransform, Transform, identity_transform)
+from .transforms import (
+                         AbsTransform,
+                         AffineTransform,
+                         CatTransform,
+                         ComposeTransform,
+                         CorrCholeskyTransform,
+                         CumulativeDistributionTransform,
+                         ExpTransform,
+                         IndependentTransform,
+                         LowerCholeskyTransform,
+                         PositiveDefiniteTransform,
+                         PowerTransform,
+                         ReshapeTransform,
+                         SigmoidTransform,
+                         SoftmaxTransform,
+                         SoftplusTransform,
+                         StackTransform,
+                         StickBreakingTransform,
+                         TanhTransform,
+                         Transform,
+                         identity_transform,
+)
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull

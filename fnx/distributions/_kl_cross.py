@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 from .. import api as fnx
-from .beta import Beta
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .binomial import Binomial
 from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential

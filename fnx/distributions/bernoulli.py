@@ -7,10 +7,10 @@ from ..core.tensor import Size
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParams, broadcast_all
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryParams, ExponentialFamily):
     """A 0/1 variable that is 1 with probability ``probs`` (or ``sigmoid(logits)``).
 
     >>> import fnx
@@ -35,23 +35,6 @@ class Bernoulli(ExponentialFamily):
             param = self.logits
         self._param = param
         super().__init__(param.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._param = new.probs if self._param is self.__dict__.get("probs") else new.logits
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     @property
     def mean(self):

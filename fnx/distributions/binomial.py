@@ -6,7 +6,7 @@ from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParams, broadcast_all
 
 
 def clamp_by_zero(x):
@@ -14,7 +14,7 @@ def clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryParams, Distribution):
     """The number of successes in ``total_count`` Bernoulli(``probs``) trials.
 
     >>> import fnx
@@ -41,26 +41,9 @@ class Binomial(Distribution):
         self._param = param
         super().__init__(param.shape, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._param = new.probs if self._param is self.__dict__.get("probs") else new.logits
-        return new
-
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     @property
     def mean(self):

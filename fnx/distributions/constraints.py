@@ -12,7 +12,8 @@ Interval(lower_bound=0.0, upper_bound=1.0)
 """
 from __future__ import annotations
 
-from .. import api as fnx, linalg
+from .. import api as fnx
+from .. import linalg
 
 __all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "dependent",
            "dependent_property", "greater_than", "greater_than_eq", "corr_cholesky",

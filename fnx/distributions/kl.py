@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 
-from .. import api as fnx, linalg
+from .. import api as fnx
+from .. import linalg
 from ..autograd.engine import grad
 from ..core.grad_mode import enable_grad
 from ..nn.functional import softplus

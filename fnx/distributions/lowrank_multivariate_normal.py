@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 
-from .. import api as fnx, linalg
+from .. import api as fnx
+from .. import linalg
 from ..core.tensor import Size
 from . import constraints
 from .distribution import Distribution

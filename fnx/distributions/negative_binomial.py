@@ -8,10 +8,10 @@ from ..nn.functional import logsigmoid
 from . import constraints
 from .distribution import Distribution
 from .gamma import standard_gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParams, broadcast_all
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryParams, Distribution):
     """The number of successes before ``total_count`` failures of Bernoulli(``probs``)
     trials (``probs`` is the success probability; ``total_count`` may be real).
 
@@ -39,23 +39,6 @@ class NegativeBinomial(Distribution):
             param = self.logits
         self._param = param
         super().__init__(param.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._param = new.probs if self._param is self.__dict__.get("probs") else new.logits
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     @property
     def mean(self):

@@ -8,12 +8,12 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParams, broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryParams, Distribution):
     """The logit of a ``RelaxedBernoulli`` variate: ``(logits + L) / temperature`` with
     ``L`` standard logistic (Maddison et al., 2017).
 
@@ -39,23 +39,6 @@ class LogitRelaxedBernoulli(Distribution):
             param = self.logits
         self._param = param
         super().__init__(param.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._param = new.probs if self._param is self.__dict__.get("probs") else new.logits
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

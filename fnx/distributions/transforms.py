@@ -12,7 +12,8 @@ import copy
 import math
 import numbers
 
-from .. import api as fnx, linalg
+from .. import api as fnx
+from .. import linalg
 from ..core.tensor import Tensor
 from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints

@@ -95,3 +95,27 @@ class lazy_property:
         value = self.fn(instance)
         instance.__dict__[self.fn.__name__] = value
         return value
+
+
+class BinaryParams:
+    """Mixed into a distribution over binary outcomes given by ``probs`` or ``logits``
+    (the other computed on first use): the lazy pair, ``param_shape`` (of the one given,
+    ``self._param``) and an ``expand`` that keeps which one was given. Listed before the
+    distribution base class."""
+
+    def expand(self, batch_shape, _instance=None):
+        new = super().expand(batch_shape, _instance)
+        new._param = new.probs if self._param is self.__dict__.get("probs") else new.logits
+        return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.shape

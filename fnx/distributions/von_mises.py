@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 
-from .. import api as fnx, special
+from .. import api as fnx
+from .. import special
 from ..compiler import is_compiling
 from ..core.grad_mode import no_grad
 from ..core.tensor import Size
