@@ -137,3 +137,24 @@ def test_spawn_runs_fn_with_the_index_and_reports_errors():
     with pytest.raises(mp.ProcessRaisedException, match="ZeroDivisionError") as info:
         mp.spawn(functools.partial(operator.truediv, 1.0), nprocs=1)
     assert info.value.error_index == 0
+
+
+def test_zero_dim_tensors_keep_their_shape_when_shared():
+    t = fnx.tensor(3.0)
+    assert t.share_memory_() is t and t.is_shared() and t.shape == () and t.item() == 3.0
+    back = pickle.loads(ForkingPickler.dumps(fnx.tensor(2.5)))
+    assert back.shape == () and back.item() == 2.5
+
+
+def test_a_view_that_cannot_move_is_sent_as_a_shared_copy():
+    # pickled in a Queue's feeder thread, an error would drop the item and the receiver
+    # would wait for ever (a DataLoader worker's batch of views, once this module is
+    # imported): the view's values go in a shared copy instead
+    base = fnx.arange(6.0).reshape(2, 3)
+    view, other = base[1], base[0]
+    back = pickle.loads(ForkingPickler.dumps(view))
+    np.testing.assert_array_equal(to_numpy(back), [3.0, 4.0, 5.0])
+    assert not view.is_shared() and other.tolist() == [0.0, 1.0, 2.0]
+    loader = fnx.utils.data.DataLoader(fnx.utils.data.TensorDataset(base), batch_size=None,
+                                       num_workers=2, timeout=60)
+    assert [row[0].tolist() for row in loader] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]

@@ -47,7 +47,8 @@ def share(t) -> None:
     """Copy ``t``'s NumPy storage into a new shared segment and make it ``t``'s storage
     (the same tensor object; the copy is C-contiguous). ``t._data`` must be a NumPy array
     nothing else aliases."""
-    src = np.ascontiguousarray(t._data)
+    # (reshaped back: ascontiguousarray makes a 0-d array 1-d)
+    src = np.ascontiguousarray(t._data).reshape(t._data.shape)
     nbytes = max(src.nbytes, 1)
     seg = shared_memory.SharedMemory(create=True, size=nbytes)
     raw = _map(seg.name, seg._fd, nbytes)

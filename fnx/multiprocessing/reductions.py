@@ -31,13 +31,22 @@ def reduce_tensor(t):
                            "before serializing (e.g., putting it on the queue).")
     if t._device is not CPU or t.layout is not strided:
         return t.__reduce_ex__(2)
+    cls, requires_grad = type(t), t.requires_grad
     if segment_of(t) is None:
-        t.share_memory_()
+        try:
+            t.share_memory_()
+        except RuntimeError:
+            # a view whose storage other tensors share cannot move (share_memory_ says
+            # so): a shared copy goes instead, so the receiver gets the values without
+            # aliasing the sender's tensor. (An error here would be lost: a Queue pickles
+            # in its feeder thread, and the item would never arrive.)
+            t = t.detach().clone()
+            t.share_memory_()
     name, raw, offset = segment_of(t)
     mark_sent(name)
     data = t._data
-    return (rebuild_shared_tensor, (type(t), name, raw.nbytes, tuple(data.shape),
-                                    t._dtype.name, offset, data.strides, t.requires_grad))
+    return (rebuild_shared_tensor, (cls, name, raw.nbytes, tuple(data.shape),
+                                    t._dtype.name, offset, data.strides, requires_grad))
 
 
 def rebuild_shared_tensor(cls, name, nbytes, shape, dtype_name, offset, strides,
