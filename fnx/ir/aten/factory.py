@@ -326,9 +326,12 @@ def _space_meta(name):
 
 
 def _space_dtype_compute(dtype):
-    """The dtype linspace computes in: its own for floating and complex dtypes (PyTorch's
-    CPU kernel: half types round after each operation), float64 for integers."""
-    if dtype.is_complex or dtype.is_floating_point:
+    """The dtype linspace computes in: its own for floating dtypes (PyTorch's CPU kernel:
+    half types round after each operation), complex128 for complex ones, float64 for
+    integers."""
+    if dtype.is_complex:
+        return D.complex128
+    if dtype.is_floating_point:
         return dtype
     return D.float64
 
@@ -359,6 +362,8 @@ def _space_decomp(start, end, steps, ct, device):
     rev = prims.sub(_typed_full([steps], steps - 1, D.int64, device), i)
 
     def side(origin, op, count):
+        if ct is D.float64 and steps < 1 << 26:
+            return _fma64(step if op is prims.add else -step, count, origin, device)
         prod = prims.mul(_typed_full([steps], step, wide, device),
                          prims.convert_element_type(count, wide))
         return _convert(op(_typed_full([steps], origin, wide, device), prod), ct)
@@ -366,6 +371,26 @@ def _space_decomp(start, end, steps, ct, device):
     hi = side(complex(b) if ct.is_complex else float(b), prims.sub, rev)
     first_half = prims.lt(i, _typed_full([steps], steps // 2, D.int64, device))
     return prims.where(first_half, lo, hi)
+
+
+def _fma64(a, count, c, device):
+    """``c + a * count`` rounded once, in float64 prims (PyTorch's fused multiply-add):
+    ``a`` split in halves of 26 bits makes both partial products exact for counts below
+    2**26 (Dekker), the sum's error is recovered exactly (TwoSum), and the errors enter
+    with one final rounding."""
+    n = count.shape
+    hi = float(np.float64(a) * 134217729.0 - (np.float64(a) * 134217729.0 - np.float64(a)))
+    lo = a - hi
+    k = prims.convert_element_type(count, D.float64)
+
+    def full(v):
+        return _typed_full(n, v, D.float64, device)
+    p = prims.mul(full(a), k)
+    pe = prims.add(prims.sub(prims.mul(full(hi), k), p), prims.mul(full(lo), k))
+    s = prims.add(full(c), p)
+    back = prims.sub(s, full(c))
+    se = prims.add(prims.sub(full(c), prims.sub(s, back)), prims.sub(p, back))
+    return prims.add(s, prims.add(se, pe))
 
 
 def _typed_full(shape, value, dtype, device):
