@@ -13,7 +13,7 @@ from __future__ import annotations
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
            "preserve_format", "legacy_contiguous_format", "by_name", "format_name",
-           "channels_last_rank", "channels_last_strides", "strides_for"]
+           "channels_last_rank", "channels_last_strides", "contiguous_strides", "strides_for"]
 
 
 class memory_format:
@@ -79,12 +79,15 @@ def channels_last_strides(shape, name: str = "channels_last") -> tuple:
     return tuple(strides)
 
 
-def strides_for(shape, name: str) -> tuple:
-    """The dense strides of ``shape`` in format ``name`` (contiguous or channels-last)."""
-    if name in _RANK:
-        return channels_last_strides(shape, name)
+def contiguous_strides(shape) -> tuple:
+    """Element strides of a dense row-major ``shape`` (a size-0 or 1 dim counts as 1)."""
     strides, step = [], 1
     for size in reversed(shape):
         strides.append(step)
         step *= max(size, 1)
     return tuple(reversed(strides))
+
+
+def strides_for(shape, name: str) -> tuple:
+    """The dense strides of ``shape`` in format ``name`` (contiguous or channels-last)."""
+    return channels_last_strides(shape, name) if name in _RANK else contiguous_strides(shape)

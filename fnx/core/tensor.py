@@ -29,6 +29,7 @@ from .dispatch_key import (AUTOGRAD_BITS, AUTOGRAD_FOR_BACKEND, AUTOGRAD_FOR_SPA
                            DispatchKey, DispatchKeySet)
 from .layout import COMPRESSED, sparse_coo, strided
 from .memory_format import channels_last_rank, format_name, strides_for
+from .memory_format import contiguous_strides as _contiguous_strides
 import math
 
 _object_new = object.__new__
@@ -822,9 +823,3 @@ def _wrap_dim(dim, ndim, what="dim"):
     return dim + n if dim < 0 else dim
 
 
-def _contiguous_strides(shape):
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 
 from ..core.memory_format import (channels_last_rank, channels_last_strides,  # noqa: F401
-                                  format_name as memory_format_name, strides_for)
+                                  contiguous_strides, format_name as memory_format_name)
 from .dims import infer_size, wrap_dim, wrap_dims
 import math
 
@@ -34,12 +34,6 @@ def shape_str(shape) -> str:
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
-def contiguous_strides(shape) -> tuple:
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))
 
 
 
@@ -273,17 +267,6 @@ def check_as_strided(size, stride, storage_offset):
     if storage_offset is not None and storage_offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
     return size, stride
-
-
-def is_contiguous_as(x, mf: str) -> bool:
-    """Whether ``x`` is dense in memory format ``mf`` (a name); False for a channels-last
-    format of another rank, as PyTorch answers."""
-    shape = tuple(x.shape)
-    rank = channels_last_rank(mf)
-    if rank is not None and len(shape) != rank:
-        return False
-    expected = strides_for(shape, mf)
-    return all(sz <= 1 or st == ex for sz, st, ex in zip(shape, x.stride(), expected))
 
 
 def cat_geometry(tensors, dim):

@@ -29,7 +29,7 @@ from ..registry import TensorMeta, decomposition, defop, derivative, nondifferen
 from ..dims import infer_size, wrap_dim
 from ..strides import (channels_last_rank, check_as_strided, check_permutation, check_select,
                        check_slice, check_split_sizes, diagonal_block, diagonal_geometry,
-                       expand_geometry, ints, is_contiguous_as, memory_format_name, shape_str,
+                       expand_geometry, ints, memory_format_name, shape_str,
                        slice_bounds, squeeze_dims, unfold_geometry, unsqueeze_geometry,
                        view_geometry, view_strides)
 import math
@@ -750,7 +750,7 @@ def _contiguous(self, *, memory_format="contiguous_format"):
     mf = memory_format_name(memory_format)
     if mf == "preserve_format":
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
-    if is_contiguous_as(self, mf):
+    if self.is_contiguous(memory_format=mf):
         return self
     return clone(self, memory_format=memory_format)
 
