@@ -158,12 +158,22 @@ def synchronize(dev=None) -> None:
     """Wait until every computation queued on the device has finished (JAX dispatches
     asynchronously, like CUDA streams)."""
     jd = jax_device(current_device() if dev is None else _index(dev))
+    arrays_on(jd, lambda a, _: a.block_until_ready())
+
+
+def arrays_on(jd, fn) -> list:
+    """``fn(array, its devices)`` for each live ``jax.Array`` with a buffer on the JAX
+    device ``jd`` (an array deleted meanwhile, donated to a program, is skipped); the
+    results in order."""
+    out = []
     for a in jax.live_arrays():
         try:
-            if jd in a.devices():
-                a.block_until_ready()
+            held = a.devices()
+            if jd in held:
+                out.append(fn(a, held))
         except RuntimeError:     # deleted meanwhile
             pass
+    return out
 
 
 def get_device_name(dev=None) -> str:

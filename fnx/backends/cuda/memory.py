@@ -30,8 +30,6 @@ import os
 import warnings
 from collections import OrderedDict
 
-import jax
-
 from . import devices
 
 __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved",
@@ -53,20 +51,10 @@ def _device_stats(jd):
 
 
 def _live_bytes(jd) -> int:
-    """Bytes of the live arrays with a buffer on ``jd`` (what a CPU device holds)."""
-    total = 0
-    for a in jax.live_arrays():
-        try:
-            held = a.devices()
-            if jd not in held:
-                continue
-            if len(held) == 1:
-                total += a.nbytes
-            else:       # laid out over devices: the shards on this one
-                total += sum(s.data.nbytes for s in a.addressable_shards if s.device == jd)
-        except RuntimeError:        # deleted meanwhile (donated)
-            pass
-    return total
+    """Bytes of the live arrays with a buffer on ``jd`` (what a CPU device holds); an array
+    laid out over devices counts its shards on ``jd``."""
+    return sum(devices.arrays_on(jd, lambda a, held: a.nbytes if len(held) == 1 else sum(
+        s.data.nbytes for s in a.addressable_shards if s.device == jd)))
 
 
 # peaks at the last reset, per device index: {"peak_bytes_in_use": n, "peak_pool_bytes": m}

@@ -49,13 +49,7 @@ class Stream:
     def query(self) -> bool:
         """Whether the work queued on the device has finished."""
         jd = devices.jax_device(self.device.index)
-        for a in jax.live_arrays():
-            try:
-                if jd in a.devices() and not a.is_ready():
-                    return False
-            except RuntimeError:        # deleted meanwhile
-                pass
-        return True
+        return all(devices.arrays_on(jd, lambda a, _: a.is_ready()))
 
     def wait_event(self, event) -> None:
         """Later work waits for ``event``: it does already (one queue)."""
