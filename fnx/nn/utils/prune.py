@@ -220,8 +220,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes ``amount`` entries: those ``_drop(t, k)`` picks among the kept ones."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -233,46 +233,37 @@ class RandomUnstructured(BasePruningMethod):
         k = _how_many(self.amount, t.nelement())
         mask = default_mask.clone(memory_format=fnx.contiguous_format)
         if k:
-            drop = fnx.topk(fnx.rand_like(t).view(-1), k=k).indices
-            mask.view(-1)[drop] = 0
+            mask.view(-1)[self._drop(t, k)] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes ``amount`` entries chosen at random."""
+
+    def _drop(self, t, k):
+        return fnx.topk(fnx.rand_like(t).view(-1), k=k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the ``amount`` entries of smallest magnitude."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _how_many(self.amount, t.nelement())
-        mask = default_mask.clone(memory_format=fnx.contiguous_format)
-        if k:
-            drop = fnx.topk(fnx.abs(t).view(-1), k=k, largest=False).indices
-            mask.view(-1)[drop] = 0
-        return mask
+    def _drop(self, t, k):
+        return fnx.topk(fnx.abs(t).view(-1), k=k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
-    """Prunes ``amount`` whole slices along ``dim``, chosen at random."""
+class _Structured(BasePruningMethod):
+    """Prunes ``amount`` whole slices along ``dim``: all but those ``_keep(t, size, k)``
+    picks (a mask or positions along ``dim``)."""
 
     PRUNING_TYPE = "structured"
-
-    def __init__(self, amount, dim=-1):
-        _check_amount(amount)
-        self.amount = amount
-        self.dim = dim
 
     def compute_mask(self, t, default_mask):
         _check_structured(t, self.dim)
@@ -280,22 +271,31 @@ class RandomStructured(BasePruningMethod):
         k = _how_many(self.amount, size)
         if k == 0:
             return default_mask
-        score = fnx.rand(size)
-        keep = score > fnx.kthvalue(score, k=k).values
         mask = fnx.zeros_like(t)
-        mask[_along(t, self.dim, keep)] = 1
+        mask[_along(t, self.dim, self._keep(t, size, k))] = 1
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
+
+
+class RandomStructured(_Structured):
+    """Prunes ``amount`` whole slices along ``dim``, chosen at random."""
+
+    def __init__(self, amount, dim=-1):
+        _check_amount(amount)
+        self.amount = amount
+        self.dim = dim
+
+    def _keep(self, t, size, k):
+        score = fnx.rand(size)
+        return score > fnx.kthvalue(score, k=k).values
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_Structured):
     """Prunes the ``amount`` slices along ``dim`` of smallest ``n``-norm."""
-
-    PRUNING_TYPE = "structured"
 
     def __init__(self, amount, n, dim=-1):
         _check_amount(amount)
@@ -303,19 +303,10 @@ class LnStructured(BasePruningMethod):
         self.n = n
         self.dim = dim
 
-    def compute_mask(self, t, default_mask):
-        _check_structured(t, self.dim)
-        size = t.shape[self.dim]
-        k = _how_many(self.amount, size)
-        if k == 0:
-            return default_mask
+    def _keep(self, t, size, k):
         dim = self.dim % t.dim()
         norms = fnx.norm(t, p=self.n, dim=[d for d in range(t.dim()) if d != dim])
-        keep = fnx.topk(norms, k=size - k, largest=True).indices
-        mask = fnx.zeros_like(t)
-        mask[_along(t, self.dim, keep)] = 1
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        return fnx.topk(norms, k=size - k, largest=True).indices
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
