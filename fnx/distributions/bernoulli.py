@@ -25,16 +25,7 @@ class Bernoulli(BinaryParams, ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param = self.probs
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param = self.logits
-        self._param = param
-        super().__init__(param.shape, validate_args=validate_args)
+        super().__init__(self._given(probs, logits), validate_args=validate_args)
 
     @property
     def mean(self):

@@ -6,7 +6,7 @@ from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import BinaryParams, broadcast_all
+from .utils import BinaryParams
 
 
 def clamp_by_zero(x):
@@ -28,18 +28,8 @@ class Binomial(BinaryParams, Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            param = self.logits
-        self._param = param
-        super().__init__(param.shape, validate_args=validate_args)
+        super().__init__(self._given(probs, logits, total_count),
+                         validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

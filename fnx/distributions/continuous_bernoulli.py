@@ -8,10 +8,10 @@ from ..core.tensor import Size
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParams, broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(BinaryParams, ExponentialFamily):
     """The continuous Bernoulli on ``[0, 1]`` (Loaiza-Ganem & Cunningham, 2019): density
     ``C(p) p^x (1 - p)^(1 - x)``. Near ``p = 1/2`` (inside ``lims``) the normalizer, mean
     and variance switch to Taylor expansions, where the closed forms lose precision.
@@ -28,37 +28,15 @@ class ContinuousBernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param = self.probs
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param = self.logits
-        self._param = param
         self._lims = lims
-        super().__init__(param.shape, validate_args=validate_args)
+        super().__init__(self._given(probs, logits), validate_args=validate_args)
         if probs is not None:
             # clamp after validation: 0 and 1 are valid parameters, but log(0) is not
             self.probs = clamp_probs(self.probs)
 
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._param = new.probs if self._param is self.__dict__.get("probs") else new.logits
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
     @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     def _outside_unstable_region(self):
         return (self.probs <= self._lims[0]) | (self.probs >= self._lims[1])

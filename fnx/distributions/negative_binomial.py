@@ -8,7 +8,7 @@ from ..nn.functional import logsigmoid
 from . import constraints
 from .distribution import Distribution
 from .gamma import standard_gamma
-from .utils import BinaryParams, broadcast_all
+from .utils import BinaryParams
 
 
 class NegativeBinomial(BinaryParams, Distribution):
@@ -27,18 +27,8 @@ class NegativeBinomial(BinaryParams, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            param = self.logits
-        self._param = param
-        super().__init__(param.shape, validate_args=validate_args)
+        super().__init__(self._given(probs, logits, total_count),
+                         validate_args=validate_args)
 
     @property
     def mean(self):

@@ -29,16 +29,7 @@ class LogitRelaxedBernoulli(BinaryParams, Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-            param = self.probs
-        else:
-            (self.logits,) = broadcast_all(logits)
-            param = self.logits
-        self._param = param
-        super().__init__(param.shape, validate_args=validate_args)
+        super().__init__(self._given(probs, logits), validate_args=validate_args)
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

@@ -99,9 +99,25 @@ class lazy_property:
 
 class BinaryParams:
     """Mixed into a distribution over binary outcomes given by ``probs`` or ``logits``
-    (the other computed on first use): the lazy pair, ``param_shape`` (of the one given,
-    ``self._param``) and an ``expand`` that keeps which one was given. Listed before the
-    distribution base class."""
+    (the other computed on first use): storing the one given (``_given``), the lazy pair,
+    ``param_shape`` (of the one given, ``self._param``) and an ``expand`` that keeps which
+    one was given. Listed before the distribution base class."""
+
+    def _given(self, probs, logits, total_count=None):
+        """Store whichever of ``probs``/``logits`` is given, broadcast (with
+        ``total_count``, which takes its dtype, when there is one); returns its shape,
+        the batch shape."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        if total_count is None:
+            (param,) = broadcast_all(value)
+        else:
+            total_count, param = broadcast_all(total_count, value)
+            self.total_count = total_count.type_as(param)
+        setattr(self, name, param)
+        self._param = param
+        return param.shape
 
     def expand(self, batch_shape, _instance=None):
         new = super().expand(batch_shape, _instance)
