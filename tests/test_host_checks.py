@@ -191,3 +191,26 @@ def test_cuda_targets_checked_on_host_with_one_copy_per_array():
     y2 = fnx.tensor(rng.integers(0, 5, 8), device="cuda")
     comp(x, y2)
     assert np.array_equal(next(iter(plan.host._copies.values()))[1], y2.cpu().numpy())
+
+
+def test_checks_that_passed_are_redone_when_the_values_change():
+    # The host checks remember the immutable arrays they last passed on; a tensor written
+    # in place, or a new tensor, is checked again (never waved through by that memory).
+    fnx.manual_seed(0)
+    emb = nn.Embedding(7, 3).requires_grad_(False)
+    f = fnx.compile(lambda i: emb(i) * 2)
+    ids = fnx.tensor([[0, 6], [3, 3]])
+    table = emb.weight.numpy().copy()
+    for _ in range(3):
+        np.testing.assert_allclose(f(ids).numpy(), table[[[0, 6], [3, 3]]] * 2)
+    host = _plan(f).host
+    assert host is not None and host._passed is not None, "the same ids were remembered"
+    ids[0, 1] = 7                           # in place: out of range now
+    with pytest.raises(IndexError):
+        f(ids)
+    ids[0, 1] = 5
+    for _ in range(2):
+        np.testing.assert_allclose(f(ids).numpy(), table[[[0, 5], [3, 3]]] * 2)
+    with pytest.raises(IndexError):
+        f(fnx.tensor([[0, -8], [1, 1]]))    # a new tensor of the same shape
+    np.testing.assert_array_equal(ids.numpy(), [[0, 5], [3, 3]])

@@ -25,7 +25,7 @@ import types
 
 __all__ = ["Guard", "DecidedComparisons", "state_version", "bump", "register_module_class",
            "module_state", "roots_of",
-           "scope", "scope_state", "describe_difference",
+           "scope", "scope_state", "ScopeState", "describe_difference",
            "describe_module_change"]
 
 state_version = [0]         # bumped on every attribute write of a registered module class
@@ -199,6 +199,46 @@ def scope_state(fn) -> tuple:
             v = None
         out.append((name, type(v), v) if type(v) in _PLAIN else (name, "id", id(v)))
     return tuple(out)
+
+
+class ScopeState:
+    """``scope_state(fn)`` for every call of a compiled ``fn``, cheaply: the values its
+    globals and closure cells hold are fetched in one pass and compared by identity with
+    those of the last call; the state is rebuilt only when one of them changed.
+
+    >>> def f(x):
+    ...     return x * k
+    >>> k = 2
+    >>> state = ScopeState(f)
+    >>> state() == scope_state(f), state() is state()
+    (True, True)
+    """
+
+    def __init__(self, fn):
+        code, func = _code_of(fn)
+        self._fn = fn
+        self._globals = func.__globals__ if func is not None else None
+        self._names = code.co_names if code is not None else ()
+        self._cells = func.__closure__ or () if func is not None else ()
+        self._last = None           # the values read at the last call (kept alive: no
+        self._state = None          # id of a freed object can come back as another's)
+
+    def __call__(self) -> tuple:
+        get = self._globals.get if self._globals is not None else None
+        try:
+            now = [get(n, _MISSING) for n in self._names] if get is not None else []
+            now += [c.cell_contents for c in self._cells]
+        except ValueError:          # an empty cell: read the slow way
+            return scope_state(self._fn)
+        last = self._last
+        if last is None or len(now) != len(last) or not all(map(_is, now, last)):
+            self._state = scope_state(self._fn)
+            self._last = now
+        return self._state
+
+
+_MISSING = object()
+_is = operator.is_
 
 
 def describe_module_change(old: tuple, new: tuple) -> str:

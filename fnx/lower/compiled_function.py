@@ -80,6 +80,7 @@ class CompiledFunction:
         self._warned = set()
         self._state_version = -1        # see _module_state
         self._state_ids = {}
+        self._scope = guards.ScopeState(fn)     # its globals and closure, read per call
         self._state_id = None
         self._stored_once = False
         self._lock = threading.RLock()
@@ -92,7 +93,7 @@ class CompiledFunction:
         key = [_describe(a) for a in args]
         key += [(k, _describe(v)) for k, v in sorted(kwargs.items())]
         key.append(("modules", self._module_state()))
-        key.append(("scope", guards.scope_state(self.fn)))
+        key.append(("scope", self._scope()))
         key.append(("grad", is_grad_enabled()))
         key.append(("autocast", autocast_state()))
         return tuple(key)
@@ -506,9 +507,16 @@ class _Entry:
         the failed guard, in words, is appended to ``why`` when it is a list (worded only
         on failure: this runs on every call)."""
         for t, (shape, dtype, device, grad, layout) in zip(self.lifted, self.lifted_meta):
-            if storage_shape(t) != shape or \
-                    t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
-                    (t._device is not device and t._device != device) or \
+            d = t.__dict__
+            if layout is None and not t.__class__._keep_resident:
+                # (storage_shape, written out: no padded storage here)
+                data = d.get("_data")
+                now = data.shape if data is not None else d["_jax"].shape
+            else:
+                now = storage_shape(t)
+            if now != shape or \
+                    d["_dtype"] is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
+                    ((dv := d["_device"]) is not device and dv != device) or \
                     (layout is not None or t.__class__._keep_resident) and \
                     _layout(t) != layout:
                 return _failed(why, lambda: f"a tensor the function reads changed: "
@@ -771,10 +779,13 @@ def _layout(t):
 
 def _describe(v, depth=0):
     if v.__class__ is Tensor:   # (its fields, not its properties: this runs on every call)
-        if v._ks & _SPARSE_BITS:
+        ks = v._ks
+        if ks & _SPARSE_BITS:
             check_strided(v, "fnx.compile")
-        return ("T", storage_shape(v), v._dtype, v._device, bool(v._ks & AUTOGRAD_BITS),
-                v._grad is None)
+        d = v.__dict__
+        data = d.get("_data")   # (storage_shape, written out)
+        return ("T", data.shape if data is not None else storage_shape(v), d["_dtype"],
+                d["_device"], bool(ks & AUTOGRAD_BITS), v._grad is None)
     if isinstance(v, Tensor):
         if v.__class__._keep_resident:
             return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None,
