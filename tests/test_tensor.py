@@ -127,6 +127,13 @@ def test_numpy_scalar_on_the_left_defers_to_tensor():
 def test_device_objects():
     assert fnx.device("cuda:1").index == 1 and fnx.device("cuda", 1) == "cuda:1"
     assert fnx.device("cpu") is fnx.device("cpu")
+    # equal devices are one object however spelled, so hashing by identity is consistent
+    import copy
+    import pickle
+    a = fnx.device("cuda:1")
+    assert a is fnx.device("cuda", 1) is pickle.loads(pickle.dumps(a)) is copy.deepcopy(a)
+    assert {fnx.device("cuda", 1): "x"}[fnx.device("cuda:1")] == "x"
+    assert fnx.device("cuda:0") != fnx.device("cuda:1") and fnx.device("cuda") != a
     assert repr(fnx.device("cuda", 0)) == "device(type='cuda', index=0)"
     with pytest.raises(RuntimeError, match="Expected one of"):
         fnx.device("tpu")

@@ -43,9 +43,14 @@ class device:
                 f"of device string: {type_or_str}")
         if index is not None and (not isinstance(index, int) or index < 0):
             raise RuntimeError(f"Device index must not be negative, got {index}")
-        d = object.__new__(cls)
-        object.__setattr__(d, "type", typ)
-        object.__setattr__(d, "index", index)
+        # one object per (type, index), however it was spelled ("cuda:0", ("cuda", 0)):
+        # devices that are equal are the same object, so they hash by identity
+        d = cls._interned.get((typ, index))
+        if d is None:
+            d = object.__new__(cls)
+            object.__setattr__(d, "type", typ)
+            object.__setattr__(d, "index", index)
+            cls._interned[(typ, index)] = d
         cls._interned[key] = d
         return d
 
@@ -59,8 +64,9 @@ class device:
             return NotImplemented
         return self.type == other.type and self.index == other.index
 
-    def __hash__(self):
-        return hash((self.type, self.index))
+    # (interned: equal devices are one object; the C slot keeps dict keys and fnx.compile's
+    # guard keys, which hold devices, cheap to hash)
+    __hash__ = object.__hash__
 
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
