@@ -1,4 +1,7 @@
 """Tensor basics: metadata, conversion to Python/NumPy, versions, in-place and out= ops."""
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -128,8 +131,6 @@ def test_device_objects():
     assert fnx.device("cuda:1").index == 1 and fnx.device("cuda", 1) == "cuda:1"
     assert fnx.device("cpu") is fnx.device("cpu")
     # equal devices are one object however spelled, so hashing by identity is consistent
-    import copy
-    import pickle
     a = fnx.device("cuda:1")
     assert a is fnx.device("cuda", 1) is pickle.loads(pickle.dumps(a)) is copy.deepcopy(a)
     assert {fnx.device("cuda", 1): "x"}[fnx.device("cuda:1")] == "x"

@@ -45,6 +45,7 @@ from ..graph.tracer import (DataDependentError, TracingMode, describe_change, re
 from ..ir.aten.random import next_key
 from .compiled_run import ProgramPlan, feed_modes
 from .dynamic_shapes import DynamicShapes
+from .fast_call import MISS, FastCall
 from .graph_breaks import BreakEntry, BreakTracer
 from .jax_storage import array_of, rebind, rebindable
 from .target import get_target
@@ -81,6 +82,7 @@ class CompiledFunction:
         self._state_version = -1        # see _module_state
         self._state_ids = {}
         self._scope = guards.ScopeState(fn)     # its globals and closure, read per call
+        self._fast = None               # the fast path tried first (_arm)
         self._state_id = None
         self._stored_once = False
         self._lock = threading.RLock()
@@ -109,6 +111,11 @@ class CompiledFunction:
         return self._state_id
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast is not None:        # the last entry's generated fast path (fast_call)
+            result = fast(args, kwargs)
+            if result is not MISS:
+                return result
         if profiling.active():      # a profiler records the call as one named range
             opened = profiling.open_range(f"fnx.compile: {_name(self.fn)}")
             try:
@@ -133,7 +140,20 @@ class CompiledFunction:
                 entry, inputs = self._lookup(key, args, kwargs)
                 if entry is None:
                     return self._compile_and_run(key, args, kwargs)
-        return entry(args, kwargs, inputs)
+        result = entry(args, kwargs, inputs)
+        self._arm(entry, key, args, kwargs)
+        return result
+
+    def _arm(self, entry, key, args, kwargs) -> None:
+        """Make ``entry``'s fast path (``fast_call``, built once per entry) the one the next
+        call tries first, valid while the module state and globals stay as they were for
+        this call's key."""
+        fast = getattr(entry, "fast", False)   # (other kinds of entry have none)
+        if fast is None and entry.__class__ is _Entry:
+            fast = entry.fast = FastCall.build(self, entry, key, args, kwargs) or False
+        if fast:
+            fast.arm(self._state_version, key[-3][1])
+            self._fast = fast
 
     def _lookup(self, key, args, kwargs):
         """The cached entry for this call and its inputs, or (None, None). Entries under one
@@ -497,6 +517,7 @@ class _Entry:
         self.constants = {n: n.target for n in graph.nodes if n.kind == "constant"}
         self._flat_args = None          # whether the arguments are tensors only (set lazily)
         self._plan = ProgramPlan.of(self)
+        self.fast = None                # its FastCall once built; False: none covers it
 
     def programs(self) -> list:
         """The compiled programs this entry runs (one per region)."""
@@ -539,17 +560,24 @@ class _Entry:
         for g in self.always_guards:
             if not g.holds(inputs):
                 return _failed(why, lambda: f"{g.what} was {g.expected!r}")
-        if self.guard_inputs:
-            values = tuple([inputs[i] for i in self.guard_inputs])
-            held = self._held_for
-            if values != held:
-                changed = set(self.guard_inputs) if held is None else \
-                    {i for i, a, b in zip(self.guard_inputs, values, held) if a != b}
-                for g in self.input_guards:
-                    if not g.deps.isdisjoint(changed) and not g.holds(inputs):
-                        return _failed(why, lambda: f"{g.what} was {g.expected!r}")
-                self._held_for = values
+        if self.guard_inputs and not self.input_guards_hold(inputs, why):
+            return None
         return inputs
+
+    def input_guards_hold(self, inputs, why=None) -> bool:
+        """Whether the guards on float inputs hold; only those reading a value that changed
+        since the last call they held for are evaluated."""
+        values = tuple([inputs[i] for i in self.guard_inputs])
+        held = self._held_for
+        if values != held:
+            changed = set(self.guard_inputs) if held is None else \
+                {i for i, a, b in zip(self.guard_inputs, values, held) if a != b}
+            for g in self.input_guards:
+                if not g.deps.isdisjoint(changed) and not g.holds(inputs):
+                    _failed(why, lambda: f"{g.what} was {g.expected!r}")
+                    return False
+            self._held_for = values
+        return True
 
     def flat_inputs(self, args, kwargs):
         """The graph's inputs in placeholder order: call arguments, captured tensors read

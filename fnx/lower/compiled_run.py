@@ -160,15 +160,8 @@ class ProgramPlan:
                     continue
             append(feed(t, how))
         for j in self.scalar_feeds:
-            v = arrays[j]
-            if type(v) is float:
-                hit = self._scalars.get(j)
-                # (0.0 == -0.0: a zero is never reused, so its sign is never wrong)
-                if hit is None or hit[0] != v or not v:
-                    self._scalars[j] = (v, None)
-                else:
-                    arrays[j] = hit[1] if hit[1] is not None else \
-                        self._scalar_array(j, v, arrays)
+            if type(arrays[j]) is float:
+                arrays[j] = self.scalar_feed(j, arrays[j], arrays)
         donate = self.donate
         if donate and not all(free):
             # feeding made a NumPy input resident after it was found not rebindable: its
@@ -253,6 +246,16 @@ class ProgramPlan:
             return inputs[k] if kind == "in" else k
         where = self.where
         return map_nodes(self.result, lambda n: self._value(where[n], outs, made, inputs))
+
+    def scalar_feed(self, j, v, arrays):
+        """What feeds the float ``v`` at position ``j`` (``scalar_feeds``): the float itself,
+        or, on the second call in a row with this value, its array (made once, kept)."""
+        hit = self._scalars.get(j)
+        # (0.0 == -0.0: a zero is never reused, so its sign is never wrong)
+        if hit is None or hit[0] != v or not v:
+            self._scalars[j] = (v, None)
+            return v
+        return hit[1] if hit[1] is not None else self._scalar_array(j, v, arrays)
 
     def _scalar_array(self, j, v, arrays):
         """The float ``v`` fed at position ``j`` as a float64 array on the device of the

@@ -144,6 +144,7 @@ class DynamicShapes:
         cache = self.cf.cache
         if dropped is not None:
             old_key, old = dropped
+            self.cf._fast = None        # (it may be ``old``'s)
             kept = [e for e in cache.get(old_key, ()) if e is not old]
             if kept:
                 cache[old_key] = kept

@@ -186,6 +186,7 @@ def reset() -> None:
     one eagerly): the next call of each traces and compiles again."""
     for cf in list(live_compiled_functions):
         cf.cache.clear()
+        cf._fast = None
         cf._dynamic_shapes.clear()
         cf._eager_reason = None
         cf._warned.clear()
