@@ -215,10 +215,33 @@ def test_global_value_is_guarded():
 
 
 _FACTOR = 2
+_CONFIG = {"scale": 2.0, "shift": 1}
 
 
 def _uses_global(x):
     return x * _FACTOR
+
+
+def test_plain_values_in_a_global_or_closure_container_are_guarded(caplog):
+    # a float read from a dict or list the code names is baked into the program: its
+    # change must recompile (it went stale before), on the fast path as on the general one
+    offsets = [0.5, -1.0]
+    f = fnx.compile(lambda x: x * _CONFIG["scale"] + _CONFIG["shift"] + offsets[1])
+    x = fnx.arange(3.0)
+    for _ in range(3):
+        np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * 2 + 1 - 1.0)
+    caplog.set_level(logging.INFO, logger="fnx.compile")
+    offsets[1] = 4.0
+    np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * 2 + 1 + 4.0)
+    assert "globals and closure" in caplog.text and "-1.0" in caplog.text
+    try:
+        _CONFIG["scale"] = -3.0
+        np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * -3 + 1 + 4.0)
+        _CONFIG["shift"] = 7
+        np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * -3 + 7 + 4.0)
+    finally:
+        _CONFIG.update(scale=2.0, shift=1)
+    np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * 2 + 1 + 4.0)
 
 
 def test_cache_limit_warning_names_the_guard():

@@ -57,6 +57,10 @@ class _Transformed:
         if plan is None:
             plan = self._plan(args, kwargs)
             plan.func = self.func
+            if key is not None:
+                # cached under the Python state the trace left: a function that appends
+                # to a list it names (a trace counter) would else miss on every call
+                key = key[:2] + (state_key(self.func),)
             if key is not None and not plan.traced.captures_trace:
                 with _plans_lock:
                     _plans[key] = plan

@@ -8,8 +8,9 @@ Three kinds of guard keep ``fnx.compile`` from running a program that no longer 
   plain attributes (``training``, ``eps``, a flag read in ``forward``) and which parameters,
   buffers and submodules it holds. Modules bump ``state_version`` whenever an attribute is
   set, so the snapshot is retaken only after something changed, not on every call.
-- The globals and closure cells the function names: plain values by value, objects by
-  identity (a rebound ``model`` means other parameters).
+- The globals and closure cells the function names: plain values by value, the items of
+  a small list, tuple or dict they hold likewise (``cfg["scale"]``), objects by identity
+  (a rebound ``model`` means other parameters).
 
 >>> import fnx
 >>> lin = fnx.nn.Linear(2, 2)
@@ -180,9 +181,37 @@ def scope(fn):
     return out
 
 
+# A list, tuple or dict the code names with at most this many items is guarded item by
+# item (``scale = cfg["scale"]`` reads a plain value a program bakes in); a bigger one by
+# identity only, so a vocabulary list does not cost a scan per call.
+_CONTAINER_ITEMS = 64
+_CONTAINERS = (list, tuple, dict)
+
+
+def _entry(name, v) -> tuple:
+    t = type(v)
+    if t in _PLAIN:
+        return (name, t, v)
+    if t in _CONTAINERS and len(v) <= _CONTAINER_ITEMS:
+        items = v.items() if t is dict else enumerate(v)
+        return (name, t, id(v), tuple((k, type(x), x) if type(x) in _PLAIN else
+                                      (k, "id", id(x)) for k, x in items))
+    return (name, "id", id(v))
+
+
 def scope_state(fn) -> tuple:
-    """The globals and closure cells ``fn`` names: plain values by value, objects by id
-    (``scope``'s pairs, read in one pass: this is part of every compiled call's key)."""
+    """The globals and closure cells ``fn`` names: plain values by value, the items of a
+    small list, tuple or dict one level down likewise, other objects by id (``scope``'s
+    pairs, read in one pass: this is part of every compiled call's key).
+
+    >>> cfg = {"scale": 2.0}
+    >>> def f(x):
+    ...     return x * cfg["scale"]
+    >>> before = scope_state(f)
+    >>> cfg["scale"] = 3.0
+    >>> scope_state(f) == before
+    False
+    """
     code, func = _code_of(fn)
     if code is None:
         return ()
@@ -190,14 +219,13 @@ def scope_state(fn) -> tuple:
     g = func.__globals__
     for name in code.co_names:
         if name in g:
-            v = g[name]
-            out.append((name, type(v), v) if type(v) in _PLAIN else (name, "id", id(v)))
+            out.append(_entry(name, g[name]))
     for name, cell in zip(code.co_freevars, func.__closure__ or ()):
         try:
             v = cell.cell_contents
         except ValueError:          # an empty cell
             v = None
-        out.append((name, type(v), v) if type(v) in _PLAIN else (name, "id", id(v)))
+        out.append(_entry(name, v))
     return tuple(out)
 
 
@@ -222,6 +250,8 @@ class ScopeState:
         self._cells = func.__closure__ or () if func is not None else ()
         self._last = None           # the values read at the last call (kept alive: no
         self._state = None          # id of a freed object can come back as another's)
+        self._watched = ()          # (list or dict, its keys or None, its values) guarded
+        #                             item by item, as they were at the last call
 
     def __call__(self) -> tuple:
         get = self._globals.get if self._globals is not None else None
@@ -231,10 +261,25 @@ class ScopeState:
         except ValueError:          # an empty cell: read the slow way
             return scope_state(self._fn)
         last = self._last
-        if last is None or len(now) != len(last) or not all(map(_is, now, last)):
+        if last is None or len(now) != len(last) or not all(map(_is, now, last)) or \
+                not all(_unchanged(*w) for w in self._watched):
             self._state = scope_state(self._fn)
             self._last = now
+            self._watched = tuple(
+                (v, tuple(v) if type(v) is dict else None,
+                 tuple(v.values()) if type(v) is dict else tuple(v))
+                for v in now if type(v) in (list, dict) and len(v) <= _CONTAINER_ITEMS)
         return self._state
+
+
+def _unchanged(container, keys, values) -> bool:
+    """Whether a watched list or dict holds the same items (the same objects) as when
+    ``keys`` and ``values`` were taken from it."""
+    if len(container) != len(values):
+        return False
+    if keys is None:
+        return all(map(_is, container, values))
+    return all(map(_is, container, keys)) and all(map(_is, container.values(), values))
 
 
 _MISSING = object()
