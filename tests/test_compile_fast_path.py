@@ -60,25 +60,35 @@ def _params(model):
     return [p.detach().numpy().copy() for p in model.parameters()]
 
 
-def test_a_training_step_takes_the_fast_path_and_matches_eager():
-    eager_model, comp_model = _mlp(), _mlp()
+cuda = pytest.mark.skipif(not fnx.cuda.is_available(),
+                          reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
+DEVICES = ["cpu", pytest.param("cuda", marks=cuda)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_training_step_takes_the_fast_path_and_matches_eager(device):
+    eager_model, comp_model = _mlp(), _mlp().to(device)
     eager_opt = fnx.optim.SGD(eager_model.parameters(), lr=0.1, momentum=0.9)
     eager = _step(eager_model, eager_opt)
     opt = fnx.optim.SGD(comp_model.parameters(), lr=0.1, momentum=0.9)
     step = fnx.compile(_step(comp_model, opt))
     x, y = _data()
+    xd, yd = x.to(device), y.to(device)
     # (the first call creates the momentum buffers, the second compiles for them)
     for _ in range(3):
-        np.testing.assert_allclose(step(x, y).item(), eager(x, y).item(), rtol=1e-6)
+        np.testing.assert_allclose(step(xd, yd).item(), eager(x, y).item(), rtol=1e-6)
     seen = _counting(step)
+    assert f"'{'_jax' if device == 'cpu' else '_data'}'" in step._fast.source
     for k in range(5):
         opt.param_groups[0]["lr"] = eager_opt.param_groups[0]["lr"] = 0.1 / (k + 1)
-        np.testing.assert_allclose(step(x, y).item(), eager(x, y).item(), rtol=1e-6)
+        np.testing.assert_allclose(step(xd, yd).item(), eager(x, y).item(), rtol=1e-6)
     assert seen == [5, 0]
     for a, b in zip(comp_model.parameters(), eager_model.parameters()):
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5,
+        assert a.device.type == device and a.grad.device.type == device
+        np.testing.assert_allclose(a.detach().cpu().numpy(), b.detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a.grad.cpu().numpy(), b.grad.numpy(), rtol=1e-5,
                                    atol=1e-6)
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_every_watched_change_goes_back_to_the_general_path():
@@ -121,24 +131,25 @@ def test_every_watched_change_goes_back_to_the_general_path():
     assert seen[0] >= 2 and seen[1] == seen[0] - 1, seen
 
 
-def test_a_grad_or_a_view_held_elsewhere_keeps_its_values():
-    model = _mlp()
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_grad_or_a_view_held_elsewhere_keeps_its_values(device):
+    model = _mlp().to(device)
     opt = fnx.optim.SGD(model.parameters(), lr=0.5)
     step = fnx.compile(_step(model, opt))
-    x, y = _data()
+    x, y = (t.to(device) for t in _data())
     for _ in range(3):
         step(x, y)
     w = model[0].weight
     held_grad = w.grad                     # a .grad someone keeps: not reused in place
-    held_values = held_grad.numpy().copy()
+    held_values = held_grad.cpu().numpy().copy()
     row = w[0]                             # a view of a parameter the step updates
-    before = w.detach().numpy().copy()
+    before = w.detach().cpu().numpy().copy()
     step(x, y)
-    np.testing.assert_array_equal(held_grad.numpy(), held_values)
+    np.testing.assert_array_equal(held_grad.cpu().numpy(), held_values)
     assert w.grad is not held_grad
-    np.testing.assert_allclose(w.detach().numpy(), before - 0.5 * w.grad.numpy(), rtol=1e-6,
-                               atol=1e-7)
-    np.testing.assert_array_equal(row.detach().numpy(), w.detach().numpy()[0])
+    np.testing.assert_allclose(w.detach().cpu().numpy(), before - 0.5 * w.grad.cpu().numpy(),
+                               rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(row.detach().cpu().numpy(), w.detach().cpu().numpy()[0])
 
 
 def test_a_bad_target_raises_as_eager_and_leaves_the_model_unchanged():

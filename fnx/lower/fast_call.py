@@ -9,12 +9,13 @@ case out, once per entry: each guard is one test against a constant, each tensor
 array a named local, the loops unrolled (as Dynamo compiles its guards into one function).
 
 The fast path covers the common case only: plain tensor and float arguments, parameters
-whose storage is a resident jax.Array (``fnx.core.tensor``: CPU tensors after their first
-compiled call) that nothing else shares, and ``.grad`` tensors it may reuse. Anything
-else, and any guard that fails, returns ``MISS`` before anything changed (at most an
-argument became resident, which nothing can observe), and the general path answers that
-call. Both paths check the same guards; the general one stays the reference for what a
-call does, and the tests run every compiled call through one or the other.
+whose storage is a jax.Array nothing else shares (a resident CPU tensor after its first
+compiled call, ``fnx.core.tensor``; a cuda tensor), and ``.grad`` tensors it may reuse.
+Anything else, and any guard that fails, returns ``MISS`` before anything changed (at
+most an argument became resident, which nothing can observe), and the general path
+answers that call. Both paths check the same guards; the general one stays the
+reference for what a call does, and the tests run every compiled call through one or the
+other.
 
 >>> import fnx
 >>> f = fnx.compile(lambda x: x * 2)
@@ -34,8 +35,8 @@ from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_KEYS
 from ..core.tensor import Tensor
 from ..graph import guards
 from ..ir.aten.random import next_key
-from .compiled_run import _reusable
-from .jax_storage import KEEP, feed
+from .compiled_run import _CPU_OR_FUNC, _FUNC_BIT, _reusable
+from .jax_storage import ARRAY_TYPE, KEEP, feed
 
 __all__ = ["FastCall", "MISS"]
 
@@ -99,6 +100,7 @@ class _Writer:
                     "VERSION": guards.state_version, "SCOPE": cf._scope,
                     "OBSERVED": profiling.active, "feed": feed, "next_key": next_key,
                     "reusable": _reusable, "getrc": sys.getrefcount, "dget": dict.get,
+                    "ARRAY": ARRAY_TYPE,
                     "ENTRY": entry, "PLAN": entry._plan}
 
     def const(self, value, stem="C") -> str:
@@ -135,10 +137,9 @@ class _Writer:
         self.emit("def fast(args, kwargs):", 0)
         self._call_state()
         arguments = self._arguments()
-        rebound = {i: k for i, k, _ in plan.rebinds}
-        if any(key != "_jax" for *_, key in plan.rebinds) or \
-                any(g[2] != "_jax" for g in plan.grad_outs):
-            raise _Unsupported      # (a cuda tensor's storage: the general path)
+        # the inputs the program overwrites: {placeholder: where their storage array is,
+        # ``_jax`` (a resident CPU tensor) or ``_data`` (a cuda tensor)}
+        rebound = {i: key for i, _, key in plan.rebinds}
         lifted = self._lifted(rebound)
         if any(i not in lifted for i in rebound) or \
                 any(g[0] not in lifted for g in plan.grad_outs):
@@ -211,11 +212,18 @@ class _Writer:
             shape = self.const(tuple(shape), "S")
             if i in rebound:
                 # its storage array, fed and then donated: bound to one local only (the
-                # donation test counts its references)
-                self.emit(f"j{n} = {d}.get('_jax')")
-                self.miss_unless(f"j{n} is not None and '_data' not in {d} and "
-                                 f"{name}._base is None and j{n}.shape == {shape} and "
-                                 f"{common}")
+                # donation test counts its references); ``ProgramPlan.run``'s fast cases
+                j = f"j{n}"
+                self.emit(f"{j} = {d}.get({rebound[i]!r})")
+                if rebound[i] == "_jax":    # resident CPU storage with no NumPy view
+                    storage = f"{j} is not None and '_data' not in {d}"
+                else:       # a cuda tensor's array, with no views or aliases
+                    storage = (f"type({j}) is ARRAY and '_jax' not in {d} and "
+                               f"{name}._ks & {self.const(_CPU_OR_FUNC, 'CF')} == "
+                               f"{self.const(_FUNC_BIT, 'FB')} and '_froot' not in {d} "
+                               f"and not {d}.get('_fviews')")
+                self.miss_unless(f"{storage} and {name}._base is None and "
+                                 f"{j}.shape == {shape} and {common}")
             else:
                 self.miss_unless(f"{_shape(d)} == {shape} and {common}")
             names[i] = name
@@ -311,8 +319,8 @@ class _Writer:
                              f"{self.const(dtype, 'T')}, {self.const(dev, 'V')}, "
                              f"{self.const(shape, 'S')})")
             olds.append(f"g{s}")
-        for s in range(len(olds)):
-            self.emit(f"arrays.append(g{s}.__dict__['_jax'])")
+        for s, g in enumerate(plan.grad_outs):
+            self.emit(f"arrays.append(g{s}.__dict__[{g[2]!r}])")
         for i, src in self.keys:        # (nothing below returns MISS)
             self.emit(f"inputs[{i}] = next_key(*{src})")
             for j in [j for j, (p, c, _) in enumerate(plan.feed) if p == i and c is None]:
@@ -328,17 +336,17 @@ class _Writer:
         else:
             self.emit("outs = prog.call_arrays(arrays, (), 0)")
         self.emit("del arrays")
-        for i, k, _ in plan.rebinds:
+        for i, k, key in plan.rebinds:
             n = self.lifted_index[i]
-            self.emit(f"e{n}['_jax'] = outs[{k}]")
+            self.emit(f"e{n}[{key!r}] = outs[{k}]")
             self.emit(f"vc = t{n}._vc")
             self.emit("if vc is None:")
             self.emit(f"t{n}._vc = [1]", 2)
             self.emit("else:")
             self.emit("vc[0] += 1", 2)
         made = {}
-        for s, (i, k, *_) in enumerate(plan.grad_outs):
-            self.emit(f"g{s}.__dict__['_jax'] = outs[{k}]")
+        for s, (i, k, key, *_) in enumerate(plan.grad_outs):
+            self.emit(f"g{s}.__dict__[{key!r}] = outs[{k}]")
             made.setdefault(k, f"g{s}")
         kind, k = plan.single
         if kind == "out":
