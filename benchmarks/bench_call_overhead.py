@@ -6,7 +6,9 @@ give each donated buffer back as its output (``_stub_programs``), so that donati
 rebinding and ``.grad`` reuse behave as in a real call while the program itself costs
 nothing. What remains per call is
 fnx's own work: the guard key, the entry's guards, feeding, write-back. The split printed
-below times each part alone; ``--profile`` adds cProfile's view.
+below times each part of the general path alone, then whole calls, which take the
+generated fast path (``fnx.lower.fast_call``), and whole calls again with it disarmed;
+``--profile`` adds cProfile's view.
 
     python benchmarks/bench_call_overhead.py                  # ~20 s on 2 CPU cores
     python benchmarks/bench_call_overhead.py --device cuda    # tensors holding jax.Arrays
@@ -105,13 +107,20 @@ def main(argv=None) -> None:
         "entry guards (_Entry.match)": lambda: entry.match((x, y), {}),
         "inputs (_Entry.flat_inputs)": lambda: entry.flat_inputs((x, y), {}),
         "run (ProgramPlan.run, program stubbed)": lambda: entry._plan.run(inputs),
-        "whole call, program stubbed": lambda: step(x, y),
+        "whole call, program stubbed (fast path)": lambda: step(x, y),
         "the same, a new learning rate every call": scheduled,
     }
     print(f"compiled small-MLP step on {args.device}, jax {jax.__version__}: "
           f"best of 5 x {args.calls} calls")
+    assert step._fast is not None and step._fast.entry is entry, "the fast path is armed"
     for name, fn in parts.items():
         print(f"  {name:44s} {_best_us(fn, args.calls):7.1f} us")
+    # the same calls with the generated fast path (fnx.lower.fast_call) disarmed
+    fast, entry.fast, step._fast = entry.fast, False, None
+    for name, fn in (("whole call, program stubbed, general path", lambda: step(x, y)),
+                     ("the same, a new learning rate every call", scheduled)):
+        print(f"  {name:44s} {_best_us(fn, args.calls):7.1f} us")
+    entry.fast = fast
     assert step._lookup(key, (x, y), {})[0] is entry
     if args.profile:
         prof = cProfile.Profile()
