@@ -228,20 +228,52 @@ def test_plain_values_in_a_global_or_closure_container_are_guarded(caplog):
     offsets = [0.5, -1.0]
     f = fnx.compile(lambda x: x * _CONFIG["scale"] + _CONFIG["shift"] + offsets[1])
     x = fnx.arange(3.0)
-    for _ in range(3):
-        np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * 2 + 1 - 1.0)
+
+    def check(scale, shift, offset):    # (repeated: the fast path takes the later calls)
+        for _ in range(3):
+            np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * scale + shift + offset)
+    check(2, 1, -1.0)
     caplog.set_level(logging.INFO, logger="fnx.compile")
     offsets[1] = 4.0
-    np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * 2 + 1 + 4.0)
+    check(2, 1, 4.0)
     assert "globals and closure" in caplog.text and "-1.0" in caplog.text
     try:
         _CONFIG["scale"] = -3.0
-        np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * -3 + 1 + 4.0)
+        check(-3, 1, 4.0)
         _CONFIG["shift"] = 7
-        np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * -3 + 7 + 4.0)
+        check(-3, 7, 4.0)
     finally:
         _CONFIG.update(scale=2.0, shift=1)
-    np.testing.assert_allclose(to_numpy(f(x)), np.arange(3.0) * 2 + 1 + 4.0)
+    check(2, 1, 4.0)
+
+
+def test_plain_values_in_a_module_list_or_dict_attribute_are_guarded():
+    # an item changed in place sets no module attribute; the module state watches them
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+            self.cfg = {"scale": 2.0}
+            self.shifts = [1.0]
+
+        def forward(self, x):
+            return self.lin(x) * self.cfg["scale"] + self.shifts[0]
+    m = Scaled().requires_grad_(False)
+    f = fnx.compile(m)
+    x = fnx.ones(3, 2)
+    w, b = to_numpy(m.lin.weight), to_numpy(m.lin.bias)
+
+    def check(scale, shift):
+        for _ in range(3):
+            np.testing.assert_allclose(to_numpy(f(x)), (np.ones((3, 2)) @ w.T + b) * scale +
+                                       shift, rtol=1e-6)
+    check(2.0, 1.0)
+    m.cfg["scale"] = -1.0
+    check(-1.0, 1.0)
+    m.shifts[0] = 5.0
+    check(-1.0, 5.0)
+    m.cfg["scale"] = 2.0
+    check(2.0, 5.0)
 
 
 def test_cache_limit_warning_names_the_guard():

@@ -5,9 +5,11 @@ Three kinds of guard keep ``fnx.compile`` from running a program that no longer 
 - ``Guard``: a decision the trace made on a program input's Python value
   (``if lr > 0``; see ``fnx.graph.symbolic``), evaluated on each call's inputs.
 - The module state: for every ``nn.Module`` reachable from the compiled function, its
-  plain attributes (``training``, ``eps``, a flag read in ``forward``) and which parameters,
-  buffers and submodules it holds. Modules bump ``state_version`` whenever an attribute is
-  set, so the snapshot is retaken only after something changed, not on every call.
+  plain attributes (``training``, ``eps``, a flag read in ``forward``; the items of a
+  small list or dict attribute too) and which parameters, buffers and submodules it holds.
+  Modules bump ``state_version`` whenever an attribute is set, so the snapshot is retaken
+  only after something changed (or an item of such a list or dict did: ``watch``), not on
+  every call.
 - The globals and closure cells the function names: plain values by value, the items of
   a small list, tuple or dict they hold likewise (``cfg["scale"]``), objects by identity
   (a rebound ``model`` means other parameters).
@@ -25,7 +27,7 @@ import operator
 import types
 
 __all__ = ["Guard", "DecidedComparisons", "state_version", "bump", "register_module_class",
-           "module_state", "roots_of",
+           "module_state", "module_containers", "watch", "unchanged", "roots_of",
            "scope", "scope_state", "ScopeState", "describe_difference",
            "describe_module_change"]
 
@@ -147,13 +149,44 @@ def module_state(fn) -> tuple:
     out = []
     for m in _modules_of(fn):
         d = m.__dict__
-        plain = tuple((k, type(v), v) for k, v in d.items()
-                      if type(v) in _PLAIN and not k.startswith("_"))
+        plain = tuple(_entry(k, v) for k, v in d.items()
+                      if not k.startswith("_") and (type(v) in _PLAIN or
+                                                    type(v) in _CONTAINERS))
         out.append((id(m), plain,
                     tuple((k, id(v)) for k, v in d.get("_parameters", {}).items()),
                     tuple((k, id(v)) for k, v in d.get("_buffers", {}).items()),
                     tuple((k, id(v)) for k, v in d.get("_modules", {}).items())))
     return tuple(out)
+
+
+def module_containers(fn) -> list:
+    """The lists and dicts held as public attributes by the modules ``fn`` reaches, small
+    enough to be guarded item by item (``module_state``): changing one of their items
+    sets no attribute, so a caller watches them (``watch``, ``unchanged``)."""
+    return [v for m in _modules_of(fn) for k, v in m.__dict__.items()
+            if not k.startswith("_") and type(v) in (list, dict) and
+            len(v) <= _CONTAINER_ITEMS]
+
+
+def watch(containers) -> tuple:
+    """What ``unchanged`` compares: each list or dict with its items as they are now."""
+    return tuple((v, tuple(v) if type(v) is dict else None,
+                  tuple(v.values()) if type(v) is dict else tuple(v)) for v in containers)
+
+
+def unchanged(watched) -> bool:
+    """Whether every list or dict ``watch`` saw still holds the same items (the same
+    objects)."""
+    for container, keys, values in watched:
+        if len(container) != len(values):
+            return False
+        if keys is None:
+            if not all(map(_is, container, values)):
+                return False
+        elif not (all(map(_is, container, keys)) and
+                  all(map(_is, container.values(), values))):
+            return False
+    return True
 
 
 def _code_of(fn):
@@ -262,24 +295,12 @@ class ScopeState:
             return scope_state(self._fn)
         last = self._last
         if last is None or len(now) != len(last) or not all(map(_is, now, last)) or \
-                not all(_unchanged(*w) for w in self._watched):
+                (self._watched and not unchanged(self._watched)):
             self._state = scope_state(self._fn)
             self._last = now
-            self._watched = tuple(
-                (v, tuple(v) if type(v) is dict else None,
-                 tuple(v.values()) if type(v) is dict else tuple(v))
-                for v in now if type(v) in (list, dict) and len(v) <= _CONTAINER_ITEMS)
+            self._watched = watch(v for v in now if type(v) in (list, dict) and
+                                  len(v) <= _CONTAINER_ITEMS)
         return self._state
-
-
-def _unchanged(container, keys, values) -> bool:
-    """Whether a watched list or dict holds the same items (the same objects) as when
-    ``keys`` and ``values`` were taken from it."""
-    if len(container) != len(values):
-        return False
-    if keys is None:
-        return all(map(_is, container, values))
-    return all(map(_is, container, keys)) and all(map(_is, container.values(), values))
 
 
 _MISSING = object()

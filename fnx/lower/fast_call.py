@@ -33,7 +33,6 @@ from ..core import profiling, tls
 from ..core.autocast_mode import _ALL_BITS as _AUTOCAST_BITS
 from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_KEYS
 from ..core.tensor import Tensor
-from ..graph import guards
 from ..ir.aten.random import next_key
 from .compiled_run import _CPU_OR_FUNC, _FUNC_BIT, _reusable
 from .jax_storage import ARRAY_TYPE, KEEP, feed
@@ -46,20 +45,21 @@ _SPARSE_BITS = sum(1 << k for k in SPARSE_KEYS)
 
 class FastCall:
     """The generated fast path of one entry (``build``); call it as ``fast(args, kwargs)``:
-    the call's result, or ``MISS``. ``arm`` records the module-state version and the
-    globals/closure state under which the general path last chose this entry."""
+    the call's result, or ``MISS``. ``arm`` records the module state (its number,
+    ``CompiledFunction._module_state``) and the globals/closure state under which the
+    general path last chose this entry."""
 
     def __init__(self, fn, source: str, entry):
         self._fn = fn
         self.source = source
         self.entry = entry
-        self.armed = [None, None]       # [guards.state_version, the scope-state tuple]
+        self.armed = [None, None]       # [the module-state number, the scope-state tuple]
 
     def __call__(self, args, kwargs):
         return self._fn(args, kwargs)
 
-    def arm(self, version, scope) -> None:
-        self.armed[0] = version
+    def arm(self, modules, scope) -> None:
+        self.armed[0] = modules
         self.armed[1] = scope
 
     @classmethod
@@ -97,7 +97,7 @@ class _Writer:
         self.cf, self.entry, self.key, self.args, self.kwargs = cf, entry, key, args, kwargs
         self.lines = []
         self.env = {"MISS": MISS, "Tensor": Tensor, "CF": cf, "STATE": tls.state,
-                    "VERSION": guards.state_version, "SCOPE": cf._scope,
+                    "SCOPE": cf._scope,
                     "OBSERVED": profiling.active, "feed": feed, "next_key": next_key,
                     "reusable": _reusable, "getrc": sys.getrefcount, "dget": dict.get,
                     "ARRAY": ARRAY_TYPE,
@@ -150,7 +150,8 @@ class _Writer:
 
     def _call_state(self):
         """The key's parts that are not arguments: nothing traced, profiled, logged or
-        autocast on this thread; the grad mode; module state and globals as armed."""
+        autocast on this thread; the grad mode; module state and globals as armed (the
+        general path's own readers of both, each a version or identity check)."""
         grad = dict(self.key[-4:])["grad"]
         ag = self.const(AUTOGRAD_BITS, "AG")
         self.miss_unless("not kwargs and len(args) == %d and CF._eager_reason is None"
@@ -159,7 +160,7 @@ class _Writer:
         self.miss_unless(f"not st.modes and st.grad_log is None and not st.include & "
                          f"{self.const(_AUTOCAST_BITS, 'AC')} and "
                          f"(st.mask & {ag} == {ag}) is {grad}")
-        self.miss_unless("VERSION[0] == ARMED[0] and SCOPE() is ARMED[1] and "
+        self.miss_unless("CF._module_state() == ARMED[0] and SCOPE() is ARMED[1] and "
                          "not OBSERVED()")
 
     def _arguments(self) -> dict:
