@@ -51,6 +51,7 @@ import numpy as np
 import fnx
 from fnx import nn, optim
 from fnx.backends import cuda as cuda_backend
+from fnx.testing.models import training_step
 
 LR = 0.01
 # name: (sizes, batch, steps timed together per repeat, repeats, goal for compiled step)
@@ -71,18 +72,10 @@ def make_model(sizes, device):
 
 
 def fnx_step(model, keep=None):
-    loss_fn = nn.CrossEntropyLoss()
     opt = optim.SGD(model.parameters(), lr=LR)
     if keep is not None:
         keep.append(opt)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-    return step
+    return training_step(model, opt, nn.CrossEntropyLoss())
 
 
 def jax_device(device):

@@ -14,6 +14,7 @@ import pytest
 import fnx
 import fnx.nn as nn
 import fnx.nn.functional as F
+from fnx.testing import models
 from fnx.lower import fast_call
 
 SCALE = 2.0     # a global the compiled functions read
@@ -40,14 +41,7 @@ def _mlp(seed=0):
     return nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3))
 
 
-def _step(model, opt):
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-    return step
+_step = models.training_step
 
 
 def _data(n=4):

@@ -14,6 +14,7 @@ import fnx
 from fnx import nn, optim
 from fnx.core.tensor import resident
 from fnx.lower.jax_compile import _copied_parameters
+from fnx.testing import models
 
 
 def is_resident(t) -> bool:
@@ -30,15 +31,7 @@ def setup(seed=0, momentum=0.9):
     fnx.manual_seed(seed)
     model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=momentum)
-    loss_fn = nn.CrossEntropyLoss()
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-    return model, step
+    return model, models.training_step(model, opt, nn.CrossEntropyLoss())
 
 
 def batch(i=0):

@@ -13,7 +13,7 @@ import pytest
 
 import fnx
 import fnx.nn as nn
-import fnx.nn.functional as F
+from fnx.testing import models
 from fnx.lower.host_checks import HostChecks
 
 cuda = pytest.mark.skipif(not fnx.cuda.is_available(),
@@ -32,14 +32,7 @@ def _np_cross_entropy(logits, target, ignore_index=-100):
     return -logp[np.arange(len(target))[keep], target[keep]].mean()
 
 
-def _step(model, opt):
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
+_step = models.training_step
 
 
 def _models(seed=0):
