@@ -5,11 +5,10 @@ Three kinds of guard keep ``fnx.compile`` from running a program that no longer 
 - ``Guard``: a decision the trace made on a program input's Python value
   (``if lr > 0``; see ``fnx.graph.symbolic``), evaluated on each call's inputs.
 - The module state: for every ``nn.Module`` reachable from the compiled function, its
-  plain attributes (``training``, ``eps``, a flag read in ``forward``; the items of a
-  small list or dict attribute too) and which parameters, buffers and submodules it holds.
-  Modules bump ``state_version`` whenever an attribute is set, so the snapshot is retaken
-  only after something changed (or an item of such a list or dict did: ``watch``), not on
-  every call.
+  plain attributes (``training``, ``eps``, a flag read in ``forward``) and which
+  parameters, buffers and submodules it holds. Modules bump ``state_version`` whenever an
+  attribute is set, so the snapshot is retaken only after something changed, not on every
+  call.
 - The globals and closure cells the function names: plain values by value, the items of
   a small list, tuple or dict they hold likewise (``cfg["scale"]``), objects by identity
   (a rebound ``model`` means other parameters).
@@ -27,7 +26,7 @@ import operator
 import types
 
 __all__ = ["Guard", "DecidedComparisons", "state_version", "bump", "register_module_class",
-           "module_state", "module_containers", "watch", "unchanged", "roots_of",
+           "module_state", "watch", "unchanged", "roots_of",
            "scope", "scope_state", "ScopeState", "describe_difference",
            "describe_module_change"]
 
@@ -149,23 +148,15 @@ def module_state(fn) -> tuple:
     out = []
     for m in _modules_of(fn):
         d = m.__dict__
-        plain = tuple(_entry(k, v) for k, v in d.items()
-                      if not k.startswith("_") and (type(v) in _PLAIN or
-                                                    type(v) in _CONTAINERS))
+        # (plain values only: a list attribute such as a policy's saved actions grows on
+        # every step, and which items forward reads cannot be told)
+        plain = tuple((k, type(v), v) for k, v in d.items()
+                      if type(v) in _PLAIN and not k.startswith("_"))
         out.append((id(m), plain,
                     tuple((k, id(v)) for k, v in d.get("_parameters", {}).items()),
                     tuple((k, id(v)) for k, v in d.get("_buffers", {}).items()),
                     tuple((k, id(v)) for k, v in d.get("_modules", {}).items())))
     return tuple(out)
-
-
-def module_containers(fn) -> list:
-    """The lists and dicts held as public attributes by the modules ``fn`` reaches, small
-    enough to be guarded item by item (``module_state``): changing one of their items
-    sets no attribute, so a caller watches them (``watch``, ``unchanged``)."""
-    return [v for m in _modules_of(fn) for k, v in m.__dict__.items()
-            if not k.startswith("_") and type(v) in (list, dict) and
-            len(v) <= _CONTAINER_ITEMS]
 
 
 def watch(containers) -> tuple:

@@ -81,7 +81,6 @@ class CompiledFunction:
         self._warned = set()
         self._state_version = -1        # see _module_state
         self._state_ids = {}
-        self._module_watch = ()         # see _modules_unchanged
         self._scope = guards.ScopeState(fn)     # its globals and closure, read per call
         self._fast = None               # the fast path tried first (_arm)
         self._state_id = None
@@ -103,20 +102,13 @@ class CompiledFunction:
 
     def _module_state(self) -> int:
         """The modules' state as a small number: the snapshot is retaken only after some
-        module attribute was set (``guards.state_version``) or an item of a list or dict
-        attribute changed (``_modules_unchanged``)."""
+        module attribute was set (``guards.state_version``)."""
         version = guards.state_version[0]
-        if version != self._state_version or not self._modules_unchanged():
+        if version != self._state_version:
             snapshot = guards.module_state(self.fn)
             self._state_id = self._state_ids.setdefault(snapshot, len(self._state_ids))
             self._state_version = version
-            self._module_watch = guards.watch(guards.module_containers(self.fn))
         return self._state_id
-
-    def _modules_unchanged(self) -> bool:
-        """Whether the list and dict attributes of the modules hold what the last snapshot
-        saw (the fast path asks too)."""
-        return not self._module_watch or guards.unchanged(self._module_watch)
 
     def __call__(self, *args, **kwargs):
         fast = self._fast
