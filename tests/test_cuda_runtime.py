@@ -4,6 +4,7 @@ NVTX ranges (fnx.backends.cuda.memory, .streams).
 Needs a cuda device: a JAX GPU, or FNX_CUDA_ON_CPU=1 (CI runs this file so). The allocator
 statistics of a GPU are read through a stand-in device where a CPU device keeps none.
 """
+import gc
 import time
 import warnings
 
@@ -17,15 +18,22 @@ pytestmark = pytest.mark.skipif(not fnx.cuda.is_available(),
 
 
 def test_memory_allocated_follows_live_tensors():
-    before = fnx.cuda.memory_allocated()
-    x = fnx.empty(1024, device="cuda")          # 4096 bytes of float32
-    grown = fnx.cuda.memory_allocated() - before
-    assert 4096 <= grown < 2 * 4096
-    y = fnx.empty(256, dtype=fnx.float64, device="cuda:1") if fnx.cuda.device_count() > 1 \
-        else None
-    assert fnx.cuda.memory_allocated(0) - before == grown       # cuda:1's is not counted
-    del x, y
-    assert fnx.cuda.memory_allocated() == before
+    # (the cyclic collector off: garbage of earlier tests freed in between, arrays on the
+    # same device, would move the figures; on JAX's CPU platform that is any CPU array)
+    gc.collect()
+    gc.disable()
+    try:
+        before = fnx.cuda.memory_allocated()
+        x = fnx.empty(1024, device="cuda")          # 4096 bytes of float32
+        grown = fnx.cuda.memory_allocated() - before
+        assert 4096 <= grown < 2 * 4096
+        y = fnx.empty(256, dtype=fnx.float64, device="cuda:1") \
+            if fnx.cuda.device_count() > 1 else None
+        assert fnx.cuda.memory_allocated(0) - before == grown   # cuda:1's is not counted
+        del x, y
+        assert fnx.cuda.memory_allocated() == before
+    finally:
+        gc.enable()
 
 
 class _Stats:
