@@ -384,7 +384,8 @@ def test_compiler_disable_runs_a_function_eagerly():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(_np(cf(x)), [4.0, 4.0])   # eager from now on
-    assert True not in calls and cf.entries() == []
+    # every call of log ran eagerly, outside any trace (is_compiling() was False in each)
+    assert len(calls) >= 3 and not any(calls) and cf.entries() == []
     with pytest.raises(RuntimeError, match="disabled by fnx.compiler.disable"):
         fnx.compile(f, fullgraph=True)(x)
     assert fnx.compiler.disable(f).__name__ == "f"

@@ -94,6 +94,7 @@ def _bits(keys) -> int:
 
 BACKEND_BITS = _bits(BACKEND_KEYS + SPARSE_KEYS)   # the keys that own a tensor's data
 AUTOGRAD_BITS = _bits(AUTOGRAD_KEYS)
+SPARSE_BITS = _bits(SPARSE_KEYS)
 AUTOCAST_BITS = _bits(AUTOCAST_KEYS)
 FULL = (1 << NUM_KEYS) - 1
 # The keysets of a new tensor of the built-in data-owning backends (CUDA, a functional

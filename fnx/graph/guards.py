@@ -26,7 +26,7 @@ import operator
 import types
 
 __all__ = ["Guard", "DecidedComparisons", "state_version", "bump", "register_module_class",
-           "module_state", "watch", "unchanged", "roots_of",
+           "module_state", "roots_of",
            "scope", "scope_state", "ScopeState", "describe_difference",
            "describe_module_change"]
 
@@ -159,14 +159,14 @@ def module_state(fn) -> tuple:
     return tuple(out)
 
 
-def watch(containers) -> tuple:
-    """What ``unchanged`` compares: each list or dict with its items as they are now."""
+def _watch(containers) -> tuple:
+    """What ``_unchanged`` compares: each list or dict with its items as they are now."""
     return tuple((v, tuple(v) if type(v) is dict else None,
                   tuple(v.values()) if type(v) is dict else tuple(v)) for v in containers)
 
 
-def unchanged(watched) -> bool:
-    """Whether every list or dict ``watch`` saw still holds the same items (the same
+def _unchanged(watched) -> bool:
+    """Whether every list or dict ``_watch`` saw still holds the same items (the same
     objects)."""
     for container, keys, values in watched:
         if len(container) != len(values):
@@ -286,10 +286,10 @@ class ScopeState:
             return scope_state(self._fn)
         last = self._last
         if last is None or len(now) != len(last) or not all(map(_is, now, last)) or \
-                (self._watched and not unchanged(self._watched)):
+                (self._watched and not _unchanged(self._watched)):
             self._state = scope_state(self._fn)
             self._last = now
-            self._watched = watch(v for v in now if type(v) in (list, dict) and
+            self._watched = _watch(v for v in now if type(v) in (list, dict) and
                                   len(v) <= _CONTAINER_ITEMS)
         return self._state
 

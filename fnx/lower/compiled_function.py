@@ -30,7 +30,7 @@ import numpy as np
 
 from ..backends.cpu import wrap
 from ..core import profiling, tls
-from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_KEYS
+from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_BITS
 from ..core.layout import SparseNotTraceable, check_strided
 from ..core.autocast_mode import autocast_state
 from ..core.grad_mode import is_grad_enabled, no_grad
@@ -528,16 +528,9 @@ class _Entry:
         the failed guard, in words, is appended to ``why`` when it is a list (worded only
         on failure: this runs on every call)."""
         for t, (shape, dtype, device, grad, layout) in zip(self.lifted, self.lifted_meta):
-            d = t.__dict__
-            if layout is None and not t.__class__._keep_resident:
-                # (storage_shape, written out: no padded storage here)
-                data = d.get("_data")
-                now = data.shape if data is not None else d["_jax"].shape
-            else:
-                now = storage_shape(t)
-            if now != shape or \
-                    d["_dtype"] is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
-                    ((dv := d["_device"]) is not device and dv != device) or \
+            if storage_shape(t) != shape or \
+                    t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
+                    (t._device is not device and t._device != device) or \
                     (layout is not None or t.__class__._keep_resident) and \
                     _layout(t) != layout:
                 return _failed(why, lambda: f"a tensor the function reads changed: "
@@ -793,7 +786,6 @@ def _materialize(t, value):
     t._output_nr = value._output_nr
 
 
-_SPARSE_BITS = sum(1 << k for k in SPARSE_KEYS)
 
 
 def _layout(t):
@@ -807,13 +799,10 @@ def _layout(t):
 
 def _describe(v, depth=0):
     if v.__class__ is Tensor:   # (its fields, not its properties: this runs on every call)
-        ks = v._ks
-        if ks & _SPARSE_BITS:
+        if v._ks & SPARSE_BITS:
             check_strided(v, "fnx.compile")
-        d = v.__dict__
-        data = d.get("_data")   # (storage_shape, written out)
-        return ("T", data.shape if data is not None else storage_shape(v), d["_dtype"],
-                d["_device"], bool(ks & AUTOGRAD_BITS), v._grad is None)
+        return ("T", storage_shape(v), v._dtype, v._device, bool(v._ks & AUTOGRAD_BITS),
+                v._grad is None)
     if isinstance(v, Tensor):
         if v.__class__._keep_resident:
             return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None,
@@ -839,7 +828,7 @@ def _lifted_key(t):
     """What a captured tensor's guard compares (``_describe``'s tensor fields but the
     .grad state, see ``grad_reads``), read without materializing a resident tensor's NumPy
     view."""
-    if t._ks & _SPARSE_BITS:
+    if t._ks & SPARSE_BITS:
         check_strided(t, "fnx.compile")
     return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS), _layout(t))
 

@@ -31,7 +31,7 @@ import sys
 
 from ..core import profiling, tls
 from ..core.autocast_mode import _ALL_BITS as _AUTOCAST_BITS
-from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_KEYS
+from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_BITS
 from ..core.tensor import Tensor
 from ..ir.aten.random import next_key
 from .compiled_run import _CPU_OR_FUNC, _FUNC_BIT, _reusable
@@ -40,7 +40,6 @@ from .jax_storage import ARRAY_TYPE, KEEP, feed
 __all__ = ["FastCall", "MISS"]
 
 MISS = object()     # the fast path's answer when the general path must take the call
-_SPARSE_BITS = sum(1 << k for k in SPARSE_KEYS)
 
 
 class FastCall:
@@ -180,7 +179,7 @@ class _Writer:
                 self.emit(f"k = {name}._ks")
                 self.emit(f"{d} = {name}.__dict__")
                 self.miss_unless(
-                    f"not k & {self.const(_SPARSE_BITS, 'SP')} and "
+                    f"not k & {self.const(SPARSE_BITS, 'SP')} and "
                     f"(k & {self.const(AUTOGRAD_BITS, 'AG')} != 0) is {grad} and "
                     f"{_shape(d)} == {self.const(tuple(shape), 'S')} and "
                     f"{d}['_dtype'] is {self.const(dtype, 'T')} and "
@@ -230,8 +229,7 @@ class _Writer:
             names[i] = name
         for t, none in entry.grad_reads:
             self.miss_unless(f"({self.const(t, 'L')}._grad is None) is {none}")
-        self.lifted_index = {i: n for n, t in enumerate(entry.lifted)
-                             for i in [index[id(t)]]}
+        self.lifted_index = {index[id(t)]: n for n, t in enumerate(entry.lifted)}
         return names
 
     def _inputs(self, arguments, lifted) -> list:

@@ -209,6 +209,8 @@ def _immutable(t, device):
         data = t.__dict__.get("_data")
         return data if type(data) is ARRAY_TYPE else None
     return resident(t)
+
+
 _min, _max = np.minimum.reduce, np.maximum.reduce   # (a.min() wraps these in Python)
 # ops that move or copy values without changing them
 _SAME_VALUES = (P.reshape, P.broadcast_in_dim)
