@@ -388,3 +388,27 @@ def test_grad_wrt_a_non_leaf_leaves_the_graph_behind_it_whole():
     u = b * b
     gu, gb = fnx.autograd.grad((u * u).sum(), [u, b])     # 2u and 4b^3
     assert gu.tolist() == [2.0, 8.0] and gb.tolist() == [4.0, 32.0]
+
+
+def test_a_node_no_gradient_reaches_does_not_block_the_nodes_below_it():
+    # k's node gets only the None its consumer returns, so it never runs; h's node, below
+    # it, still has h.sum()'s gradient and must run (it waited for k's node forever, and
+    # x.grad stayed None). d(h.sum())/dx = 2, as PyTorch gives.
+    class Drop(fnx.autograd.Function):
+        @staticmethod
+        def forward(ctx, k):
+            return k * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+    x = fnx.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    h = x * 2
+    k = h * 3
+    (Drop.apply(k).sum() + h.sum()).backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    # the same through grad(), and one level deeper
+    x2 = fnx.tensor([1.0, -2.0], requires_grad=True)
+    h2 = x2 * x2
+    (g,) = fnx.autograd.grad(Drop.apply(h2 * 3 + 1).sum() + (h2 * 5).sum(), [x2])
+    np.testing.assert_array_equal(g.numpy(), 10 * x2.detach().numpy())

@@ -222,15 +222,29 @@ def _run(roots, retain_graph, create_graph, only):
                 if buf is None:
                     buf = buffers[cid] = [None] * e[0].num_outputs
                 buf[e[1]] = _add(buf[e[1]], g)
-            for e in node.next_edges:
-                if e is None:
-                    continue
-                cid = id(e[0])
-                d = deps[cid] - 1
-                deps[cid] = d
-                if d == 0 and cid in buffers:
-                    heapq.heappush(ready, (-e[0].seq, cid))
+            _done(node, deps, buffers, ready)
     return captured
+
+
+def _done(node, deps, buffers, ready) -> None:
+    """``node`` ran (or no gradient reached it): the nodes its edges point at have one
+    dependency less. One whose last dependency is gone runs if a gradient reached it;
+    one that none reached is done too, so that the nodes below it that other paths do
+    reach still run (``h = x * 2`` used by ``h.sum()`` and, through ``k = h * 3``, by a
+    function whose backward returns None for ``k``: ``x`` still gets ``h.sum()``'s)."""
+    stack = [node]
+    while stack:
+        for e in stack.pop().next_edges:
+            if e is None:
+                continue
+            cid = id(e[0])
+            d = deps[cid] - 1
+            deps[cid] = d
+            if d == 0:
+                if cid in buffers:
+                    heapq.heappush(ready, (-e[0].seq, cid))
+                else:
+                    stack.append(e[0])
 
 
 def _check_nan(node, out):
