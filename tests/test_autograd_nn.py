@@ -207,6 +207,44 @@ def test_nll_loss_class_weight_gradient_through_both_outputs(reduction):
 
 
 @pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_second_derivatives(reduction, weighted):
+    # the input's gradient is the nll_loss_backward op (one kernel in eager); its own
+    # derivative (in grad_output, the class weights and the mean's total weight) is what
+    # a double backward (MAML, gradient penalties) differentiates
+    target = fnx.tensor([0, 3, -100, 1, 3])
+    if weighted:
+        assert gradgradcheck(lambda x, w: aten.nll_loss_forward(x, target, w, reduction,
+                                                                -100)[0],
+                             (t64(5, 4), t64(4, lo=0.5, hi=2)))
+    else:
+        assert gradgradcheck(lambda x: aten.nll_loss_forward(x, target, None, reduction,
+                                                             -100)[0], (t64(5, 4),))
+    assert gradgradcheck(lambda x: aten.cross_entropy_loss(x, target, None, reduction),
+                         (t64(5, 4),))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_nll_loss_backward_against_numpy(reduction):
+    # d loss / d x of the float32 kernel: -w[t_n] g_n at (n, t_n), over the total weight
+    # for the mean, zero on ignored rows
+    x = fnx.tensor(RNG.standard_normal((5, 4)).astype(np.float32), requires_grad=True)
+    t = np.array([0, 3, -100, 1, 3])
+    w = np.array([0.5, 1.0, 2.0, 0.3], np.float32)
+    out = aten.nll_loss_forward(x, fnx.tensor(t), fnx.tensor(w), reduction, -100)[0]
+    g = RNG.uniform(0.5, 2, out.shape).astype(np.float32)
+    gx, = fnx.autograd.grad(out, [x], fnx.tensor(g))
+    kept = t != -100
+    total = w[t[kept]].sum()
+    ref = np.zeros((5, 4), np.float32)
+    for n in np.flatnonzero(kept):
+        gn = g[n] if reduction == 0 else g / total if reduction == 1 else g
+        ref[n, t[n]] = -w[t[n]] * gn
+    assert gx.dtype is fnx.float32
+    np.testing.assert_allclose(gx.numpy(), ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
 def test_nll_loss_1d_input(reduction):
     w = fnx.tensor([0.5, 1.0, 2.0, 0.3], dtype=fnx.float64)
     assert gradcheck(lambda x: aten.nll_loss_forward(x, fnx.tensor(2), w, reduction, -100)[0],

@@ -3,7 +3,8 @@
 Every op here also has a decomposition (fnx/ir/aten/nn/) that other backends run and
 the tests compare against; these kernels exist because the decomposition is slow in
 eager (convolution as many small ops, max pooling as a loop of dispatched selects) or
-because the op is hot (softmax).  Validation is the op's meta function, so the errors
+because the op is hot (softmax, and nll_loss with its backward: every classifier's
+cross_entropy).  Validation is the op's meta function, so the errors
 are the same on every path.
 """
 from __future__ import annotations
@@ -14,8 +15,9 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...core import dtype as D
-from ...ir.aten.nn import activation, conv, fft, pooling
+from ...ir.aten.nn import activation, conv, fft, loss, pooling
 from ...ir.dims import wrap_dim
+from ...ir.prims.assertions import range_error
 from ._core import data, kernel, wrap
 
 _HALF = (D.float16, D.bfloat16)
@@ -202,3 +204,73 @@ def _fft_c2r(ks, self, dim, normalization, last_dim_size):
     out = np.fft.irfftn(x, s=sizes, axes=dims) * float(np.prod(sizes))
     out = _fft_scale(out, m.shape, dims, normalization)
     return wrap(np.asarray(out).astype(m.dtype.numpy, copy=False), m.dtype)
+
+
+# ----------------------------------------------------------------------------- nll_loss
+# (float32/float64 here; half types take the decomposition, whose sums accumulate in
+# float32)
+
+def _nll_rows(self, target, ignore_index, op):
+    """(the input as an (n, c) array, the targets as n int64s, which are kept, and the
+    kept targets with the ignored ones at 0), the targets checked to be classes."""
+    x = data(self, op)
+    x = x.reshape(1, x.shape[0]) if x.ndim == 1 else x
+    t = data(target, op).reshape(x.shape[0]).astype(np.int64, copy=False)
+    kept = t != ignore_index
+    safe = np.where(kept, t, 0)
+    bad = (safe < 0) | (safe >= x.shape[1])
+    if bad.any():
+        raise range_error("IndexError", "Target {} is out of bounds.", int(safe[bad][0]))
+    return x, t, kept, safe
+
+
+def _nll_weights(weight, kept, safe, dtype, op):
+    if weight is None:
+        return kept.astype(dtype)
+    return np.where(kept, data(weight, op).reshape(-1)[safe], 0).astype(dtype, copy=False)
+
+
+@kernel(loss.nll_loss_forward)
+def _nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
+    op = loss.nll_loss_forward
+    out_meta, total_meta = op.meta(self, target, weight, reduction, ignore_index)
+    if self._dtype not in _NLL_DTYPES:
+        return loss._nll_loss_forward(self, target, weight, reduction, ignore_index)
+    x, t, kept, safe = _nll_rows(self, target, ignore_index, op.name)
+    dt = x.dtype
+    w = _nll_weights(weight, kept, safe, dt, op.name)
+    losses = -x[np.arange(x.shape[0]), safe] * w
+    total = np.sum(w, dtype=dt)
+    if reduction == 0:
+        if self.ndim == 2:
+            return wrap(losses, self._dtype), wrap(np.zeros((), dt), self._dtype)
+        return wrap(losses.reshape(()), self._dtype), wrap(np.asarray(total), self._dtype)
+    s = np.sum(losses, dtype=dt)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = s if reduction == 2 else s / total
+    return wrap(np.asarray(out, dt), self._dtype), wrap(np.asarray(total), self._dtype)
+
+
+@kernel(loss.nll_loss_backward)
+def _nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_index,
+                       total_weight):
+    op = loss.nll_loss_backward
+    m = op.meta(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+    if self._dtype not in _NLL_DTYPES:
+        return loss._nll_loss_backward(grad_output, self, target, weight, reduction,
+                                       ignore_index, total_weight)
+    x, t, kept, safe = _nll_rows(self, target, ignore_index, op.name)
+    dt = x.dtype
+    w = _nll_weights(weight, kept, safe, dt, op.name)
+    g = data(grad_output, op.name).astype(dt, copy=False).reshape(-1 if reduction == 0 else ())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if reduction == 1:
+            g = g / data(total_weight, op.name).astype(dt, copy=False).reshape(())
+        coef = np.broadcast_to(-(g * w), kept.shape)
+    out = np.zeros(x.shape, dt)
+    rows = np.flatnonzero(kept)
+    out[rows, safe[rows]] = coef[rows]
+    return wrap(out.reshape(m.shape), m.dtype)
+
+
+_NLL_DTYPES = (D.float32, D.float64)

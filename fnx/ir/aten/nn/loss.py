@@ -231,57 +231,130 @@ nll_loss_forward = defop(
     meta=_nll_loss_forward_meta, decomposition=_nll_loss_forward)
 
 
-@derivative(nll_loss_forward)
-def _nll_loss_derivative(grads, self, target, weight, reduction, ignore_index,
-                         needs_input_grad):
-    """-w[t_n] * g_n at (n, t_n), zero elsewhere and on ignored rows; the mean divides by
-    the total weight (recomputed: naming ``result`` would save the loss too). The class
-    weights get their chain rule too, through the loss and the total weight output
-    (PyTorch differentiates neither)."""
-    g_out, g_total = grads
-    x = self if self.ndim == 2 else aten.unsqueeze(self, 0)
-    n, c = x.shape
+def _nll_rows(self, target, ignore_index):
+    """(n, c, the targets as n int64s, which are kept (not ``ignore_index``), and the
+    kept targets with the ignored ones at class 0)."""
+    n, c = (1, self.shape[0]) if self.ndim == 1 else tuple(self.shape)
     t = _to(aten.reshape(target, [n]), D.int64)
     kept = aten.ne.Scalar(t, ignore_index)
-    safe = aten.where.self(kept, t, 0)
+    return n, c, t, kept, aten.where.self(kept, t, 0)
+
+
+def _nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index,
+                            total_weight):
+    _nll_check(self, target, weight)
+    want = (self.shape[0],) if reduction == 0 and self.ndim == 2 else ()
+    if tuple(grad_output.shape) != want:
+        raise RuntimeError(f"nll_loss_backward: expected grad_output of shape {list(want)}, "
+                           f"got {list(grad_output.shape)}")
+    if total_weight.numel() != 1:
+        raise RuntimeError(f"expected total_weight to be a single element tensor, got: "
+                           f"{list(total_weight.shape)} ({total_weight.numel()} elements)")
+    return TensorMeta(tuple(self.shape), self.dtype)
+
+
+def _nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
+                       total_weight):
+    """-w[t_n] * g_n at (n, t_n), zero elsewhere and on ignored rows (so a NaN mean over
+    no kept row stays out of them); the mean's g is divided by the total weight."""
+    _nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index,
+                            total_weight)
+    n, c, t, kept, safe = _nll_rows(self, target, ignore_index)
+    safe = prims.check_in_range(safe, 0, c, "IndexError", "Target {} is out of bounds.")
     if weight is not None:
         w = aten.where.self(kept, aten.index_select(_up(weight), 0, safe), 0.0)
     else:
-        w = _to(kept, _opmath(x.dtype))
-    total = aten.sum.dim_IntList(w, None) if reduction == 1 else None
-    gi = r = None
+        w = _to(kept, _opmath(self.dtype))
+    g = _up(grad_output)
+    if reduction == 0:
+        g = aten.reshape(g, [n])
+    elif reduction == 1:
+        g = g / _up(total_weight)
+    coef = aten.unsqueeze(-(g * w), 1)                                   # (n, 1)
+    hit = aten.logical_and(
+        aten.eq.Tensor(aten.unsqueeze(safe, 1),
+                       aten.unsqueeze(_arange(c, D.int64, self.device), 0)),
+        aten.unsqueeze(kept, 1))                                         # (n, c)
+    gi = aten.where.self(hit, coef, 0.0)
+    return _to(gi if self.ndim == 2 else aten.squeeze.dim(gi, 0), self.dtype)
+
+
+nll_loss_backward = defop(
+    "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+    "int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+    meta=_nll_loss_backward_meta, decomposition=_nll_loss_backward)
+
+
+@derivative(nll_loss_forward)
+def _nll_loss_derivative(grads, self, target, weight, reduction, ignore_index, result1,
+                         needs_input_grad):
+    """The input's gradient is ``nll_loss_backward`` (one kernel in eager) with the total
+    weight output; the class weights get their chain rule too, through the loss and the
+    total weight output (PyTorch differentiates neither)."""
+    g_out, g_total = grads
+    gi = None
+    if g_out is not None and needs_input_grad[0]:
+        gi = aten.nll_loss_backward(g_out, self, target, weight, reduction, ignore_index,
+                                    result1)
+    if weight is None or not needs_input_grad[2]:
+        return gi, None, None
+    x = self if self.ndim == 2 else aten.unsqueeze(self, 0)
+    n, c, t, kept, safe = _nll_rows(self, target, ignore_index)
+    r = None
     if g_out is not None:
         g = _up(g_out)
         if reduction == 0:
             g = aten.reshape(g, [n])
-        elif reduction == 1:
-            g = g / total
-        if needs_input_grad[0]:
-            coef = aten.unsqueeze(-(g * w), 1)                           # (n, 1)
-            hit = aten.logical_and(
-                aten.eq.Tensor(aten.unsqueeze(safe, 1),
-                               aten.unsqueeze(_arange(c, D.int64, x.device), 0)),
-                aten.unsqueeze(kept, 1))                                 # (n, c)
-            gi = aten.where.self(hit, coef, 0.0)
-            gi = gi if self.ndim == 2 else aten.squeeze.dim(gi, 0)
-        if weight is not None and needs_input_grad[2]:
-            picked = aten.squeeze.dim(aten.gather(_up(x), 1, aten.unsqueeze(safe, 1)), 1)
-            if reduction == 1:      # d(sum(-x w) / sum(w)) / dw = (-x - mean) / sum(w)
-                r = (-picked - aten.sum.dim_IntList(-picked * w, None) / total) * g
-            else:
-                r = -picked * g
+        picked = aten.squeeze.dim(aten.gather(_up(x), 1, aten.unsqueeze(safe, 1)), 1)
+        if reduction == 1:      # d(sum(-x w) / sum(w)) / dw = (-x - mean) / sum(w)
+            w = aten.where.self(kept, aten.index_select(_up(weight), 0, safe), 0.0)
+            total = aten.sum.dim_IntList(w, None)
+            r = (-picked - aten.sum.dim_IntList(-picked * w, None) / total) * (g / total)
+        else:
+            r = -picked * g
+    # the total weight output is sum(w[t_n]) over kept rows (a constant 0 for an
+    # unreduced batch)
+    if g_total is not None and not (reduction == 0 and self.ndim == 2):
+        gt = aten.expand(_up(g_total), [n])
+        r = gt if r is None else r + gt
     gw = None
-    if weight is not None and needs_input_grad[2]:
-        # the total weight output is sum(w[t_n]) over kept rows (a constant 0 for an
-        # unreduced batch)
-        if g_total is not None and not (reduction == 0 and self.ndim == 2):
-            gt = aten.expand(_up(g_total), [n])
-            r = gt if r is None else r + gt
-        if r is not None:
-            r = aten.where.self(kept, r, 0.0)
-            gw = aten.reshape(aten.index_put(aten.zeros_like(_up(weight)).reshape([c]),
-                                             [safe], r, True), list(weight.shape))
+    if r is not None:
+        r = aten.where.self(kept, r, 0.0)
+        gw = aten.reshape(aten.index_put(aten.zeros_like(_up(weight)).reshape([c]),
+                                         [safe], r, True), list(weight.shape))
     return gi, None, gw
+
+
+@derivative(nll_loss_backward)
+def _nll_loss_backward_derivative(grad, grad_output, target, weight, reduction,
+                                  ignore_index, total_weight, needs_input_grad):
+    """``nll_loss_backward`` is linear in ``grad_output`` and does not read ``self``:
+    with G the incoming gradient, its adjoint in ``grad_output`` is ``nll_loss(G)``
+    (summed for the mean, then over the total weight); the weights and the mean's total
+    weight get theirs from the same picked values -G[n, t_n]."""
+    n, c, t, kept, safe = _nll_rows(grad, target, ignore_index)
+    gg = gw = gt = None
+    # -w[t_n] G[n, t_n] per row (0 on ignored rows); a mean's rows are over the total
+    # weight on kept rows only, so no 0 / 0 reaches a batch with every row ignored
+    rows = aten.nll_loss_forward(grad, target, weight, 0, ignore_index)[0]
+    if reduction == 1:
+        per = aten.where.self(kept, aten.reshape(rows, [n]) / total_weight, 0.0)
+    if needs_input_grad[0]:
+        gg = rows if reduction == 0 else aten.sum.dim_IntList(
+            per if reduction == 1 else rows, None)
+    if weight is not None and needs_input_grad[3]:
+        # per row: -G[n, t_n] g'_n on kept rows, summed into the row's class
+        g = _up(grad_output)
+        g = aten.reshape(g, [n]) if reduction == 0 else g
+        g = g / _up(total_weight) if reduction == 1 else g
+        picked = aten.nll_loss_forward(_up(grad), target, None, 0, ignore_index)[0]
+        r = aten.where.self(kept, aten.reshape(picked, [n]) * g, 0.0)
+        gw = aten.reshape(aten.index_put(aten.zeros_like(_up(weight)).reshape([c]),
+                                         [safe], r, True), list(weight.shape))
+    if reduction == 1 and needs_input_grad[4]:
+        gt = -grad_output * aten.sum.dim_IntList(
+            aten.where.self(kept, per / total_weight, 0.0), None)
+    return gg, None, None, gw, gt
 
 
 def _nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):

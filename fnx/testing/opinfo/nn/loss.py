@@ -192,6 +192,41 @@ def _nll_errors(forward):
     return errors
 
 
+def _nll_backward_ref(g, x, t, w, reduction, ignore_index, total):
+    """-w[t_n] g_n at (n, t_n) of kept rows (g over the total weight for the mean)."""
+    gi = np.zeros(x.reshape(-1, x.shape[-1]).shape)
+    ww = np.ones(gi.shape[1]) if w is None else w
+    gg = np.broadcast_to(np.asarray(g, np.float64).reshape(-1) /
+                         (total if reduction == 1 else 1.0), (gi.shape[0],))
+    for i, ti in enumerate(np.asarray(t).reshape(-1)):
+        if ti != ignore_index:
+            gi[i, ti] = -ww[ti] * gg[i]
+    return gi.reshape(x.shape)
+
+
+def _nll_backward_samples(info, device, dtype):
+    for s in _nll_forward_samples(info, device, dtype):
+        x, (t, w, r, ii) = s.input, s.args
+        total = np_nll(_np(x), _np(t), None if w is None else _np(w), r, ii)[1]
+        out = (x.shape[0],) if r == 0 and x.ndim == 2 else ()
+        g = _t(out, dtype, device, 0.5, 2)
+        yield SampleInput(g, x, t, w, r, ii, _arr(np.asarray(total), dtype, device))
+
+
+def _nll_backward_errors(info, device):
+    f = D.float32
+    x, one = _t((2, 3), f, device), _arr(np.asarray(1.0), f, device)
+    yield ErrorInput(SampleInput(_t((), f, device), x, _idx([0, 5], device), None, 1, -100,
+                                 one),
+                     IndexError, "Target 5 is out of bounds", meta=False)
+    yield ErrorInput(SampleInput(_t((3,), f, device), x, _idx([0, 1], device), None, 0, -100,
+                                 one),
+                     RuntimeError, r"expected grad_output of shape \[2\], got \[3\]")
+    yield ErrorInput(SampleInput(_t((), f, device), x, _idx([0, 1], device), None, 1, -100,
+                                 _t((2,), f, device)),
+                     RuntimeError, "expected total_weight to be a single element tensor")
+
+
 def _nll_loss_ref(x, t, w=None, reduction=1, ignore_index=-100):
     if x.ndim > 2:       # (N, C, d1, ...) -> (N * d1 * ..., C)
         c = x.shape[1]
@@ -304,6 +339,8 @@ register(
            _bce_logits_samples, tols=TOLS, error_inputs=_bce_logits_errors),
     OpInfo(aten.nll_loss_forward.default, _floatref(_nll_forward_ref), F, _nll_forward_samples,
            tols=TOLS, error_inputs=_nll_errors(True)),
+    OpInfo(aten.nll_loss_backward.default, _floatref(_nll_backward_ref), F,
+           _nll_backward_samples, tols=TOLS, error_inputs=_nll_backward_errors),
     OpInfo(aten.nll_loss.default, _floatref(_nll_loss_ref), F, _nll_loss_samples, tols=TOLS,
            error_inputs=_nll_errors(False)),
     OpInfo(aten.nll_loss_nd.default, _floatref(_nll_loss_ref), F, _nll_loss_samples,
