@@ -757,10 +757,29 @@ def _clamp_impl(self, min=None, max=None):
     return self
 
 
+@refs.promote(NO_OPMATH, ("self", "min", "max"))
+def _clamp_select(self, min=None, max=None):
+    # clamp of a float tensor by numbers, as selects whose derivative (a compiled function
+    # differentiated by jax.vjp, fnx.lower.jax_autograd) is clamp's: the gradient passes
+    # at the bounds (maximum/minimum would halve it there) and not at NaN, whose value
+    # comes from a constant
+    # (promote made the bounds tensors of self's shape and dtype)
+    out = self
+    if min is not None:
+        out = prims.where(prims.lt(out, min), min, out)
+    if max is not None:
+        out = prims.where(prims.gt(out, max), max, out)
+    return prims.where(prims.ne(self, self), full_like(self, math.nan), out)
+
+
 @decomposition(clamp)
 @decomposition(clamp_Tensor)
 def _clamp(self, min=None, max=None):
     clamp_Tensor.meta(self, min, max)       # at least one bound; shapes broadcast
+    bounds = [b for b in (min, max) if b is not None]
+    if self.dtype.is_floating_point and all(type(b) in (int, float) and b == b
+                                            for b in bounds):
+        return _clamp_select(self, min, max)
     return _clamp_impl(self, min, max)
 
 

@@ -121,7 +121,11 @@ def _frac(self):
 def _relu(self):
     if self.dtype is D.bool:
         raise not_implemented("clamp_min_cpu", D.bool)
-    return prims.maximum(self, full_like(self, 0))     # NaN stays NaN
+    # a select, not maximum(self, 0): a compiled function differentiated by jax.vjp
+    # (fnx.lower.jax_autograd) then gets PyTorch's gradient, zero at 0 (maximum splits a
+    # tie), and NaN stays NaN
+    zero = full_like(self, 0)
+    return prims.where(prims.le(self, zero), zero, self)
 
 
 @decomposition(_op("aten::bitwise_not"))
@@ -366,7 +370,8 @@ def _erfinv_backward(grad, result):
 
 @_unary("relu")
 def _relu_backward(grad, result):
-    return aten.where.self(aten.gt.Scalar(result, 0), grad, 0)
+    # PyTorch's threshold_backward: zero where result <= 0, so a NaN passes the gradient
+    return aten.where.self(aten.le.Scalar(result, 0), 0, grad)
 
 
 nondifferentiable(*(_op(f"aten::{n}") for n in (

@@ -159,8 +159,14 @@ def _hardtanh_meta(self, min_val=-1, max_val=1):
 def _hardtanh(self, min_val=-1, max_val=1):
     _hardtanh_meta(self)
     if not self.dtype.is_floating_point:
-        min_val, max_val = int(min_val), int(max_val)
-    return aten.clamp(self, min_val, max_val)
+        return aten.clamp(self, int(min_val), int(max_val))
+    # clamp's values, as selects whose derivative (a compiled function differentiated by
+    # jax.vjp, fnx.lower.jax_autograd) is this op's: zero at and beyond the bounds,
+    # passed through NaN; min, then max, so min_val > max_val gives max_val as clamp does
+    lo = aten.full_like(self, min_val)
+    hi = aten.full_like(self, max_val)
+    low = aten.where.self(aten.le.Tensor(self, lo), lo, self)
+    return aten.where.self(aten.ge.Tensor(low, hi), hi, low)
 
 
 hardtanh = defop("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
