@@ -1,9 +1,11 @@
 """A compiled function called outside a trace and differentiated afterwards
 (``fnx.compile(model)`` then an eager ``loss.backward()``) gets its gradient from
 ``jax.vjp`` of the lowered program (``fnx.lower.jax_autograd``): JAX's derivative of the
-decomposition, not the op's own formula. Where the two differ (a tie of ``maximum``, a
-clamp bound) the compiled gradient was silently not eager's. These tests pin the points
-where they differed, against hand-computed PyTorch gradients."""
+decomposition, not the op's own formula, and only where the program lets JAX see a
+stop. Where they differed (a tie of ``maximum``, a clamp bound, abs at 0, ``detach()``,
+a ``no_grad`` block, ``.data``, an embedding's padding row) the compiled gradient was
+silently not eager's. These tests pin those points against hand-computed PyTorch
+gradients."""
 from __future__ import annotations
 
 import math
@@ -29,7 +31,18 @@ CASES = {
     "hardtanh": (lambda x: F.hardtanh(x, 0.0, 1.0), [0.0, 1.0, 0.5, 2.0, NAN],
                  [0, 0, 3, 0, 5]),
     "relu6": (F.relu6, [0.0, 6.0, 3.0, 7.0, -1.0], [0, 0, 3, 0, 0]),
+    "abs": (lambda x: x.abs(), [0.0, -1.0, 2.0, -0.0, -3.0], [0, -2, 3, 0, -5]),
+    "x * x.detach()": (lambda x: x * x.detach(), [1.0, -1.0, 2.0, 0.5, 3.0],
+                       [1, -2, 6, 2, 15]),
+    "x * x.data": (lambda x: x * x.data, [1.0, -1.0, 2.0, 0.5, 3.0], [1, -2, 6, 2, 15]),
+    "no_grad block": (lambda x: x * _no_grad_double(x), [1.0, -1.0, 2.0, 0.5, 3.0],
+                      [2, -4, 12, 4, 30]),
 }
+
+
+def _no_grad_double(x):
+    with fnx.no_grad():
+        return x * 2
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -72,6 +85,17 @@ def test_compiled_module_on_zero_padded_rows_gets_eager_gradients():
     np.testing.assert_allclose(grads[0][1], ((h > 0) * w2).sum(0), rtol=1e-5, atol=1e-6)
     for a, b in zip(*grads):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_embedding_leaves_its_padding_row_alone():
+    e = fnx.nn.Embedding(4, 2, padding_idx=0)
+    g = fnx.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    for run in (e, fnx.compile(e)):
+        e.zero_grad()
+        (run(fnx.tensor([0, 1, 0])) * g).sum().backward()
+        # row 1 gets its one lookup's gradient; the padding row 0 none
+        np.testing.assert_array_equal(e.weight.grad.numpy(),
+                                      [[0, 0], [3, 4], [0, 0], [0, 0]])
 
 
 @pytest.mark.xfail(strict=True, reason="clamp with tensor bounds still decomposes to "

@@ -373,10 +373,12 @@ def _below(redispatch, ks, args, kwargs):
     state = tls.state
     saved = state.mask
     state.mask = saved & ~AUTOGRAD_BITS
+    state.below_autograd += 1
     try:
         return redispatch(ks & BELOW, *args, **kwargs)
     finally:
         state.mask = saved
+        state.below_autograd -= 1
 
 
 def _inplace_kernel(op, spec):

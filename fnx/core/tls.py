@@ -26,6 +26,8 @@ class State(threading.local):
     inference_depth = 0         # nesting of inference_mode (fnx.core.grad_mode)
     backward_runs = 0           # backward passes run (fnx.autograd.engine)
     suspensions = 0             # suspend_tracing blocks entered inside a trace
+    below_autograd = 0          # nesting of ops run below an autograd kernel (a tracer
+                                # tells them from ops run in no_grad: fnx.graph.tracer)
     # Autocast (fnx.core.autocast_mode): whether it is on is the Autocast<device> bit of
     # ``include``; the rest is here.
     autocast_nesting = 0        # autocast regions entered and not left

@@ -30,7 +30,7 @@ from ..core.tensor import GradWriteLog, Tensor
 from ..ir.strides import VIEW_STRIDES, contiguous_strides
 from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
                            inverse_view, is_view_op, written_args)
-from ..ops import aten
+from ..ops import aten, prims
 from .graph import Graph, NodeMeta, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
 from . import guards
@@ -70,6 +70,46 @@ class TracingMode(DecomposingMode):
         # traced code the value a tensor has in this call; None: they raise
         self.breaks = None
         self.lines = None       # node -> user_frame() of its call, when asked (export errors)
+        # Where autograd stops, JAX must stop too (a compiled module differentiated by
+        # jax.vjp, fnx.lower.jax_autograd): the nodes whose value depends on an input that
+        # requires grad (``_carries``), and a user-level call (``_depth`` 0: not inside a
+        # decomposition) that takes a float tensor that does not require grad although
+        # its node carries (made under no_grad, ``.data``) takes it through
+        # prims.stop_gradient instead (``_cut``; one per node, ``_stopped``). None: not
+        # asked (``trace(stop_gradients=...)``).
+        self._carries = set()
+        self._stopped = {}
+        self._depth = 0
+        self._inner = set()     # ids of tensors made below an autograd kernel: never cut
+
+    def handle(self, op, ks, args, kwargs):
+        if not self._depth and self._carries and not op.schema.is_mutable and \
+                not is_view_op(op):
+            args = tuple(self._cut(a) for a in args)
+            kwargs = {k: self._cut(v) for k, v in kwargs.items()}
+        self._depth += 1
+        try:
+            return super().handle(op, ks, args, kwargs)
+        finally:
+            self._depth -= 1
+
+    def _cut(self, value):
+        if isinstance(value, (list, tuple)):
+            return same_sequence(value, (self._cut(v) for v in value))
+        if not isinstance(value, Tensor) or value.requires_grad or id(value) in self._inner \
+                or not (value.dtype.is_floating_point or value.dtype.is_complex):
+            return value
+        node = self.node_of(value)
+        if node not in self._carries:
+            return value
+        stopped = self._stopped.get(node)
+        if stopped is None:
+            self._depth += 1
+            try:
+                stopped = self._stopped[node] = prims.stop_gradient(value)
+            finally:
+                self._depth -= 1
+        return stopped
 
     def __enter__(self):
         self._active = True
@@ -143,6 +183,9 @@ class TracingMode(DecomposingMode):
     def add_input(self, tensor, name, meta, source):
         node = self.graph.placeholder(name, meta)
         self.bind(tensor, node)
+        if self._carries is not None and tensor.requires_grad and \
+                (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
+            self._carries.add(node)
         self.sources.append(source)
         self.inputs.append(tensor)
         return node
@@ -245,12 +288,21 @@ class TracingMode(DecomposingMode):
                                          f"tensors are not supported in a trace; run the "
                                          f"function eagerly") from None
             raise DataDependentError(f"tracing {op.qualname} at {user_frame()}: {e}") from None
+        carries = self._carries and op is not prims.stop_gradient.default and \
+            _reaches(self._carries, (node_args, node_kwargs))
+        if carries and tls.state.below_autograd:
+            # made inside an op autograd differentiates as a whole (a decomposition below
+            # its autograd kernel): not requiring grad there is not a stop
+            self._inner.update(id(o) for o in (out if isinstance(out, (tuple, list))
+                                               else (out,)))
         if isinstance(out, Tensor):
             out._device = device
             node = self.graph.call(op, node_args, node_kwargs, _meta(out, device))
             if self.lines is not None:
                 self.lines[node] = user_frame()
             self.bind(out, node)
+            if carries:
+                self._carries.add(node)
             return out
         if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
             for o in out:
@@ -260,7 +312,10 @@ class TracingMode(DecomposingMode):
             if self.lines is not None:
                 self.lines[node] = user_frame()
             for i, o in enumerate(out):
-                self.bind(o, self.graph.getitem(node, i))
+                item = self.graph.getitem(node, i)
+                self.bind(o, item)
+                if carries:
+                    self._carries.add(item)
             return out
         if out is None and not op.schema.returns:
             # an op that only writes its arguments (a custom op's ``-> ()``)
@@ -270,6 +325,19 @@ class TracingMode(DecomposingMode):
             f"tracing {op.qualname} at {user_frame()}: the result is a Python value that "
             f"depends on tensor data (Tensor.item(), bool(tensor), `if x.sum() > 0:`), which a "
             f"trace cannot know")
+
+
+def _reaches(nodes, value) -> bool:
+    """Whether ``value`` (a node or nested lists, tuples and dicts of them) holds one of
+    ``nodes``."""
+    if isinstance(value, (list, tuple)):
+        return any(_reaches(nodes, v) for v in value)
+    if isinstance(value, dict):
+        return any(_reaches(nodes, v) for v in value.values())
+    try:
+        return value in nodes
+    except TypeError:       # an unhashable constant
+        return False
 
 
 class FunctionalTracingMode(TracingMode):
@@ -542,7 +610,7 @@ def _common_device(op, args):
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
           functional=False, capture_grads=False, stored_roots=(), mode_class=None,
           breaks=None, record_lines=False, shape_env=None, dynamic_dims=(),
-          **kwargs) -> Graph:
+          stop_gradients=False, **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -561,6 +629,9 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     outputs too, listed in ``graph.stored`` as (container, key, tensor, output index).
     ``mode_class``: a subclass of the mode to record with (``fnx.func`` records ``detach``
     as a stop-gradient).
+    With ``stop_gradients`` (a forward that JAX will differentiate, traced in grad mode)
+    a value autograd does not differentiate (made under ``no_grad``, ``.data``) enters
+    the ops that read it through ``prims.stop_gradient`` (``TracingMode._cut``).
     ``breaks`` (``fnx.lower.graph_breaks.BreakTracer``) hands data-dependent values
     (``item()``, ``tolist()``) to the traced code instead of raising.
     With ``record_lines`` ``graph.lines`` maps each call node to the user's line that made
@@ -578,6 +649,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     else:
         mode = TracingMode(graph, decompose_to, lift_captured)
     mode.breaks = breaks
+    if not stop_gradients:
+        mode._carries = None
     if record_lines:
         mode.lines = {}
     count = [0]

@@ -364,13 +364,13 @@ class CompiledFunction:
         if differentiable:
             # Outputs that carry a gradient and no backward inside: the caller differentiates
             # the result. Trace the forward alone (from the same Python state); its backward
-            # is JAX's vjp of it. Which outputs require grad is known from this trace only.
+            # is JAX's vjp of it. Traced in grad mode, so that where autograd stops (detach,
+            # no_grad blocks, .data) the trace stops JAX too (TracingMode._cut).
             result_grad = graph.result_grad
             rollback(graph.python_writes)
-            with no_grad():
-                graph = trace(call, *flat, input_names=names, lift_captured=True,
-                              functional=True, decompose_to=self.decompose,
-                              stored_roots=roots)
+            graph = trace(call, *flat, input_names=names, lift_captured=True,
+                          functional=True, decompose_to=self.decompose,
+                          stored_roots=roots, stop_gradients=True)
             graph.stored_grad = [k for c, key, _, k in graph.stored
                                  if (id(c), key) in grad_stores]
             graph.result_grad = result_grad

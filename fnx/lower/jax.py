@@ -111,6 +111,8 @@ def _rules():
     def _(pred, a, b):
         return lax.select(pred, a, b)
 
+    rule(P.stop_gradient)(lax.stop_gradient)
+
     @rule(P.convert_element_type)
     def _(x, dtype):
         to = np_dtype(dtype)

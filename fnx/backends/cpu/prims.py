@@ -228,6 +228,12 @@ def _convert_element_type(ks, self, dtype):
     return _out(convert(a, m.dtype), m.dtype, a)
 
 
+@kernel(P.stop_gradient)
+def _stop_gradient(ks, self):
+    m = P.stop_gradient.meta(self)
+    return wrap(_np(self, "stop_gradient").copy(), m.dtype)
+
+
 @kernel(P.device_put)
 def _device_put(ks, self, device):
     m = P.device_put.meta(self, device)

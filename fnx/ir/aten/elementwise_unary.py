@@ -49,7 +49,15 @@ def _sigmoid(self):
 def _abs(self):
     if self.dtype is D.bool:
         raise not_implemented("abs_cpu", D.bool)
-    return prims.abs(self)
+    if not self.dtype.is_floating_point:
+        return prims.abs(self)
+    # selects whose JAX derivative (jax.vjp of a compiled module, fnx.lower.jax_autograd)
+    # is abs's own, sign(x), where lax.abs passes the gradient at 0: the last branch is
+    # x * 0 + 0 (+0 for -0, NaN for NaN, derivative 0, finite even where not selected)
+    zero = full_like(self, 0)
+    return prims.where(prims.gt(self, zero), self,
+                       prims.where(prims.lt(self, zero), prims.neg(self),
+                                   prims.add(prims.mul(self, zero), zero)))
 
 
 @decomposition(_op("aten::neg"))

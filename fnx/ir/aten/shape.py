@@ -532,9 +532,10 @@ def _view_as_complex_backward(grad):
     return view_as_real(grad)
 
 
-# The decomposition drops autograd's detach semantics: it is for functional programs,
-# where the autograd key (above the tracer) has already handled it.
-_view_decomposition(detach)(_copy)
+# In a traced program detach is a copy that differentiation treats as a constant: the
+# autograd key (above the tracer) has already cut the graph there, and a compiled module
+# that jax.vjp differentiates (fnx.lower.jax_autograd) must stop there too.
+_view_decomposition(detach)(prims.stop_gradient)
 nondifferentiable(detach)       # a view outside autograd: its output never requires grad
 
 

@@ -328,5 +328,17 @@ def _device_put_backward(grad, self_meta):
     return _p.device_put(grad, self_meta[2])
 
 
+def _stop_gradient_meta(self):
+    check_tensor("stop_gradient", "self", self)
+    return TensorMeta(tuple(self.shape), self.dtype)
+
+
+# A copy of its operand that differentiation treats as a constant: what ``detach()``
+# decomposes to, so that a program differentiated by JAX (``jax.vjp`` of a compiled
+# module, fnx.lower.jax_autograd) stops where autograd stops (lax.stop_gradient).
+stop_gradient = prim("stop_gradient(Tensor self) -> Tensor", _stop_gradient_meta)
+nondifferentiable(stop_gradient)
+
+
 __all__ = ["UNARY", "BINARY", "unary", "binary", *(row[0] for row in UNARY + BINARY),
-           "complex", "where", "convert_element_type", "device_put"]
+           "complex", "where", "convert_element_type", "device_put", "stop_gradient"]

@@ -28,7 +28,14 @@ def _embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, s
 
 def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     shape = _embedding_meta(weight, indices).shape
-    rows = aten.index_select(weight, 0, aten.reshape(indices, [indices.numel()]))
+    flat = aten.reshape(indices, [indices.numel()])
+    rows = aten.index_select(weight, 0, flat)
+    if padding_idx >= 0 and (weight.dtype.is_floating_point or weight.dtype.is_complex):
+        # the padding row gets no gradient: its lookups are constants to a program that
+        # JAX differentiates (jax.vjp of a compiled module, fnx.lower.jax_autograd), as
+        # they are to embedding_dense_backward
+        pad = aten.unsqueeze(aten.eq.Scalar(flat, padding_idx), 1)
+        rows = aten.where.self(pad, aten.detach(rows), rows)
     return aten.view(rows, list(shape))
 
 

@@ -508,10 +508,17 @@ def _device_put_samples(info, device, dtype):
     yield SampleInput(make_tensor((4, 3), dtype, device).t(), "cpu")
 
 
+def _stop_gradient_samples(info, device, dtype):
+    yield SampleInput(make_tensor((3, 4), dtype, device))
+    yield SampleInput(make_tensor((), dtype, device))
+    yield SampleInput(make_tensor((0, 2), dtype, device))
+
+
 register(
     *_elementwise_entries(),
     OpInfo(P.complex, _complex_ref, (D.float32, D.float64), _complex_samples),
     OpInfo(P.where, _where_ref, ALLC, _where_samples, error_inputs=_where_errors),
     OpInfo(P.convert_element_type, _convert_ref, ALLC, _convert_samples),
     OpInfo(P.device_put, lambda a, device: a.copy(), ALL, _device_put_samples),
+    OpInfo(P.stop_gradient, lambda a: a.copy(), ALLC, _stop_gradient_samples),
 )
