@@ -214,8 +214,9 @@ silu = _float_act("silu", "silu_cpu", lambda x: x * aten.sigmoid(x))
 mish = _float_act("mish", "mish_cpu", lambda x: x * aten.tanh(_softplus_fn(x)))
 softplus = _float_act("softplus", "softplus_cpu", _softplus_fn,
                       "Scalar beta=1, Scalar threshold=20")
+# (hardtanh, not clamp: zero gradient at -3 and 3 for a compiled module's jax.vjp too)
 hardsigmoid = _float_act("hardsigmoid", "hardsigmoid_cpu",
-                         lambda x: aten.clamp(x + 3.0, 0.0, 6.0) / 6.0)
+                         lambda x: aten.hardtanh(x + 3.0, 0.0, 6.0) / 6.0)
 hardswish = _float_act("hardswish", "hardswish_cpu",
                        lambda x: x * aten.clamp(x + 3.0, 0.0, 6.0) / 6.0)
 log_sigmoid = _float_act("log_sigmoid", "log_sigmoid_cpu",
