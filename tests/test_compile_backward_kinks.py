@@ -101,6 +101,29 @@ def test_compiled_embedding_leaves_its_padding_row_alone():
                                       [[0, 0], [3, 4], [0, 0], [0, 0]])
 
 
+def test_compiled_fake_quantize_passes_the_gradient_straight_through():
+    # quantization-aware training: the gradient passes where the value is in range (the
+    # straight-through estimator), where JAX alone would differentiate round() to 0
+    x = [0.05, -0.3, 1.0, 20.0, -20.0]       # scale 0.1, range [-128, 127] * 0.1
+    g = fnx.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
+
+    def per_tensor(t):
+        return fnx.fake_quantize_per_tensor_affine(t, 0.1, 0, -128, 127)
+
+    def per_channel(t):
+        return fnx.fake_quantize_per_channel_affine(t.reshape(1, 5), fnx.full((5,), 0.1),
+                                                    fnx.zeros(5, dtype=fnx.int32), 1,
+                                                    -128, 127).reshape(5)
+    for fn in (per_tensor, per_channel):
+        for run in (fn, fnx.compile(fn)):
+            t = fnx.tensor(x, requires_grad=True)
+            out = run(t)
+            (out * g).sum().backward()
+            np.testing.assert_array_equal(t.grad.numpy(), [1, 2, 3, 0, 0])
+            np.testing.assert_allclose(out.detach().numpy(), [0.0, -0.3, 1.0, 12.7, -12.8],
+                                       rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.xfail(strict=True, reason="clamp with tensor bounds still decomposes to "
                    "maximum/minimum, whose jax.vjp splits the gradient at a bound; the "
                    "general fix is to trace fnx's own backward for compiled modules")

@@ -102,18 +102,30 @@ def _per_tensor_out(self, q, scale, zero_point, quant_min, quant_max):
     return aten._to_copy(out, dtype=self.dtype)
 
 
+def _straight_through_value(self, out, q, quant_min, quant_max):
+    """``out`` as it is, with the straight-through estimator as its derivative (1 where
+    ``q`` is in range) for a program that JAX differentiates (jax.vjp of a compiled
+    module, fnx.lower.jax_autograd), which would differentiate ``round`` to 0: ``x - x``
+    is exactly 0 where it is added (in range, so finite)."""
+    inside = aten.logical_and(q >= quant_min, q <= quant_max)    # False for NaN
+    passed = aten.where.self(inside, self - aten.detach(self), 0.0)
+    return aten.detach(out) + passed
+
+
 def _per_tensor(self, scale, zero_point, quant_min, quant_max):
     _per_tensor_meta(self, scale, zero_point, quant_min, quant_max)
     scale32 = float(np.float32(scale))
     q = _per_tensor_q(self, _float32_reciprocal(scale), zero_point)
-    return _per_tensor_out(self, q, scale32, zero_point, quant_min, quant_max)
+    out = _per_tensor_out(self, q, scale32, zero_point, quant_min, quant_max)
+    return _straight_through_value(self, out, q, quant_min, quant_max)
 
 
 def _per_tensor_qparams(self, scale, zero_point, quant_min, quant_max):
     _per_tensor_qparams_meta(self, scale, zero_point, quant_min, quant_max)
     s, inv, z = _tensor_qparams(self, scale, zero_point)
     q = _per_tensor_q(self, inv, z)
-    return _per_tensor_out(self, q, s, z, quant_min, quant_max)
+    out = _per_tensor_out(self, q, s, z, quant_min, quant_max)
+    return _straight_through_value(self, out, q, quant_min, quant_max)
 
 
 fake_quantize_per_tensor_affine = defop(
@@ -181,14 +193,15 @@ def _per_channel(self, scale, zero_point, axis, quant_min, quant_max):
         # a value check on data: compiled programs refuse it too
         zero_point = prims.check_in_range(aten._to_copy(zero_point, dtype=D.int64), quant_min,
                                           quant_max + 1, "RuntimeError", ZERO_POINT_RANGE)
-    q = _per_channel_q(self, scale, zero_point, axis)
+    raw = _per_channel_q(self, scale, zero_point, axis)
     # an int64 cast: NaN, infinities and values past int64 all become quant_min
-    castable = aten.logical_and(aten.isfinite(q), aten.abs(q) < _INT64_LIMIT)
-    q = aten.where.self(castable, aten.clamp(q, quant_min, quant_max), float(quant_min))
+    castable = aten.logical_and(aten.isfinite(raw), aten.abs(raw) < _INT64_LIMIT)
+    q = aten.where.self(castable, aten.clamp(raw, quant_min, quant_max), float(quant_min))
     wide = aten._to_copy(q, dtype=D.float64)
     out = ((wide - _along(zero_point, axis, self.ndim, D.float64))
            * _along(scale, axis, self.ndim, D.float64))
-    return aten._to_copy(out, dtype=self.dtype)
+    return _straight_through_value(self, aten._to_copy(out, dtype=self.dtype), raw,
+                                   quant_min, quant_max)
 
 
 fake_quantize_per_channel_affine = defop(
