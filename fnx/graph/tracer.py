@@ -18,7 +18,6 @@ import contextlib
 import inspect
 import os
 import traceback
-import types
 
 from ..core import dtype as D
 from ..core import tls
@@ -31,10 +30,11 @@ from ..ir.strides import VIEW_STRIDES, contiguous_strides
 from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
                            inverse_view, is_view_op, written_args)
 from ..ops import aten, prims
-from .graph import Graph, NodeMeta, same_sequence
+from .graph import Graph, NodeMeta, _collect, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
-from . import guards
 from .guards import Guard
+from .python_state import (_MISSING, _changes, _snapshot, _stored_tensors, describe_change,
+                           rollback, settle)
 from .symbolic import SymFloat
 
 __all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
@@ -288,8 +288,11 @@ class TracingMode(DecomposingMode):
                                          f"tensors are not supported in a trace; run the "
                                          f"function eagerly") from None
             raise DataDependentError(f"tracing {op.qualname} at {user_frame()}: {e}") from None
-        carries = self._carries and op is not prims.stop_gradient.default and \
-            _reaches(self._carries, (node_args, node_kwargs))
+        carries = False
+        if self._carries and op is not prims.stop_gradient.default:
+            read = []
+            _collect((node_args, tuple(node_kwargs.values())), read)
+            carries = any(n in self._carries for n in read)
         if carries and tls.state.below_autograd:
             # made inside an op autograd differentiates as a whole (a decomposition below
             # its autograd kernel): not requiring grad there is not a stop
@@ -325,19 +328,6 @@ class TracingMode(DecomposingMode):
             f"tracing {op.qualname} at {user_frame()}: the result is a Python value that "
             f"depends on tensor data (Tensor.item(), bool(tensor), `if x.sum() > 0:`), which a "
             f"trace cannot know")
-
-
-def _reaches(nodes, value) -> bool:
-    """Whether ``value`` (a node or nested lists, tuples and dicts of them) holds one of
-    ``nodes``."""
-    if isinstance(value, (list, tuple)):
-        return any(_reaches(nodes, v) for v in value)
-    if isinstance(value, dict):
-        return any(_reaches(nodes, v) for v in value.values())
-    try:
-        return value in nodes
-    except TypeError:       # an unhashable constant
-        return False
 
 
 class FunctionalTracingMode(TracingMode):
@@ -734,168 +724,6 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.guards = mode.guards
     graph.lines = mode.lines or {}
     return graph
-
-
-_MISSING = object()
-_PLAIN = (int, float, bool, str, type(None))
-
-
-def _walk(roots, limit=50_000):
-    """``(container, entries)`` for every dict, list, tuple and object reachable from
-    ``roots``; ``entries`` is the dict, list or tuple itself, or the object's ``__dict__``.
-    It goes through helper functions (the globals and closure cells their code names) and
-    bound methods, not through tensors, Python modules, classes or fnx's own machinery,
-    and stops after ``limit`` objects: the Python state the traced code may change behind
-    the program's back."""
-    seen, stack = set(), list(roots)
-    while stack and len(seen) < limit:
-        obj = stack.pop()
-        if id(obj) in seen:
-            continue
-        if isinstance(obj, types.FunctionType):
-            # (not fnx's own functions: fnx's internal caches are not the user's state)
-            seen.add(id(obj))
-            if not _internal(getattr(obj, "__module__", None)):
-                stack.extend(v for _, v in guards.scope(obj))
-            continue
-        if isinstance(obj, types.MethodType):
-            stack.extend((obj.__self__, obj.__func__))
-            continue
-        if isinstance(obj, (Tensor, *_OPAQUE)) or _internal(type(obj).__module__):
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, (dict, list, tuple)):
-            entries = obj
-        elif hasattr(obj, "__dict__"):
-            entries = vars(obj)
-        else:
-            continue
-        yield obj, entries
-        stack.extend(entries.values() if isinstance(entries, dict) else entries)
-
-
-def _snapshot(roots) -> list:
-    """``(container, shallow copy of its entries)`` for every mutable container ``_walk``
-    reaches."""
-    return [(c, dict(e) if isinstance(e, dict) else list(e))
-            for c, e in _walk(roots) if not isinstance(c, tuple)]
-
-
-def _internal(module) -> bool:
-    """Whether ``module`` holds fnx's machinery rather than state a user's program keeps
-    (``fnx.nn``, ``fnx.optim``, ``fnx.utils`` objects are the user's: modules, optimizers,
-    schedulers, data loaders); thread-local state is never the program's."""
-    if module == "_thread" or module == "threading":
-        return True
-    return bool(module) and module.startswith("fnx.") and \
-        not module.startswith(("fnx.nn", "fnx.optim", "fnx.utils"))
-
-
-def _changes(snapshot, mode) -> list:
-    """``(container, key, old, new, traced)`` for each entry of a snapshotted container
-    that the trace changed (``_MISSING`` for an absent key); ``traced``: ``new`` is a
-    tensor of this trace (a store the program can replay)."""
-    out = []
-    for container, before in snapshot:
-        now = _entries(container)
-        if isinstance(before, list):
-            keys = range(max(len(before), len(now)))
-            get = _list_get
-        else:
-            keys = list(before) + [k for k in now if k not in before]
-            get = _dict_get
-        for k in keys:
-            old, new = get(before, k), get(now, k)
-            if new is old or (type(new) is type(old) and type(new) in _PLAIN and new == old):
-                continue
-            out.append((container, k, old, new, _is_traced(mode, new)))
-    return out
-
-
-def _entries(container):
-    """What ``_walk`` compares of a container: a dict or list itself, an object's
-    ``__dict__`` (written directly: a rollback must not run ``__setattr__`` logic)."""
-    return container if isinstance(container, (dict, list)) else vars(container)
-
-
-def _dict_get(d, k):
-    return dict.get(d, k, _MISSING)
-
-
-def _list_get(items, i):
-    return items[i] if i < len(items) else _MISSING
-
-
-def _is_traced(mode, value) -> bool:
-    if not isinstance(value, Tensor):
-        return False
-    data = value.__dict__.get("_data")      # (not a resident tensor's lazy NumPy view)
-    return isinstance(data, MetaArray) and (id(value) in mode._node_of or
-                                            id(data) in mode._of_data)
-
-
-def rollback(changes) -> None:
-    """Put back what a trace changed (``_changes``): the function then runs eagerly as if
-    it had never been traced."""
-    for container, k, old, _, _ in reversed(changes):
-        target = _entries(container)
-        if isinstance(target, list):
-            if old is _MISSING:
-                del target[k:]
-            else:
-                target[k] = old
-        elif old is _MISSING:
-            dict.pop(target, k, None)
-        else:
-            dict.__setitem__(target, k, old)
-
-
-def settle(changes) -> None:
-    """Floats a trace wrote into Python state (a ``SymFloat``) become plain floats: their
-    values are this call's, and they must not outlive the trace as program inputs."""
-    for container, k, _, new, _ in changes:
-        if isinstance(new, SymFloat):
-            target = _entries(container)
-            if isinstance(target, list):
-                target[k] = float.__float__(new)
-            else:
-                dict.__setitem__(target, k, float.__float__(new))
-
-
-def describe_change(change) -> str:
-    """One change of ``_changes`` in words: ``StepLR.last_epoch: 0 -> 1``."""
-    container, k, old, new, _ = change
-    if isinstance(container, (dict, list)):
-        where = f"{type(container).__name__}[{k!r}]"
-    else:
-        where = f"{type(container).__name__}.{k}"
-    return f"{where}: {_show(old)} -> {_show(new)}"
-
-
-def _show(v) -> str:
-    if v is _MISSING:
-        return "<absent>"
-    if isinstance(v, SymFloat):
-        return repr(float.__float__(v))
-    return repr(v) if type(v) in _PLAIN else f"<{type(v).__name__}>"
-
-
-def _stored_tensors(mode, roots) -> list:
-    """``(container, key, tensor)`` for each tensor of this trace in a container ``_walk``
-    reaches from ``roots`` (a dict value, list item or object attribute, ``key`` naming
-    it), i.e. left behind by the traced code. In a tuple it is found but cannot be put
-    back: ``container`` and ``key`` are None."""
-    found = []
-    for c, e in _walk(roots):
-        items = e.items() if isinstance(e, dict) else enumerate(e)
-        for k, v in items:
-            if _is_traced(mode, v):
-                found.append((None, None, v) if isinstance(c, tuple) else (c, k, v))
-    return found
-
-
-_OPAQUE = (str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
-           types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 def _lift_written_captures(mode):

@@ -786,8 +786,6 @@ def _materialize(t, value):
     t._output_nr = value._output_nr
 
 
-
-
 def _layout(t):
     """How a tensor that keeps its storage laid out over devices (a DTensor) is laid out:
     programs are compiled for their inputs' shardings. None for other tensors."""

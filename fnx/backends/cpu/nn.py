@@ -211,8 +211,8 @@ def _fft_c2r(ks, self, dim, normalization, last_dim_size):
 # float32)
 
 def _nll_rows(self, target, ignore_index, op):
-    """(the input as an (n, c) array, the targets as n int64s, which are kept, and the
-    kept targets with the ignored ones at 0), the targets checked to be classes."""
+    """(the input as an (n, c) array, which targets are kept, and the targets with the
+    ignored ones at 0), the targets checked to be classes."""
     x = data(self, op)
     x = x.reshape(1, x.shape[0]) if x.ndim == 1 else x
     t = data(target, op).reshape(x.shape[0]).astype(np.int64, copy=False)
@@ -221,7 +221,7 @@ def _nll_rows(self, target, ignore_index, op):
     bad = (safe < 0) | (safe >= x.shape[1])
     if bad.any():
         raise range_error("IndexError", "Target {} is out of bounds.", int(safe[bad][0]))
-    return x, t, kept, safe
+    return x, kept, safe
 
 
 def _nll_weights(weight, kept, safe, dtype, op):
@@ -233,10 +233,10 @@ def _nll_weights(weight, kept, safe, dtype, op):
 @kernel(loss.nll_loss_forward)
 def _nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
     op = loss.nll_loss_forward
-    out_meta, total_meta = op.meta(self, target, weight, reduction, ignore_index)
+    op.meta(self, target, weight, reduction, ignore_index)       # validation
     if self._dtype not in _NLL_DTYPES:
         return loss._nll_loss_forward(self, target, weight, reduction, ignore_index)
-    x, t, kept, safe = _nll_rows(self, target, ignore_index, op.name)
+    x, kept, safe = _nll_rows(self, target, ignore_index, op.name)
     dt = x.dtype
     w = _nll_weights(weight, kept, safe, dt, op.name)
     losses = -x[np.arange(x.shape[0]), safe] * w
@@ -259,7 +259,7 @@ def _nll_loss_backward(ks, grad_output, self, target, weight, reduction, ignore_
     if self._dtype not in _NLL_DTYPES:
         return loss._nll_loss_backward(grad_output, self, target, weight, reduction,
                                        ignore_index, total_weight)
-    x, t, kept, safe = _nll_rows(self, target, ignore_index, op.name)
+    x, kept, safe = _nll_rows(self, target, ignore_index, op.name)
     dt = x.dtype
     w = _nll_weights(weight, kept, safe, dt, op.name)
     g = data(grad_output, op.name).astype(dt, copy=False).reshape(-1 if reduction == 0 else ())

@@ -232,12 +232,24 @@ nll_loss_forward = defop(
 
 
 def _nll_rows(self, target, ignore_index):
-    """(n, c, the targets as n int64s, which are kept (not ``ignore_index``), and the
-    kept targets with the ignored ones at class 0)."""
+    """(n, c, which targets are kept (not ``ignore_index``), and the targets as n int64s
+    with the ignored ones at class 0)."""
     n, c = (1, self.shape[0]) if self.ndim == 1 else tuple(self.shape)
     t = _to(aten.reshape(target, [n]), D.int64)
     kept = aten.ne.Scalar(t, ignore_index)
-    return n, c, t, kept, aten.where.self(kept, t, 0)
+    return n, c, kept, aten.where.self(kept, t, 0)
+
+
+def _kept_weights(weight, kept, safe):
+    """Each row's class weight (in its opmath dtype), 0 on ignored rows."""
+    return aten.where.self(kept, aten.index_select(_up(weight), 0, safe), 0.0)
+
+
+def _class_sums(weight, safe, r, c):
+    """The per-row values ``r`` summed into their classes: a gradient shaped as
+    ``weight``."""
+    return aten.reshape(aten.index_put(aten.zeros_like(_up(weight)).reshape([c]),
+                                       [safe], r, True), list(weight.shape))
 
 
 def _nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index,
@@ -259,12 +271,10 @@ def _nll_loss_backward(grad_output, self, target, weight, reduction, ignore_inde
     no kept row stays out of them); the mean's g is divided by the total weight."""
     _nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index,
                             total_weight)
-    n, c, t, kept, safe = _nll_rows(self, target, ignore_index)
+    n, c, kept, safe = _nll_rows(self, target, ignore_index)
     safe = prims.check_in_range(safe, 0, c, "IndexError", "Target {} is out of bounds.")
-    if weight is not None:
-        w = aten.where.self(kept, aten.index_select(_up(weight), 0, safe), 0.0)
-    else:
-        w = _to(kept, _opmath(self.dtype))
+    w = _kept_weights(weight, kept, safe) if weight is not None else \
+        _to(kept, _opmath(self.dtype))
     g = _up(grad_output)
     if reduction == 0:
         g = aten.reshape(g, [n])
@@ -299,7 +309,7 @@ def _nll_loss_derivative(grads, self, target, weight, reduction, ignore_index, r
     if weight is None or not needs_input_grad[2]:
         return gi, None, None
     x = self if self.ndim == 2 else aten.unsqueeze(self, 0)
-    n, c, t, kept, safe = _nll_rows(self, target, ignore_index)
+    n, c, kept, safe = _nll_rows(self, target, ignore_index)
     r = None
     if g_out is not None:
         g = _up(g_out)
@@ -307,7 +317,7 @@ def _nll_loss_derivative(grads, self, target, weight, reduction, ignore_index, r
             g = aten.reshape(g, [n])
         picked = aten.squeeze.dim(aten.gather(_up(x), 1, aten.unsqueeze(safe, 1)), 1)
         if reduction == 1:      # d(sum(-x w) / sum(w)) / dw = (-x - mean) / sum(w)
-            w = aten.where.self(kept, aten.index_select(_up(weight), 0, safe), 0.0)
+            w = _kept_weights(weight, kept, safe)
             total = aten.sum.dim_IntList(w, None)
             r = (-picked - aten.sum.dim_IntList(-picked * w, None) / total) * (g / total)
         else:
@@ -320,8 +330,7 @@ def _nll_loss_derivative(grads, self, target, weight, reduction, ignore_index, r
     gw = None
     if r is not None:
         r = aten.where.self(kept, r, 0.0)
-        gw = aten.reshape(aten.index_put(aten.zeros_like(_up(weight)).reshape([c]),
-                                         [safe], r, True), list(weight.shape))
+        gw = _class_sums(weight, safe, r, c)
     return gi, None, gw
 
 
@@ -332,7 +341,7 @@ def _nll_loss_backward_derivative(grad, grad_output, target, weight, reduction,
     with G the incoming gradient, its adjoint in ``grad_output`` is ``nll_loss(G)``
     (summed for the mean, then over the total weight); the weights and the mean's total
     weight get theirs from the same picked values -G[n, t_n]."""
-    n, c, t, kept, safe = _nll_rows(grad, target, ignore_index)
+    n, c, kept, safe = _nll_rows(grad, target, ignore_index)
     gg = gw = gt = None
     # -w[t_n] G[n, t_n] per row (0 on ignored rows); a mean's rows are over the total
     # weight on kept rows only, so no 0 / 0 reaches a batch with every row ignored
@@ -349,8 +358,7 @@ def _nll_loss_backward_derivative(grad, grad_output, target, weight, reduction,
         g = g / _up(total_weight) if reduction == 1 else g
         picked = aten.nll_loss_forward(_up(grad), target, None, 0, ignore_index)[0]
         r = aten.where.self(kept, aten.reshape(picked, [n]) * g, 0.0)
-        gw = aten.reshape(aten.index_put(aten.zeros_like(_up(weight)).reshape([c]),
-                                         [safe], r, True), list(weight.shape))
+        gw = _class_sums(weight, safe, r, c)
     if reduction == 1 and needs_input_grad[4]:
         gt = -grad_output * aten.sum.dim_IntList(
             aten.where.self(kept, per / total_weight, 0.0), None)

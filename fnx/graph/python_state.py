@@ -1,0 +1,182 @@
+"""The Python state a traced function can change behind its program's back.
+
+A trace runs the user's Python once; what that code writes into reachable Python objects
+(a scheduler's ``last_epoch``, a module's cached mask, an optimizer's lazily made state)
+is found by comparing snapshots taken before and after (``_snapshot``, ``_changes``),
+put back when the function runs eagerly instead (``rollback``), turned from traced floats
+into plain ones (``settle``) or, for tensors of the trace left on objects, made program
+outputs (``_stored_tensors``). ``fnx.graph.tracer`` records the graph; this module only
+reads and restores containers.
+"""
+from __future__ import annotations
+
+import types
+
+from ..core.meta_array import MetaArray
+from ..core.tensor import Tensor
+from . import guards
+from .symbolic import SymFloat
+
+__all__ = ["rollback", "settle", "describe_change"]
+
+
+_MISSING = object()
+_PLAIN = (int, float, bool, str, type(None))
+
+
+def _walk(roots, limit=50_000):
+    """``(container, entries)`` for every dict, list, tuple and object reachable from
+    ``roots``; ``entries`` is the dict, list or tuple itself, or the object's ``__dict__``.
+    It goes through helper functions (the globals and closure cells their code names) and
+    bound methods, not through tensors, Python modules, classes or fnx's own machinery,
+    and stops after ``limit`` objects: the Python state the traced code may change behind
+    the program's back."""
+    seen, stack = set(), list(roots)
+    while stack and len(seen) < limit:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        if isinstance(obj, types.FunctionType):
+            # (not fnx's own functions: fnx's internal caches are not the user's state)
+            seen.add(id(obj))
+            if not _internal(getattr(obj, "__module__", None)):
+                stack.extend(v for _, v in guards.scope(obj))
+            continue
+        if isinstance(obj, types.MethodType):
+            stack.extend((obj.__self__, obj.__func__))
+            continue
+        if isinstance(obj, (Tensor, *_OPAQUE)) or _internal(type(obj).__module__):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, (dict, list, tuple)):
+            entries = obj
+        elif hasattr(obj, "__dict__"):
+            entries = vars(obj)
+        else:
+            continue
+        yield obj, entries
+        stack.extend(entries.values() if isinstance(entries, dict) else entries)
+
+
+def _snapshot(roots) -> list:
+    """``(container, shallow copy of its entries)`` for every mutable container ``_walk``
+    reaches."""
+    return [(c, dict(e) if isinstance(e, dict) else list(e))
+            for c, e in _walk(roots) if not isinstance(c, tuple)]
+
+
+def _internal(module) -> bool:
+    """Whether ``module`` holds fnx's machinery rather than state a user's program keeps
+    (``fnx.nn``, ``fnx.optim``, ``fnx.utils`` objects are the user's: modules, optimizers,
+    schedulers, data loaders); thread-local state is never the program's."""
+    if module == "_thread" or module == "threading":
+        return True
+    return bool(module) and module.startswith("fnx.") and \
+        not module.startswith(("fnx.nn", "fnx.optim", "fnx.utils"))
+
+
+def _changes(snapshot, mode) -> list:
+    """``(container, key, old, new, traced)`` for each entry of a snapshotted container
+    that the trace changed (``_MISSING`` for an absent key); ``traced``: ``new`` is a
+    tensor of this trace (a store the program can replay)."""
+    out = []
+    for container, before in snapshot:
+        now = _entries(container)
+        if isinstance(before, list):
+            keys = range(max(len(before), len(now)))
+            get = _list_get
+        else:
+            keys = list(before) + [k for k in now if k not in before]
+            get = _dict_get
+        for k in keys:
+            old, new = get(before, k), get(now, k)
+            if new is old or (type(new) is type(old) and type(new) in _PLAIN and new == old):
+                continue
+            out.append((container, k, old, new, _is_traced(mode, new)))
+    return out
+
+
+def _entries(container):
+    """What ``_walk`` compares of a container: a dict or list itself, an object's
+    ``__dict__`` (written directly: a rollback must not run ``__setattr__`` logic)."""
+    return container if isinstance(container, (dict, list)) else vars(container)
+
+
+def _dict_get(d, k):
+    return dict.get(d, k, _MISSING)
+
+
+def _list_get(items, i):
+    return items[i] if i < len(items) else _MISSING
+
+
+def _is_traced(mode, value) -> bool:
+    if not isinstance(value, Tensor):
+        return False
+    data = value.__dict__.get("_data")      # (not a resident tensor's lazy NumPy view)
+    return isinstance(data, MetaArray) and (id(value) in mode._node_of or
+                                            id(data) in mode._of_data)
+
+
+def rollback(changes) -> None:
+    """Put back what a trace changed (``_changes``): the function then runs eagerly as if
+    it had never been traced."""
+    for container, k, old, _, _ in reversed(changes):
+        target = _entries(container)
+        if isinstance(target, list):
+            if old is _MISSING:
+                del target[k:]
+            else:
+                target[k] = old
+        elif old is _MISSING:
+            dict.pop(target, k, None)
+        else:
+            dict.__setitem__(target, k, old)
+
+
+def settle(changes) -> None:
+    """Floats a trace wrote into Python state (a ``SymFloat``) become plain floats: their
+    values are this call's, and they must not outlive the trace as program inputs."""
+    for container, k, _, new, _ in changes:
+        if isinstance(new, SymFloat):
+            target = _entries(container)
+            if isinstance(target, list):
+                target[k] = float.__float__(new)
+            else:
+                dict.__setitem__(target, k, float.__float__(new))
+
+
+def describe_change(change) -> str:
+    """One change of ``_changes`` in words: ``StepLR.last_epoch: 0 -> 1``."""
+    container, k, old, new, _ = change
+    if isinstance(container, (dict, list)):
+        where = f"{type(container).__name__}[{k!r}]"
+    else:
+        where = f"{type(container).__name__}.{k}"
+    return f"{where}: {_show(old)} -> {_show(new)}"
+
+
+def _show(v) -> str:
+    if v is _MISSING:
+        return "<absent>"
+    if isinstance(v, SymFloat):
+        return repr(float.__float__(v))
+    return repr(v) if type(v) in _PLAIN else f"<{type(v).__name__}>"
+
+
+def _stored_tensors(mode, roots) -> list:
+    """``(container, key, tensor)`` for each tensor of this trace in a container ``_walk``
+    reaches from ``roots`` (a dict value, list item or object attribute, ``key`` naming
+    it), i.e. left behind by the traced code. In a tuple it is found but cannot be put
+    back: ``container`` and ``key`` are None."""
+    found = []
+    for c, e in _walk(roots):
+        items = e.items() if isinstance(e, dict) else enumerate(e)
+        for k, v in items:
+            if _is_traced(mode, v):
+                found.append((None, None, v) if isinstance(c, tuple) else (c, k, v))
+    return found
+
+
+_OPAQUE = (str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
+           types.FunctionType, types.BuiltinFunctionType, types.MethodType)
