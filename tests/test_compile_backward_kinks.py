@@ -1,11 +1,12 @@
 """A compiled function called outside a trace and differentiated afterwards
-(``fnx.compile(model)`` then an eager ``loss.backward()``) gets its gradient from
-``jax.vjp`` of the lowered program (``fnx.lower.jax_autograd``): JAX's derivative of the
-decomposition, not the op's own formula, and only where the program lets JAX see a
-stop. Where they differed (a tie of ``maximum``, a clamp bound, abs at 0, ``detach()``,
-a ``no_grad`` block, ``.data``, an embedding's padding row) the compiled gradient was
-silently not eager's. These tests pin those points against hand-computed PyTorch
-gradients."""
+(``fnx.compile(model)`` then an eager ``loss.backward()``) gets its backward from fnx's own
+derivative formulas (a joint trace, ``fnx.graph.joint``). It used to be ``jax.vjp`` of the
+lowered program: JAX's derivative of the decomposition, not the op's own formula, and only
+where the program let JAX see a stop. Where they differed (a tie of ``maximum``, a clamp
+bound, abs at 0, ``detach()``, a ``no_grad`` block, ``.data``, an embedding's padding row)
+the compiled gradient was silently not eager's. These tests pin those points against
+hand-computed PyTorch gradients (the ``jax.vjp`` path, still the fallback, keeps the
+decompositions' fixes)."""
 from __future__ import annotations
 
 import math
@@ -124,9 +125,6 @@ def test_compiled_fake_quantize_passes_the_gradient_straight_through():
                                        rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.xfail(strict=True, reason="clamp with tensor bounds still decomposes to "
-                   "maximum/minimum, whose jax.vjp splits the gradient at a bound; the "
-                   "general fix is to trace fnx's own backward for compiled modules")
 def test_compiled_gradient_of_clamp_with_tensor_bounds_at_a_bound():
     lo, hi = fnx.zeros(3), fnx.ones(3)
     grads = []

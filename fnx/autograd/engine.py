@@ -98,6 +98,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """
     if is_grads_batched:
         raise NotImplementedError("grad(): is_grads_batched=True is not supported by fnx")
+    return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                 materialize_grads, hooks=True)
+
+
+def grad_without_hooks(outputs, inputs, grad_outputs, allow_unused=False):
+    """``grad`` without running any hook: the backward a joint trace records
+    (``fnx.graph.joint``), whose boundary tensors' hooks run once, in the real backward."""
+    return _grad(outputs, inputs, grad_outputs, None, False, allow_unused, False, hooks=False)
+
+
+def _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+          materialize_grads, hooks):
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
@@ -115,7 +127,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         e = edge_of(t)
         only.setdefault((id(e[0]), e[1]), ("capture", []))[1].append(i)
-    captured = _run(roots, retain_graph, create_graph, only)
+    captured = _run(roots, retain_graph, create_graph, only, hooks)
     result = []
     for i, t in enumerate(inputs):
         g = captured.get(i)
@@ -140,10 +152,11 @@ def _add(a, b):
 
 
 
-def _run(roots, retain_graph, create_graph, only):
+def _run(roots, retain_graph, create_graph, only, hooks=True):
     """Run the graph from ``roots`` [(edge, grad)]. ``only`` maps (id(node), nr) to
     ("capture", [input indices]) or ("accumulate", tensor): when given, only those edges
-    receive gradients and only the nodes leading to them run."""
+    receive gradients and only the nodes leading to them run. ``hooks``: whether the
+    nodes' and tensors' hooks run."""
     tls.state.backward_runs += 1      # fnx.compile asks whether its trace ran one
     # Dependencies: how many edges point at each node from nodes reachable from the roots.
     deps, nodes = {}, {}
@@ -187,7 +200,8 @@ def _run(roots, retain_graph, create_graph, only):
             _, nid = heapq.heappop(ready)
             node = nodes[nid]
             grads = buffers.pop(nid)
-            grads = _pre_hooks(node, grads)
+            if hooks:
+                grads = _pre_hooks(node, grads)
             out = None
             if only is not None:
                 for nr in range(len(grads)):
@@ -205,7 +219,7 @@ def _run(roots, retain_graph, create_graph, only):
                     out = node.apply(grads, create_graph)
                     if anomaly_mode._state["enabled"] and anomaly_mode._state["check_nan"]:
                         _check_nan(node, out)
-                    if node._hooks:
+                    if node._hooks and hooks:
                         for h in node._hooks:
                             r = h(tuple(out), tuple(grads))
                             if r is not None:

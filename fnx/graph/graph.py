@@ -149,13 +149,7 @@ class Graph:
         """A new graph of the nodes ``keep(node)`` accepts (all by default); uses of a node in
         ``replace`` read its replacement instead.  Node names and metas carry over."""
         replace = replace or {}
-        new = Graph()
-        for attr in ("mutated_inputs", "grad_writes", "output_requires_grad", "lifted",
-                     "input_sources", "guards", "grad_reads", "stored", "python_writes",
-                     "result_template", "stored_grad", "result_grad"):
-            if hasattr(self, attr):
-                v = getattr(self, attr)
-                setattr(new, attr, list(v) if isinstance(v, list) else v)
+        new = self.copy_attributes(Graph())
         mapped = {}
 
         def resolve(v):
@@ -172,6 +166,17 @@ class Graph:
                 continue
             m = new._add(n.kind, n.name, n.target, remap(n.args), remap(n.kwargs), n.meta)
             mapped[n] = m
+        return new
+
+    def copy_attributes(self, new: "Graph") -> "Graph":
+        """``new``, given what a trace recorded beside the nodes (inputs' sources, guards,
+        written inputs, stored tensors, a joint graph's backward: ``fnx.graph.joint``)."""
+        for attr in ("mutated_inputs", "grad_writes", "output_requires_grad", "lifted",
+                     "input_sources", "guards", "grad_reads", "stored", "python_writes",
+                     "result_template", "stored_grad", "result_grad", "joint", "backward"):
+            if hasattr(self, attr):
+                v = getattr(self, attr)
+                setattr(new, attr, list(v) if isinstance(v, list) else v)
         return new
 
     # -- running

@@ -33,6 +33,7 @@ from ..ops import aten, prims
 from .graph import Graph, NodeMeta, _collect, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
 from .guards import Guard
+from .joint import record_backward
 from .python_state import (_MISSING, _changes, _snapshot, _stored_tensors, describe_change,
                            rollback, settle)
 from .symbolic import SymFloat
@@ -600,7 +601,7 @@ def _common_device(op, args):
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
           functional=False, capture_grads=False, stored_roots=(), mode_class=None,
           breaks=None, record_lines=False, shape_env=None, dynamic_dims=(),
-          stop_gradients=False, **kwargs) -> Graph:
+          stop_gradients=False, joint=False, **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -622,6 +623,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     With ``stop_gradients`` (a forward that JAX will differentiate, traced in grad mode)
     a value autograd does not differentiate (made under ``no_grad``, ``.data``) enters
     the ops that read it through ``prims.stop_gradient`` (``TracingMode._cut``).
+    With ``joint`` fnx's autograd differentiates the result too, against cotangent
+    placeholders: the graph is a joint forward-backward graph (``fnx.graph.joint``).
     ``breaks`` (``fnx.lower.graph_breaks.BreakTracer``) hands data-dependent values
     (``item()``, ``tolist()``) to the traced code instead of raising.
     With ``record_lines`` ``graph.lines`` maps each call node to the user's line that made
@@ -716,6 +719,13 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         for container, key, t in _stored_tensors(mode, stored_roots):
             graph.stored.append((container, key, t, len(extra) + 1))
             extra.append(mode.node_of(t))
+        if joint:
+            try:
+                extra += record_backward(mode, graph, result, _leaves(out),
+                                         [t for _, _, t, _ in graph.stored], list(extra))
+            except Exception:
+                rollback(graph.python_writes)
+                raise
         if extra:
             result = (result, *extra)
     graph.output(result)

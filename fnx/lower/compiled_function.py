@@ -37,7 +37,8 @@ from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import Tensor, resident, set_grad, set_resident, storage_shape
 from ..dispatch.modes import current_mode
 from ..graph import guards
-from ..graph.graph import Graph, map_nodes, same_sequence
+from ..graph.graph import Graph, _collect, map_nodes, same_sequence
+from ..graph.joint import EagerBackward, split_joint
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
 from ..graph.tracer import (DataDependentError, TracingMode, describe_change, restore_result,
@@ -363,17 +364,13 @@ class CompiledFunction:
             return None
         if differentiable:
             # Outputs that carry a gradient and no backward inside: the caller differentiates
-            # the result. Trace the forward alone (from the same Python state); its backward
-            # is JAX's vjp of it. Traced in grad mode, so that where autograd stops (detach,
-            # no_grad blocks, .data) the trace stops JAX too (TracingMode._cut).
+            # the result. Trace the forward again (from the same Python state) with its
+            # backward (see _forward_for_backward).
             result_grad = graph.result_grad
             rollback(graph.python_writes)
-            graph = trace(call, *flat, input_names=names, lift_captured=True,
-                          functional=True, decompose_to=self.decompose,
-                          stored_roots=roots, stop_gradients=True)
-            graph.stored_grad = [k for c, key, _, k in graph.stored
-                                 if (id(c), key) in grad_stores]
-            graph.result_grad = result_grad
+            graph = self._forward_for_backward(call, flat, names, roots)
+            if graph is None:
+                return None
             graph.stored_grad = [k for c, key, _, k in graph.stored
                                  if (id(c), key) in grad_stores]
             graph.result_grad = result_grad
@@ -426,6 +423,55 @@ class CompiledFunction:
             for program in entry.programs():
                 program.check_values = False
         return entry
+
+    def _forward_for_backward(self, call, flat, names, roots) -> Graph:
+        """The trace of a forward whose outputs the caller differentiates, with its backward.
+
+        First choice: a joint trace split in two (``fnx.graph.joint``), whose backward is
+        fnx's own derivative formulas, as eager's. Where that cannot be compiled as one
+        program (a formula fnx lacks, one that does not lower, a value laid out over
+        devices) the forward alone, whose backward is then JAX's vjp of it
+        (``jax_autograd.compile_vjp``): traced in grad mode, so that where autograd stops
+        (detach, no_grad blocks, .data) the trace stops JAX too (TracingMode._cut).
+        None where the function must run eagerly (``fnx.graph.joint.EagerBackward``)."""
+        options = dict(input_names=names, lift_captured=True, functional=True,
+                       decompose_to=self.decompose, stored_roots=roots)
+        if hasattr(self.target, "joint") and \
+                not any(isinstance(t, Tensor) and _layout(t) is not None for t in flat):
+            try:
+                graph = trace(call, *flat, joint=True, **options)
+            except EagerBackward as e:    # (the trace undid what it changed)
+                self._warn_once("eager backward", f"fnx.compile: {_name(self.fn)} has {e}; "
+                                                  f"it runs eagerly so that its backward is "
+                                                  f"its own")
+                self._eager_reason = str(e)
+                return None
+            except Exception as e:
+                why = f"{type(e).__name__}: {e}"
+            else:
+                why = self._split(graph)
+                if not isinstance(why, str):
+                    return why
+                rollback(graph.python_writes)
+            _log.info("fnx.compile: %s's backward is JAX's vjp of its forward, not fnx's "
+                      "formulas: %s", _name(self.fn), why)
+        return trace(call, *flat, stop_gradients=True, **options)
+
+    def _split(self, graph):
+        """The forward of joint ``graph`` holding its backward (``graph.backward``), or why
+        it cannot be one program (a string)."""
+        supports = getattr(self.target, "supports", None) or \
+            (lambda n: self.target.has_rule(n.target))
+        missing = {str(n.target) for n in graph.calls() if not supports(n)}
+        if missing:
+            return f"no {self.target.name!r} lowering for {', '.join(sorted(missing))}"
+        if any(_layout(t) is not None for t in graph.lifted):
+            return "a tensor it reads is laid out over devices"
+        split = split_joint(eliminate_common_subexpressions(eliminate_dead_code(graph)))
+        if split is None:
+            return "a value its backward reads has several outputs"
+        forward, forward.backward = split
+        return forward
 
     def _python_writes_ok(self, graph, one_shot) -> bool:
         """Whether the program may stand for the Python state the trace changed. A program
@@ -670,12 +716,21 @@ class _GradEntry(_Entry):
 
     def __init__(self, target, graph, parts, lifted, n_explicit, stages):
         super().__init__(target, graph, parts, lifted, n_explicit, stages)
-        self.whole = target.compile(graph)
-        self.vjp = target.vjp(self.whole, graph)
+        backward = getattr(graph, "backward", None)
+        if backward is not None:        # fnx's own backward (fnx.graph.joint)
+            self.whole = target.compile(backward.program)
+            self.backward = target.compile(backward.graph)
+            outs = []
+            _collect(graph.output_node.args[0], outs)
+            self.vjp = target.joint(self.whole, self.backward, backward, outs)
+        else:
+            self.whole = target.compile(graph)
+            self.backward = None
+            self.vjp = target.vjp(self.whole, graph)
         self.hows = feed_modes(self.sources)
 
     def programs(self) -> list:
-        return [self.whole]
+        return [self.whole] + ([self.backward] if self.backward is not None else [])
 
     def __call__(self, args, kwargs, inputs=None):
         if inputs is None:

@@ -17,7 +17,7 @@ from jax import lax
 from ..ir import prims as P
 from ..ir.prims.recurrence import RNN_MODES
 from . import precision
-from .jax_autograd import compile_vjp
+from .jax_autograd import compile_joint, compile_vjp
 from .jax_compile import compile_graph
 from .jax_spmd import node_checks
 from .target import Target
@@ -53,6 +53,11 @@ class JaxTarget(Target):
     def vjp(self, compiled, graph):
         """The compiled forward of ``graph`` with a ``jax.vjp`` backward (compiled autograd)."""
         return compile_vjp(compiled, graph)
+
+    def joint(self, forward, backward, plan, out_nodes):
+        """The compiled forward and backward of a split joint graph as an autograd node
+        (``plan``: its ``fnx.graph.joint.Backward``; ``out_nodes``: the forward's outputs)."""
+        return compile_joint(forward, backward, plan, out_nodes)
 
 
 JAX_TARGET = JaxTarget()

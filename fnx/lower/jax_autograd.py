@@ -1,10 +1,13 @@
-"""Compiled autograd for the JAX target: a forward program differentiated by ``jax.vjp``.
+"""Compiled autograd for the JAX target: the autograd node of a compiled forward.
 
-``compile_vjp`` jits ``jax.vjp`` of the program over its inputs that require grad. The
-jitted forward returns the outputs and ``vjp_fn`` (a pytree holding the residuals on the
-device); the recorded autograd node hands that and the output gradients to a jitted
-backward. Nothing of the forward is recomputed, and the residuals are freed when the
-backward pass releases the node.
+``compile_joint`` runs a forward program that also returns the residuals of fnx's own
+backward (a joint graph split in two, ``fnx.graph.joint``); the recorded node hands them
+and the output gradients to the backward program. ``compile_vjp``, for a forward fnx's
+formulas cannot differentiate as one program, jits ``jax.vjp`` of the program over its
+inputs that require grad: the jitted forward returns the outputs and ``vjp_fn`` (a pytree
+holding the residuals on the device), which the node hands to a jitted backward. Either
+way nothing of the forward is recomputed, and the residuals are freed when the backward
+pass releases the node.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from .jax_compile import tensor_maker
 from .host_checks import HostChecks
 from .jax_storage import KEEP, feed, program_input
 
-__all__ = ["compile_vjp", "CompiledBackward"]
+__all__ = ["compile_vjp", "compile_joint", "CompiledBackward"]
 
 
 def _is_float(dtype) -> bool:
@@ -59,7 +62,67 @@ class CompiledBackward(Node):
                 res = self.bwd(self.vjp_fn, cts)
         except RuntimeError as e:
             _raise_oom(e, "fnx.compile: the compiled backward")
-        return [tensor_maker(m)(r) for r, m in zip(res, self.in_meta)]
+        return [None if r is None else tensor_maker(m)(r) for r, m in zip(res, self.in_meta)]
+
+
+def _checked(run, host, inputs, hows):
+    """``run``, or its variant without the value checks the host made on these inputs
+    before (``HostChecks``, made on the first call: it needs ``hows``)."""
+    if not host:
+        host.append(HostChecks.of(run, [(i, None, h) for i, h in enumerate(hows)]))
+    if host[0] is not None and run.check_values and host[0].hold(inputs):
+        return run.without_checks(host[0].skip)    # the rest, if any
+    return run
+
+
+def _record(inputs, env, diff_in, diff_out, out_meta, in_meta):
+    """The ``CompiledBackward`` of one call: its edges to ``inputs[diff_in]``, recorded as
+    the history of the outputs ``diff_out`` (tensors of ``env``)."""
+    node = CompiledBackward([edge_of(inputs[i]) for i in diff_in])
+    node.out_meta, node.in_meta = out_meta, in_meta
+    node.num_outputs = len(diff_out)
+    for k, t in enumerate(diff_out):
+        t._ks |= ag_bit(t._ks)
+        t.grad_fn = node
+        t._output_nr = k
+    return node
+
+
+def compile_joint(run, backward_run, plan, out_nodes):
+    """A callable ``(input tensors, hows=None) -> (env of output node -> tensor, node)``
+    running ``run`` (the forward of ``plan``, a ``fnx.graph.joint.Backward``, compiled: its
+    outputs, then residuals) and recording a ``CompiledBackward`` that runs
+    ``backward_run`` (the backward compiled) on the residuals and output gradients.
+    ``out_nodes``: the nodes standing for ``run``'s outputs in the caller's graph (the
+    forward's, after passes that copied it), the keys of ``env``."""
+    makers = [tensor_maker(n.meta) for n in out_nodes]
+    places = run.places
+    diff_nodes = [out_nodes[j] for j in plan.diff_out]
+    out_meta = [n.meta for n in diff_nodes]
+    in_meta = [places[i].meta for i in plan.diff_in]
+    grads = plan.grads
+    host = []
+
+    def backward(saved, cts):
+        res = backward_run.call_arrays(list(saved) + cts)
+        return [None if k is None else res[k] for k in grads]
+
+    def call(inputs, hows=None):
+        hows = hows or [KEEP] * len(inputs)
+        program = _checked(run, host, inputs, hows)
+        with jax.enable_x64(True):
+            arrays = [feed(t, h) for t, h in zip(inputs, hows)]
+        outs = program.call_arrays(arrays)
+        env = {}
+        for n, a, make in zip(out_nodes, outs, makers):
+            if n not in env:
+                env[n] = make(a)
+        node = _record(inputs, env, plan.diff_in, [env[n] for n in diff_nodes], out_meta,
+                       in_meta)
+        node.vjp_fn = [arrays[j] if kind == "in" else outs[j] for kind, j in plan.residuals]
+        node.bwd = backward
+        return env, node
+    return call
 
 
 def compile_vjp(run, graph):
@@ -114,11 +177,7 @@ def compile_vjp(run, graph):
         if built is None:
             built = cache[diff_in] = build(diff_in)
         rest_in, fwd, bwd = built
-        if not host:
-            host.append(HostChecks.of(run, [(i, None, h) for i, h in enumerate(hows)]))
-        checks = run
-        if host[0] is not None and run.check_values and host[0].hold(inputs):
-            checks = run.without_checks(host[0].skip)   # the rest, if any
+        checks = _checked(run, host, inputs, hows)
         try:
             with jax.enable_x64(True):
                 arrays = [feed(t, h) for t, h in zip(inputs, hows)]
@@ -137,16 +196,10 @@ def compile_vjp(run, graph):
             env[out_nodes[j]] = makers[j](a)
         node = None
         if diff_in:
-            node = CompiledBackward([edge_of(inputs[i]) for i in diff_in])
+            node = _record(inputs, env, diff_in, [env[out_nodes[j]] for j in diff_out],
+                           [out_nodes[j].meta for j in diff_out],
+                           [places[i].meta for i in diff_in])
             node.vjp_fn = vjp_fn
             node.bwd = bwd
-            node.out_meta = [out_nodes[j].meta for j in diff_out]
-            node.in_meta = [places[i].meta for i in diff_in]
-            node.num_outputs = len(diff_out)
-            for k, j in enumerate(diff_out):
-                t = env[out_nodes[j]]
-                t._ks |= ag_bit(t._ks)
-                t.grad_fn = node
-                t._output_nr = k
         return env, node
     return call
