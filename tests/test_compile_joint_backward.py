@@ -203,3 +203,18 @@ def test_no_fallback_to_jax_vjp_for_a_plain_model(caplog):
         fnx.compile(m)(fnx.ones(1, 1, 4, 4)).sum().backward()
     assert "vjp" not in caplog.text
     assert all(p.grad is not None for p in m.parameters())
+
+
+def test_an_input_the_backward_reads_written_in_place_raises_as_eager():
+    # the backward keeps w itself (a residual that is an input: its storage, maybe a
+    # mutable NumPy array), so a write before backward() must raise, not change the gradient
+    w = fnx.tensor([1.0, 2.0, 3.0])
+    x = fnx.tensor([1.0, 1.0, 1.0], requires_grad=True)
+    out = fnx.compile(lambda a: (a * w).sum())(x)
+    w.add_(10.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+    w.sub_(10.0)
+    out = fnx.compile(lambda a: (a * w).sum())(x)
+    out.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 2.0, 3.0])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..autograd.graph import FREED, Node, ag_bit
+from ..autograd.graph import FREED, Node, SavedTensor, ag_bit
 from ..autograd.history import edge_of
 from ..core.errors import out_of_memory
 from ..core.tensor import Tensor
@@ -40,7 +40,7 @@ def _raise_oom(error, what):
 
 class CompiledBackward(Node):
     """The autograd node of one call of a compiled program."""
-    __slots__ = ("vjp_fn", "bwd", "out_meta", "in_meta", "num_outputs")
+    __slots__ = ("vjp_fn", "bwd", "out_meta", "in_meta", "num_outputs", "saved")
 
     def name(self):
         return "CompiledFunctionBackward"
@@ -55,6 +55,8 @@ class CompiledBackward(Node):
                                "uncompiled for higher-order gradients")
         if self.vjp_fn is None:
             raise RuntimeError(FREED)
+        for saved in self.saved or ():     # inputs kept as residuals: eager's version check
+            saved.unpack(self)
         try:
             with jax.enable_x64(True):     # (a float64 output's zero cotangent stays float64)
                 cts = [program_input(g) if g is not None else jnp.zeros(m.shape, m.dtype.numpy)
@@ -101,6 +103,7 @@ def compile_joint(run, backward_run, plan, out_nodes):
     out_meta = [n.meta for n in diff_nodes]
     in_meta = [places[i].meta for i in plan.diff_in]
     grads = plan.grads
+    kept_inputs = sorted({j for kind, j in plan.residuals if kind == "in"})
     host = []
 
     def backward(saved, cts):
@@ -121,6 +124,9 @@ def compile_joint(run, backward_run, plan, out_nodes):
                        in_meta)
         node.vjp_fn = [arrays[j] if kind == "in" else outs[j] for kind, j in plan.residuals]
         node.bwd = backward
+        # an input's storage may be a mutable NumPy array: an in-place write before the
+        # backward raises, as eager's saved-tensor check does
+        node.saved = [SavedTensor(inputs[j]) for j in kept_inputs]
         return env, node
     return call
 
