@@ -24,11 +24,13 @@ backward runs. Nothing of the forward is recomputed.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 from ..autograd.engine import grad_without_hooks
 from ..autograd.function import BackwardCFunction
 from ..autograd.history import edge_of
+from ..core.autocast_mode import autocast, autocast_state
 from ..core.meta_array import meta_tensor
 from ..core.tensor import Tensor
 from .graph import Graph, NodeMeta, _collect, map_nodes
@@ -117,8 +119,13 @@ def record_backward(mode, graph, result, result_tensors, stored_tensors, extra) 
         if node._hooks or node._pre_hooks or node._tensor_pre_hooks or node._retains:
             raise EagerBackward(f"a gradient hook on a value it computes ({node.name()})")
     try:
-        # (the hooks of the inputs' own history run in the real backward, after this one)
-        grads = grad_without_hooks(outs, wrt, cts, allow_unused=True)
+        with contextlib.ExitStack() as outside:
+            # as an eager backward after the region: autocast off (the forward called inside
+            # one decided its casts), hooks off (those of the inputs' own history run in the
+            # real backward, after this one)
+            for device, _ in autocast_state():
+                outside.enter_context(autocast(device, enabled=False))
+            grads = grad_without_hooks(outs, wrt, cts, allow_unused=True)
     except Exception as e:
         custom = [n.name() for n in history if isinstance(n, BackwardCFunction)]
         if custom:
