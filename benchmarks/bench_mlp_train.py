@@ -8,7 +8,7 @@ Two models, each with ReLU, cross-entropy and plain SGD (lr 0.01):
 Four variants of each start from the same weights and data:
 
 - eager: ``opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()``
-- compiled model: the same step with ``fnx.compile(model)`` (backward through ``jax.vjp``)
+- compiled model: the same step with ``fnx.compile(model)`` (its backward a compiled program)
 - compiled step: ``fnx.compile(step)``: forward, backward and update as one jitted program
 - JAX: ``jax.value_and_grad`` plus the SGD update in one ``jax.jit``
 - JAX, grads: the same, also returning the gradients (what a PyTorch step keeps in

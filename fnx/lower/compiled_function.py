@@ -12,8 +12,9 @@ breaks: compiled segments run around that point (``graph_breaks``).
 Autograd: the trace runs with autograd on, so a training step that calls ``backward()`` and
 an optimizer records the backward and the updates in the same program; the ``.grad`` it
 leaves on parameters are program outputs assigned after each call. A function whose
-outputs require grad (a compiled model in eager training) is compiled as a forward-only
-program differentiated by JAX's ``vjp``, recorded as one autograd node.
+outputs require grad (a compiled model in eager training) is compiled as a forward program
+and a backward program of fnx's own formulas (a joint trace split in two,
+``fnx.graph.joint``), recorded as one autograd node.
 """
 from __future__ import annotations
 
@@ -710,9 +711,10 @@ class _Entry:
 
 
 class _GradEntry(_Entry):
-    """A compiled forward whose outputs require grad: one jitted ``jax.vjp`` returns the
-    outputs and the residuals; the autograd node it records runs the jitted backward on them
-    (the forward is not recomputed)."""
+    """A compiled forward whose outputs require grad: the forward program returns the
+    outputs and the residuals; the autograd node it records runs the backward program on
+    them (the forward is not recomputed). The backward is fnx's formulas (``graph.backward``
+    from a split joint graph), else a jitted ``jax.vjp`` of the forward."""
 
     def __init__(self, target, graph, parts, lifted, n_explicit, stages):
         super().__init__(target, graph, parts, lifted, n_explicit, stages)
