@@ -220,3 +220,24 @@ def test_prim_gradients():
     assert gradcheck(lambda t: P.polygamma(m, t), [q])
     with pytest.raises(RuntimeError, match="the derivative for 'igamma: input'"):
         P.igamma(_d([1.0]), T([1.0])).sum().backward()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_compiled_polygamma_below_minus_eight_is_scipys(n):
+    # lax.zeta's tail assumed q > ~-8: lax.polygamma(1, -8.8) was -1347 (SciPy: 35.8), so a
+    # compiled digamma's gradient was wrong there (fnx/lower/jax_zeta.py)
+    x = np.concatenate([np.linspace(-29.7, 29.3, 61), [-3.0, 0.0, -0.0, -np.inf, np.inf]])
+    got = fnx.compile(lambda t: fnx.polygamma(n, t))(fnx.tensor(x)).numpy()
+    np.testing.assert_allclose(got, sp.polygamma(n, x), rtol=1e-9)
+
+
+def test_compiled_digamma_gradient_at_negative_x_is_trigamma():
+    x = fnx.tensor([-8.82443466, -15.25, -0.3, 2.5], dtype=fnx.float64, requires_grad=True)
+    fnx.compile(fnx.special.digamma)(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), sp.polygamma(1, x.detach().numpy()), rtol=1e-9)
+
+
+def test_compiled_hurwitz_zeta_at_negative_q_is_scipys():
+    q = np.array([-12.5, -9.25, -3.5, -2.0, 0.5, 4.0])
+    got = fnx.compile(fnx.special.zeta)(fnx.tensor(3.0, dtype=fnx.float64), fnx.tensor(q))
+    np.testing.assert_allclose(got.numpy(), sp.zeta(3.0, q), rtol=1e-9)

@@ -17,6 +17,7 @@ from .interpreter import InterpreterTarget
 from . import jax_linalg  # noqa: F401  (registers the factorization prims' rules)
 from . import jax_bessel  # noqa: F401  (registers the Bessel prims' rules)
 from . import jax_polynomials  # noqa: F401  (the orthogonal-polynomial prims' rules)
+from . import jax_zeta  # noqa: F401  (the Hurwitz zeta and polygamma prims' rules)
 from .jax import JAX_TARGET
 from .target import Target, get_target, register_target, targets
 

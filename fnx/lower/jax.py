@@ -98,8 +98,7 @@ _BINARY = {
     P.shift_right_arithmetic: lax.shift_right_arithmetic, P.nextafter: lax.nextafter,
     P.eq: lax.eq, P.ne: lax.ne, P.lt: lax.lt, P.le: lax.le, P.gt: lax.gt, P.ge: lax.ge,
     P.complex: lax.complex, P.igamma: lax.igamma, P.igammac: lax.igammac,
-    P.polygamma: lax.polygamma, P.zeta: lax.zeta,
-}
+}   # (polygamma and zeta: jax_zeta.py)
 
 
 def _bind_tables():
