@@ -218,3 +218,14 @@ def test_an_input_the_backward_reads_written_in_place_raises_as_eager():
     out = fnx.compile(lambda a: (a * w).sum())(x)
     out.backward()
     np.testing.assert_allclose(x.grad.numpy(), [1.0, 2.0, 3.0])
+
+
+def test_explain_shows_the_backward_program():
+    m = nn.Linear(3, 2)
+    report = fnx.compile(m).explain(fnx.ones(4, 3))
+    text = str(report)
+    assert "== backward graph" in text
+    # the backward of a Linear: products with the cotangent, no exp/log of the forward
+    backward = report.stages["backward"]
+    assert [p.name for p in backward.placeholders()][-1] == "ct_0"
+    assert any("dot" in n.target.name or "mm" in n.target.name for n in backward.calls())

@@ -396,6 +396,8 @@ class CompiledFunction:
         stages["functional"] = graph
         graph = eliminate_common_subexpressions(eliminate_dead_code(graph))
         stages["optimized"] = graph
+        if getattr(graph, "backward", None) is not None:    # fnx's backward (graph.joint)
+            stages["backward"] = graph.backward.graph
         supports = getattr(self.target, "supports", None) or \
             (lambda n: self.target.has_rule(n.target))
         parts = partition(graph, supports)
