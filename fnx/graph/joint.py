@@ -32,8 +32,9 @@ from ..autograd.function import BackwardCFunction
 from ..autograd.history import edge_of
 from ..core.autocast_mode import autocast, autocast_state
 from ..core.meta_array import meta_tensor
+from ..ops import prims as _prims
 from ..core.tensor import Tensor
-from .graph import Graph, NodeMeta, _collect, map_nodes
+from .graph import Graph, NodeMeta, _collect, map_nodes, upstream
 
 __all__ = ["record_backward", "split_joint", "Joint", "Backward", "EagerBackward"]
 
@@ -143,8 +144,8 @@ def record_backward(mode, graph, result, result_tensors, stored_tensors, extra) 
 
 
 def _forward(graph, later, output):
-    """``graph``'s nodes outside ``later``, attributes carried over, returning
-    ``output(mapped)`` (``mapped``: old node -> new)."""
+    """``graph``'s nodes outside ``later`` that ``output(mapped)`` reads (``mapped``: old
+    node -> new), attributes carried over."""
     new = graph.copy_attributes(Graph())
     new.joint = None
     mapped = {}
@@ -153,14 +154,65 @@ def _forward(graph, later, output):
             mapped[n] = new._add(n.kind, n.name, n.target, map_nodes(n.args, mapped.get),
                                  map_nodes(n.kwargs, mapped.get), n.meta)
     new.output(output(mapped))
+    live = upstream([new.output_node])     # (the forward's nodes only the backward read)
+    new.nodes = [n for n in new.nodes if n in live or n.kind == "placeholder" or
+                 n.kind == "call" and n.target.schema.is_mutable]
     return new
+
+
+_LAYOUT = {_prims.transpose.default, _prims.reshape.default, _prims.broadcast_in_dim.default,
+           _prims.squeeze.default}
+
+
+def _recomputed(graph, later, grad_nodes) -> set:
+    """Forward nodes the backward computes again rather than the forward returning them:
+    values that read no input (a zero filled to a shape), layout ops (a transposed weight
+    or activation: the backward reads the value under it, which XLA transposes inside the
+    product), and pointwise ops of at most one value the backward does not have yet (a
+    ReLU's mask from its output; tanh's 1 - y^2 and exp(y) both from y). Each move returns
+    fewer or as many arrays from the forward, and the backward fuses what it recomputes
+    (a greedy form of AOTAutograd's min-cut partition)."""
+    reads_input = set()
+    for n in graph.nodes:
+        if n.kind == "placeholder" or any(i in reads_input for i in n.inputs()):
+            reads_input.add(n)
+
+    def free(r):                        # made from no input: the backward makes it too
+        return r.kind == "constant" or r.kind == "call" and r not in reads_input and \
+            "nondeterministic" not in r.target.tags
+
+    def kept(r):                        # what the backward has without a residual output
+        return r.kind == "placeholder" or free(r) or r in again or r in later
+
+    again = set()
+    wanted = {i for n in graph.nodes if n in later for i in n.inputs()} | set(grad_nodes)
+    changed = True
+    while changed:
+        changed = False
+        for r in [n for n in graph.nodes if n in wanted and not kept(n)]:
+            if r.kind != "call" or "nondeterministic" in r.target.tags:
+                continue
+            inputs = r.inputs()
+            new = [i for i in inputs if not kept(i) and i not in wanted]
+            if r.target in _LAYOUT or "view" in r.target.tags or \
+                    "pointwise" in r.target.tags and len(set(new)) <= 1:
+                again.add(r)
+                wanted |= set(inputs)
+                changed = True
+    # and the values made from no input that those read
+    stack = [i for n in graph.nodes if n in later or n in again for i in n.inputs()]
+    while stack:
+        i = stack.pop()
+        if i.kind == "call" and free(i) and i not in again and i not in later:
+            again.add(i)
+            stack += i.inputs()
+    return again
 
 
 def split_joint(graph: Graph):
     """``(forward, backward)`` of a joint graph, or None where a residual is not one array
     (a node of several outputs). ``forward`` is ``graph`` without its backward: the outputs
-    and attributes of a plain forward trace (nodes only the backward reads stay: remove them
-    with ``eliminate_dead_code``). ``backward`` is a ``Backward``: its ``program``
+    and attributes of a plain forward trace. ``backward`` is a ``Backward``: its ``program``
     is the forward again, returning the residuals after the forward's own outputs."""
     joint = graph.joint
     places = graph.placeholders()
@@ -175,10 +227,11 @@ def split_joint(graph: Graph):
     for n in graph.nodes:
         if n.kind in ("call", "getitem") and any(i in later for i in n.inputs()):
             later.add(n)
-    steps = [n for n in graph.nodes if n in later and n.kind != "placeholder"]
+    again = _recomputed(graph, later, grad_nodes)
+    steps = [n for n in graph.nodes if (n in later or n in again) and n.kind != "placeholder"]
     residuals = [i for n in steps for i in n.inputs()] + grad_nodes
-    residuals = list(dict.fromkeys(r for r in residuals
-                                   if r not in later and r.kind != "constant"))
+    residuals = list(dict.fromkeys(r for r in residuals if r not in later and
+                                   r not in again and r.kind != "constant"))
     if any(not isinstance(r.meta, NodeMeta) for r in residuals):
         return None
     flat = []
