@@ -242,3 +242,19 @@ def test_explain_shows_the_backward_program():
     backward = report.stages["backward"]
     assert [p.name for p in backward.placeholders()][-1] == "ct_0"
     assert any("dot" in n.target.name or "mm" in n.target.name for n in backward.calls())
+
+
+def test_a_value_read_before_the_function_overwrites_its_input_is_kept():
+    # exp(buf) is computed from buf before buf.add_(1): the backward must see the old buf
+    # (recomputing exp from the input would read the new one, or fail its version check)
+    buf = fnx.tensor([1.0, 2.0, 3.0])
+
+    def f(x):
+        y = x * buf.exp()
+        buf.add_(1.0)
+        return y.sum()
+
+    x = fnx.tensor([1.0, 1.0, 1.0], requires_grad=True)
+    fnx.compile(f)(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0, 3.0]), rtol=1e-6)
+    np.testing.assert_allclose(buf.numpy(), [2.0, 3.0, 4.0])

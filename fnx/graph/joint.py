@@ -164,14 +164,15 @@ _LAYOUT = {_prims.transpose.default, _prims.reshape.default, _prims.broadcast_in
            _prims.squeeze.default}
 
 
-def _recomputed(graph, later, grad_nodes) -> set:
+def _recomputed(graph, later, grad_nodes, written) -> set:
     """Forward nodes the backward computes again rather than the forward returning them:
     values that read no input (a zero filled to a shape), layout ops (a transposed weight
     or activation: the backward reads the value under it, which XLA transposes inside the
     product), and pointwise ops of at most one value the backward does not have yet (a
     ReLU's mask from its output; tanh's 1 - y^2 and exp(y) both from y). Each move returns
     fewer or as many arrays from the forward, and the backward fuses what it recomputes
-    (a greedy form of AOTAutograd's min-cut partition)."""
+    (a greedy form of AOTAutograd's min-cut partition). Inputs in ``written`` (overwritten
+    by the program) are not had: their old value is a residual output."""
     reads_input = set()
     for n in graph.nodes:
         if n.kind == "placeholder" or any(i in reads_input for i in n.inputs()):
@@ -182,7 +183,8 @@ def _recomputed(graph, later, grad_nodes) -> set:
             "nondeterministic" not in r.target.tags
 
     def kept(r):                        # what the backward has without a residual output
-        return r.kind == "placeholder" or free(r) or r in again or r in later
+        return r.kind == "placeholder" and r not in written or free(r) or r in again or \
+            r in later
 
     again = set()
     wanted = {i for n in graph.nodes if n in later for i in n.inputs()} | set(grad_nodes)
@@ -227,7 +229,10 @@ def split_joint(graph: Graph):
     for n in graph.nodes:
         if n.kind in ("call", "getitem") and any(i in later for i in n.inputs()):
             later.add(n)
-    again = _recomputed(graph, later, grad_nodes)
+    # an input the program overwrites is not what the backward may read later: its value
+    # before the write is a residual output like any other
+    written = {places[i] for i, _ in getattr(graph, "mutated_inputs", ())}
+    again = _recomputed(graph, later, grad_nodes, written)
     steps = [n for n in graph.nodes if (n in later or n in again) and n.kind != "placeholder"]
     residuals = [i for n in steps for i in n.inputs()] + grad_nodes
     residuals = list(dict.fromkeys(r for r in residuals if r not in later and
@@ -237,8 +242,10 @@ def split_joint(graph: Graph):
     flat = []
     _collect(fo_out, flat)
     fwd_places = [p for p in places if p not in later]
-    extra = [r for r in residuals if r.kind != "placeholder" and r not in flat]
-    sources = tuple(("in", fwd_places.index(r)) if r.kind == "placeholder" else
+    extra = [r for r in residuals if (r.kind != "placeholder" or r in written) and
+             r not in flat]
+    sources = tuple(("in", fwd_places.index(r)) if r.kind == "placeholder" and
+                    r not in written else
                     ("out", flat.index(r)) if r in flat else
                     ("out", len(flat) + extra.index(r)) for r in residuals)
     forward = _forward(graph, later, lambda m: map_nodes(fo_out, m.__getitem__))
