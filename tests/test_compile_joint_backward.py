@@ -258,3 +258,20 @@ def test_a_value_read_before_the_function_overwrites_its_input_is_kept():
     fnx.compile(f)(x).backward()
     np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0, 3.0]), rtol=1e-6)
     np.testing.assert_allclose(buf.numpy(), [2.0, 3.0, 4.0])
+
+
+def test_a_backward_with_a_data_dependent_shape_falls_back_to_jax_vjp(caplog):
+    # masked_scatter's formula selects by a boolean mask (a nonzero): it cannot be traced
+    # as one program, so the backward is JAX's vjp of the forward, and still right
+    mask = fnx.tensor([True, False, True, True])
+
+    def f(x, src):
+        return x.masked_scatter(mask, src) * fnx.tensor([1.0, 2.0, 3.0, 4.0])
+
+    x = fnx.zeros(4, requires_grad=True)
+    src = fnx.tensor([5.0, 6.0, 7.0, 8.0], requires_grad=True)
+    with caplog.at_level(logging.INFO, logger="fnx.compile"):
+        fnx.compile(f)(x, src).sum().backward()
+    assert "JAX's vjp" in caplog.text
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 2.0, 0.0, 0.0])
+    np.testing.assert_allclose(src.grad.numpy(), [1.0, 3.0, 4.0, 0.0])

@@ -83,6 +83,7 @@ def _record(inputs, env, diff_in, diff_out, out_meta, in_meta):
     node = CompiledBackward([edge_of(inputs[i]) for i in diff_in])
     node.out_meta, node.in_meta = out_meta, in_meta
     node.num_outputs = len(diff_out)
+    node.saved = None
     for k, t in enumerate(diff_out):
         t._ks |= ag_bit(t._ks)
         t.grad_fn = node
