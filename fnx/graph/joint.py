@@ -10,16 +10,19 @@ construction (relu's at 0, ``detach``, ``no_grad`` blocks, cholesky's convention
 ``split_joint`` then cuts the joint graph in two, as AOTAutograd's default partitioner does:
 the nodes that depend on a cotangent are the backward; the forward nodes they read are
 residuals, extra outputs of the forward program that the autograd node keeps until the
-backward runs. Nothing of the forward is recomputed.
+backward runs, except inputs (read as they are) and values cheaper to compute again in the
+backward than to keep (``_recomputed``).
 
 >>> import fnx
 >>> from fnx.graph.tracer import trace
 >>> x = fnx.tensor([-1.0, 0.0, 2.0], requires_grad=True)
 >>> g = trace(lambda t: t.relu() * 3, x, joint=True)
 >>> fwd, bwd = split_joint(g)
->>> [p.name for p in bwd.graph.placeholders()]      # relu(t) <= 0, and the cotangent
-['le', 'ct_0']
->>> bwd.graph.run(fnx.tensor([True, True, False]), fnx.ones(3))
+>>> [p.name for p in bwd.graph.placeholders()]      # the input, and the cotangent
+['t', 'ct_0']
+>>> bwd.residuals                   # t is read as it is: the forward returns no residual
+(('in', 0),)
+>>> bwd.graph.run(fnx.tensor([-1.0, 0.0, 2.0]), fnx.ones(3))    # relu's mask, recomputed
 (tensor([0., 0., 3.]),)
 """
 from __future__ import annotations
@@ -32,8 +35,8 @@ from ..autograd.function import BackwardCFunction
 from ..autograd.history import edge_of
 from ..core.autocast_mode import autocast, autocast_state
 from ..core.meta_array import meta_tensor
-from ..ops import prims as _prims
 from ..core.tensor import Tensor
+from ..ops import prims as _prims
 from .graph import Graph, NodeMeta, _collect, map_nodes, upstream
 
 __all__ = ["record_backward", "split_joint", "Joint", "Backward", "EagerBackward"]
@@ -203,6 +206,7 @@ def _recomputed(graph, later, grad_nodes, written) -> set:
                 changed = True
     # and the values made from no input that those read
     stack = [i for n in graph.nodes if n in later or n in again for i in n.inputs()]
+    stack += grad_nodes
     while stack:
         i = stack.pop()
         if i.kind == "call" and free(i) and i not in again and i not in later:
