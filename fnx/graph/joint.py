@@ -167,7 +167,7 @@ _LAYOUT = {_prims.transpose.default, _prims.reshape.default, _prims.broadcast_in
            _prims.squeeze.default}
 
 
-def _recomputed(graph, later, grad_nodes, written) -> set:
+def _recomputed(graph, ins, later, grad_nodes, written) -> set:
     """Forward nodes the backward computes again rather than the forward returning them:
     values that read no input (a zero filled to a shape), layout ops (a transposed weight
     or activation: the backward reads the value under it, which XLA transposes inside the
@@ -175,10 +175,11 @@ def _recomputed(graph, later, grad_nodes, written) -> set:
     ReLU's mask from its output; tanh's 1 - y^2 and exp(y) both from y). Each move returns
     fewer or as many arrays from the forward, and the backward fuses what it recomputes
     (a greedy form of AOTAutograd's min-cut partition). Inputs in ``written`` (overwritten
-    by the program) are not had: their old value is a residual output."""
+    by the program) are not had: their old value is a residual output. ``ins``: each
+    node's inputs."""
     reads_input = set()
     for n in graph.nodes:
-        if n.kind == "placeholder" or any(i in reads_input for i in n.inputs()):
+        if n.kind == "placeholder" or any(i in reads_input for i in ins[n]):
             reads_input.add(n)
 
     def free(r):                        # made from no input: the backward makes it too
@@ -190,14 +191,15 @@ def _recomputed(graph, later, grad_nodes, written) -> set:
             r in later
 
     again = set()
-    wanted = {i for n in graph.nodes if n in later for i in n.inputs()} | set(grad_nodes)
+    wanted = {i for n in graph.nodes if n in later for i in ins[n]} | set(grad_nodes)
     changed = True
-    while changed:
+    while changed:      # (consumers first: a chain of cheap ops moves in one pass)
         changed = False
-        for r in [n for n in graph.nodes if n in wanted and not kept(n)]:
-            if r.kind != "call" or "nondeterministic" in r.target.tags:
+        for r in reversed(graph.nodes):
+            if r not in wanted or kept(r) or r.kind != "call" or \
+                    "nondeterministic" in r.target.tags:
                 continue
-            inputs = r.inputs()
+            inputs = ins[r]
             new = [i for i in inputs if not kept(i) and i not in wanted]
             if r.target in _LAYOUT or "view" in r.target.tags or \
                     "pointwise" in r.target.tags and len(set(new)) <= 1:
@@ -205,13 +207,13 @@ def _recomputed(graph, later, grad_nodes, written) -> set:
                 wanted |= set(inputs)
                 changed = True
     # and the values made from no input that those read
-    stack = [i for n in graph.nodes if n in later or n in again for i in n.inputs()]
+    stack = [i for n in graph.nodes if n in later or n in again for i in ins[n]]
     stack += grad_nodes
     while stack:
         i = stack.pop()
         if i.kind == "call" and free(i) and i not in again and i not in later:
             again.add(i)
-            stack += i.inputs()
+            stack += ins[i]
     return again
 
 
@@ -229,16 +231,17 @@ def split_joint(graph: Graph):
         grad_nodes = list(out[1 + joint.n_extra:])
     else:
         fo_out, grad_nodes = out, []
+    ins = {n: n.inputs() for n in graph.nodes}
     later = set(cts)                    # the nodes a cotangent reaches: the backward
     for n in graph.nodes:
-        if n.kind in ("call", "getitem") and any(i in later for i in n.inputs()):
+        if n.kind in ("call", "getitem") and any(i in later for i in ins[n]):
             later.add(n)
     # an input the program overwrites is not what the backward may read later: its value
     # before the write is a residual output like any other
     written = {places[i] for i, _ in getattr(graph, "mutated_inputs", ())}
-    again = _recomputed(graph, later, grad_nodes, written)
+    again = _recomputed(graph, ins, later, grad_nodes, written)
     steps = [n for n in graph.nodes if (n in later or n in again) and n.kind != "placeholder"]
-    residuals = [i for n in steps for i in n.inputs()] + grad_nodes
+    residuals = [i for n in steps for i in ins[n]] + grad_nodes
     residuals = list(dict.fromkeys(r for r in residuals if r not in later and
                                    r not in again and r.kind != "constant"))
     if any(not isinstance(r.meta, NodeMeta) for r in residuals):
