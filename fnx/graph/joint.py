@@ -66,6 +66,8 @@ class Backward(NamedTuple):
     diff_in: tuple      # the placeholders that get a gradient
     grads: tuple        # per diff_in: the backward's output position, or None
     n_outputs: int      # the forward's own outputs (``program``'s first ones)
+    double: tuple       # (the joint graph returning the gradients, its cotangents'
+    #                     placeholder positions): what a double backward runs eagerly
 
 
 def _differentiable(t) -> bool:
@@ -273,5 +275,6 @@ def split_joint(graph: Graph):
         env[n] = backward._add(n.kind, n.name, n.target, map_nodes(n.args, load),
                                map_nodes(n.kwargs, load), n.meta)
     backward.output(tuple(load(g) for g in grad_nodes))
+    double = _forward(graph, set(), lambda m: tuple(m[g] for g in grad_nodes))
     return forward, Backward(backward, program, sources, joint.diff_out, joint.diff_in,
-                             joint.grads, len(flat))
+                             joint.grads, len(flat), (double, joint.cts))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..autograd.graph import FREED, Node, SavedTensor, ag_bit
 from ..autograd.history import edge_of
@@ -39,24 +40,29 @@ def _raise_oom(error, what):
 
 
 class CompiledBackward(Node):
-    """The autograd node of one call of a compiled program."""
-    __slots__ = ("vjp_fn", "bwd", "out_meta", "in_meta", "num_outputs", "saved")
+    """The autograd node of one call of a compiled program.
+
+    A double backward (``create_graph=True``) needs gradients that autograd can
+    differentiate again, which a program's arrays are not: with fnx's own backward
+    (``double``: the joint graph returning the gradients, and the call's inputs) it runs
+    that graph eagerly on the inputs, so autograd records it; with ``jax.vjp``'s it raises.
+    """
+    __slots__ = ("vjp_fn", "bwd", "out_meta", "in_meta", "num_outputs", "saved", "double")
 
     def name(self):
         return "CompiledFunctionBackward"
 
     def release(self):
         self.vjp_fn = None
+        self.double = None
 
     def apply(self, grads, create_graph):
-        if create_graph:
-            raise RuntimeError("fnx.compile: double backward (create_graph=True) through a "
-                               "compiled function is not supported; call the function "
-                               "uncompiled for higher-order gradients")
         if self.vjp_fn is None:
             raise RuntimeError(FREED)
         for saved in self.saved or ():     # inputs kept as residuals: eager's version check
             saved.unpack(self)
+        if create_graph:
+            return self._differentiable(grads)
         try:
             with jax.enable_x64(True):     # (a float64 output's zero cotangent stays float64)
                 cts = [program_input(g) if g is not None else jnp.zeros(m.shape, m.dtype.numpy)
@@ -65,6 +71,26 @@ class CompiledBackward(Node):
         except RuntimeError as e:
             _raise_oom(e, "fnx.compile: the compiled backward")
         return [None if r is None else tensor_maker(m)(r) for r, m in zip(res, self.in_meta)]
+
+    def _differentiable(self, grads):
+        if self.double is None:
+            raise RuntimeError("fnx.compile: double backward (create_graph=True) through a "
+                               "compiled function whose backward is JAX's vjp (see the "
+                               "fnx.compile log) is not supported; call the function "
+                               "uncompiled for higher-order gradients")
+        (graph, at), inputs, index = self.double
+        cts = iter([g if g is not None else tensor_maker(m)(np.zeros(m.shape, m.dtype.numpy))
+                    for g, m in zip(grads, self.out_meta)])
+        given = iter(inputs)
+        args = []
+        for i, p in enumerate(graph.placeholders()):
+            t = next(cts) if i in at else next(given)
+            if isinstance(t, SavedTensor):
+                t = t.unpack(self)
+            args.append(t if isinstance(t, Tensor) else    # a float input: 0-dim
+                        tensor_maker(p.meta)(np.asarray(t, p.meta.dtype.numpy)))
+        res = graph.run(*args)
+        return [None if k is None else res[k] for k in index]
 
 
 def _checked(run, host, inputs, hows):
@@ -83,7 +109,7 @@ def _record(inputs, env, diff_in, diff_out, out_meta, in_meta):
     node = CompiledBackward([edge_of(inputs[i]) for i in diff_in])
     node.out_meta, node.in_meta = out_meta, in_meta
     node.num_outputs = len(diff_out)
-    node.saved = None
+    node.saved = node.double = None
     for k, t in enumerate(diff_out):
         t._ks |= ag_bit(t._ks)
         t.grad_fn = node
@@ -125,6 +151,9 @@ def compile_joint(run, backward_run, plan, out_nodes):
                        in_meta)
         node.vjp_fn = [arrays[j] if kind == "in" else outs[j] for kind, j in plan.residuals]
         node.bwd = backward
+        # (each input as a saved tensor: a double backward reads them all, version-checked)
+        node.double = (plan.double, [SavedTensor(t) if isinstance(t, Tensor) else t
+                                     for t in inputs], grads)
         # an input's storage may be a mutable NumPy array: an in-place write before the
         # backward raises, as eager's saved-tensor check does
         node.saved = [SavedTensor(inputs[j]) for j in kept_inputs]
