@@ -398,9 +398,7 @@ class CompiledFunction:
         stages["optimized"] = graph
         if getattr(graph, "backward", None) is not None:    # fnx's backward (graph.joint)
             stages["backward"] = graph.backward.graph
-        supports = getattr(self.target, "supports", None) or \
-            (lambda n: self.target.has_rule(n.target))
-        parts = partition(graph, supports)
+        parts = partition(graph, self._supports())
         if parts.fallback_ops:
             names = ", ".join(str(op) for op in parts.fallback_ops)
             if self.fullgraph:
@@ -426,6 +424,11 @@ class CompiledFunction:
             for program in entry.programs():
                 program.check_values = False
         return entry
+
+    def _supports(self):
+        """Whether the target lowers a call node (its own test, else: has a rule)."""
+        return getattr(self.target, "supports", None) or \
+            (lambda n: self.target.has_rule(n.target))
 
     def _forward_for_backward(self, call, flat, names, roots) -> Graph:
         """The trace of a forward whose outputs the caller differentiates, with its backward.
@@ -463,8 +466,7 @@ class CompiledFunction:
     def _split(self, graph):
         """The forward of joint ``graph`` holding its backward (``graph.backward``), or why
         it cannot be one program (a string)."""
-        supports = getattr(self.target, "supports", None) or \
-            (lambda n: self.target.has_rule(n.target))
+        supports = self._supports()
         missing = {str(n.target) for n in graph.calls() if not supports(n)}
         if missing:
             return f"no {self.target.name!r} lowering for {', '.join(sorted(missing))}"

@@ -297,9 +297,7 @@ class SymbolicEntry:
         substituted, partitioned and compiled (no trace, no graph passes)."""
         cf = self.owner.cf
         graph = concrete_graph(self.graph, bindings)
-        supports = getattr(cf.target, "supports", None) or \
-            (lambda n: cf.target.has_rule(n.target))
-        parts = partition(graph, supports)
+        parts = partition(graph, cf._supports())
         with no_grad():
             entry = self.owner.entry_class(cf.target, graph, parts, graph.lifted,
                                            self.n_explicit, self.stages)

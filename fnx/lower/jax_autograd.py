@@ -151,12 +151,12 @@ def compile_joint(run, backward_run, plan, out_nodes):
                        in_meta)
         node.vjp_fn = [arrays[j] if kind == "in" else outs[j] for kind, j in plan.residuals]
         node.bwd = backward
-        # (each input as a saved tensor: a double backward reads them all, version-checked)
-        node.double = (plan.double, [SavedTensor(t) if isinstance(t, Tensor) else t
-                                     for t in inputs], grads)
-        # an input's storage may be a mutable NumPy array: an in-place write before the
-        # backward raises, as eager's saved-tensor check does
-        node.saved = [SavedTensor(inputs[j]) for j in kept_inputs]
+        # each input as a saved tensor, version-checked as eager's: its storage may be a
+        # mutable NumPy array. The backward reads those it keeps as residuals; a double
+        # backward reads them all.
+        saved = [SavedTensor(t) if isinstance(t, Tensor) else t for t in inputs]
+        node.saved = [saved[j] for j in kept_inputs]
+        node.double = (plan.double, saved, grads)
         return env, node
     return call
 
