@@ -14,6 +14,12 @@ On a GPU the figure is the device's own peak (``memory_stats()["peak_bytes_in_us
 the JAX device; run with ``XLA_PYTHON_CLIENT_PREALLOCATE=false`` or not, the allocator's
 in-use count is the same), since the model then lives in GPU memory, not in the process.
 Goal: fnx's peak above baseline within 1.3x of jax.jit's.
+
+A PyTorch-style step keeps its gradients (``.grad`` is readable after ``opt.step()``), so
+fnx's step holds one more model-sized set of arrays than the hand-written JAX step, which
+lets XLA drop each gradient once it updated its weight. A second JAX variant that also
+returns the gradients (kept until the next step, as ``.grad`` is) is printed as the
+like-for-like reference.
 """
 from __future__ import annotations
 
@@ -62,7 +68,7 @@ def run_fnx(steps, device):
     return base, loss
 
 
-def run_jax(steps, device):
+def run_jax(steps, device, keep_grads=False):
     # jax's default device: the GPU where there is one, the CPU (also under FNX_CUDA_ON_CPU)
     import jax  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
@@ -76,19 +82,25 @@ def run_jax(steps, device):
         w = jnp.asarray(rng.uniform(-bound, bound, (b, a)).astype(np.float32))
         params.append((w, jnp.zeros((b,), jnp.float32)))
 
-    def _step(params, x, y):
+    def _step(params, x, y, old_grads):
         loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
-        return jax.tree_util.tree_map(lambda p, g: p - LR * g, params, grads), loss
-    step = jax.jit(_step, donate_argnums=(0,))
+        new = jax.tree_util.tree_map(lambda p, g: p - LR * g, params, grads)
+        return (new, loss, grads) if keep_grads else (new, loss, None)
+    # the kept gradients' old buffers are donated too, as fnx gives its old .grad buffers
+    step = jax.jit(_step, donate_argnums=(0, 3))
     x = jnp.asarray(rng.standard_normal((BATCH, SIZES[0])).astype(np.float32))
     y = jnp.asarray(rng.integers(0, SIZES[-1], BATCH))
+    grads = None
     for _ in range(steps):
-        params, loss = step(params, x, y)
+        params, loss, grads = step(params, x, y, grads)
     return base, float(loss)
 
 
 def child(variant, steps, device):
-    base, loss = (run_fnx if variant == "fnx" else run_jax)(steps, device)
+    if variant == "fnx":
+        base, loss = run_fnx(steps, device)
+    else:
+        base, loss = run_jax(steps, device, keep_grads=variant == "jax-grads")
     stats = _device_stats(device)
     if stats:   # the model lives in device memory: the allocator's peak, from nothing
         print(json.dumps({"peak": stats["peak_bytes_in_use"] / 2 ** 20, "base": 0.0,
@@ -101,7 +113,7 @@ def child(variant, steps, device):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--child", choices=["fnx", "jax"])
+    ap.add_argument("--child", choices=["fnx", "jax", "jax-grads"])
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args(argv)
     if args.child:
@@ -111,19 +123,24 @@ def main(argv=None):
           f"{n_params * 4 / 2 ** 20:.0f} MiB of float32), batch {BATCH}, SGD, "
           f"{args.steps} steps, device {args.device}")
     res = {}
-    for variant in ("jax", "fnx"):
+    for variant in ("jax", "jax-grads", "fnx"):
         out = subprocess.run([sys.executable, __file__, "--child", variant, "--steps",
                               str(args.steps), "--device", args.device],
                              capture_output=True, text=True, check=True)
         res[variant] = json.loads(out.stdout.strip().splitlines()[-1])
     print(f"peak of: {res['fnx']['where']}")
     print(f"{'variant':22s} {'peak MiB':>9s} {'above imports':>14s} {'loss':>9s}")
-    for variant, label in (("jax", "jax.jit + donation"), ("fnx", "fnx.compile step")):
+    for variant, label in (("jax", "jax.jit + donation"), ("jax-grads", "  ... keeping grads"),
+                           ("fnx", "fnx.compile step")):
         r = res[variant]
         print(f"{label:22s} {r['peak']:9.0f} {r['peak'] - r['base']:14.0f} {r['loss']:9.4f}")
-    ratio = (res["fnx"]["peak"] - res["fnx"]["base"]) / (res["jax"]["peak"] - res["jax"]["base"])
+    def above(v):
+        return res[v]["peak"] - res[v]["base"]
+    ratio = above("fnx") / above("jax")
     print(f"fnx / jax.jit peak above imports = {ratio:.2f}x (goal <= {GOAL}x): "
           f"{'met' if ratio <= GOAL else 'NOT met'}")
+    print(f"  (against the JAX step that keeps its gradients, as .grad does: "
+          f"{above('fnx') / above('jax-grads'):.2f}x)")
 
 
 if __name__ == "__main__":

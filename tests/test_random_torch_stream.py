@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import fnx
+from fnx.backends.cpu import random_transforms
 from fnx.backends.cpu.random_transforms import fma32, fma64
 
 F32 = np.float32
@@ -394,3 +395,30 @@ def test_float32_fma_emulation_avoids_double_rounding():
     x = np.random.default_rng(0).standard_normal((3, 200))
     got = fma64(x[0], x[1], x[2])
     assert got.tolist() == [fma_f64(*v) for v in x.T.tolist()]
+
+
+# ---------------------------------------------------------------------------- big fills
+# A fill larger than random_transforms.CHUNK is drawn and transformed a block at a time
+# (bounded temporaries); shrunk here so fills cross several block edges, against the
+# same whole-stream references as above.
+
+@pytest.mark.parametrize("n", [47, 48, 1000])
+def test_fills_drawn_in_blocks_are_the_whole_stream(monkeypatch, n):
+    monkeypatch.setattr(random_transforms, "CHUNK", 32)
+    fnx.manual_seed(3)
+    assert bits_equal(fnx.rand(n).numpy(), u24(raw32(3, n)).astype(F32))
+    fnx.manual_seed(3)
+    assert bits_equal(fnx.rand(n, dtype=fnx.float64).numpy(), u53(raw64(3, n)))
+    fnx.manual_seed(3)
+    got = fnx.empty(n).uniform_(-0.37, 0.81).numpy()
+    w, lo = F32(0.81) - F32(-0.37), F32(-0.37)
+    assert bits_equal(got, np.array([fma_f32(u, w, lo) for u in
+                                     u24(raw32(3, n)).astype(F32)], F32))
+    u = u53(raw64(3, n + 16))
+    fnx.manual_seed(3)
+    got = fnx.empty(n, dtype=fnx.float64).normal_(-0.5, 2.25).numpy()
+    assert bits_equal(got, fill_blocks(u, n, box16_f64(-0.5, 2.25)))
+    fnx.manual_seed(3)
+    np.testing.assert_allclose(fnx.randn(n).numpy(),
+                               fill_blocks(u24(raw32(3, n + 16)), n, box16_f32_approx),
+                               rtol=2e-6, atol=2e-6)

@@ -33,20 +33,23 @@ def _numel(shape):
 def _as_dtype(flat, shape, dtype):
     """Real samples (complex: interleaved real, imaginary) as an array of ``dtype``."""
     r = _real(dtype)
-    out = flat.astype(r.numpy)
+    out = flat.astype(r.numpy, copy=False)
     if dtype.is_complex:
         out = out.reshape(-1, 2)
         out = out[:, 0] + 1j * out[:, 1].astype(out.dtype)
-    return out.astype(dtype.numpy).reshape(shape)
+    return out.astype(dtype.numpy, copy=False).reshape(shape)
 
 
 def _uniform(gen, shape, dtype, low=0.0, high=1.0):
     r = _real(dtype)
     n = _numel(shape) * (2 if dtype.is_complex else 1)
-    flat = T.uniform(gen, n, r is D.float64, low, high).astype(r.numpy)
-    # PyTorch keeps [from, to): a sample that rounds to ``to`` becomes ``from``.
+    flat = np.empty(n, r.numpy)
     cast = r.numpy.type
-    flat[flat == cast(high)] = cast(low)
+    for start in range(0, n, T.CHUNK):     # (one block's temporaries at a time)
+        part = flat[start:start + T.CHUNK]
+        part[:] = T.uniform(gen, len(part), r is D.float64, low, high)
+        # PyTorch keeps [from, to): a sample that rounds to ``to`` becomes ``from``.
+        part[part == cast(high)] = cast(low)
     return _as_dtype(flat, shape, dtype)
 
 

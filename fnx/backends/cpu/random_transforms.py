@@ -98,6 +98,11 @@ def fma64(a, b, c):
 
 # ---------------------------------------------------------------------------- uniform
 
+# Samples a big fill draws and transforms at a time (a multiple of 16, normal_fill's block):
+# the transforms' float64 temporaries are a few of these, not several copies of the tensor.
+CHUNK = 1 << 20
+
+
 def uniform_bits(gen, n, digits):
     """``n`` uniforms in [0, 1) from ``digits`` random bits each (float64 array)."""
     if digits > 32:
@@ -212,9 +217,17 @@ def normal_fill(gen, n, mean, std, double):
     box = _box_muller16_f64 if double else _box_muller16_f32
     cast = _F64 if double else _F32
     mean, std = cast(mean), cast(std)
-    data = uniform_bits(gen, n, digits).astype(cast)
+    data = np.empty(n, cast)
     k = n - n % 16
-    data[:k] = box(data[:k], mean, std)
+    # drawn and transformed a block at a time (CHUNK, a multiple of 16): the same draws
+    # in the same order, with float64 temporaries of one block, not of the whole fill
+    for start in range(0, n, CHUNK):
+        stop = min(start + CHUNK, n)
+        part = data[start:stop]
+        part[:] = uniform_bits(gen, stop - start, digits)
+        whole = min(stop, k) - start
+        if whole > 0:
+            part[:whole] = box(part[:whole], mean, std)
     if k != n:      # redraw the last 16 and transform them as one more block
         data[n - 16:] = box(uniform_bits(gen, 16, digits).astype(cast), mean, std)
     return data
