@@ -18,6 +18,7 @@ import pytest
 import fnx
 from fnx import nn, optim
 from fnx.lower.compiled_function import CompiledFunction
+from fnx.testing import models
 from fnx.testing import to_numpy
 
 
@@ -151,6 +152,25 @@ def test_learning_rate_zero_stops_the_compiled_step():
     w, _ = _train(True, OPTIMIZERS["sgd_momentum"], steps=4, lr_at=lambda i: 0.0)
     for a, b in zip(start, w):
         np.testing.assert_array_equal(a, b)
+
+
+def test_sgd_learning_rate_is_multiplied_not_compared():
+    # add_(g, alpha=-lr) skips the product for a plain alpha of 1 only: a learning rate fed
+    # to the program is never compared (x * 1 is x exactly), so it guards nothing, and
+    # lr = -1 (alpha 1) runs the same program
+    lrs = [0.1, -1.0, 0.05, -1.0]
+    eager, _ = _train(False, OPTIMIZERS["sgd_momentum"], steps=4, lr_at=lrs.__getitem__)
+    compiled, programs = _train(True, OPTIMIZERS["sgd_momentum"], steps=4,
+                                lr_at=lrs.__getitem__)
+    for a, b in zip(eager, compiled):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert programs == 1
+    model = _model()
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    step = fnx.compile(models.training_step(model, opt))
+    for _ in range(2):
+        step(*_data())
+    assert step.entries()[0].input_guards == []     # (none on the learning rate)
 
 
 def test_non_float_option_change_recompiles():

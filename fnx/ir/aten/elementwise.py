@@ -320,11 +320,18 @@ def check_alpha(dtype, alpha):
                            "complex number.")
 
 
+def is_one(value) -> bool:
+    """Whether the Scalar ``value`` is a plain 1, so scaling by it can be skipped. A
+    symbolic float (a learning rate fed to a compiled program, ``SymFloat``) is never
+    compared: that would guard the program on its value, and ``x * 1`` is ``x`` exactly."""
+    return type(value) in (int, float, bool) and value == 1
+
+
 def _scaled(x, alpha):
     """``alpha * x`` in x's dtype (alpha is cast to it, as PyTorch does); alpha=1 is free."""
     alpha = _python_value(alpha)
     check_alpha(x.dtype, alpha)
-    if alpha == 1 and not isinstance(alpha, complex):
+    if is_one(alpha):
         return x
     return prims.mul(x, full_like(x, alpha))
 

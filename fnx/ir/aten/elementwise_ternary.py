@@ -21,7 +21,7 @@ from ..registry import TensorMeta, decomposition, defop, derivative
 from ..dims import broadcast_shapes
 from ..variants import VARIANTS
 from ._common import inplace_meta, not_implemented, out_meta, pointwise_meta, shape_of
-from .elementwise import _python_value, full_like
+from .elementwise import _python_value, full_like, is_one
 
 __all__ = ["addcmul", "addcdiv", "lerp_Scalar", "lerp_Tensor", "INTEGER_ADDCDIV"]
 
@@ -103,7 +103,7 @@ lerp_Tensor = _family("lerp", "Tensor", "Tensor end, Tensor weight", _lerp_meta,
 def _scaled(x, value):
     """``value * x`` with ``value`` cast to x's dtype (a C cast); value 1 is free."""
     value = _python_value(value)
-    if value == 1 and not isinstance(value, complex):
+    if is_one(value):
         return x
     return prims.mul(full_like(x, value), x)
 
