@@ -13,7 +13,7 @@ import heapq
 
 from ..core import anomaly_mode, tls
 from ..core.grad_mode import _GradModeGuard, enable_grad, no_grad
-from ..core.tensor import Tensor, set_grad
+from ..core.tensor import Tensor, grad_value, set_grad
 from ..ops import aten
 from .graph import AccumulateGrad, accumulate_into
 from .history import edge_of
@@ -312,7 +312,8 @@ def _pre_hooks(node, grads):
         for nr, ref in node._retains.items():
             t = ref()
             if t is not None and grads[nr] is not None:
-                set_grad(t, grads[nr] if t._grad is None else t._grad + grads[nr])
+                old = grad_value(t)
+                set_grad(t, grads[nr] if old is None else old + grads[nr])
     if node._pre_hooks:
         for h in node._pre_hooks:
             r = h(tuple(grads))

@@ -34,7 +34,8 @@ import math
 
 _object_new = object.__new__
 
-__all__ = ["Tensor", "Size", "tensor_method", "set_grad", "read_grad", "GradWriteLog", "resident",
+__all__ = ["Tensor", "Size", "tensor_method", "set_grad", "read_grad", "grad_value", "LazyGrad",
+           "GradWriteLog", "resident",
            "make_private", "drop_resident", "set_resident", "shared_data", "storage_shape",
            "exclusive_array", "ResidentView"]
 
@@ -782,6 +783,9 @@ class GradWriteLog:
         # id(tensor) -> (tensor, whether .grad was None) for each .grad read before any
         # write: the traced program depends on that, so fnx.compile guards it
         self.reads = {}
+        # id(grad) -> (grad, its owner) for each value those reads returned: a program
+        # input standing for "the owner's .grad when called", not for that tensor
+        self.values = {}
 
     def __enter__(self):
         self._outer = tls.state.grad_log
@@ -792,12 +796,37 @@ class GradWriteLog:
         tls.state.grad_log = self._outer
 
 
+class LazyGrad:
+    """A ``.grad`` not made into a tensor yet: ``_grad`` may hold one (never None, so a
+    test ``t._grad is None`` stays true to ``t.grad is None``), and every read of the value
+    (``read_grad``, ``grad_value``) makes the tensor first (``tensor()``) and keeps it. A
+    compiled step leaves its small gradients so, packed in one array
+    (``fnx.lower.packed_grads``): one program output instead of one per parameter."""
+    __slots__ = ()
+
+    def tensor(self) -> "Tensor":
+        raise NotImplementedError
+
+
+def grad_value(t):
+    """``t._grad`` as a tensor (or None): a ``LazyGrad`` is made one now."""
+    g = t._grad
+    if g is not None and g.__class__ is not Tensor and isinstance(g, LazyGrad):
+        g = t._grad = g.tensor()
+    return g
+
+
 def read_grad(t):
     """``t.grad`` (the property's and the engine's one read path; see GradWriteLog)."""
     log = tls.state.grad_log
-    if log is not None and id(t) not in log.writes and id(t) not in log.reads:
-        log.reads[id(t)] = (t, t._grad is None)
-    return t._grad
+    if log is not None and id(t) not in log.writes:
+        if id(t) not in log.reads:
+            log.reads[id(t)] = (t, t._grad is None)
+        g = grad_value(t)
+        if g is not None:
+            log.values[id(g)] = (g, t)
+        return g
+    return grad_value(t)
 
 
 def set_grad(t, value) -> None:

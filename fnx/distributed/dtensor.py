@@ -46,7 +46,7 @@ from jax.sharding import PartitionSpec as P
 from .. import api as fnx
 from ..backends.cpu import wrap_resident
 from ..core.dispatch_key import DispatchKey, below
-from ..core.tensor import ResidentView, Tensor, resident, set_resident
+from ..core.tensor import ResidentView, Tensor, grad_value, resident, set_resident
 from .device_mesh import DeviceMesh
 
 __all__ = ["Shard", "Replicate", "DTensor", "distribute_tensor", "distribute_module"]
@@ -217,7 +217,7 @@ class DTensor(Tensor):
             arr = self._array
         if arr.shape[0] == rows:
             set_resident(self, _pad_lay_out(arr, rows, sharding))
-        g = self._grad
+        g = grad_value(self)
         if g is not None and "_rows" not in g.__dict__ and g._device.type == "cpu" and \
                 g._base is None:
             values = resident(g)

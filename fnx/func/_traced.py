@@ -28,7 +28,7 @@ from ..core import dtype as D
 from ..core.autocast_mode import autocast_state
 from ..core.meta_array import MetaArray, meta_tensor
 from ..core.grad_mode import no_grad
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, grad_value
 from ..graph import guards
 from ..graph.tracer import DataDependentError, FunctionalTracingMode, is_compiling, trace
 from ..ir import prims as P
@@ -147,6 +147,8 @@ class Traced:
         for kind, src in self.extras:
             if kind == "lifted":
                 out.append(src)
+            elif kind == "grad":
+                out.append(grad_value(src))
             elif kind == "rng":
                 out.append(next_key(*src))
             else:       # a float read through read_traced

@@ -729,11 +729,26 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         if extra:
             result = (result, *extra)
     graph.output(result)
+    if log is not None:
+        _inputs_read_from_grads(mode, log)
     graph.lifted = mode.lifted
     graph.input_sources = mode.sources
     graph.guards = mode.guards
     graph.lines = mode.lines or {}
     return graph
+
+
+def _inputs_read_from_grads(mode, log):
+    """A lifted tensor the trace got from ``.grad`` is fed as ``("grad", owner)``: the
+    owner's ``.grad`` when the program is called. The tensor itself is that call's value
+    only: a step replaces ``.grad`` with new tensors (``set_to_none``, accumulation), so
+    the next call must read the new one."""
+    owners = {id(g): t for g, t in log.values.values()}
+    if not owners:
+        return
+    mode.sources = [("grad", owners[id(src)]) if kind == "lifted" and id(src) in owners
+                    else (kind, src) for kind, src in mode.sources]
+    mode.lifted = [t for t in mode.lifted if id(t) not in owners]
 
 
 def _lift_written_captures(mode):

@@ -35,7 +35,8 @@ from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_BITS
 from ..core.layout import SparseNotTraceable, check_strided
 from ..core.autocast_mode import autocast_state
 from ..core.grad_mode import is_grad_enabled, no_grad
-from ..core.tensor import Tensor, resident, set_grad, set_resident, storage_shape
+from ..core.tensor import (Tensor, grad_value, resident, set_grad, set_resident,
+                           storage_shape)
 from ..dispatch.modes import current_mode
 from ..graph import guards
 from ..graph.graph import Graph, _collect, map_nodes, same_sequence
@@ -531,6 +532,9 @@ class _Entry:
         # .grad None-ness the trace decided on (read before written): the only .grad state
         # that selects a program, so a step that sets .grad is not traced a second time
         self.grad_reads = getattr(graph, "grad_reads", [])
+        # .grad values the program reads (input sources ("grad", owner)): what they were
+        self.grad_inputs = [(t, _lifted_key(grad_value(t))) for kind, t in self.sources
+                            if kind == "grad"]
         self.guards = getattr(graph, "guards", [])
         self.scalar_inputs = [i for i, (kind, _) in enumerate(self.sources) if kind == "scalar"]
         # Guards on float inputs are rechecked only for inputs whose value changed since
@@ -592,6 +596,10 @@ class _Entry:
                 return _failed(why, lambda: f".grad of a {tuple(t.shape)} tensor was "
                                             f"{'None' if none else 'set'} when traced, now "
                                             f"it is not")
+        for t, key in self.grad_inputs:
+            if _lifted_key(grad_value(t)) != key:
+                return _failed(why, lambda: f"the .grad the function reads changed: {key} "
+                                            f"-> {_lifted_key(grad_value(t))}")
         inputs = self.flat_inputs(args, kwargs)
         for i in self.scalar_inputs:
             if type(inputs[i]) is not float:
@@ -638,6 +646,8 @@ class _Entry:
                 out.append(src)
             elif kind == "scalar":
                 out.append(src())
+            elif kind == "grad":
+                out.append(grad_value(src))
             else:
                 out.append(next_key(*src))
         return out

@@ -22,10 +22,11 @@ from ..core.dtype import float64
 from ..core.grad_mode import no_grad
 from ..core import tls
 from ..core.tensor import Tensor, drop_resident, set_grad
-from ..graph.graph import Node, map_nodes
+from ..graph.graph import Node, _collect as _collect_nodes, map_nodes
 from .host_checks import HostChecks
 from .jax_storage import (ARRAY_TYPE, BY_PROGRAM, BY_TRANSFER, KEEP, donatable, feed,
                           rebindable)
+from .packed_grads import GradPack, packable
 
 __all__ = ["ProgramPlan", "feed_modes"]
 
@@ -115,11 +116,53 @@ class ProgramPlan:
                     pins.setdefault(k, position[i])
             else:
                 self.grad_other.append((i, w))
+        result = entry.result
+        self.pack = None        # GradPack: the gradients packed into one output
+        # (captured parameters only, not DTensors: a DTensor's gradient keeps its
+        # parameter's layout, Program.pins; an argument may be one on another call)
+        if program.spmd is None and program._local is None and packable(self.grad_outs) \
+                and all(entry.sources[g[0]][0] == "lifted" and
+                        not entry.sources[g[0]][1]._keep_resident for g in self.grad_outs):
+            pins = self._pack(entry, region, result, pins)
+        program = self.program
         program.pins = pins
         self.host = HostChecks.of(program, self.feed)
-        result = entry.result
         self.single = self.where[result] if isinstance(result, Node) else None
         self.result = result
+
+    def _pack(self, entry, region, result, pins) -> dict:
+        """Return the gradients as one flat output (``packed_grads``) unless one of them
+        is also used otherwise (a result, a written input): the program becomes its
+        packing variant and every output index here is renumbered; the new ``pins``."""
+        ks = [k for _, k, *_ in self.grad_outs]
+        used = {k for _, k, _ in self.rebinds}
+        used.update(w[1] for _, w in self.copies + self.grad_other
+                    if w is not None and w[0] == "out")
+        outs = []
+        _collect_nodes(result, outs)
+        used.update(self.where[n][1] for n in outs if self.where.get(n, ("",))[0] == "out")
+        if used & set(ks):
+            return pins
+        self.program = self.program.packing(ks)
+        new, j = {}, 0
+        for k in range(len(region.outputs)):
+            if k not in ks:
+                new[k], j = j, j + 1
+        self.pack_out = j
+
+        def moved(w):
+            return ("out", new[w[1]]) if w is not None and w[0] == "out" else w
+        self.where = {n: moved(w) for n, w in self.where.items()
+                      if w[0] != "out" or w[1] in new}
+        self.rebinds = [(i, new[k], key) for i, k, key in self.rebinds]
+        self.copies = [(i, moved(w)) for i, w in self.copies]
+        self.grad_other = [(i, moved(w)) for i, w in self.grad_other]
+        self.donated_outs = tuple((j, new[k], key, i) for j, k, key, i in self.donated_outs)
+        self.makers = self.program.makers
+        self.pack = GradPack([g[0] for g in self.grad_outs], self.grad_outs[0][3],
+                             [g[5] for g in self.grad_outs])
+        self.grad_outs = []
+        return {new[k]: p for k, p in pins.items() if k in new}
 
     def run(self, inputs):
         # The common case is written out (resident storage nobody else holds, no NumPy
@@ -195,10 +238,20 @@ class ProgramPlan:
                 arrays.append(old.__dict__[key])
         else:
             olds = ()
-        if (donate or olds) and program.guards_buffers():
-            outs = self._call_guarded(program, inputs, arrays, donate, olds)
+        # packed gradients: the last call's array is the buffer for the new ones
+        pack = self.pack
+        logged = tls.state.grad_log is not None
+        sink = pack.sink(inputs) if pack is not None and not logged else None
+        if sink is not None:
+            arrays.append(sink)
+            del sink
+            sinks = 1
         else:
-            outs = program.call_arrays(arrays, donate, len(olds))
+            sinks = len(olds)
+        if (donate or sinks) and program.guards_buffers():
+            outs = self._call_guarded(program, inputs, arrays, donate, olds, sinks)
+        else:
+            outs = program.call_arrays(arrays, donate, sinks)
         del arrays
         made = {}               # output index -> the one tensor holding it
         for (i, k, key), ok in zip(self.rebinds, free):
@@ -235,6 +288,12 @@ class ProgramPlan:
                 if "_rows" in t.__dict__:   # its gradient came padded: a DTensor as it is
                     t._settle()
         del olds
+        if pack is not None:
+            if not logged:
+                pack.assign(inputs, outs[self.pack_out])
+            else:       # a trace records the writes: tensors of their own
+                for i, g in zip(pack.inputs, pack.tensors(outs[self.pack_out])):
+                    set_grad(inputs[i], g)
         for i, w in self.grad_other:
             set_grad(inputs[i], self._value(w, outs, made, inputs) if w is not None else None)
         single = self.single
@@ -273,17 +332,22 @@ class ProgramPlan:
         self._scalars[j] = (v, a)
         return a
 
-    def _call_guarded(self, program, inputs, arrays, donate, olds):
+    def _call_guarded(self, program, inputs, arrays, donate, olds, sinks):
         """The program's outputs for a call that gives up buffers with value checks on. If
         a check failed, the tensors whose buffers were given up get them back (the outputs
         then hold their old values: no version bump, nothing changed) before the error is
-        raised."""
+        raised; so does a gradient pack (``sinks`` without ``olds``)."""
         n = len(self.feed)
         keep = tuple((j, k) for j, k, _, _ in self.donated_outs) if donate else ()
         keep += tuple((n + s, g[1]) for s, g in enumerate(self.grad_outs[:len(olds)]))
-        outs, error = program.call_guarded(arrays, donate, len(olds), keep)
+        packed = sinks and not olds
+        if packed:
+            keep += ((n, self.pack_out),)
+        outs, error = program.call_guarded(arrays, donate, sinks, keep)
         if error is None:
             return outs
+        if packed:
+            self.pack.array = outs[self.pack_out]
         if donate:
             for _, k, key, i in self.donated_outs:
                 d = inputs[i].__dict__
@@ -333,8 +397,8 @@ def feed_modes(sources) -> list:
     """How each input of a compiled function is made resident when it is NumPy: arguments
     through a jitted identity (cheap per call), captured tensors (parameters, buffers,
     read on every call) by one transfer, random keys (new every call) never."""
-    return [BY_PROGRAM if kind == "arg" else BY_TRANSFER if kind == "lifted" else KEEP
-            for kind, _ in sources]
+    return [BY_PROGRAM if kind == "arg" else BY_TRANSFER if kind in ("lifted", "grad")
+            else KEEP for kind, _ in sources]
 
 
 def _storage_key(meta) -> str:

@@ -140,8 +140,10 @@ class _Writer:
         # ``_jax`` (a resident CPU tensor) or ``_data`` (a cuda tensor)}
         rebound = {i: key for i, _, key in plan.rebinds}
         lifted = self._lifted(rebound)
+        packed = plan.pack.inputs if plan.pack is not None else []
         if any(i not in lifted for i in rebound) or \
-                any(g[0] not in lifted for g in plan.grad_outs):
+                any(g[0] not in lifted for g in plan.grad_outs) or \
+                any(i not in lifted for i in packed):
             raise _Unsupported      # (an argument the program overwrites)
         inputs = self._inputs(arguments, lifted)
         self._entry_guards(inputs)
@@ -196,16 +198,25 @@ class _Writer:
         (``ProgramPlan.run``'s fast case). {placeholder index: local name}."""
         entry = self.entry
         index = {id(t): i for i, (kind, t) in enumerate(entry.sources) if kind == "lifted"}
+        # (placeholder index, how the tensor is read, its class, its guard key): captured
+        # tensors, then .grad values read when called (sources ("grad", owner))
+        reads = [(index.get(id(t)), self.const(t, "L"), t.__class__, meta)
+                 for t, meta in zip(entry.lifted, entry.lifted_meta)]
+        grads = {id(t): i for i, (kind, t) in enumerate(entry.sources) if kind == "grad"}
+        reads += [(grads[id(t)], f"{self.const(t, 'L')}._grad", Tensor, key)
+                  for t, key in entry.grad_inputs]
         names = {}
-        for n, (t, meta) in enumerate(zip(entry.lifted, entry.lifted_meta)):
+        self.lifted_index = {}
+        for n, (i, read, cls, meta) in enumerate(reads):
             shape, dtype, device, grad, layout = meta
-            if layout is not None or t.__class__._keep_resident or id(t) not in index:
+            if layout is not None or cls._keep_resident or i is None:
                 raise _Unsupported
-            i = index[id(t)]
             name, d = f"t{n}", f"e{n}"
-            self.emit(f"{name} = {self.const(t, 'L')}")
+            self.emit(f"{name} = {read}")
+            if cls is Tensor:   # (a .grad may be None or still packed: LazyGrad)
+                self.miss_unless(f"{name}.__class__ is Tensor")
             self.emit(f"{d} = {name}.__dict__")
-            common = (f"{name}.__class__ is {self.const(t.__class__, 'K')} and "
+            common = (f"{name}.__class__ is {self.const(cls, 'K')} and "
                       f"{d}['_dtype'] is {self.const(dtype, 'T')} and "
                       f"{d}['_device'] is {self.const(device, 'V')} and "
                       f"({name}._ks & {self.const(AUTOGRAD_BITS, 'AG')} != 0) is {grad}")
@@ -227,9 +238,9 @@ class _Writer:
             else:
                 self.miss_unless(f"{_shape(d)} == {shape} and {common}")
             names[i] = name
+            self.lifted_index[i] = n
         for t, none in entry.grad_reads:
             self.miss_unless(f"({self.const(t, 'L')}._grad is None) is {none}")
-        self.lifted_index = {index[id(t)]: n for n, t in enumerate(entry.lifted)}
         return names
 
     def _inputs(self, arguments, lifted) -> list:
@@ -240,7 +251,7 @@ class _Writer:
         for i, (kind, src) in enumerate(self.entry.sources):
             if kind == "arg":
                 items.append(arguments[src])
-            elif kind == "lifted":
+            elif kind in ("lifted", "grad"):
                 items.append(lifted[i])
             elif kind == "scalar":
                 self.emit(f"s{i} = {self.const(src, 'R')}()")
@@ -324,14 +335,26 @@ class _Writer:
             self.emit(f"inputs[{i}] = next_key(*{src})")
             for j in [j for j, (p, c, _) in enumerate(plan.feed) if p == i and c is None]:
                 self.emit(f"arrays[{j}] = feed(inputs[{i}], {KEEP})")
+        sinks = str(len(olds))
+        if plan.pack is not None:
+            # GradPack.sink written out: references are PACK.array, pk, getrefcount's
+            self.env["PACK"] = plan.pack
+            self.emit("pk = PACK.array")
+            self.emit("if pk is not None and not PACK.viewed and getrc(pk) == 3:")
+            self.emit("arrays.append(pk)", 2)
+            self.emit("sinks = 1", 2)
+            self.emit("else:")
+            self.emit("sinks = 0", 2)
+            self.emit("del pk")
+            sinks = "sinks"
         donate = self.const(plan.donate, "DN")
         olds_list = f"[{', '.join(olds)}]"
-        if plan.donate or olds:
+        if plan.donate or olds or plan.pack is not None:
             self.emit("if prog.guards_buffers():")
             self.emit(f"outs = PLAN._call_guarded(prog, inputs, arrays, {donate}, "
-                      f"{olds_list})", 2)
+                      f"{olds_list}, {sinks})", 2)
             self.emit("else:")
-            self.emit(f"outs = prog.call_arrays(arrays, {donate}, {len(olds)})", 2)
+            self.emit(f"outs = prog.call_arrays(arrays, {donate}, {sinks})", 2)
         else:
             self.emit("outs = prog.call_arrays(arrays, (), 0)")
         self.emit("del arrays")
@@ -347,6 +370,13 @@ class _Writer:
         for s, (i, k, key, *_) in enumerate(plan.grad_outs):
             self.emit(f"g{s}.__dict__[{key!r}] = outs[{k}]")
             made.setdefault(k, f"g{s}")
+        if plan.pack is not None:       # GradPack.assign written out
+            self.emit(f"PACK.array = outs[{plan.pack_out}]")
+            self.emit("PACK.viewed = False")
+            for i, marker in zip(plan.pack.inputs, plan.pack.markers):
+                t, m = f"t{self.lifted_index[i]}", self.const(marker, "PG")
+                self.emit(f"if {t}._grad is not {m}:")
+                self.emit(f"{t}._grad = {m}", 2)
         kind, k = plan.single
         if kind == "out":
             self.emit(f"return {made[k]}" if k in made else

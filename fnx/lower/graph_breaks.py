@@ -46,7 +46,7 @@ from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS, DispatchKey
 from ..core.grad_mode import no_grad
 from ..core.layout import check_strided
-from ..core.tensor import Tensor, storage_shape
+from ..core.tensor import Tensor, grad_value, storage_shape
 from ..core.meta_array import meta_tensor
 from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
 from ..graph.guards import Guard
@@ -203,6 +203,8 @@ def source_value(source, flat):
         return flat[src]
     if kind == "lifted":
         return src
+    if kind == "grad":
+        return grad_value(src)
     if kind == "scalar":
         return src()
     if kind == "rng":
@@ -440,6 +442,11 @@ class BreakEntry:
                     key = _lifted_key(src)
                     checks.append(_Check(lambda ins, t=src, key=key: _lifted_key(t) == key,
                                          f"a tensor the function reads changed: {key}"))
+                elif kind == "grad":
+                    key = _lifted_key(grad_value(src))
+                    checks.append(_Check(lambda ins, t=src, key=key:
+                                         _lifted_key(grad_value(t)) == key,
+                                         f"the .grad the function reads changed: {key}"))
                 elif kind == "scalar":
                     checks.append(_Check(lambda ins, i=i: type(ins[i]) is float,
                                          f"input {i} is no longer a float"))

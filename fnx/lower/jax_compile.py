@@ -14,7 +14,9 @@ of a 64-bit dtype is not yet a ``jax.Array`` (JAX would narrow a NumPy int64 to 
 from __future__ import annotations
 
 import functools
+import math
 import re
+import types
 
 import jax
 import numpy as np
@@ -47,10 +49,14 @@ def register_device_arrays(device_type: str, wrap_array) -> None:
     _device_arrays[device_type] = wrap_array
 
 
-def graph_program(target, graph, skip=frozenset()):
+def graph_program(target, graph, skip=frozenset(), pack=()):
     """``(program, out_nodes)``: ``program(*arrays)`` evaluates ``graph`` with ``target``'s
     rules on arrays given in placeholder order and returns the arrays of ``out_nodes``.
     Call (and jit) it under ``jax.enable_x64(True)`` so 64-bit dtypes stay exact.
+
+    ``pack`` (positions of outputs of one dtype, e.g. a step's small gradients) returns
+    those outputs flattened into one array, last, in place of each (``PackedOutput``
+    stands for it in ``out_nodes``): one output buffer instead of several.
 
     A graph with value checks (``prims.check_in_range``, ``prims.check_linalg_info``)
     returns one more array: their status, ``int64[checks, 3]`` (failed, first bad value,
@@ -65,6 +71,10 @@ def graph_program(target, graph, skip=frozenset()):
     places = graph.placeholders()
     out_nodes = []
     _collect(graph.output_node.args[0], out_nodes)
+    every = out_nodes
+    if pack:
+        packed = PackedOutput([out_nodes[k] for k in pack])
+        out_nodes = [n for k, n in enumerate(out_nodes) if k not in set(pack)] + [packed]
     steps = [n for n in graph.nodes if n.kind in ("call", "getitem", "constant")]
     checks = [n for n in steps if n.kind == "call" and n.target in _STATUS and n not in skip]
     swapped = _transposed_products(steps)
@@ -92,13 +102,33 @@ def graph_program(target, graph, skip=frozenset()):
                 env[node] = env[node.args[0]][node.args[1]]
             else:
                 env[node] = _host(node.target)
-        outs = [env[n] for n in out_nodes]
+        outs = [env[n] for n in every]
+        if pack:
+            outs = packed.outputs(outs, pack)
         if checks:
             outs.append(jax.numpy.stack([_STATUS[n.target](n, env) for n in checks]))
         return outs
 
     program.checks = [_check_entry(n) for n in checks]
     return program, out_nodes
+
+
+class PackedOutput:
+    """Stands in ``out_nodes`` for the outputs ``nodes`` packed into one flat array (see
+    ``graph_program``); ``meta`` describes that array."""
+
+    def __init__(self, nodes):
+        first = nodes[0].meta
+        self.nodes = nodes
+        self.sizes = [math.prod(n.meta.shape) for n in nodes]
+        self.meta = types.SimpleNamespace(shape=(sum(self.sizes),), dtype=first.dtype,
+                                          device=first.device)
+
+    def outputs(self, outs, pack):
+        dtype = self.meta.dtype.numpy
+        flat = jax.numpy.concatenate([_exact(outs[k], dtype).reshape(-1) for k in pack])
+        skip = set(pack)
+        return [o for k, o in enumerate(outs) if k not in skip] + [flat]
 
 
 def _paired_backwards(steps, vjp_rules) -> dict:
@@ -229,10 +259,11 @@ class Program:
     runs under ``shard_map``, every process on its own values (``spmd``).
     """
 
-    def __init__(self, target, graph, skip=frozenset()):
+    def __init__(self, target, graph, skip=frozenset(), pack=()):
         self._source = (target, graph)
         self._variants = {}
-        program, out_nodes = graph_program(target, graph, skip)
+        self._skip, self.pack = skip, pack
+        program, out_nodes = graph_program(target, graph, skip, pack)
         dtypes = [n.meta.dtype.numpy for n in out_nodes]
         mesh = graph_mesh(graph)
         self.spmd = spmd = Spmd(mesh) if mesh is not None else None
@@ -256,6 +287,7 @@ class Program:
         # them first, as a program of their own (XLA keeps only what they read), so a
         # donated input is never lost to a call that raises.
         self.checks = program.checks
+        self._derived = []              # variants (without_checks, packing): same setting
         self.check_values = True        # fnx.compile(options={"value_checks": False})
         self.checker = jax.jit(status) if self.checks else None
         self._checker_call = None
@@ -300,9 +332,32 @@ class Program:
         evaluated itself before the call (made once, then cached)."""
         variant = self._variants.get(skip)
         if variant is None:
-            variant = self._variants[skip] = Program(*self._source, skip)
+            variant = self._variants[skip] = self._derive(skip, self.pack)
         variant.pins = self.pins
         return variant
+
+    def packing(self, pack):
+        """This program with the outputs at positions ``pack`` returned as one flat array,
+        last (``graph_program``); the other outputs keep their order."""
+        return self._derive(self._skip, tuple(pack))
+
+    def _derive(self, skip, pack):
+        variant = Program(*self._source, skip, pack)
+        variant.check_values = self.check_values
+        self._derived.append(variant)
+        return variant
+
+    @property
+    def check_values(self) -> bool:
+        """Whether value checks run (``fnx.compile(options={"value_checks": False})``
+        turns them off, for this program and its variants)."""
+        return self._check_values
+
+    @check_values.setter
+    def check_values(self, on: bool) -> None:
+        self._check_values = on
+        for variant in self._derived:
+            variant.check_values = on
 
     def padded_rows(self, arrays) -> dict:
         """{position: rows} of the inputs given as a storage padded on dim 0 (an uneven
