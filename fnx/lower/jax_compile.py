@@ -319,6 +319,7 @@ class Program:
         with jax.enable_x64(True):
             self.jitted = jax.jit(exact)
         self._compiled = {}             # donated positions -> compiled executable's call
+        self._kept = {}                 # donations asked -> those XLA does not copy
         self._wide = [i for i, p in enumerate(self.places) if p.meta.dtype.numpy in _WIDE]
         self._wide_set = frozenset(self._wide)
         self.makers = [tensor_maker(n.meta) for n in out_nodes]
@@ -518,7 +519,10 @@ class Program:
     def _compile(self, arrays, donate, sinks=0):
         """The executable for ``arrays``, donating what it can of ``donate``: XLA copies a
         donated input whose buffer it cannot overwrite in place (read after its new value
-        is written), which costs more than a fresh output buffer; those are not donated."""
+        is written), which costs more than a fresh output buffer; those are not donated.
+        Each compile that finds copies compiles again without them; a later call with
+        more sinks (a step's second call, its old gradients given back) starts from the
+        donations the first one kept."""
         n = len(arrays) - sinks
         exact = self._pinned(self._exact, arrays[:n])
         if not donate and not sinks:
@@ -528,13 +532,18 @@ class Program:
         if sinks:
             def fn(*a):
                 return exact(*a[:n])
-        given = donate + tuple(range(n, len(arrays)))
-        compiled = jax.jit(fn, donate_argnums=given, keep_unused=True).lower(*arrays).compile()
-        copied = _copied_parameters(compiled.as_text())
-        keep = tuple(j for j in donate if j not in copied)
-        if keep == donate:
-            return compiled
-        return self._compile(arrays, keep, sinks)
+        asked = donate
+        donate = self._kept.get(asked, donate)
+        while True:
+            given = donate + tuple(range(n, len(arrays)))
+            compiled = jax.jit(fn, donate_argnums=given, keep_unused=True) \
+                .lower(*arrays).compile()
+            copied = _copied_parameters(compiled.as_text())
+            keep = tuple(j for j in donate if j not in copied)
+            if keep == donate:
+                self._kept[asked] = donate
+                return compiled
+            donate = keep
 
     def __call__(self, *tensors):
         if len(tensors) != len(self.places):
