@@ -8,7 +8,7 @@ fnx.compile; trace + XLA compile for jax.jit), each in a fresh compile cache.
 
     python benchmarks/bench_gpt_block.py                 # ~1 min on 2 CPU cores
     python benchmarks/bench_gpt_block.py --device cuda   # on a GPU (issue 7)
-Goals: compiled steady state <= 1.10x jax.jit; compiled first call <= 3x jax.jit's.
+Goals (issue 13): compiled steady state <= 1.05x jax.jit; first call <= 1.5x jax.jit's.
 """
 from __future__ import annotations
 
