@@ -88,13 +88,20 @@ def test_an_eager_backward_accumulates_into_packed_grads():
     model, backward = make()
     backward = fnx.compile(backward)
     x = fnx.randn(3, 4)
+    backward(x)                 # .grad None: the first call's gradients come back packed
+    eager_backward(x)
+    assert packed(model)
+    model(x).sum().backward()   # eager, into the packed gradients
+    eager_model(x).sum().backward()
     for k in range(5):
-        # (the third call onward takes the fast path: it read the .grad the trace had seen)
+        # the calls that read .grad (accumulating) return it unpacked, and from the
+        # third on take the fast path (which had read the .grad the trace had seen)
         backward(x)
         eager_backward(x)
         if k % 2:
             assert_grads_equal(model, eager_model)
-    model(x).sum().backward()               # eager, into whatever the last call left
+    assert not packed(model)
+    model(x).sum().backward()
     eager_model(x).sum().backward()
     assert_grads_equal(model, eager_model)
 

@@ -119,10 +119,13 @@ class ProgramPlan:
         result = entry.result
         self.pack = None        # GradPack: the gradients packed into one output
         # (captured parameters only, not DTensors: a DTensor's gradient keeps its
-        # parameter's layout, Program.pins; an argument may be one on another call)
+        # parameter's layout, Program.pins; an argument may be one on another call. Not
+        # gradients the next call reads, accumulating: each read would copy them out.)
+        read = {id(t) for kind, t in entry.sources if kind == "grad"}
         if program.spmd is None and program._local is None and packable(self.grad_outs) \
                 and all(entry.sources[g[0]][0] == "lifted" and
-                        not entry.sources[g[0]][1]._keep_resident for g in self.grad_outs):
+                        not entry.sources[g[0]][1]._keep_resident and
+                        id(entry.sources[g[0]][1]) not in read for g in self.grad_outs):
             pins = self._pack(entry, region, result, pins)
         program = self.program
         program.pins = pins
