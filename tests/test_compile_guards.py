@@ -173,6 +173,36 @@ def test_sgd_learning_rate_is_multiplied_not_compared():
     assert step.entries()[0].input_guards == []     # (none on the learning rate)
 
 
+@pytest.mark.parametrize("how", ["assigned", "filled"])
+@pytest.mark.parametrize("opt", ["sgd_momentum", "adam"])
+def test_tensor_learning_rate_changed_every_step_matches_eager(opt, how):
+    # A Tensor lr (torch.compile's advice against recompiles) is read from the param
+    # group when called: a new tensor each step once went stale (the program read the
+    # tensor the trace saw)
+    make = {"sgd_momentum": lambda p: optim.SGD(p, lr=fnx.tensor(0.1), momentum=0.9),
+            "adam": lambda p: optim.Adam(p, lr=fnx.tensor(0.01))}[opt]
+
+    def lr_at(i):
+        return 0.1 / (i + 1)
+    results = []
+    for compiled in (False, True):
+        model = _model()
+        o = make(model.parameters())
+        step = models.training_step(model, o)
+        step = fnx.compile(step) if compiled else step
+        x, y = _data()
+        for i in range(6):
+            if how == "assigned":
+                o.param_groups[0]["lr"] = fnx.tensor(lr_at(i))
+            else:
+                o.param_groups[0]["lr"].fill_(lr_at(i))
+            step(x, y)
+        results.append([to_numpy(p.detach()) for p in model.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert len(step.entries()) == 1
+
+
 def test_non_float_option_change_recompiles():
     model = _model()
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)

@@ -149,6 +149,8 @@ class Traced:
                 out.append(src)
             elif kind == "grad":
                 out.append(grad_value(src))
+            elif kind == "item":
+                out.append(src())
             elif kind == "rng":
                 out.append(next_key(*src))
             else:       # a float read through read_traced

@@ -179,6 +179,14 @@ class TracingMode(DecomposingMode):
             read = _Read(container, key)
             self.add_guard(Guard(lambda v, r=read: _plain(r()), _plain(value), what,
                                  read=(container, key)))
+        elif isinstance(value, Tensor) and id(value) not in self._node_of and \
+                not isinstance(value._data, MetaArray):
+            # a tensor option (a Tensor learning rate): an input read from the option at
+            # call time, not the tensor seen now (a scheduler may assign a new one)
+            check_strided(value, "tracing")
+            self.add_input(value, f"opt_{len(self.sources)}",
+                           NodeMeta(tuple(value.shape), value.dtype, value.device),
+                           ("item", _Read(container, key)))
         return value
 
     def add_input(self, tensor, name, meta, source):

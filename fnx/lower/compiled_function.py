@@ -535,6 +535,9 @@ class _Entry:
         # .grad values the program reads (input sources ("grad", owner)): what they were
         self.grad_inputs = [(t, _lifted_key(grad_value(t))) for kind, t in self.sources
                             if kind == "grad"]
+        # tensors read from an option at call time (sources ("item", read)): what they were
+        self.item_inputs = [(read, _lifted_key(read())) for kind, read in self.sources
+                            if kind == "item"]
         self.guards = getattr(graph, "guards", [])
         self.scalar_inputs = [i for i, (kind, _) in enumerate(self.sources) if kind == "scalar"]
         # Guards on float inputs are rechecked only for inputs whose value changed since
@@ -600,6 +603,11 @@ class _Entry:
             if _lifted_key(grad_value(t)) != key:
                 return _failed(why, lambda: f"the .grad the function reads changed: {key} "
                                             f"-> {_lifted_key(grad_value(t))}")
+        for read, key in self.item_inputs:
+            v = read()
+            if not isinstance(v, Tensor) or _lifted_key(v) != key:
+                return _failed(why, lambda: f"the tensor option {read.key!r} changed: "
+                                            f"{key} -> {v!r}")
         inputs = self.flat_inputs(args, kwargs)
         for i in self.scalar_inputs:
             if type(inputs[i]) is not float:
@@ -648,6 +656,8 @@ class _Entry:
                 out.append(src())
             elif kind == "grad":
                 out.append(grad_value(src))
+            elif kind == "item":
+                out.append(src())
             else:
                 out.append(next_key(*src))
         return out

@@ -400,7 +400,7 @@ def feed_modes(sources) -> list:
     """How each input of a compiled function is made resident when it is NumPy: arguments
     through a jitted identity (cheap per call), captured tensors (parameters, buffers,
     read on every call) by one transfer, random keys (new every call) never."""
-    return [BY_PROGRAM if kind == "arg" else BY_TRANSFER if kind in ("lifted", "grad")
+    return [BY_PROGRAM if kind == "arg" else BY_TRANSFER if kind in ("lifted", "grad", "item")
             else KEEP for kind, _ in sources]
 
 

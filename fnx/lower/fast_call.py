@@ -205,6 +205,9 @@ class _Writer:
         grads = {id(t): i for i, (kind, t) in enumerate(entry.sources) if kind == "grad"}
         reads += [(grads[id(t)], f"{self.const(t, 'L')}._grad", Tensor, key)
                   for t, key in entry.grad_inputs]
+        items = {id(r): i for i, (kind, r) in enumerate(entry.sources) if kind == "item"}
+        reads += [(items[id(r)], f"{self.const(r, 'RD')}()", Tensor, key)
+                  for r, key in entry.item_inputs]
         names = {}
         self.lifted_index = {}
         for n, (i, read, cls, meta) in enumerate(reads):
@@ -213,7 +216,7 @@ class _Writer:
                 raise _Unsupported
             name, d = f"t{n}", f"e{n}"
             self.emit(f"{name} = {read}")
-            if cls is Tensor:   # (a .grad may be None or still packed: LazyGrad)
+            if cls is Tensor:   # (a .grad may be None or packed: LazyGrad; an option any)
                 self.miss_unless(f"{name}.__class__ is Tensor")
             self.emit(f"{d} = {name}.__dict__")
             common = (f"{name}.__class__ is {self.const(cls, 'K')} and "
@@ -251,7 +254,7 @@ class _Writer:
         for i, (kind, src) in enumerate(self.entry.sources):
             if kind == "arg":
                 items.append(arguments[src])
-            elif kind in ("lifted", "grad"):
+            elif kind in ("lifted", "grad", "item"):
                 items.append(lifted[i])
             elif kind == "scalar":
                 self.emit(f"s{i} = {self.const(src, 'R')}()")

@@ -205,7 +205,7 @@ def source_value(source, flat):
         return src
     if kind == "grad":
         return grad_value(src)
-    if kind == "scalar":
+    if kind in ("scalar", "item"):
         return src()
     if kind == "rng":
         return next_key(*src)
@@ -447,6 +447,12 @@ class BreakEntry:
                     checks.append(_Check(lambda ins, t=src, key=key:
                                          _lifted_key(grad_value(t)) == key,
                                          f"the .grad the function reads changed: {key}"))
+                elif kind == "item":
+                    key = _lifted_key(src())
+                    checks.append(_Check(lambda ins, r=src, key=key:
+                                         isinstance(r(), Tensor) and
+                                         _lifted_key(r()) == key,
+                                         f"the tensor option {src.key!r} changed: {key}"))
                 elif kind == "scalar":
                     checks.append(_Check(lambda ins, i=i: type(ins[i]) is float,
                                          f"input {i} is no longer a float"))
