@@ -203,6 +203,38 @@ def test_tensor_learning_rate_changed_every_step_matches_eager(opt, how):
     assert len(step.entries()) == 1
 
 
+class _Decaying(nn.Module):
+    """Carries state on itself: ``self.h`` rebound to a new tensor on every call."""
+
+    def __init__(self):
+        super().__init__()
+        fnx.manual_seed(3)
+        self.lin = nn.Linear(2, 2)
+        self.h = fnx.zeros(1, 2)
+        self.scale = fnx.tensor(2.0)
+
+    def forward(self, x):
+        self.h = self.h * 0.5 + self.lin(x) * self.scale
+        return self.h
+
+
+def test_module_tensor_attributes_are_read_when_called():
+    # A plain tensor attribute (not a parameter or buffer) is read from the module on every
+    # call: rebound by the function itself (state carried between calls) or by the user.
+    # Read by identity, the program kept using the tensor it was traced with.
+    eager, compiled = _Decaying(), _Decaying()
+    f = fnx.compile(compiled)
+    with fnx.no_grad():
+        for i in range(6):
+            if i == 3:
+                eager.scale = fnx.tensor(-1.0)
+                compiled.scale = fnx.tensor(-1.0)
+            x = fnx.full((1, 2), float(i))
+            np.testing.assert_allclose(to_numpy(f(x)), to_numpy(eager(x)), rtol=1e-6)
+            np.testing.assert_allclose(to_numpy(compiled.h), to_numpy(eager.h), rtol=1e-6)
+    assert len(f.forward.entries()) <= 2     # (the first call's h was not yet stored)
+
+
 def test_non_float_option_change_recompiles():
     model = _model()
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)

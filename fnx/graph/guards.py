@@ -143,6 +143,21 @@ def roots_of(fn) -> list:
     return roots + [v for _, v in scope(fn)]
 
 
+def tensor_attributes(fn) -> dict:
+    """``{id(tensor): (module, name)}`` for the plain tensor attributes of the modules
+    ``fn`` reaches (``self.h = ...``; not parameters or buffers, which ``module_state``
+    guards): a compiled program reads them when called (``fnx.graph.tracer``). A tensor
+    held under two names maps to None (it stays a captured tensor), and so does a
+    DTensor (its layout is checked on captured tensors)."""
+    out = {}
+    for m in _modules_of(fn):
+        for name, v in m.__dict__.items():
+            if hasattr(v, "_ks") and hasattr(v, "_dtype"):      # (a Tensor: no import)
+                plain = id(v) not in out and not type(v)._keep_resident
+                out[id(v)] = (m, name) if plain else None
+    return out
+
+
 def module_state(fn) -> tuple:
     """A snapshot of the state of every module ``fn`` reaches (see the module docstring)."""
     out = []

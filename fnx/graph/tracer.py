@@ -58,6 +58,7 @@ class TracingMode(DecomposingMode):
         self._node_of = {}      # id(tensor) -> (tensor, node); holding the tensor keeps ids unique
         self._of_data = {}      # id(MetaArray) -> (tensor, node): finds aliases (below)
         self.lift_captured = lift_captured
+        self.attributes = {}    # id(tensor) -> (module, name): guards.tensor_attributes
         self.lifted = []        # captured tensors made inputs, in placeholder order
         # What feeds each placeholder, in order: ("arg", i), ("lifted", tensor) or
         # ("rng", (device, generator)) for a random key drawn fresh on every call.
@@ -234,6 +235,12 @@ class TracingMode(DecomposingMode):
             check_strided(value, "tracing")
             meta = NodeMeta(tuple(value.shape), value.dtype, value.device)
             if self.lift_captured:
+                attr = self.attributes.get(id(value))
+                if attr is not None and attr[0].__dict__.get(attr[1]) is value:
+                    # a module's tensor attribute: read when called (a stateful module
+                    # rebinds ``self.h`` on every call; the tensor seen now goes stale)
+                    return self.add_input(value, f"attr_{len(self.sources)}", meta,
+                                          ("item", _Attr(*attr, value)))
                 self.lifted.append(value)
                 return self.add_input(value, f"l_{len(self.lifted) - 1}", meta,
                                       ("lifted", value))
@@ -465,6 +472,24 @@ class _Read:
         return dict.__getitem__(self.container, self.key)
 
 
+class _Attr:
+    """Reads the instance attribute ``module.<key>`` as it is at call time (None when it
+    is gone: the entry's guard then fails). Right after the trace the attribute may hold
+    the trace's own tensor, stored there by the traced code and made real only after the
+    first run (``_Entry.replay_stores``): that run reads the tensor the trace saw."""
+    __slots__ = ("module", "key", "first")
+
+    def __init__(self, module, key, first):
+        self.module, self.key, self.first = module, key, first
+
+    def __call__(self):
+        v = self.module.__dict__.get(self.key)
+        if v is not None and isinstance(getattr(v, "_data", None), MetaArray):
+            return self.first
+        self.first = None       # (not kept alive once the attribute holds real values)
+        return v
+
+
 class _Item:
     __slots__ = ("read", "index")
 
@@ -609,7 +634,7 @@ def _common_device(op, args):
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
           functional=False, capture_grads=False, stored_roots=(), mode_class=None,
           breaks=None, record_lines=False, shape_env=None, dynamic_dims=(),
-          stop_gradients=False, joint=False, **kwargs) -> Graph:
+          stop_gradients=False, joint=False, attributes=None, **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -641,6 +666,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     symbol of ``shape_env`` (a ``fnx.graph.symint.ShapeEnv``) instead of a number: shapes
     and node arguments computed from it stay ``SymInt`` expressions, and every Python
     decision on it is a guard in ``shape_env.guards``.
+    ``attributes`` (``guards.tensor_attributes``): captured tensors that are a module's
+    attribute become inputs read from that attribute when called (``("item", read)``).
     """
     graph = Graph()
     if mode_class is not None:
@@ -650,6 +677,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     else:
         mode = TracingMode(graph, decompose_to, lift_captured)
     mode.breaks = breaks
+    if attributes:
+        mode.attributes = attributes
     if not stop_gradients:
         mode._carries = None
     if record_lines:

@@ -338,7 +338,7 @@ class CompiledFunction:
         runs, suspended = tls.state.backward_runs, tls.state.suspensions
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
                       decompose_to=self.decompose, capture_grads=True, stored_roots=roots,
-                      breaks=breaks)
+                      breaks=breaks, attributes=guards.tensor_attributes(self.fn))
         broken = breaks is not None and bool(breaks.records)
         # Tensors the code stored that carry a gradient (a loss module's ``self.loss``,
         # summed and differentiated after the call) are differentiable outputs too.
@@ -442,7 +442,8 @@ class CompiledFunction:
         (detach, no_grad blocks, .data) the trace stops JAX too (TracingMode._cut).
         None where the function must run eagerly (``fnx.graph.joint.EagerBackward``)."""
         options = dict(input_names=names, lift_captured=True, functional=True,
-                       decompose_to=self.decompose, stored_roots=roots)
+                       decompose_to=self.decompose, stored_roots=roots,
+                       attributes=guards.tensor_attributes(self.fn))
         if hasattr(self.target, "joint") and \
                 not any(isinstance(t, Tensor) and _layout(t) is not None for t in flat):
             try:

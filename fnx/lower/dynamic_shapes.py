@@ -199,7 +199,8 @@ class DynamicShapes:
         try:
             graph = trace(call, *flat, input_names=names, lift_captured=True,
                           functional=True, decompose_to=cf.decompose, capture_grads=True,
-                          stored_roots=roots, shape_env=env, dynamic_dims=dims)
+                          stored_roots=roots, shape_env=env, dynamic_dims=dims,
+                          attributes=guards.tensor_attributes(cf.fn))
         except Exception as e:      # (DataDependentError: the function's own failure)
             _log.info("fnx.compile: no symbolic trace of %s (%s); tracing this shape "
                       "statically", _name(cf.fn), e)
