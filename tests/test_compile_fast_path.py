@@ -195,3 +195,28 @@ def test_reset_and_an_option_change_disarm_it():
     assert seen == [1, 1]
     fnx.compiler.reset()
     assert step._fast is None
+
+
+def test_a_step_that_returns_nothing_takes_the_fast_path():
+    def make():
+        model = _mlp()
+        opt = fnx.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        inner = _step(model, opt)
+
+        def step(x, y):
+            inner(x, y)         # (its loss is dropped: the step returns None)
+        return model, step
+    eager_model, eager_step = make()
+    model, step = make()
+    step = fnx.compile(step)
+    x, y = _data()
+    for _ in range(3):
+        assert step(x, y) is None
+        eager_step(x, y)
+    seen = _counting(step)
+    for _ in range(3):
+        assert step(x, y) is None
+        eager_step(x, y)
+    assert seen == [3, 0]
+    for p, q in zip(_params(model), _params(eager_model)):
+        np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-6)

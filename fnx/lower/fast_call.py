@@ -85,6 +85,12 @@ def _shape(d: str) -> str:
     return f"({d}['_data'].shape if '_data' in {d} else {d}['_jax'].shape)"
 
 
+def _constant(result) -> bool:
+    """Whether a function's result holds no value of the call: one immutable object the
+    fast path may return every time (None for a step that returns nothing)."""
+    return result is None or type(result) in (int, float, bool, str)
+
+
 class _Unsupported(Exception):
     """The entry or call is outside what the fast path covers."""
 
@@ -130,7 +136,8 @@ class _Writer:
         program = plan.program if plan is not None else None
         if plan is None or program.spmd is not None or program._local is not None or \
                 entry.template is not None or entry.stored or plan.copies or \
-                plan.grad_other or plan.single is None or self.kwargs or \
+                plan.grad_other or plan.single is None and not _constant(plan.result) or \
+                self.kwargs or \
                 self.key[-1] != ("autocast", ()):
             raise _Unsupported
         self.emit("def fast(args, kwargs):", 0)
@@ -141,6 +148,12 @@ class _Writer:
         rebound = {i: key for i, _, key in plan.rebinds}
         lifted = self._lifted(rebound)
         packed = plan.pack.inputs if plan.pack is not None else []
+        # a .grad the program reads and replaces: held by this call, it is never reusable
+        # (``_reusable``), so the fast path would miss on every call
+        owners = {id(t) for t, _ in entry.grad_inputs}
+        if any(id(entry.sources[g[0]][1]) in owners for g in plan.grad_outs
+               if entry.sources[g[0]][0] == "lifted"):
+            raise _Unsupported
         if any(i not in lifted for i in rebound) or \
                 any(g[0] not in lifted for g in plan.grad_outs) or \
                 any(i not in lifted for i in packed):
@@ -380,6 +393,9 @@ class _Writer:
                 t, m = f"t{self.lifted_index[i]}", self.const(marker, "PG")
                 self.emit(f"if {t}._grad is not {m}:")
                 self.emit(f"{t}._grad = {m}", 2)
+        if plan.single is None:         # (a step that returns nothing: None)
+            self.emit(f"return {self.const(plan.result, 'C')}")
+            return
         kind, k = plan.single
         if kind == "out":
             self.emit(f"return {made[k]}" if k in made else
