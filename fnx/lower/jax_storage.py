@@ -87,6 +87,10 @@ def feed(t, how=KEEP):
                 del d["_fed"]
             return arr
         d["_fed"] = mark
+        # JAX's CPU client reads a NumPy argument in place (zero-copy), when the program
+        # runs, after the call returned: a tensor written in place before then (a buffer
+        # refilled, a Tensor learning rate's fill_) must not lend it its storage
+        return np.array(data)
     return data
 
 
