@@ -28,11 +28,11 @@ from ..core import dtype as D
 from ..core.autocast_mode import autocast_state
 from ..core.meta_array import MetaArray, meta_tensor
 from ..core.grad_mode import no_grad
-from ..core.tensor import Tensor, grad_value
+from ..core.tensor import Tensor
 from ..graph import guards
-from ..graph.tracer import DataDependentError, FunctionalTracingMode, is_compiling, trace
+from ..graph.tracer import (DataDependentError, FunctionalTracingMode, is_compiling,
+                            source_value, trace)
 from ..ir import prims as P
-from ..ir.aten.random import next_key
 from ..lower.jax import JAX_TARGET
 from ..lower.jax_compile import graph_program
 from ..ops import aten
@@ -143,19 +143,9 @@ class Traced:
 
     def extra_inputs(self) -> list:
         """The tensors of the extra inputs for one call (random keys drawn fresh)."""
-        out = []
-        for kind, src in self.extras:
-            if kind == "lifted":
-                out.append(src)
-            elif kind == "grad":
-                out.append(grad_value(src))
-            elif kind == "item":
-                out.append(src())
-            elif kind == "rng":
-                out.append(next_key(*src))
-            else:       # a float read through read_traced
-                out.append(wrap(np.asarray(src(), np.float64), D.float64))
-        return out
+        # (a float read through read_traced enters as a 0-dim float64 tensor)
+        return [wrap(np.asarray(src(), np.float64), D.float64) if kind == "scalar" else
+                source_value((kind, src)) for kind, src in self.extras]
 
     def write_back(self, inputs, values) -> None:
         """Copy the new values of the inputs the function wrote into them."""

@@ -25,10 +25,11 @@ from ..core.device import CPU, META, canonical
 from ..core.dispatch_key import META_KS, SPARSE_KEYS, DispatchKey
 from ..core.layout import SparseNotTraceable, check_strided
 from ..core.meta_array import MetaArray, meta_tensor
-from ..core.tensor import GradWriteLog, Tensor
+from ..core.tensor import GradWriteLog, Tensor, grad_value
 from ..ir.strides import VIEW_STRIDES, contiguous_strides
 from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
                            inverse_view, is_view_op, written_args)
+from ..ir.aten.random import next_key
 from ..ops import aten, prims
 from .graph import Graph, NodeMeta, _collect, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
@@ -484,7 +485,9 @@ class _Attr:
 
     def __call__(self):
         v = self.module.__dict__.get(self.key)
-        if v is not None and isinstance(getattr(v, "_data", None), MetaArray):
+        # (the dict's own _data: reading the attribute would give a resident tensor a
+        # NumPy view on every call)
+        if type(getattr(v, "__dict__", {}).get("_data")) is MetaArray:
             return self.first
         self.first = None       # (not kept alive once the attribute holds real values)
         return v
@@ -773,6 +776,25 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.guards = mode.guards
     graph.lines = mode.lines or {}
     return graph
+
+
+def source_value(source, flat=()):
+    """The value fed to a placeholder whose input source (``graph.input_sources``) is
+    ``source``, on a call whose flattened arguments are ``flat``: an argument, a captured
+    tensor, the owner's ``.grad`` now, a float or tensor option read now, a fresh random
+    key."""
+    kind, src = source
+    if kind == "arg":
+        return flat[src]
+    if kind == "lifted":
+        return src
+    if kind == "grad":
+        return grad_value(src)
+    if kind in ("scalar", "item"):
+        return src()
+    if kind == "rng":
+        return next_key(*src)
+    raise AssertionError(f"no value for input {source}")
 
 
 def _inputs_read_from_grads(mode, log):

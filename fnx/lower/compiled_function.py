@@ -44,8 +44,7 @@ from ..graph.joint import EagerBackward, split_joint
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
 from ..graph.tracer import (DataDependentError, TracingMode, describe_change, restore_result,
-                            rollback, settle, trace)
-from ..ir.aten.random import next_key
+                            rollback, settle, source_value, trace)
 from .compiled_run import ProgramPlan, feed_modes
 from .dynamic_shapes import DynamicShapes
 from .fast_call import MISS, FastCall
@@ -648,19 +647,14 @@ class _Entry:
             flat = self._flat_args = not kwargs and all(isinstance(a, Tensor) for a in args)
         flat = args if flat else _flatten_call(args, kwargs)[0]
         out = []
-        for kind, src in self.sources:
+        for source in self.sources:
+            kind, src = source
             if kind == "arg":
                 out.append(flat[src])
             elif kind == "lifted":
                 out.append(src)
-            elif kind == "scalar":
-                out.append(src())
-            elif kind == "grad":
-                out.append(grad_value(src))
-            elif kind == "item":
-                out.append(src())
             else:
-                out.append(next_key(*src))
+                out.append(source_value(source))
         return out
 
     def __call__(self, args, kwargs, inputs=None):

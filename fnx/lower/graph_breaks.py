@@ -50,8 +50,7 @@ from ..core.tensor import Tensor, grad_value, storage_shape
 from ..core.meta_array import meta_tensor
 from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
 from ..graph.guards import Guard
-from ..graph.tracer import restore_result, user_frame
-from ..ir.aten.random import next_key
+from ..graph.tracer import restore_result, source_value, user_frame
 
 __all__ = ["BreakTracer", "BreakEntry", "Break", "outside_trace", "source_value"]
 
@@ -195,21 +194,6 @@ def _replace(value, fn):
     if isinstance(value, dict):
         return {k: _replace(v, fn) for k, v in value.items()}
     return value
-
-
-def source_value(source, flat):
-    kind, src = source
-    if kind == "arg":
-        return flat[src]
-    if kind == "lifted":
-        return src
-    if kind == "grad":
-        return grad_value(src)
-    if kind in ("scalar", "item"):
-        return src()
-    if kind == "rng":
-        return next_key(*src)
-    raise AssertionError(f"no value for input {source}")
 
 
 @contextlib.contextmanager
