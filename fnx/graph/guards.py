@@ -25,6 +25,8 @@ from __future__ import annotations
 import operator
 import types
 
+from ..core.tensor import Tensor
+
 __all__ = ["Guard", "DecidedComparisons", "state_version", "bump", "register_module_class",
            "module_state", "roots_of",
            "scope", "scope_state", "ScopeState", "describe_difference",
@@ -152,7 +154,7 @@ def tensor_attributes(fn) -> dict:
     out = {}
     for m in _modules_of(fn):
         for name, v in m.__dict__.items():
-            if hasattr(v, "_ks") and hasattr(v, "_dtype"):      # (a Tensor: no import)
+            if isinstance(v, Tensor):
                 plain = id(v) not in out and not type(v)._keep_resident
                 out[id(v)] = (m, name) if plain else None
     return out

@@ -143,7 +143,7 @@ class ProgramPlan:
                     if w is not None and w[0] == "out")
         outs = []
         _collect_nodes(result, outs)
-        used.update(self.where[n][1] for n in outs if self.where.get(n, ("",))[0] == "out")
+        used.update(w[1] for w in map(self.where.get, outs) if w and w[0] == "out")
         if used & set(ks):
             return pins
         self.program = self.program.packing(ks)

@@ -73,8 +73,8 @@ def graph_program(target, graph, skip=frozenset(), pack=()):
     _collect(graph.output_node.args[0], out_nodes)
     every = out_nodes
     if pack:
-        packed = PackedOutput([out_nodes[k] for k in pack])
-        out_nodes = [n for k, n in enumerate(out_nodes) if k not in set(pack)] + [packed]
+        packed = PackedOutput(pack, out_nodes)
+        out_nodes = [n for k, n in enumerate(out_nodes) if k not in packed.skip] + [packed]
     steps = [n for n in graph.nodes if n.kind in ("call", "getitem", "constant")]
     checks = [n for n in steps if n.kind == "call" and n.target in _STATUS and n not in skip]
     swapped = _transposed_products(steps)
@@ -104,7 +104,7 @@ def graph_program(target, graph, skip=frozenset(), pack=()):
                 env[node] = _host(node.target)
         outs = [env[n] for n in every]
         if pack:
-            outs = packed.outputs(outs, pack)
+            outs = packed.outputs(outs)
         if checks:
             outs.append(jax.numpy.stack([_STATUS[n.target](n, env) for n in checks]))
         return outs
@@ -114,21 +114,20 @@ def graph_program(target, graph, skip=frozenset(), pack=()):
 
 
 class PackedOutput:
-    """Stands in ``out_nodes`` for the outputs ``nodes`` packed into one flat array (see
-    ``graph_program``); ``meta`` describes that array."""
+    """Stands in ``out_nodes`` for the outputs at positions ``pack`` of ``out_nodes``,
+    packed into one flat array (see ``graph_program``); ``meta`` describes that array."""
 
-    def __init__(self, nodes):
-        first = nodes[0].meta
-        self.nodes = nodes
-        self.sizes = [math.prod(n.meta.shape) for n in nodes]
-        self.meta = types.SimpleNamespace(shape=(sum(self.sizes),), dtype=first.dtype,
+    def __init__(self, pack, out_nodes):
+        first = out_nodes[pack[0]].meta
+        self.pack, self.skip = pack, set(pack)
+        size = sum(math.prod(out_nodes[k].meta.shape) for k in pack)
+        self.meta = types.SimpleNamespace(shape=(size,), dtype=first.dtype,
                                           device=first.device)
 
-    def outputs(self, outs, pack):
+    def outputs(self, outs):
         dtype = self.meta.dtype.numpy
-        flat = jax.numpy.concatenate([_exact(outs[k], dtype).reshape(-1) for k in pack])
-        skip = set(pack)
-        return [o for k, o in enumerate(outs) if k not in skip] + [flat]
+        flat = jax.numpy.concatenate([_exact(outs[k], dtype).reshape(-1) for k in self.pack])
+        return [o for k, o in enumerate(outs) if k not in self.skip] + [flat]
 
 
 def _paired_backwards(steps, vjp_rules) -> dict:
