@@ -393,3 +393,44 @@ def test_a_parameter_over_a_user_array_is_written_in_place_and_its_grad_is_intac
         np.testing.assert_allclose(peek(model.weight.grad), peek(eager_model.weight.grad),
                                    rtol=1e-5, atol=1e-6)
     assert not is_resident(model.weight)
+
+
+def _donations(step):
+    """Each compiled program's donations: the positions asked for -> those it made."""
+    program = step.entries()[-1]._plan.program
+    kept = {}
+    for p in [program, *program._derived]:
+        kept.update(p._kept)
+    return kept
+
+
+@pytest.mark.parametrize("widths, all_donated", [((32, 256, 256, 10), False),
+                                                 ((8, 64, 64, 64), True)])
+def test_donations_xla_would_copy_are_dropped_unless_that_costs_memory(widths,
+                                                                       all_donated):
+    # XLA copies a donated weight that the backward reads (all but the first layer's).
+    # One large copy (256x256; the last layer's is 10x256): a fresh output buffer instead
+    # costs no more memory and saves the copy. Two of one size: XLA copies them in turn
+    # through one temporary buffer, while fresh outputs would all live at once, so the
+    # donations are kept (as on bench_compile_memory's model).
+    def make():
+        fnx.manual_seed(0)
+        layers = []
+        for a, b in zip(widths[:-1], widths[1:]):
+            layers += [nn.Linear(a, b), nn.ReLU()]
+        model = nn.Sequential(*layers[:-1])
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        return model, models.training_step(model, opt, nn.CrossEntropyLoss())
+    eager_model, eager_step = make()
+    model, step = make()
+    step = fnx.compile(step)
+    rng = np.random.default_rng(0)
+    x = fnx.tensor(rng.standard_normal((4, widths[0])).astype(np.float32))
+    y = fnx.tensor(rng.integers(0, widths[-1], 4))
+    for _ in range(3):
+        np.testing.assert_allclose(peek(step(x, y)), peek(eager_step(x, y)), rtol=1e-5)
+    assert_same_params(model, eager_model)
+    donations = _donations(step)
+    assert donations
+    for asked, made in donations.items():
+        assert (made == asked) == all_donated, (asked, made)

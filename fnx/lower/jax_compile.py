@@ -35,6 +35,9 @@ from .jax_storage import ARRAY_TYPE, feed
 __all__ = ["compile_graph", "graph_program", "register_device_arrays", "Program",
            "tensor_maker", "raise_failed"]
 
+# (see Program._compile) the extra memory, as a share of a program's argument bytes,
+# that dropping the donations XLA would copy may cost before they are kept
+COPY_MEMORY_SHARE = 1 / 16
 # NumPy dtypes JAX narrows to 32 bits outside enable_x64
 _WIDE = {np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.complex128)}
 
@@ -516,12 +519,16 @@ class Program:
         raise_failed(self.checks, self._status(status))
 
     def _compile(self, arrays, donate, sinks=0):
-        """The executable for ``arrays``, donating what it can of ``donate``: XLA copies a
+        """The executable for ``arrays``, donating what it can of ``donate``. XLA copies a
         donated input whose buffer it cannot overwrite in place (read after its new value
-        is written), which costs more than a fresh output buffer; those are not donated.
-        Each compile that finds copies compiles again without them; a later call with
-        more sinks (a step's second call, its old gradients given back) starts from the
-        donations the first one kept."""
+        is written); such an input is better not donated, its new value given a fresh
+        buffer, which saves the copy's time for the same memory when there is one. With
+        several, XLA reuses one temporary buffer for their copies in turn while the fresh
+        outputs all live at once, so they stay donated where not donating them would need
+        more than ``COPY_MEMORY_SHARE`` of the arguments' bytes in extra memory. A compile
+        that finds copies compiles again without them; a later call with more sinks (a
+        step's second call, its old gradients given back) makes the donations the first
+        one chose."""
         n = len(arrays) - sinks
         exact = self._pinned(self._exact, arrays[:n])
         if not donate and not sinks:
@@ -531,18 +538,26 @@ class Program:
         if sinks:
             def fn(*a):
                 return exact(*a[:n])
-        asked = donate
-        donate = self._kept.get(asked, donate)
-        while True:
+
+        def build(donate):
             given = donate + tuple(range(n, len(arrays)))
-            compiled = jax.jit(fn, donate_argnums=given, keep_unused=True) \
+            return jax.jit(fn, donate_argnums=given, keep_unused=True) \
                 .lower(*arrays).compile()
+        asked = donate
+        if asked in self._kept:                     # chosen by an earlier compile
+            return build(self._kept[asked])
+        compiled = first = build(donate)
+        while True:
             copied = _copied_parameters(compiled.as_text())
             keep = tuple(j for j in donate if j not in copied)
             if keep == donate:
-                self._kept[asked] = donate
-                return compiled
+                break
             donate = keep
+            compiled = build(donate)
+        if compiled is not first and _copies_save_memory(first, compiled):
+            compiled, donate = first, asked
+        self._kept[asked] = donate
+        return compiled
 
     def __call__(self, *tensors):
         if len(tensors) != len(self.places):
@@ -577,6 +592,18 @@ def _laid_out(a) -> bool:
 
 _PARAMETER = re.compile(r"%(\S+) = \S+ parameter\((\d+)\)")
 _COPY = re.compile(r"= \S+ copy\(%([^),]+)\)")
+
+
+def _copies_save_memory(copying, fresh) -> bool:
+    """Whether the executable ``copying`` (XLA copies some donated inputs) needs more than
+    ``COPY_MEMORY_SHARE`` of its argument bytes less memory per call than ``fresh`` (those
+    inputs not donated): the temporaries, plus the outputs given no donated buffer."""
+    a, b = copying.memory_analysis(), fresh.memory_analysis()
+    if a is None or b is None:      # a backend that does not say
+        return False
+    def extra(m):
+        return m.temp_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes
+    return extra(b) - extra(a) > COPY_MEMORY_SHARE * a.argument_size_in_bytes
 
 
 def _copied_parameters(hlo: str) -> set:
