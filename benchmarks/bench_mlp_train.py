@@ -162,8 +162,8 @@ def memory(args):
 
 
 def _timed(steps, repeats, warmup, inner):
-    """Median seconds per call of every variant; first-call seconds; last results; and
-    every repeat's seconds per call of each variant (``paired``)."""
+    """Median seconds per call of every variant; first-call seconds; last results; every
+    repeat's seconds per call of each variant (for ``paired``)."""
     first = {}
     for name, fn in steps.items():
         t0 = time.perf_counter()
@@ -189,20 +189,19 @@ def _timed(steps, repeats, warmup, inner):
                 out = fn()
             last[name] = _sync(out)
             times[name].append((time.perf_counter() - t0) / inner)
-    _timed.times = times
-    return {k: statistics.median(v) for k, v in times.items()}, first, last
+    return {k: statistics.median(v) for k, v in times.items()}, first, last, times
 
 
-def paired(a: str, b: str) -> tuple:
+def paired(times: dict, a: str, b: str) -> tuple:
     """The median and quartiles over repeats of variant ``a``'s time over ``b``'s in the
-    same repeat (``_timed``'s last run). Both ran back to back, so a slow spell of the
-    machine, which moves the two medians apart by chance, mostly cancels in each ratio."""
-    times = _timed.times
+    same repeat (``times``: {variant: [seconds per repeat]}). Both ran in the same repeat,
+    so a slow spell of the machine, which moves two medians apart by chance, mostly
+    cancels in each ratio."""
     q = statistics.quantiles([x / y for x, y in zip(times[a], times[b])], n=4)
     return q[1], q[0], q[2]
 
 
-def _ratio_line(what, ratio, pair, goal):
+def ratio_line(what, ratio, pair, goal):
     return (f"{what} = {ratio:.2f}x; paired {pair[0]:.2f}x [{pair[1]:.2f}-{pair[2]:.2f}] "
             f"(goal <= {goal}x): {'met' if pair[0] <= goal else 'NOT met'}")
 
@@ -245,7 +244,7 @@ def mlp(which, args) -> bool:
         return jrun_lr(xj, yj, schedule(k["jax"] - 1))
     steps["compiled step, lr"] = fnx_sched
     steps["JAX jit, lr"] = jax_sched
-    med, first, losses = _timed(steps, repeats, args.warmup, inner)
+    med, first, losses, times = _timed(steps, repeats, args.warmup, inner)
 
     ref = med["JAX jit"]
     print(f"MLP {'-'.join(map(str, sizes))}, batch {batch}, SGD, device {args.device}: "
@@ -262,14 +261,14 @@ def mlp(which, args) -> bool:
     agree = all(close(name, "JAX jit") for name in values if ", lr" not in name)
     agree_lr = close("compiled step, lr", "JAX jit, lr")
     ratio = med["compiled step"] / ref
-    print(_ratio_line("compiled step / JAX jit", ratio, paired("compiled step", "JAX jit"),
+    print(ratio_line("compiled step / JAX jit", ratio, paired(times, "compiled step", "JAX jit"),
                       goal) + f"; losses {'agree' if agree else 'DIFFER'}")
     print(f"  (against a JAX step that also returns its gradients, as .grad must be kept: "
           f"{med['compiled step'] / med['JAX jit, grads']:.2f}x)")
     ratio_lr = med["compiled step, lr"] / med["JAX jit, lr"]
     programs = len(sched_step.entries())
-    print(_ratio_line("with a new learning rate every step: compiled step / JAX jit",
-                      ratio_lr, paired("compiled step, lr", "JAX jit, lr"), 1.1) +
+    print(ratio_line("with a new learning rate every step: compiled step / JAX jit",
+                      ratio_lr, paired(times, "compiled step, lr", "JAX jit, lr"), 1.1) +
           f"; {programs} program(s) after {k['fnx']} steps; losses "
           f"{'agree' if agree_lr else 'DIFFER'}")
     return agree and agree_lr
