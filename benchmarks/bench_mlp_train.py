@@ -281,7 +281,7 @@ def call_overhead(args):
     x = fnx.tensor(np.arange(4, dtype=np.float32), device=args.device)
     xj = jax.device_put(jnp.arange(4, dtype=jnp.float32), jax_device(args.device))
     steps = {"fnx.compile": lambda: f(x), "jax.jit": lambda: g(xj)}
-    med, _, last = _timed(steps, 15, 2, 500)
+    med, _, last, _ = _timed(steps, 15, 2, 500)
     ok = np.array_equal(np.asarray(last["fnx.compile"].cpu()._data), np.asarray(last["jax.jit"]))
     ratio = med["fnx.compile"] / med["jax.jit"]
     print(f"call overhead, x + 1 on 4 floats: fnx.compile {med['fnx.compile'] * 1e6:.1f} us, "
