@@ -320,15 +320,18 @@ class ProgramPlan:
         return hit[1] if hit[1] is not None else self._scalar_array(j, v, arrays)
 
     def _scalar_array(self, j, v, arrays):
-        """The float ``v`` fed at position ``j`` as a float64 array on the device of the
-        program's other inputs (kept for the next calls); ``v`` itself when they are not
-        all on one device."""
+        """The float ``v`` fed at position ``j`` as a float64 array (float32 where the
+        program takes it so: ``Program.narrow``) on the device of the program's other
+        inputs (kept for the next calls); ``v`` itself when they are not all on one
+        device."""
         # only where every array input sits on one and the same device: a program over
         # laid-out inputs (a mesh) wants its scalars replicated, which a float gets
         devices = {d for a in arrays if type(a) is ARRAY_TYPE for d in a.sharding.device_set}
         where = next((a.sharding for a in arrays if type(a) is ARRAY_TYPE), None)
         if len(devices) != 1:
             a = v
+        elif j in self.program.narrow:      # (an input the program takes as float32)
+            a = jax.device_put(np.float32(v), where)
         else:
             with jax.enable_x64(True):
                 a = jax.device_put(np.float64(v), where)

@@ -31,6 +31,7 @@ from ..ir import prims as P
 from ..ir.prims.assertions import check_failure
 from .jax_spmd import Spmd, graph_mesh
 from .jax_storage import ARRAY_TYPE, feed
+from .narrow_scalars import narrowable, widened
 
 __all__ = ["compile_graph", "graph_program", "register_device_arrays", "Program",
            "tensor_maker", "raise_failed"]
@@ -269,6 +270,10 @@ class Program:
         dtypes = [n.meta.dtype.numpy for n in out_nodes]
         mesh = graph_mesh(graph)
         self.spmd = spmd = Spmd(mesh) if mesh is not None else None
+        # float inputs that enter as float32 (narrow_scalars): fed as Python floats,
+        # they need no enable_x64 around the call (_for_x64 where one is entered anyway)
+        self.narrow = narrowable(graph) if spmd is None else frozenset()
+        program = widened(program, self.narrow)
 
         def exact(*arrays):
             return [_exact(o, dt) for o, dt in zip(program(*arrays), dtypes)]
@@ -322,7 +327,8 @@ class Program:
             self.jitted = jax.jit(exact)
         self._compiled = {}             # donated positions -> compiled executable's call
         self._kept = {}                 # donations asked -> those XLA does not copy
-        self._wide = [i for i, p in enumerate(self.places) if p.meta.dtype.numpy in _WIDE]
+        self._wide = [i for i, p in enumerate(self.places)
+                      if p.meta.dtype.numpy in _WIDE and i not in self.narrow]
         self._wide_set = frozenset(self._wide)
         self.makers = [tensor_maker(n.meta) for n in out_nodes]
         # {output: input position}: outputs laid out as that input when it is laid out over
@@ -417,6 +423,7 @@ class Program:
         call = self._compiled.get(key)
         try:
             if call is None:
+                arrays = self._for_x64(arrays)
                 with jax.enable_x64(True):
                     compiled = self._compile(arrays, donate, sinks)
                     outs = compiled(*arrays)
@@ -425,6 +432,7 @@ class Program:
                 return outs
             for i in self._wide:
                 if type(arrays[i]) is not ARRAY_TYPE:
+                    arrays = self._for_x64(arrays)
                     with jax.enable_x64(True):
                         return call(*arrays)
             return call(*arrays)
@@ -434,21 +442,38 @@ class Program:
                 raise
             raise oom from None
 
+    def _run(self, call, arrays):
+        """``call(*arrays)``, under enable_x64 while a 64-bit input is a host value (JAX
+        would narrow it outside; a device array keeps its dtype)."""
+        for i in self._wide:
+            if type(arrays[i]) is not ARRAY_TYPE:
+                arrays = self._for_x64(arrays)
+                with jax.enable_x64(True):
+                    return call(*arrays)
+        return call(*arrays)
+
+    def _for_x64(self, arrays):
+        """``arrays`` for a call or compile under enable_x64, where a Python float is
+        float64: the float32 inputs (``narrow``) as np.float32."""
+        narrow = self.narrow
+        if not narrow:
+            return arrays
+        return [np.float32(a) if type(a) is float and j in narrow else a
+                for j, a in enumerate(arrays)]
+
     def _call_checked(self, arrays):
         """The outputs for ``arrays`` from one program that also computes the value checks;
         raises the first that failed (nothing was donated or written)."""
         call = self._compiled.get("checked")
         if call is None:
+            arrays = self._for_x64(arrays)
             with jax.enable_x64(True):
                 compiled = jax.jit(self._pinned(self._exact_checked, arrays)) \
                     .lower(*arrays).compile()
                 outs = compiled(*arrays)
             self._compiled["checked"] = getattr(compiled, "_call", None) or compiled
-        elif any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
-            with jax.enable_x64(True):
-                outs = call(*arrays)
         else:
-            outs = call(*arrays)
+            outs = self._run(call, arrays)
         raise_failed(self.checks, self._status(outs[-1]))
         return outs[:-1]
 
@@ -473,16 +498,14 @@ class Program:
                 n = len(arrays) - sinks
                 fn = self._pinned(functools.partial(self._guarded, keep, n), arrays[:n])
                 given = donate + tuple(range(n, len(arrays)))
+                arrays = self._for_x64(arrays)
                 with jax.enable_x64(True):
                     compiled = jax.jit(fn, donate_argnums=given, keep_unused=True) \
                         .lower(*arrays).compile()
                     outs = compiled(*arrays)
                 self._compiled[key] = getattr(compiled, "_call", None) or compiled
-            elif any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
-                with jax.enable_x64(True):
-                    outs = call(*arrays)
             else:
-                outs = call(*arrays)
+                outs = self._run(call, arrays)
         except RuntimeError as e:   # XLA's RESOURCE_EXHAUSTED: fnx.OutOfMemoryError
             oom = out_of_memory(e, "fnx.compile: the compiled program")
             if oom is None:
@@ -506,16 +529,14 @@ class Program:
                 def checker(*a, whole=checker):
                     return whole(*[x[:rows[j]] if j in rows else x for j, x in enumerate(a)])
                 checker = jax.jit(checker)
+            arrays = self._for_x64(arrays)
             with jax.enable_x64(True):
                 compiled = checker.lower(*arrays).compile()
                 status = compiled(*arrays)
             # the executable's own call (set by its first call): one Python frame less
             self._checker_call = getattr(compiled, "_call", None) or compiled
-        elif any(type(arrays[i]) is not ARRAY_TYPE for i in self._wide):
-            with jax.enable_x64(True):
-                status = call(*arrays)
         else:
-            status = call(*arrays)
+            status = self._run(call, arrays)
         raise_failed(self.checks, self._status(status))
 
     def _compile(self, arrays, donate, sinks=0):
@@ -574,6 +595,7 @@ class Program:
         if self._local is not None:
             arrays = self.spmd.to_global(arrays)
         exact = self._pinned(self._exact, arrays)
+        arrays = self._for_x64(arrays)
         with jax.enable_x64(True):
             jitted = self.jitted if exact is self._exact else jax.jit(exact)
             text = jitted.lower(*arrays).compile().as_text()
