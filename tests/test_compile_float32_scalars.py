@@ -23,19 +23,24 @@ def _narrowed_options(step) -> set:
             for j in plan.program.narrow}
 
 
-def _setup(opt_cls, **kw):
+cuda = pytest.mark.skipif(not fnx.cuda.is_available(),
+                          reason="no cuda device (no JAX GPU; set FNX_CUDA_ON_CPU=1)")
+DEVICES = ["cpu", pytest.param("cuda", marks=cuda)]
+
+
+def _setup(opt_cls, device="cpu", **kw):
     fnx.manual_seed(0)
-    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3)).to(device)
     opt = opt_cls(model.parameters(), **kw)
     return model, opt, models.training_step(model, opt, nn.CrossEntropyLoss())
 
 
-def _batch(i, host_targets=None):
+def _batch(i, host_targets=None, device="cpu"):
     rng = np.random.default_rng(i)
-    x = fnx.tensor(rng.standard_normal((5, 6)).astype(np.float32))
+    x = fnx.tensor(rng.standard_normal((5, 6)).astype(np.float32), device=device)
     labels = rng.integers(0, 3, 5)
     if host_targets is None:
-        return x, fnx.tensor(labels)
+        return x, fnx.tensor(labels, device=device)
     host_targets.copy_(fnx.tensor(labels))     # refilled each step: never made resident
     return x, host_targets
 
@@ -46,10 +51,13 @@ def _batch(i, host_targets=None):
     (optim.Adam, {"lr": 0.01}, False),                  # lr / bias_correction in float64
 ])
 @pytest.mark.parametrize("host", [False, True])
+@pytest.mark.parametrize("device", DEVICES)
 def test_scheduled_learning_rate_enters_as_float32_only_where_exact(opt_cls, kw, narrowed,
-                                                                    host):
-    eager_model, eager_opt, eager_step = _setup(opt_cls, **kw)
-    model, opt, step = _setup(opt_cls, **kw)
+                                                                    host, device):
+    if host and device != "cpu":
+        pytest.skip("a host (NumPy) target buffer is a CPU tensor's")
+    eager_model, eager_opt, eager_step = _setup(opt_cls, device, **kw)
+    model, opt, step = _setup(opt_cls, device, **kw)
     step = fnx.compile(step)
     targets = fnx.zeros(5, dtype=fnx.int64) if host else None
     eager_targets = fnx.zeros(5, dtype=fnx.int64) if host else None
@@ -58,11 +66,11 @@ def test_scheduled_learning_rate_enters_as_float32_only_where_exact(opt_cls, kw,
     for i, lr in enumerate(lrs):
         for o in (opt, eager_opt):
             o.param_groups[0]["lr"] = lr
-        got = step(*_batch(i % 3, targets))
-        want = eager_step(*_batch(i % 3, eager_targets))
+        got = step(*_batch(i % 3, targets, device))
+        want = eager_step(*_batch(i % 3, eager_targets, device))
         np.testing.assert_allclose(got.item(), want.item(), rtol=1e-6)
         for p, q in zip(model.parameters(), eager_model.parameters()):
-            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(),
+            np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().cpu().numpy(),
                                        rtol=1e-5, atol=1e-7)
     assert len(step.entries()) == 1
     assert ("lr" in _narrowed_options(step)) is narrowed
