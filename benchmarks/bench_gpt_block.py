@@ -2,10 +2,10 @@
 
 One pre-norm transformer block (B=8, T=128, C=256, 4 heads by default), the same
 weights in all three.  Steady state is the median of repeated calls after warm-up,
-the three variants interleaved within each repeat, in a fresh random order (a variant run
-right after fnx eager shares the CPU with NumPy's BLAS threads still spinning down), so
-machine noise hits all of them; the goal is judged on the paired ratio (bench_mlp_train);
-first call is the time of the very first call (trace + passes + XLA compile for
+fnx.compile and jax.jit interleaved within each repeat, in a fresh random order, so machine
+noise hits both, and fnx eager timed apart (a variant run right after it shares the CPU
+with NumPy's BLAS threads still spinning down); the goal is judged on the paired ratio
+(bench_mlp_train); first call is the time of the very first call (trace + passes + XLA compile for
 fnx.compile; trace + XLA compile for jax.jit), each in a fresh compile cache.
 
     python benchmarks/bench_gpt_block.py                 # ~1 min on 2 CPU cores
@@ -28,6 +28,22 @@ from bench_mlp_train import jax_device, paired, ratio_line
 from fnx.testing.models import gpt_block, gpt_params, jax_gpt_block
 
 STEADY_GOAL, FIRST_GOAL = 1.05, 1.5     # issue 13
+
+
+def _interleaved(runs, repeats) -> dict:
+    """{name: [seconds of each repeat]}: one warm-up call each, then every repeat runs
+    each variant once, in a fresh random order."""
+    for fn in runs.values():
+        fn()
+    times = {k: [] for k in runs}
+    names, order = list(runs), random.Random(0)
+    for _ in range(repeats):
+        order.shuffle(names)
+        for name in names:
+            t0 = time.perf_counter()
+            runs[name]()
+            times[name].append(time.perf_counter() - t0)
+    return times
 
 
 def main(argv=None):
@@ -74,20 +90,11 @@ def main(argv=None):
     err_c = np.abs(y_comp.cpu().numpy() - ref).max()
     err_e = np.abs(y_eager.cpu().numpy() - ref).max()
 
-    runs = {"fnx eager": lambda: sync(eager(x_fnx)),
-            "fnx.compile": lambda: sync(compiled(x_fnx)),
+    runs = {"fnx.compile": lambda: sync(compiled(x_fnx)),
             "jax.jit": lambda: sync(jitted(p_jax, x_jax))}
-    for fn in runs.values():          # warm-up
-        fn()
-    times = {k: [] for k in runs}
-    names, order = list(runs), random.Random(0)
-    for _ in range(args.repeats):
-        order.shuffle(names)
-        for name in names:
-            fn = runs[name]
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
+    times = _interleaved(runs, args.repeats)
+    # fnx eager apart: NumPy's BLAS threads spinning down after it slow what runs next
+    times.update(_interleaved({"fnx eager": lambda: sync(eager(x_fnx))}, args.repeats))
     med = {k: statistics.median(v) for k, v in times.items()}
 
     print(f"GPT block B={B} T={T} C={C} heads={H} on {args.device} "
