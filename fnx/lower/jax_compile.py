@@ -430,12 +430,7 @@ class Program:
                 # the executable's own call (set by its first call): one Python frame less
                 self._compiled[key] = getattr(compiled, "_call", None) or compiled
                 return outs
-            for i in self._wide:
-                if type(arrays[i]) is not ARRAY_TYPE:
-                    arrays = self._for_x64(arrays)
-                    with jax.enable_x64(True):
-                        return call(*arrays)
-            return call(*arrays)
+            return self._run(call, arrays)
         except RuntimeError as e:   # XLA's RESOURCE_EXHAUSTED: fnx.OutOfMemoryError
             oom = out_of_memory(e, "fnx.compile: the compiled program")
             if oom is None:
