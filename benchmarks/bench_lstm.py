@@ -11,24 +11,25 @@ cross-entropy over every position, plain SGD. Variants, from the same weights an
 
 fnx's ``nn.LSTM`` runs each layer as one ``prims.rnn_scan`` (a ``lax.scan`` once lowered);
 in the compiled step its backward (``rnn_scan_backward``) reuses the forward scan's
-residuals. The first-call time (trace + XLA compile) is printed too.
+residuals. The first-call time (trace + XLA compile) is printed too. The compiled step and
+the JAX step are interleaved in a fresh random order each repeat (``bench_mlp_train._timed``)
+and judged on their paired ratio; the eager-driven variants are timed apart, since NumPy's
+BLAS threads still spinning after them slow whatever runs next.
 
-    python benchmarks/bench_lstm.py                  # ~2-3 min on 2 CPU cores
+    python benchmarks/bench_lstm.py                  # ~10 s on 2 CPU cores
     python benchmarks/bench_lstm.py --seq 35 --batch 20 --hidden 200 --repeats 10
 Goal: the compiled step within 1.2x of the JAX scan.
 """
 from __future__ import annotations
 
 import argparse
-import random
-import statistics
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import fnx
+from bench_mlp_train import _timed, paired, ratio_line
 from fnx import nn, optim
 
 LR = 0.1
@@ -108,13 +109,6 @@ def jax_step(model, num_layers):
     return run
 
 
-def _sync(v):
-    data = getattr(v, "_data", v)
-    if hasattr(data, "block_until_ready"):
-        data.block_until_ready()
-    return v
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vocab", type=int, default=1000)
@@ -148,24 +142,15 @@ def main():
     jstep = jax_step(model(), args.layers)
     variants["jax lax.scan"] = lambda: jstep(xj, yj)
 
-    first = {}
-    for name, fn in variants.items():
-        t0 = time.perf_counter()
-        _sync(fn())
-        first[name] = time.perf_counter() - t0
-    for fn in variants.values():                         # warm-up
-        _sync(fn())
-    times = {name: [] for name in variants}
-    names = list(variants)
-    order = random.Random(0)
-    losses = {}
-    for _ in range(args.repeats):
-        order.shuffle(names)
-        for name in names:
-            t0 = time.perf_counter()
-            losses[name] = float(np.asarray(_sync(variants[name]())))
-            times[name].append(time.perf_counter() - t0)
-    med = {k: statistics.median(v) for k, v in times.items()}
+    # the goal's two variants timed among themselves; the eager-driven ones apart (NumPy's
+    # BLAS threads keep spinning after an eager step and slow whatever runs next)
+    goal = ("compiled step", "jax lax.scan")
+    med, first, last, times = _timed({n: variants[n] for n in goal}, args.repeats, 1, 1)
+    apart = {n: f for n, f in variants.items() if n not in goal}
+    if apart:
+        for part, got in zip((med, first, last), _timed(apart, args.repeats, 1, 1)):
+            part.update(got)
+    losses = {k: float(np.asarray(getattr(v, "_data", v))) for k, v in last.items()}
     base = med["jax lax.scan"]
     print(f"LSTM LM: vocab {args.vocab}, emb {args.emb}, hidden {args.hidden}, "
           f"{args.layers} layers, seq {args.seq}, batch {args.batch}; "
@@ -175,8 +160,8 @@ def main():
     for name in variants:
         print(f"{name:16s} {med[name] * 1e3:9.2f} {med[name] / base:6.2f}x "
               f"{first[name]:13.2f} {losses[name]:11.5f}")
-    print(f"goal: compiled step within 1.2x of jax lax.scan: "
-          f"{med['compiled step'] / base:.2f}x")
+    print(ratio_line("compiled step / jax lax.scan", med["compiled step"] / base,
+                     paired(times, "compiled step", "jax lax.scan"), 1.2))
     ref = losses["jax lax.scan"]
     bad = {k: v for k, v in losses.items() if abs(v - ref) > 1e-3 * max(1.0, abs(ref))}
     if bad:
