@@ -236,8 +236,8 @@ def _entry(name, v) -> tuple:
     if t in _CONTAINERS and len(v) <= _CONTAINER_ITEMS:
         items = v.items() if t is dict else enumerate(v)
         return (name, t, id(v), tuple((k, type(x), x) if type(x) in _PLAIN else
-                                      (k, "id", id(x)) for k, x in items))
-    return (name, "id", id(v))
+                                      (k, "id", id(x), type(x).__name__) for k, x in items))
+    return (name, "id", id(v), t.__name__)
 
 
 def scope_state(fn) -> tuple:
@@ -332,6 +332,45 @@ def describe_module_change(old: tuple, new: tuple) -> str:
                             f"{dy.get(name, gone)!r}")
                 return f"module {kind} {name!r} was reassigned"
     return "the modules reached changed"
+
+
+def describe_scope_change(old: tuple, new: tuple) -> str:
+    """Which global or closure value differs between two ``scope_state`` snapshots, in
+    words (the first one)."""
+    for a, b in zip(old, new):
+        if a == b:
+            continue
+        name = a[0]
+        if a[0] != b[0] or len(a) != len(b) or a[1] != b[1]:
+            return f"{name!r} holds another kind of value: {_short(a)} -> {_short(b)}"
+        if a[1] == "id":
+            return f"{name!r} is bound to another {b[3]}" + _REBOUND_TENSOR * (b[3] == "Tensor")
+        if a[1] in _PLAIN:
+            return f"{name!r} was {a[2]!r}, now {b[2]!r}"
+        if a[2] != b[2]:
+            return f"{name!r} is bound to another {a[1].__name__}"
+        items = dict((x[0], x) for x in a[3])
+        for item in b[3]:
+            was = items.pop(item[0], None)
+            where = f"{name}[{item[0]!r}]"
+            if was is None:
+                return f"{where} is new"
+            if was == item:
+                continue
+            if item[1] == "id" and was[1] == "id":
+                return f"{where} holds another {item[3]}" + \
+                    _REBOUND_TENSOR * (item[3] == "Tensor")
+            return f"{where} was {_short(was[-1])}, now {_short(item[-1])}"
+        return f"{name}[{next(iter(items))!r}] was removed" if items else \
+            f"{name!r}: {_short(a)} -> {_short(b)}"
+    return describe_difference(old, new)
+
+
+# a tensor the function reads from a global or closure is captured by identity: one
+# rebound on every call recompiles on every call
+_REBOUND_TENSOR = ("; a compiled function captures the tensors it reads from globals and "
+                   "closures as they are, so a new one recompiles it: pass the tensor as an "
+                   "argument or keep it on a module attribute, which are read when called")
 
 
 def describe_difference(old, new) -> str:

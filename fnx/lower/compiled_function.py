@@ -275,6 +275,8 @@ class CompiledFunction:
                 if name == "module state":
                     snapshots = {v: k for k, v in self._state_ids.items()}
                     return guards.describe_module_change(snapshots[a[1]], snapshots[b[1]])
+                if name == "globals and closure":
+                    return f"{name}: {guards.describe_scope_change(a[1], b[1])}"
                 return f"{name}: {guards.describe_difference(a, b)}"
         return f"call structure: {guards.describe_difference(old, key)}"
 
