@@ -15,8 +15,6 @@ Goals (issue 13): compiled steady state <= 1.05x jax.jit; first call <= 1.5x jax
 from __future__ import annotations
 
 import argparse
-import random
-import statistics
 import time
 
 import jax
@@ -24,26 +22,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import fnx
-from bench_mlp_train import jax_device, paired, ratio_line
+from bench_mlp_train import jax_device, paired, ratio_line, timed_apart
 from fnx.testing.models import gpt_block, gpt_params, jax_gpt_block
 
 STEADY_GOAL, FIRST_GOAL = 1.05, 1.5     # issue 13
-
-
-def _interleaved(runs, repeats) -> dict:
-    """{name: [seconds of each repeat]}: one warm-up call each, then every repeat runs
-    each variant once, in a fresh random order."""
-    for fn in runs.values():
-        fn()
-    times = {k: [] for k in runs}
-    names, order = list(runs), random.Random(0)
-    for _ in range(repeats):
-        order.shuffle(names)
-        for name in names:
-            t0 = time.perf_counter()
-            runs[name]()
-            times[name].append(time.perf_counter() - t0)
-    return times
 
 
 def main(argv=None):
@@ -90,12 +72,10 @@ def main(argv=None):
     err_c = np.abs(y_comp.cpu().numpy() - ref).max()
     err_e = np.abs(y_eager.cpu().numpy() - ref).max()
 
-    runs = {"fnx.compile": lambda: sync(compiled(x_fnx)),
+    runs = {"fnx eager": lambda: sync(eager(x_fnx)),
+            "fnx.compile": lambda: sync(compiled(x_fnx)),
             "jax.jit": lambda: sync(jitted(p_jax, x_jax))}
-    times = _interleaved(runs, args.repeats)
-    # fnx eager apart: NumPy's BLAS threads spinning down after it slow what runs next
-    times.update(_interleaved({"fnx eager": lambda: sync(eager(x_fnx))}, args.repeats))
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med, _, _, times = timed_apart(runs, ("fnx eager",), args.repeats, 1, 1)
 
     print(f"GPT block B={B} T={T} C={C} heads={H} on {args.device} "
           f"(median of {args.repeats}, interleaved)")

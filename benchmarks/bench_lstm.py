@@ -12,7 +12,7 @@ cross-entropy over every position, plain SGD. Variants, from the same weights an
 fnx's ``nn.LSTM`` runs each layer as one ``prims.rnn_scan`` (a ``lax.scan`` once lowered);
 in the compiled step its backward (``rnn_scan_backward``) reuses the forward scan's
 residuals. The first-call time (trace + XLA compile) is printed too. The compiled step and
-the JAX step are interleaved in a fresh random order each repeat (``bench_mlp_train._timed``)
+the JAX step are interleaved in a fresh random order each repeat (``bench_mlp_train.timed_apart``)
 and judged on their paired ratio; the eager-driven variants are timed apart, since NumPy's
 BLAS threads still spinning after them slow whatever runs next.
 
@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import fnx
-from bench_mlp_train import _timed, paired, ratio_line
+from bench_mlp_train import paired, ratio_line, timed_apart
 from fnx import nn, optim
 
 LR = 0.1
@@ -142,14 +142,8 @@ def main():
     jstep = jax_step(model(), args.layers)
     variants["jax lax.scan"] = lambda: jstep(xj, yj)
 
-    # the goal's two variants timed among themselves; the eager-driven ones apart (NumPy's
-    # BLAS threads keep spinning after an eager step and slow whatever runs next)
-    goal = ("compiled step", "jax lax.scan")
-    med, first, last, times = _timed({n: variants[n] for n in goal}, args.repeats, 1, 1)
-    apart = {n: f for n, f in variants.items() if n not in goal}
-    if apart:
-        for part, got in zip((med, first, last), _timed(apart, args.repeats, 1, 1)):
-            part.update(got)
+    med, first, last, times = timed_apart(variants, ("eager", "compiled model"),
+                                          args.repeats, 1, 1)
     losses = {k: float(np.asarray(getattr(v, "_data", v))) for k, v in last.items()}
     base = med["jax lax.scan"]
     print(f"LSTM LM: vocab {args.vocab}, emb {args.emb}, hidden {args.hidden}, "

@@ -197,6 +197,20 @@ def _timed(steps, repeats, warmup, inner):
     return {k: statistics.median(v) for k, v in times.items()}, first, last, times
 
 
+def timed_apart(steps, apart, repeats, warmup, inner):
+    """``_timed`` for ``steps``, the variants named in ``apart`` timed among themselves
+    after the others: they are eager-driven, and NumPy's BLAS threads keep spinning for a
+    while after an eager step, slowing whatever runs next on 2 cores. The repeat times
+    returned are the others' (for ``paired``)."""
+    med, first, last, times = _timed({n: f for n, f in steps.items() if n not in apart},
+                                     repeats, warmup, inner)
+    rest = {n: steps[n] for n in apart if n in steps}
+    if rest:
+        for part, got in zip((med, first, last), _timed(rest, repeats, warmup, inner)):
+            part.update(got)
+    return med, first, last, times
+
+
 def paired(times: dict, a: str, b: str) -> tuple:
     """The median and quartiles over repeats of variant ``a``'s time over ``b``'s in the
     same repeat (``times``: {variant: [seconds per repeat]}). Both ran in the same repeat,
@@ -253,14 +267,8 @@ def mlp(which, args) -> bool:
             k[name] += 1
             return run(xj, yj, schedule(k[name] - 1))
         steps[name] = jax_sched
-    # The goals compare the compiled step with JAX: those variants are timed among
-    # themselves, the two eager-driven ones apart (NumPy's BLAS threads keep spinning for
-    # a while after an eager step and slow whatever runs next on 2 cores).
-    eager = {name: steps[name] for name in ("eager", "compiled model")}
-    med, first, losses, times = _timed({n: f for n, f in steps.items() if n not in eager},
-                                       repeats, args.warmup, inner)
-    for part, got in zip((med, first, losses), _timed(eager, repeats, args.warmup, inner)):
-        part.update(got)
+    med, first, losses, times = timed_apart(steps, ("eager", "compiled model"), repeats,
+                                            args.warmup, inner)
 
     ref = med["JAX jit"]
     print(f"MLP {'-'.join(map(str, sizes))}, batch {batch}, SGD, device {args.device}: "

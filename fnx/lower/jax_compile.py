@@ -326,7 +326,7 @@ class Program:
         with jax.enable_x64(True):
             self.jitted = jax.jit(exact)
         self._compiled = {}             # donated positions -> compiled executable's call
-        self._kept = {}                 # donations asked -> those XLA does not copy
+        self._kept = {}                 # donations asked -> those made (_compile's choice)
         self._wide = [i for i, p in enumerate(self.places)
                       if p.meta.dtype.numpy in _WIDE and i not in self.narrow]
         self._wide_set = frozenset(self._wide)
