@@ -349,3 +349,28 @@ def test_returning_the_loss_value_gives_a_python_float():
         values = [cf(fnx.tensor([[1.0, 2.0]])) for _ in range(3)]
     assert all(type(v) is float for v in values)
     assert values[0] > values[1] > values[2]
+
+
+def test_a_break_reads_grad_and_tensor_options_when_called():
+    # a .grad and a Tensor option (a learning rate) read by a function with a break are
+    # read when called, guarded on their meta: new tensors of the same meta are used, one
+    # of another shape selects another program
+    w = nn.Parameter(fnx.ones(3))
+    opt = optim.SGD([w], lr=fnx.tensor(0.5))
+
+    def f(x):
+        s = (x * w.grad).sum()
+        if s.item() > 0:
+            return s * opt.param_groups[0]["lr"]
+        return -s
+    g = fnx.compile(f)
+    x = fnx.ones(3)
+    for grad, lr in [(fnx.full((3,), 2.0), fnx.tensor(0.5)), (fnx.full((3,), 3.0), None),
+                     (None, fnx.tensor(0.25)), (-fnx.ones(3), fnx.tensor(1.0)),
+                     (None, fnx.tensor([2.0, 4.0]))]:
+        if grad is not None:
+            w.grad = grad
+        if lr is not None:
+            opt.param_groups[0]["lr"] = lr
+        np.testing.assert_allclose(to_numpy(g(x)), to_numpy(f(x)), rtol=1e-6)
+    assert any(isinstance(e, BreakEntry) for e in g.entries())

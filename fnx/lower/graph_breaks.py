@@ -46,7 +46,7 @@ from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS, DispatchKey
 from ..core.grad_mode import no_grad
 from ..core.layout import check_strided
-from ..core.tensor import Tensor, grad_value, storage_shape
+from ..core.tensor import Tensor, storage_shape
 from ..core.meta_array import meta_tensor
 from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
 from ..graph.guards import Guard
@@ -286,6 +286,13 @@ def _lifted_key(t):
     return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS))
 
 
+def _read_key(source):
+    """``_lifted_key`` of the tensor an input source reads when called (None when it
+    reads no tensor now: a .grad set to None, an option replaced by a float)."""
+    v = source_value(source)
+    return _lifted_key(v) if isinstance(v, Tensor) else None
+
+
 class _Step:
     """One segment: its compiled entry, where its inputs come from (``("p", i)``: input
     position i; ``("n", pos)``: the value of node ``pos`` of the trace), where its outputs
@@ -426,17 +433,12 @@ class BreakEntry:
                     key = _lifted_key(src)
                     checks.append(_Check(lambda ins, t=src, key=key: _lifted_key(t) == key,
                                          f"a tensor the function reads changed: {key}"))
-                elif kind == "grad":
-                    key = _lifted_key(grad_value(src))
-                    checks.append(_Check(lambda ins, t=src, key=key:
-                                         _lifted_key(grad_value(t)) == key,
-                                         f"the .grad the function reads changed: {key}"))
-                elif kind == "item":
-                    key = _lifted_key(src())
-                    checks.append(_Check(lambda ins, r=src, key=key:
-                                         isinstance(r(), Tensor) and
-                                         _lifted_key(r()) == key,
-                                         f"the tensor option {src.key!r} changed: {key}"))
+                elif kind in ("grad", "item"):      # a tensor read when called
+                    key = _read_key((kind, src))
+                    what = "the .grad the function reads" if kind == "grad" else \
+                        f"the tensor option {src.key!r}"
+                    checks.append(_Check(lambda ins, s=(kind, src), key=key:
+                                         _read_key(s) == key, f"{what} changed: {key}"))
                 elif kind == "scalar":
                     checks.append(_Check(lambda ins, i=i: type(ins[i]) is float,
                                          f"input {i} is no longer a float"))
