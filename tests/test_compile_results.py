@@ -1,11 +1,15 @@
 """A compiled function gives back what eager Python gives back: a float it computed from
 float arguments stays a Python float (recomputed from the call's inputs, so a new value
-does not recompile), and an ``out=`` tensor it returns is that very tensor."""
+does not recompile), an ``out=`` tensor it returns is that very tensor, and dicts and
+dataclasses hold the values computed (a new instance per call)."""
 from __future__ import annotations
 
+import collections
+import dataclasses
 import math
 
 import numpy as np
+import pytest
 
 import fnx
 
@@ -64,3 +68,86 @@ def test_float_arguments_fed_as_kept_arrays_are_exact():
         with np.errstate(divide="ignore"):
             want = np.array([1.0, -2.0]) / s + s
         np.testing.assert_array_equal(f(x, s).numpy(), want)
+
+
+class _DictModel(fnx.nn.Module):
+    """Returns its outputs by name, as Hugging Face-style models do."""
+
+    def __init__(self):
+        super().__init__()
+        fnx.manual_seed(0)
+        self.lin = fnx.nn.Linear(3, 2)
+
+    def forward(self, x, y):
+        logits = self.lin(x)
+        loss = fnx.nn.functional.cross_entropy(logits, y)
+        return collections.OrderedDict(loss=loss, logits=logits)
+
+
+def test_dict_results_hold_the_values_computed():
+    # a dict result came back holding the trace's meta tensors
+    f = fnx.compile(lambda x: {"sum": x.sum(), "parts": (x * 2, {"neg": -x})})
+    for k in range(3):
+        x = np.arange(4.0, dtype=np.float32) + k
+        out = f(fnx.tensor(x))
+        assert list(out) == ["sum", "parts"] and list(out["parts"][1]) == ["neg"]
+        assert out["sum"].item() == x.sum()
+        np.testing.assert_array_equal(out["parts"][0].numpy(), x * 2)
+        np.testing.assert_array_equal(out["parts"][1]["neg"].numpy(), -x)
+    eager, compiled = _DictModel(), _DictModel()
+    g = fnx.compile(compiled)
+    x, y = fnx.randn(5, 3), fnx.tensor([0, 1, 1, 0, 1])
+    want, got = eager(x, y), g(x, y)
+    assert type(got) is collections.OrderedDict and list(got) == ["loss", "logits"]
+    want["loss"].backward()
+    got["loss"].backward()
+    np.testing.assert_allclose(got["logits"].detach().numpy(),
+                               want["logits"].detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(compiled.lin.weight.grad.numpy(),
+                               eager.lin.weight.grad.numpy(), rtol=1e-5)
+    # past a graph break too
+    h = fnx.compile(lambda x: {"big": x * 2 if x.sum().item() > 0 else x, "n": x.numel()})
+    for sign in (1.0, -1.0):
+        x = np.full(3, sign, np.float32)
+        out = h(fnx.tensor(x))
+        np.testing.assert_array_equal(out["big"].numpy(), x * 2 if sign > 0 else x)
+        assert out["n"] == 3
+
+
+@dataclasses.dataclass(frozen=True)
+class _Output:
+    loss: object
+    logits: object
+    steps: int = 0
+
+
+class _Box:
+    def __init__(self, value):
+        self.value = value
+
+
+def test_dataclass_results_are_new_instances_holding_the_values_computed():
+    f = fnx.compile(lambda x, s: _Output((x * s).sum(), [x * 2, s * 3], steps=3))
+    got = []
+    for s in (1.5, -2.0):
+        x = np.arange(3.0, dtype=np.float32)
+        out = f(fnx.tensor(x), s)
+        assert type(out) is _Output and out.steps == 3
+        assert out.loss.item() == pytest.approx((x * s).sum())
+        np.testing.assert_array_equal(out.logits[0].numpy(), x * 2)
+        assert type(out.logits[1]) is float and out.logits[1] == s * 3
+        got.append(out)
+    assert got[0] is not got[1] and got[0].loss.item() == pytest.approx(4.5)
+
+
+def test_a_result_object_a_program_cannot_give_back_runs_eagerly():
+    # an arbitrary object made inside holding a computed tensor: eager, with a warning
+    # (it came back holding the trace's meta tensor)
+    f = fnx.compile(lambda x: _Box(x + 1))
+    with pytest.warns(UserWarning, match="returns an instance of _Box holding a tensor"):
+        out = f(fnx.ones(2))
+    assert out.value.tolist() == [2.0, 2.0]
+    assert f(fnx.zeros(2)).value.tolist() == [1.0, 1.0]
+    g = fnx.compile(lambda x: _Box(x + 1), fullgraph=True)
+    with pytest.raises(RuntimeError, match="returns an instance of _Box"):
+        g(fnx.ones(2))

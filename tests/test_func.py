@@ -500,6 +500,13 @@ def test_transform_caches_its_trace_and_retraces_on_new_state():
     assert len(calls) == 2
     close(g(fnx.ones(4, 2)), np.full((4, 2), 5.0))
     assert len(calls) == 3                  # a new shape: retraced
+    w = fnx.ones(2)
+
+    def h(a):
+        return a * w
+    close(vmap(h)(fnx.ones(3, 2)), np.ones((3, 2)))
+    w = fnx.full((2,), 4.0)                 # a closure cell holds another tensor: retraced
+    close(vmap(h)(fnx.ones(3, 2)), np.full((3, 2), 4.0))
 
 
 # ----------------------------------------------------------------------------- cuda

@@ -211,11 +211,14 @@ def state_key(func):
         who = (func.__code__, describe(func.__defaults__ or ()))
     else:
         who = ("id", id(func))
-    # tensors held one level down in containers it names (a dict of parameters) by id: a
-    # traced program reads the tensors it captured, so a replaced entry must retrace
-    held = tuple((name, tuple(id(x) for x in (v.values() if isinstance(v, dict) else v)
+    # tensors it names, or holds one level down in containers it names (a dict of
+    # parameters), by id: a traced program reads the tensors it captured, so a replaced one
+    # must retrace (``scope_state`` keys some by place only: fnx.compile reads those when
+    # called)
+    held = tuple((name, id(v)) if isinstance(v, Tensor) else
+                 (name, tuple(id(x) for x in (v.values() if isinstance(v, dict) else v)
                               if isinstance(x, Tensor)))
-                 for name, v in guards.scope(func) if isinstance(v, (dict, list, tuple)))
+                 for name, v in guards.scope(func) if isinstance(v, (Tensor, dict, list, tuple)))
     return (who, guards.module_state(func), guards.scope_state(func), held,
             autocast_state())
 

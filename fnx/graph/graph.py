@@ -62,10 +62,15 @@ class Node:
 
 
 def _collect(value, out):
+    """The nodes in ``value`` (lists, tuples and dicts holding nodes), in ``map_nodes``'s
+    order."""
     if isinstance(value, Node):
         out.append(value)
     elif isinstance(value, (list, tuple)):
         for v in value:
+            _collect(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
             _collect(v, out)
 
 
@@ -321,8 +326,20 @@ def map_nodes(value, fn):
         except TypeError:
             return tuple(items)
     if isinstance(value, dict):
-        return {k: map_nodes(v, fn) for k, v in value.items()}
+        return same_mapping(value, ((k, map_nodes(v, fn)) for k, v in value.items()))
     return value
+
+
+def same_mapping(like, items):
+    """A dict of ``like``'s type (an ``OrderedDict``) holding the ``(key, value)`` pairs
+    ``items``; a plain dict when that type is not built from pairs."""
+    if type(like) is dict:
+        return dict(items)
+    items = list(items)
+    try:
+        return type(like)(items)
+    except TypeError:
+        return dict(items)
 
 
 def _load(value, env):
@@ -336,6 +353,8 @@ def _fmt(value) -> str:
         return "[" + ", ".join(_fmt(v) for v in value) + "]"
     if isinstance(value, tuple):
         return "(" + ", ".join(_fmt(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_fmt(v)}" for k, v in value.items()) + "}"
     if isinstance(value, _dtype_cls):
         return f"fnx.{value.name}"
     if isinstance(value, _device_cls):

@@ -28,7 +28,7 @@ import types
 from ..core.tensor import Tensor
 
 __all__ = ["Guard", "DecidedComparisons", "state_version", "bump", "register_module_class",
-           "module_state", "roots_of",
+           "module_state", "roots_of", "tensor_places", "read_place", "readable",
            "scope", "scope_state", "ScopeState", "describe_difference",
            "describe_module_change"]
 
@@ -138,26 +138,86 @@ def has_lazy_modules(fn) -> bool:
 def roots_of(fn) -> list:
     """The objects through which ``fn`` reaches Python state: itself (a module or other
     callable object), a bound method's object, and the globals and closure cells it names."""
-    roots = [] if isinstance(fn, types.FunctionType) else [fn]
+    roots = [fn]        # (a function's own names: ``python_state.FunctionScope``)
     owner = getattr(fn, "__self__", None)
     if owner is not None:
         roots.append(owner)
     return roots + [v for _, v in scope(fn)]
 
 
-def tensor_attributes(fn) -> dict:
-    """``{id(tensor): (module, name)}`` for the plain tensor attributes of the modules
-    ``fn`` reaches (``self.h = ...``; not parameters or buffers, which ``module_state``
-    guards): a compiled program reads them when called (``fnx.graph.tracer``). A tensor
-    held under two names maps to None (it stays a captured tensor), and so does a
-    DTensor (its layout is checked on captured tensors)."""
+def tensor_places(fn) -> dict:
+    """``{id(tensor): places}`` for the tensors a compiled program reads when called rather
+    than capturing them as they are: the plain tensor attributes of the modules ``fn``
+    reaches (``self.h = ...``; not parameters or buffers, which ``module_state`` guards),
+    and the tensors its globals and closure cells hold, directly or as an item of a small
+    list, tuple or dict (``_STATE["h"]``) that do not require grad (``readable``: a
+    training step reads a weight's ``.grad`` through the tensor it captured). A place is
+    ``(container, key, name)``, read by ``read_place``; a tensor held in several places is
+    read from all of them, and once they disagree the program no longer fits
+    (``fnx.graph.tracer``). A DTensor is left out (its layout is checked on captured
+    tensors).
+
+    >>> import fnx
+    >>> H = fnx.zeros(2)
+    >>> def f(x):
+    ...     return x + H
+    >>> [name for _, _, name in tensor_places(f)[id(H)]]
+    ['H']
+    """
     out = {}
+
+    def add(v, place):
+        if isinstance(v, Tensor) and not type(v)._keep_resident:
+            out.setdefault(id(v), []).append(place)
     for m in _modules_of(fn):
         for name, v in m.__dict__.items():
-            if isinstance(v, Tensor):
-                plain = id(v) not in out and not type(v)._keep_resident
-                out[id(v)] = (m, name) if plain else None
+            add(v, (m.__dict__, name, f"{type(m).__name__}.{name}"))
+    code, func = _code_of(fn)
+    if code is None:
+        return out
+
+    def add_held(v, place):
+        name = place[2]
+        if readable(v):
+            add(v, place)
+        elif type(v) in _CONTAINERS and len(v) <= _CONTAINER_ITEMS:
+            items = v.items() if type(v) is dict else enumerate(v)
+            for k, x in items:
+                if readable(x):
+                    add(x, (v, k, f"{name}[{k!r}]"))
+    g = func.__globals__
+    for name in code.co_names:
+        if name in g:
+            add_held(g[name], (g, name, name))
+    for name, cell in zip(code.co_freevars, func.__closure__ or ()):
+        try:
+            add_held(cell.cell_contents, (cell, CELL, name))
+        except ValueError:          # an empty cell
+            pass
     return out
+
+
+def readable(v) -> bool:
+    """Whether a tensor a global or closure cell holds is read when a compiled program is
+    called (``tensor_places``) rather than captured by identity: so the guard key leaves
+    its identity out (``scope_state``)."""
+    return isinstance(v, Tensor) and not type(v)._keep_resident and not v.requires_grad
+
+
+CELL = object()     # the key of a closure cell's place
+
+
+def read_place(place):
+    """What a place of ``tensor_places`` holds now (None when nothing)."""
+    container, key, _ = place
+    if key is CELL:
+        try:
+            return container.cell_contents
+        except ValueError:
+            return None
+    if isinstance(container, dict):
+        return dict.get(container, key)
+    return container[key] if key < len(container) else None
 
 
 def module_state(fn) -> tuple:
@@ -169,6 +229,9 @@ def module_state(fn) -> tuple:
         # every step, and which items forward reads cannot be told)
         plain = tuple((k, type(v), v) for k, v in d.items()
                       if type(v) in _PLAIN and not k.startswith("_"))
+        # a DTensor attribute is captured as it is (``tensor_places``): guarded by identity
+        plain += tuple((k, "id", id(v)) for k, v in d.items()
+                       if isinstance(v, Tensor) and type(v)._keep_resident)
         out.append((id(m), plain,
                     tuple((k, id(v)) for k, v in d.get("_parameters", {}).items()),
                     tuple((k, id(v)) for k, v in d.get("_buffers", {}).items()),
@@ -204,8 +267,9 @@ def _code_of(fn):
     return fn.__code__, fn
 
 
-def scope(fn):
-    """``(name, value)`` of each global and closure cell ``fn``'s code names."""
+def scope(fn, empty=True):
+    """``(name, value)`` of each global and closure cell ``fn``'s code names (an empty
+    cell's value None, or left out with ``empty=False``)."""
     code, func = _code_of(fn)
     if code is None:
         return []
@@ -218,7 +282,8 @@ def scope(fn):
         try:
             out.append((name, cell.cell_contents))
         except ValueError:          # an empty cell
-            out.append((name, None))
+            if empty:
+                out.append((name, None))
     return out
 
 
@@ -233,17 +298,21 @@ def _entry(name, v) -> tuple:
     t = type(v)
     if t in _PLAIN:
         return (name, t, v)
+    if readable(v):                 # read when called: its meta is checked then
+        return (name, "tensor")
     if t in _CONTAINERS and len(v) <= _CONTAINER_ITEMS:
         items = v.items() if t is dict else enumerate(v)
         return (name, t, id(v), tuple((k, type(x), x) if type(x) in _PLAIN else
+                                      (k, "tensor") if readable(x) else
                                       (k, "id", id(x), type(x).__name__) for k, x in items))
     return (name, "id", id(v), t.__name__)
 
 
 def scope_state(fn) -> tuple:
     """The globals and closure cells ``fn`` names: plain values by value, the items of a
-    small list, tuple or dict one level down likewise, other objects by id (``scope``'s
-    pairs, read in one pass: this is part of every compiled call's key).
+    small list, tuple or dict one level down likewise, a tensor that does not require grad
+    by its place only (a program reads it when called: ``tensor_places``), other objects by
+    id (``scope``'s pairs, read in one pass: this is part of every compiled call's key).
 
     >>> cfg = {"scale": 2.0}
     >>> def f(x):
@@ -293,6 +362,7 @@ class ScopeState:
         self._state = None          # id of a freed object can come back as another's)
         self._watched = ()          # (list or dict, its keys or None, its values) guarded
         #                             item by item, as they were at the last call
+        self._tensors = ()          # (tensor held, its requires_grad at the last call)
 
     def __call__(self) -> tuple:
         get = self._globals.get if self._globals is not None else None
@@ -303,12 +373,32 @@ class ScopeState:
             return scope_state(self._fn)
         last = self._last
         if last is None or len(now) != len(last) or not all(map(_is, now, last)) or \
-                (self._watched and not _unchanged(self._watched)):
+                (self._watched and not _unchanged(self._watched)) or \
+                (self._tensors and not _flags_unchanged(self._tensors)):
             self._state = scope_state(self._fn)
             self._last = now
             self._watched = _watch(v for v in now if type(v) in (list, dict) and
                                   len(v) <= _CONTAINER_ITEMS)
+            self._tensors = _requires_grad_flags(now)
         return self._state
+
+
+def _requires_grad_flags(values) -> tuple:
+    """``(tensor, requires_grad)`` for each tensor among ``values`` or one level down in a
+    small container: whether ``scope_state`` reads it by place or identity (``readable``)
+    turns on the flag, which may change while the tensor stays bound."""
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            out.append((v, v.requires_grad))
+        elif type(v) in _CONTAINERS and len(v) <= _CONTAINER_ITEMS:
+            out.extend((x, x.requires_grad) for x in (v.values() if type(v) is dict else v)
+                       if isinstance(x, Tensor))
+    return tuple(out)
+
+
+def _flags_unchanged(flags) -> bool:
+    return all(t.requires_grad is f for t, f in flags)
 
 
 _MISSING = object()
@@ -341,6 +431,8 @@ def describe_scope_change(old: tuple, new: tuple) -> str:
         if a == b:
             continue
         name = a[0]
+        if "tensor" in (a[1], b[1]) and a[0] == b[0]:
+            return _tensor_change(repr(name), a, b)
         if a[0] != b[0] or len(a) != len(b) or a[1] != b[1]:
             return f"{name!r} holds another kind of value: {_short(a)} -> {_short(b)}"
         if a[1] == "id":
@@ -357,6 +449,8 @@ def describe_scope_change(old: tuple, new: tuple) -> str:
                 return f"{where} is new"
             if was == item:
                 continue
+            if "tensor" in (was[1], item[1]):
+                return _tensor_change(where, was, item)
             if item[1] == "id" and was[1] == "id":
                 return f"{where} holds another {item[3]}" + \
                     _REBOUND_TENSOR * (item[3] == "Tensor")
@@ -366,11 +460,22 @@ def describe_scope_change(old: tuple, new: tuple) -> str:
     return describe_difference(old, new)
 
 
-# a tensor the function reads from a global or closure is captured by identity: one
-# rebound on every call recompiles on every call
-_REBOUND_TENSOR = ("; a compiled function captures the tensors it reads from globals and "
-                   "closures as they are, so a new one recompiles it: pass the tensor as an "
-                   "argument or keep it on a module attribute, which are read when called")
+def _tensor_change(where, was, now) -> str:
+    """A global or closure tensor's entry changed between read when called and captured."""
+    if was[1] == "tensor" and now[1] == "id":
+        return f"{where} now holds a {now[3]} that requires grad" + \
+            _REBOUND_TENSOR * (now[3] == "Tensor")
+    if now[1] == "tensor":
+        return f"{where} now holds a Tensor that does not require grad"
+    return f"{where}: {_short(was)} -> {_short(now)}"
+
+
+# a tensor that requires grad read from a global or closure is captured by identity (its
+# .grad is read through it): one rebound on every call recompiles on every call
+_REBOUND_TENSOR = ("; a compiled function captures the tensors that require grad it reads "
+                   "from globals and closures as they are, so a new one recompiles it: pass "
+                   "the tensor as an argument or keep it on a module attribute, which are "
+                   "read when called")
 
 
 def describe_difference(old, new) -> str:

@@ -1,23 +1,26 @@
 """The Python state a traced function can change behind its program's back.
 
 A trace runs the user's Python once; what that code writes into reachable Python objects
-(a scheduler's ``last_epoch``, a module's cached mask, an optimizer's lazily made state)
-is found by comparing snapshots taken before and after (``_snapshot``, ``_changes``),
-put back when the function runs eagerly instead (``rollback``), turned from traced floats
-into plain ones (``settle``) or, for tensors of the trace left on objects, made program
-outputs (``_stored_tensors``). ``fnx.graph.tracer`` records the graph; this module only
-reads and restores containers.
+(a scheduler's ``last_epoch``, a module's cached mask, an optimizer's lazily made state,
+a tensor bound to a global or closure name: ``FunctionScope``) is found by comparing
+snapshots taken before and after (``_snapshot``, ``_changes``), put back when the function
+runs eagerly instead (``rollback``), turned from traced floats into plain ones
+(``settle``) or, for tensors of the trace left on objects, made program outputs
+(``_stored_tensors``, put back on every call by ``store``). ``fnx.graph.tracer`` records
+the graph; this module only reads and restores containers.
 """
 from __future__ import annotations
 
 import types
+import weakref
 
 from ..core.meta_array import MetaArray
 from ..core.tensor import Tensor
 from . import guards
 from .symbolic import SymFloat
 
-__all__ = ["rollback", "settle", "describe_change"]
+__all__ = ["rollback", "settle", "describe_change", "FunctionScope", "function_scope",
+           "store"]
 
 
 _MISSING = object()
@@ -40,7 +43,10 @@ def _walk(roots, limit=50_000):
             # (not fnx's own functions: fnx's internal caches are not the user's state)
             seen.add(id(obj))
             if not _internal(getattr(obj, "__module__", None)):
-                stack.extend(v for _, v in guards.scope(obj))
+                names = function_scope(obj)
+                entries = names.entries()
+                yield names, entries
+                stack.extend(entries.values())
             continue
         if isinstance(obj, types.MethodType):
             stack.extend((obj.__self__, obj.__func__))
@@ -56,6 +62,54 @@ def _walk(roots, limit=50_000):
             continue
         yield obj, entries
         stack.extend(entries.values() if isinstance(entries, dict) else entries)
+
+
+class FunctionScope:
+    """The globals and closure cells a function's code names, as one container of
+    ``{name: value}`` entries: what ``global h; h = ...`` and ``nonlocal h`` rebind. One
+    per function (``function_scope``), so two walks find the same container."""
+    __slots__ = ("func", "__weakref__")
+
+    def __init__(self, func):
+        self.func = func
+
+    def entries(self) -> dict:
+        return dict(guards.scope(self.func, empty=False))
+
+    def _cell(self, name):
+        code = self.func.__code__
+        if name in code.co_freevars:
+            return self.func.__closure__[code.co_freevars.index(name)]
+        return None
+
+    def put(self, name, value) -> None:
+        cell = self._cell(name)
+        if cell is not None:
+            cell.cell_contents = value
+        else:
+            self.func.__globals__[name] = value
+
+    def remove(self, name) -> None:
+        cell = self._cell(name)
+        if cell is not None:
+            del cell.cell_contents
+        else:
+            self.func.__globals__.pop(name, None)
+
+    def place(self, name):
+        """What the name binds in: two functions naming one global share it."""
+        cell = self._cell(name)
+        return id(cell) if cell is not None else (id(self.func.__globals__), name)
+
+
+_scopes = weakref.WeakKeyDictionary()
+
+
+def function_scope(func) -> FunctionScope:
+    scope = _scopes.get(func)
+    if scope is None:
+        scope = _scopes[func] = FunctionScope(func)
+    return scope
 
 
 def _snapshot(roots) -> list:
@@ -79,7 +133,7 @@ def _changes(snapshot, mode) -> list:
     """``(container, key, old, new, traced)`` for each entry of a snapshotted container
     that the trace changed (``_MISSING`` for an absent key); ``traced``: ``new`` is a
     tensor of this trace (a store the program can replay)."""
-    out = []
+    out, bound = [], set()
     for container, before in snapshot:
         now = _entries(container)
         if isinstance(before, list):
@@ -92,14 +146,45 @@ def _changes(snapshot, mode) -> list:
             old, new = get(before, k), get(now, k)
             if new is old or (type(new) is type(old) and type(new) in _PLAIN and new == old):
                 continue
-            out.append((container, k, old, new, _is_traced(mode, new)))
+            traced = _is_traced(mode, new)
+            if isinstance(container, FunctionScope):
+                # Only a tensor of the trace (a store to replay) or a traced float (never
+                # to outlive the trace): a plain value a global names is guarded by value
+                # (``guards.scope_state``), so a counter or a lazily made cache recompiles.
+                if not (traced or isinstance(new, SymFloat)) or container.place(k) in bound:
+                    continue
+                bound.add(container.place(k))
+            out.append((container, k, old, new, traced))
     return out
 
 
 def _entries(container):
     """What ``_walk`` compares of a container: a dict or list itself, an object's
-    ``__dict__`` (written directly: a rollback must not run ``__setattr__`` logic)."""
+    ``__dict__`` (written directly: a rollback must not run ``__setattr__`` logic), a
+    function's names."""
+    if isinstance(container, FunctionScope):
+        return container.entries()
     return container if isinstance(container, (dict, list)) else vars(container)
+
+
+def _put(container, k, value) -> None:
+    """Set entry ``k`` of a container ``_walk`` found (``_MISSING``: remove it)."""
+    if isinstance(container, FunctionScope):
+        if value is _MISSING:
+            container.remove(k)
+        else:
+            container.put(k, value)
+        return
+    target = _entries(container)
+    if isinstance(target, list):
+        if value is _MISSING:
+            del target[k:]
+        else:
+            target[k] = value
+    elif value is _MISSING:
+        dict.pop(target, k, None)
+    else:
+        dict.__setitem__(target, k, value)
 
 
 def _dict_get(d, k):
@@ -118,20 +203,22 @@ def _is_traced(mode, value) -> bool:
                                             id(data) in mode._of_data)
 
 
+def store(container, key, value) -> None:
+    """Store ``value`` where traced code stored a tensor (``_stored_tensors``): an item, a
+    global or closure name, or an attribute through ``__setattr__``, as the code did."""
+    if isinstance(container, (dict, list)):
+        container[key] = value
+    elif isinstance(container, FunctionScope):
+        container.put(key, value)
+    else:
+        setattr(container, key, value)
+
+
 def rollback(changes) -> None:
     """Put back what a trace changed (``_changes``): the function then runs eagerly as if
     it had never been traced."""
     for container, k, old, _, _ in reversed(changes):
-        target = _entries(container)
-        if isinstance(target, list):
-            if old is _MISSING:
-                del target[k:]
-            else:
-                target[k] = old
-        elif old is _MISSING:
-            dict.pop(target, k, None)
-        else:
-            dict.__setitem__(target, k, old)
+        _put(container, k, old)
 
 
 def settle(changes) -> None:
@@ -139,17 +226,15 @@ def settle(changes) -> None:
     values are this call's, and they must not outlive the trace as program inputs."""
     for container, k, _, new, _ in changes:
         if isinstance(new, SymFloat):
-            target = _entries(container)
-            if isinstance(target, list):
-                target[k] = float.__float__(new)
-            else:
-                dict.__setitem__(target, k, float.__float__(new))
+            _put(container, k, float.__float__(new))
 
 
 def describe_change(change) -> str:
     """One change of ``_changes`` in words: ``StepLR.last_epoch: 0 -> 1``."""
     container, k, old, new, _ = change
-    if isinstance(container, (dict, list)):
+    if isinstance(container, FunctionScope):
+        where = f"{container.func.__name__}'s {k!r}"
+    elif isinstance(container, (dict, list)):
         where = f"{type(container).__name__}[{k!r}]"
     else:
         where = f"{type(container).__name__}.{k}"
@@ -169,11 +254,15 @@ def _stored_tensors(mode, roots) -> list:
     reaches from ``roots`` (a dict value, list item or object attribute, ``key`` naming
     it), i.e. left behind by the traced code. In a tuple it is found but cannot be put
     back: ``container`` and ``key`` are None."""
-    found = []
+    found, bound = [], set()
     for c, e in _walk(roots):
         items = e.items() if isinstance(e, dict) else enumerate(e)
         for k, v in items:
             if _is_traced(mode, v):
+                if isinstance(c, FunctionScope):
+                    if c.place(k) in bound:     # (a global two functions name)
+                        continue
+                    bound.add(c.place(k))
                 found.append((None, None, v) if isinstance(c, tuple) else (c, k, v))
     return found
 

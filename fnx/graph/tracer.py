@@ -15,6 +15,8 @@ decomposition of every op outside that level instead of the op itself.
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import inspect
 import os
 import traceback
@@ -31,9 +33,9 @@ from ..ir.variants import (Special, bind_names, check_writable, functional_varia
                            inverse_view, is_view_op, written_args)
 from ..ir.aten.random import next_key
 from ..ops import aten, prims
-from .graph import Graph, NodeMeta, _collect, same_sequence
+from .graph import Graph, NodeMeta, _collect, same_mapping, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
-from .guards import Guard
+from .guards import Guard, read_place
 from .joint import record_backward
 from .python_state import (_MISSING, _changes, _snapshot, _stored_tensors, describe_change,
                            rollback, settle)
@@ -59,7 +61,7 @@ class TracingMode(DecomposingMode):
         self._node_of = {}      # id(tensor) -> (tensor, node); holding the tensor keeps ids unique
         self._of_data = {}      # id(MetaArray) -> (tensor, node): finds aliases (below)
         self.lift_captured = lift_captured
-        self.attributes = {}    # id(tensor) -> (module, name): guards.tensor_attributes
+        self.places = {}        # id(tensor) -> its places: guards.tensor_places
         self.lifted = []        # captured tensors made inputs, in placeholder order
         # What feeds each placeholder, in order: ("arg", i), ("lifted", tensor) or
         # ("rng", (device, generator)) for a random key drawn fresh on every call.
@@ -236,12 +238,13 @@ class TracingMode(DecomposingMode):
             check_strided(value, "tracing")
             meta = NodeMeta(tuple(value.shape), value.dtype, value.device)
             if self.lift_captured:
-                attr = self.attributes.get(id(value))
-                if attr is not None and attr[0].__dict__.get(attr[1]) is value:
-                    # a module's tensor attribute: read when called (a stateful module
-                    # rebinds ``self.h`` on every call; the tensor seen now goes stale)
+                places = self.places.get(id(value))
+                if places is not None and all(read_place(p) is value for p in places):
+                    # a module's tensor attribute, a global or closure tensor: read when
+                    # called (a stateful module rebinds ``self.h`` on every call; the
+                    # tensor seen now goes stale)
                     return self.add_input(value, f"attr_{len(self.sources)}", meta,
-                                          ("item", _Attr(*attr, value)))
+                                          ("item", _Held(places, value)))
                 self.lifted.append(value)
                 return self.add_input(value, f"l_{len(self.lifted) - 1}", meta,
                                       ("lifted", value))
@@ -250,6 +253,13 @@ class TracingMode(DecomposingMode):
             return node
         if isinstance(value, (list, tuple)):
             return same_sequence(value, (self.node_of(v) for v in value))
+        if isinstance(value, dict):         # (a result: {"loss": ..., "logits": ...})
+            return same_mapping(value, ((k, self.node_of(v)) for k, v in value.items()))
+        if _is_dataclass(value):
+            # (a result: ``Output(loss, logits)``): its fields, rebuilt into a new instance
+            # per call by ``restore_result``
+            return tuple(self.node_of(getattr(value, f.name))
+                         for f in dataclasses.fields(value))
         return value
 
     def _meta_arg(self, value):
@@ -473,23 +483,32 @@ class _Read:
         return dict.__getitem__(self.container, self.key)
 
 
-class _Attr:
-    """Reads the instance attribute ``module.<key>`` as it is at call time (None when it
-    is gone: the entry's guard then fails). Right after the trace the attribute may hold
-    the trace's own tensor, stored there by the traced code and made real only after the
-    first run (``_Entry.replay_stores``): that run reads the tensor the trace saw."""
-    __slots__ = ("module", "key", "first")
+class _Held:
+    """Reads the tensor held at ``places`` (``guards.tensor_places``: a module attribute, a
+    global, a closure cell, a small container's item) as it is at call time; None when it
+    is gone or the places no longer hold one tensor (the entry's guard then fails, and the
+    trace that follows reads each place's own). Right after the trace a place may hold the
+    trace's own tensor, stored there by the traced code and made real only after the first
+    run (``_Entry.replay_stores``): that run reads the tensor the trace saw."""
+    __slots__ = ("places", "first")
 
-    def __init__(self, module, key, first):
-        self.module, self.key, self.first = module, key, first
+    def __init__(self, places, first):
+        self.places, self.first = tuple(places), first
+
+    @property
+    def key(self) -> str:
+        return " = ".join(name for _, _, name in self.places)
 
     def __call__(self):
-        v = self.module.__dict__.get(self.key)
+        places = self.places
+        v = read_place(places[0])
+        if len(places) > 1 and any(read_place(p) is not v for p in places[1:]):
+            return None
         # (the dict's own _data: reading the attribute would give a resident tensor a
         # NumPy view on every call)
         if type(getattr(v, "__dict__", {}).get("_data")) is MetaArray:
             return self.first
-        self.first = None       # (not kept alive once the attribute holds real values)
+        self.first = None       # (not kept alive once the place holds real values)
         return v
 
 
@@ -523,7 +542,8 @@ def result_template(out, inputs):
     Python does rather than as a program output: a float computed from float inputs (a
     ``SymFloat``: recomputed from the call's inputs, so it stays a Python float) and an
     input tensor returned itself (an ``out=`` argument: the call returns that very
-    tensor). None when the result has neither (``restore_result``)."""
+    tensor), and a dataclass instance (its fields are a tuple in the graph's result; each
+    call gets a new instance). None when the result has none (``restore_result``)."""
     where = {id(t): i for i, t in enumerate(inputs)}
 
     def walk(v):
@@ -538,6 +558,9 @@ def result_template(out, inputs):
         if isinstance(v, dict):
             items = {k: walk(x) for k, x in v.items()}
             return ("dict", items) if any(t is not None for t in items.values()) else None
+        if _is_dataclass(v):
+            names = [f.name for f in dataclasses.fields(v)]
+            return ("object", v, names, [walk(getattr(v, n)) for n in names])
         return None
     return walk(out)
 
@@ -555,8 +578,16 @@ def restore_result(result, template, inputs):
         items = [r if t is None else restore_result(r, t, inputs)
                  for r, t in zip(result, template[1])]
         return same_sequence(result, items)
-    return {k: r if template[1].get(k) is None else restore_result(r, template[1][k], inputs)
-            for k, r in result.items()}
+    if kind == "object":
+        _, like, names, templates = template
+        obj = copy.copy(like)
+        for name, r, t in zip(names, result, templates):
+            # (object.__setattr__: a frozen dataclass too)
+            object.__setattr__(obj, name, r if t is None else restore_result(r, t, inputs))
+        return obj
+    return same_mapping(result, ((k, r if template[1].get(k) is None else
+                                  restore_result(r, template[1][k], inputs))
+                                 for k, r in result.items()))
 
 
 def _specialize(value):
@@ -637,7 +668,7 @@ def _common_device(op, args):
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
           functional=False, capture_grads=False, stored_roots=(), mode_class=None,
           breaks=None, record_lines=False, shape_env=None, dynamic_dims=(),
-          stop_gradients=False, joint=False, attributes=None, **kwargs) -> Graph:
+          stop_gradients=False, joint=False, places=None, **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -669,8 +700,9 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     symbol of ``shape_env`` (a ``fnx.graph.symint.ShapeEnv``) instead of a number: shapes
     and node arguments computed from it stay ``SymInt`` expressions, and every Python
     decision on it is a guard in ``shape_env.guards``.
-    ``attributes`` (``guards.tensor_attributes``): captured tensors that are a module's
-    attribute become inputs read from that attribute when called (``("item", read)``).
+    ``places`` (``guards.tensor_places``): captured tensors held by a module attribute,
+    a global or a closure cell become inputs read from there when called
+    (``("item", read)``).
     """
     graph = Graph()
     if mode_class is not None:
@@ -680,8 +712,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     else:
         mode = TracingMode(graph, decompose_to, lift_captured)
     mode.breaks = breaks
-    if attributes:
-        mode.attributes = attributes
+    if places:
+        mode.places = places
     if not stop_gradients:
         mode._carries = None
     if record_lines:
@@ -759,6 +791,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         for container, key, t in _stored_tensors(mode, stored_roots):
             graph.stored.append((container, key, t, len(extra) + 1))
             extra.append(mode.node_of(t))
+        graph.opaque_result = _opaque_result(mode, out, graph.stored)
         if joint:
             try:
                 extra += record_backward(mode, graph, result, _leaves(out),
@@ -832,6 +865,10 @@ def _grad_flags(value) -> list:
         return [False]
     if isinstance(value, (list, tuple)):
         return [f for v in value for f in _grad_flags(v)]
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in _grad_flags(v)]
+    if _is_dataclass(value):
+        return [f for x in _leaves(value) for f in _grad_flags(x)]
     return []
 
 
@@ -840,7 +877,32 @@ def _leaves(value):
         return [x for v in value for x in _leaves(v)]
     if isinstance(value, dict):
         return [x for v in value.values() for x in _leaves(v)]
+    if _is_dataclass(value):
+        return [x for f in dataclasses.fields(value) for x in _leaves(getattr(value, f.name))]
     return [value]
+
+
+def _opaque_result(mode, out, stored):
+    """The type name of the first object in the result ``out`` (not a tensor, list,
+    tuple, dict or dataclass) that holds a tensor of the trace the program does not
+    store (made inside the function: ``Box(t)``), which a program cannot give back;
+    else None."""
+    kept = {id(t) for _, _, t, _ in stored}
+    for leaf in _leaves(out):
+        if isinstance(leaf, (Tensor, SymFloat)) or type(leaf) in _PLAIN_RESULTS:
+            continue
+        if any(id(t) not in kept for _, _, t in _stored_tensors(mode, [leaf])):
+            return type(leaf).__name__
+    return None
+
+
+_PLAIN_RESULTS = (int, float, bool, str, type(None), complex, bytes)
+
+
+def _is_dataclass(value) -> bool:
+    """A dataclass instance (not a module, whose identity a result keeps)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type) and \
+        not hasattr(value, "_parameters")
 
 
 def _grad_outputs(mode, log, graph, first):

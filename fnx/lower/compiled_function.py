@@ -43,6 +43,7 @@ from ..graph.graph import Graph, _collect, map_nodes, same_sequence
 from ..graph.joint import EagerBackward, split_joint
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
+from ..graph.python_state import store
 from ..graph.tracer import (DataDependentError, TracingMode, describe_change, restore_result,
                             rollback, settle, source_value, trace)
 from .compiled_run import ProgramPlan, feed_modes
@@ -339,7 +340,7 @@ class CompiledFunction:
         runs, suspended = tls.state.backward_runs, tls.state.suspensions
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
                       decompose_to=self.decompose, capture_grads=True, stored_roots=roots,
-                      breaks=breaks, attributes=guards.tensor_attributes(self.fn))
+                      breaks=breaks, places=guards.tensor_places(self.fn))
         broken = breaks is not None and bool(breaks.records)
         # Tensors the code stored that carry a gradient (a loss module's ``self.loss``,
         # summed and differentiated after the call) are differentiable outputs too.
@@ -377,6 +378,17 @@ class CompiledFunction:
             graph.stored_grad = [k for c, key, _, k in graph.stored
                                  if (id(c), key) in grad_stores]
             graph.result_grad = result_grad
+        if getattr(graph, "opaque_result", None) is not None:
+            rollback(graph.python_writes)
+            message = (f"fnx.compile: {_name(self.fn)} returns an instance of "
+                       f"{graph.opaque_result} holding a tensor it computed, which a "
+                       f"compiled program cannot give back; return tensors in tuples, "
+                       f"lists, dicts or dataclasses")
+            if self.fullgraph:
+                raise RuntimeError(message)
+            self._warn_once("result", message + f"; running {_name(self.fn)} eagerly")
+            self._eager_reason = message
+            return None
         if not self._python_writes_ok(graph, one_shot):
             return None
         if broken:
@@ -444,7 +456,7 @@ class CompiledFunction:
         None where the function must run eagerly (``fnx.graph.joint.EagerBackward``)."""
         options = dict(input_names=names, lift_captured=True, functional=True,
                        decompose_to=self.decompose, stored_roots=roots,
-                       attributes=guards.tensor_attributes(self.fn))
+                       places=guards.tensor_places(self.fn))
         if hasattr(self.target, "joint") and \
                 not any(isinstance(t, Tensor) and _layout(t) is not None for t in flat):
             try:
@@ -608,7 +620,7 @@ class _Entry:
         for read, key in self.item_inputs:
             v = read()
             if not isinstance(v, Tensor) or _lifted_key(v) != key:
-                return _failed(why, lambda: f"the tensor option {read.key!r} changed: "
+                return _failed(why, lambda: f"the tensor read from {read.key!r} changed: "
                                             f"{key} -> {v!r}")
         inputs = self.flat_inputs(args, kwargs)
         for i in self.scalar_inputs:
@@ -700,10 +712,8 @@ class _Entry:
                 value = value.detach()
             if first or container is None:
                 _materialize(t, value)
-            elif isinstance(container, (dict, list)):
-                container[key] = value
-            else:       # an attribute: through __setattr__, as the Python code stored it
-                setattr(container, key, value)
+            else:
+                store(container, key, value)
         if self.stored:
             guards.bump()
 

@@ -436,7 +436,7 @@ class BreakEntry:
                 elif kind in ("grad", "item"):      # a tensor read when called
                     key = _read_key((kind, src))
                     what = "the .grad the function reads" if kind == "grad" else \
-                        f"the tensor option {src.key!r}"
+                        f"the tensor read from {src.key!r}"
                     checks.append(_Check(lambda ins, s=(kind, src), key=key:
                                          _read_key(s) == key, f"{what} changed: {key}"))
                 elif kind == "scalar":
