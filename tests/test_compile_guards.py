@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import random
 import warnings
 import weakref
 
@@ -603,6 +604,32 @@ def test_python_state_written_inside_runs_eagerly_not_stale():
     with pytest.raises(RuntimeError, match=r"_Counter.n: <absent> -> 1"):
         fnx.compile(lambda: _bump_counter(), fullgraph=True)()
     assert _COUNTER.n == 0          # the trace's write was undone
+
+
+def _augment(x, rng):
+    if random.random() < 0.5:
+        x = x.flip(0)
+    return x * float(np.random.uniform(0.5, 1.5)) + float(rng.normal())
+
+
+def test_python_and_numpy_random_draws_are_not_baked_in():
+    # a program would repeat the numbers the trace drew on every call (it did): the draws
+    # are undone and the function runs eagerly, drawing anew each call, as eager does
+    def run(compiled):
+        random.seed(0)
+        np.random.seed(0)
+        rng = np.random.default_rng(0)
+        f = fnx.compile(_augment) if compiled else _augment
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = [f(fnx.arange(3.0), rng).tolist() for _ in range(6)]
+        return out, [str(w.message) for w in caught]
+    (want, _), (got, said) = run(False), run(True)
+    assert got == want and len({tuple(v) for v in got}) == 6
+    assert any("Python's random module drew random numbers" in m for m in said)
+    with pytest.raises(RuntimeError, match="a Generator drew random numbers"):
+        g = np.random.default_rng(1)
+        fnx.compile(lambda x: x + float(g.normal()), fullgraph=True)(fnx.ones(1))
 
 
 class _Counter:

@@ -11,8 +11,12 @@ the graph; this module only reads and restores containers.
 """
 from __future__ import annotations
 
+import pickle
+import random
 import types
 import weakref
+
+import numpy as np
 
 from ..core.meta_array import MetaArray
 from ..core.tensor import Tensor
@@ -112,11 +116,56 @@ def function_scope(func) -> FunctionScope:
     return scope
 
 
+class GeneratorState:
+    """A Python-level random generator as a container of one entry, its state: Python's
+    ``random`` module, NumPy's global generator, or a ``random.Random``,
+    ``np.random.Generator`` or ``RandomState`` the function reaches. A draw while tracing
+    would be baked into the program (every call the same numbers): ``_changes`` reports
+    it, and a rollback puts the state back."""
+    __slots__ = ("gen", "name")
+
+    def __init__(self, gen, name):
+        self.gen, self.name = gen, name
+
+    def get(self) -> bytes:
+        gen = self.gen
+        state = gen.bit_generator.state if isinstance(gen, np.random.Generator) else \
+            gen.get_state() if isinstance(gen, np.random.RandomState) else gen.getstate()
+        return pickle.dumps(state)
+
+    def put(self, state: bytes) -> None:
+        gen, state = self.gen, pickle.loads(state)
+        if isinstance(gen, np.random.Generator):
+            gen.bit_generator.state = state
+        elif isinstance(gen, np.random.RandomState):
+            gen.set_state(state)
+        else:
+            gen.setstate(state)
+
+
+_GENERATORS = (random.Random, np.random.Generator, np.random.RandomState)
+
+
+def _generators(walked) -> list:
+    """``GeneratorState`` of the global generators and of those held in ``walked``'s
+    containers."""
+    found = {id(random._inst): GeneratorState(random._inst, "Python's random module"),
+             id(np.random.mtrand._rand): GeneratorState(np.random.mtrand._rand,
+                                                        "NumPy's global random state")}
+    for _, entries in walked:
+        for v in entries.values() if isinstance(entries, dict) else entries:
+            if isinstance(v, _GENERATORS) and id(v) not in found:
+                found[id(v)] = GeneratorState(v, f"a {type(v).__name__}")
+    return list(found.values())
+
+
 def _snapshot(roots) -> list:
     """``(container, shallow copy of its entries)`` for every mutable container ``_walk``
-    reaches."""
+    reaches, and ``(GeneratorState, its state)`` for the random generators."""
+    walked = list(_walk(roots))
     return [(c, dict(e) if isinstance(e, dict) else list(e))
-            for c, e in _walk(roots) if not isinstance(c, tuple)]
+            for c, e in walked if not isinstance(c, tuple)] + \
+        [(g, g.get()) for g in _generators(walked)]
 
 
 def _internal(module) -> bool:
@@ -135,6 +184,11 @@ def _changes(snapshot, mode) -> list:
     tensor of this trace (a store the program can replay)."""
     out, bound = [], set()
     for container, before in snapshot:
+        if isinstance(container, GeneratorState):
+            now = container.get()
+            if now != before:
+                out.append((container, "state", before, now, False))
+            continue
         now = _entries(container)
         if isinstance(before, list):
             keys = range(max(len(before), len(now)))
@@ -169,6 +223,9 @@ def _entries(container):
 
 def _put(container, k, value) -> None:
     """Set entry ``k`` of a container ``_walk`` found (``_MISSING``: remove it)."""
+    if isinstance(container, GeneratorState):
+        container.put(value)
+        return
     if isinstance(container, FunctionScope):
         if value is _MISSING:
             container.remove(k)
@@ -232,6 +289,9 @@ def settle(changes) -> None:
 def describe_change(change) -> str:
     """One change of ``_changes`` in words: ``StepLR.last_epoch: 0 -> 1``."""
     container, k, old, new, _ = change
+    if isinstance(container, GeneratorState):
+        return (f"{container.name} drew random numbers, which a program would repeat on "
+                f"every call (fnx.rand, fnx.randint and fnx.randperm draw anew in a program)")
     if isinstance(container, FunctionScope):
         where = f"{container.func.__name__}'s {k!r}"
     elif isinstance(container, (dict, list)):
