@@ -134,6 +134,24 @@ def test_tolist_is_handed_to_python(monkeypatch):
     assert len(traces) == 2         # a list is guarded exactly: a new list traces again
 
 
+def test_numpy_values_are_handed_to_python(monkeypatch):
+    # x.numpy() / np.asarray(x) inside: a break whose value is a read-only copy (it was
+    # an array of the trace's placeholders, and NumPy then failed on its dtype)
+    traces = _traces(monkeypatch)
+
+    def f(x):
+        return fnx.tensor(np.cumsum(np.asarray(x))) * 2 + x.numpy().max()
+    g = fnx.compile(f)
+    for data in ([1.0, 2.0], [1.0, 2.0], [0.5, -3.0]):
+        want = np.cumsum(data) * 2 + max(data)
+        np.testing.assert_allclose(to_numpy(g(fnx.tensor(data))), want)
+    assert len(traces) == 2         # guarded exactly, as a list: a new array traces again
+    with pytest.raises(ValueError, match="read-only"):
+        fnx.compile(lambda x: x.numpy().__setitem__(0, 5.0))(fnx.ones(2))
+    with pytest.raises(DataDependentError, match=r"Tensor.numpy\(\) at .*np.asarray"):
+        fnx.compile(f, fullgraph=True)(fnx.ones(2))
+
+
 def test_bool_and_int_of_tensors_branch_and_are_guarded(monkeypatch):
     traces = _traces(monkeypatch)
 

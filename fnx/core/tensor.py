@@ -536,7 +536,12 @@ class Tensor:
         if lay is not strided:
             raise TypeError(f"can't convert {lay.name} layout tensor to numpy. Use "
                             f"Tensor.to_dense() first.")
-        return shared_data(self)
+        data = shared_data(self)
+        if not isinstance(data, np.ndarray):
+            # a tensor of a trace: fnx.compile's graph break hands over the values (a
+            # read-only copy), else item() says why a trace has none
+            return _concrete(self, "concrete_array")
+        return data
 
     def tolist(self):
         """The data as (nested) Python lists of numbers; a 0-dim tensor gives a number.
@@ -553,11 +558,7 @@ class Tensor:
         if not isinstance(arr, np.ndarray):
             # no values here (a meta tensor, a tensor of a trace): the tracing mode hands
             # the values over (fnx.compile's graph break) or item() says why
-            for mode in reversed(tls.state.modes):
-                concrete = getattr(mode, "concrete_list", None)
-                if concrete is not None:
-                    return concrete(self)
-            return self.reshape(-1)[0].item() if self.numel() else []
+            return _concrete(self, "concrete_list")
         return (arr.astype("float32") if self._dtype is D.bfloat16 else arr).tolist()
 
     def __array__(self, dtype=None, copy=None):
@@ -669,6 +670,20 @@ def set_resident(t, arr) -> None:
     d["_jax"] = arr
     d.pop("_data", None)
     d.pop("_jview", None)
+
+
+def _concrete(t, how):
+    """``tolist()`` (``how="concrete_list"``) or ``numpy()`` (``"concrete_array"``) of a
+    tensor with no values here: the innermost mode that can hand them over does (a graph
+    break of fnx.compile); else ``item()`` raises the data-dependence error (an empty
+    tensor needs no values)."""
+    for mode in reversed(tls.state.modes):
+        concrete = getattr(mode, how, None)
+        if concrete is not None:
+            return concrete(t)
+    if t.numel():
+        return t.reshape(-1)[0].item()
+    return [] if how == "concrete_list" else np.zeros(tuple(t.shape), t._dtype.numpy)
 
 
 def shared_data(t):

@@ -21,6 +21,8 @@ import inspect
 import os
 import traceback
 
+import numpy as np
+
 from ..core import dtype as D
 from ..core import tls
 from ..core.device import CPU, META, canonical
@@ -133,7 +135,19 @@ class TracingMode(DecomposingMode):
         them, else the data-dependence error of ``item()``."""
         if self.breaks is not None:
             return self.breaks.value(self, tensor, "tolist")
-        return tensor.reshape(-1)[0].item() if tensor.numel() else []
+        if tensor.numel():
+            raise _data_dependent("tolist")
+        return []
+
+    def concrete_array(self, tensor):
+        """``tensor.numpy()`` (``np.asarray(tensor)``) of a trace tensor: as
+        ``concrete_list``, the values a read-only copy (a write to it would not reach the
+        tensor, as it would eagerly)."""
+        if self.breaks is not None:
+            return self.breaks.value(self, tensor, "numpy")
+        if tensor.numel():
+            raise _data_dependent("numpy")
+        return np.zeros(tuple(tensor.shape), tensor.dtype.numpy)
 
     def add_guard(self, guard: Guard) -> None:
         # The same decision on one input is often made many times (``alpha == 1`` for
@@ -293,10 +307,7 @@ class TracingMode(DecomposingMode):
         if op.name == "_local_scalar_dense":
             if self.breaks is not None:
                 return self.breaks.value(self, args[0], "item")
-            raise DataDependentError(
-                f"tracing reached Tensor.item() at {user_frame()}: the Python value of a "
-                f"tensor (item(), bool(tensor), `if x.sum() > 0:`) depends on data, which a "
-                f"trace does not have")
+            raise _data_dependent("item")
         try:
             if DispatchKey.Meta not in op.kernels and op.decomposition is not None:
                 # No meta function: trace the decomposition into a scratch graph to learn
@@ -470,6 +481,13 @@ class FunctionalTracingMode(TracingMode):
             self._seen[id(dst)] = self._version[id(root)]
         if not any(r is root for r in self.written):
             self.written.append(root)
+
+
+def _data_dependent(method) -> DataDependentError:
+    return DataDependentError(
+        f"tracing reached Tensor.{method}() at {user_frame()}: the Python value of a "
+        f"tensor (item(), bool(tensor), `if x.sum() > 0:`, tolist(), numpy()) depends on "
+        f"data, which a trace does not have")
 
 
 class _Read:

@@ -394,7 +394,7 @@ class CompiledFunction:
         if broken:
             stages["functional"] = graph
             if explain and "traced" not in stages:
-                if all(r.kind in ("item", "tolist") for r in breaks.records):
+                if all(r.kind in ("item", "tolist", "numpy") for r in breaks.records):
                     replay = BreakTracer(None, flat, ({}, [r.value for r in breaks.records]))
                     with no_grad():
                         traced = trace(call, *flat, input_names=names, lift_captured=True,

@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from ..core import tls
 from ..core.dispatch_key import AUTOGRAD_BITS, DispatchKey
 from ..core.grad_mode import no_grad
@@ -87,13 +89,13 @@ class BreakTracer:
         self.records = []
 
     def value(self, mode, tensor, kind):
-        """The Python value of ``tensor`` (``kind``: ``"item"`` or ``"tolist"``) for the
-        traced code."""
+        """The Python value of ``tensor`` (``kind``: ``"item"``, ``"tolist"`` or
+        ``"numpy"``) for the traced code."""
         where = user_frame()
         k = len(self.records)
         x = mode.node_of(tensor)
         cut = len(mode.graph.nodes)
-        finish = _item if kind == "item" else _tolist
+        finish = _FINISH[kind]
         if k < len(self.forced):
             concrete = self.forced[k]
         else:
@@ -177,6 +179,15 @@ def _tolist(values):
     return values[0].tolist()
 
 
+def _numpy(values):
+    out = np.array(values[0].cpu().numpy(force=True))
+    out.setflags(write=False)
+    return out
+
+
+_FINISH = {"item": _item, "tolist": _tolist, "numpy": _numpy}
+
+
 def _leaves(value):
     if isinstance(value, (list, tuple)):
         return [x for v in value for x in _leaves(v)]
@@ -217,6 +228,8 @@ def _exact(v):
     """A guarded value with its type (``1 == 1.0 == True`` must not match each other)."""
     if isinstance(v, list):
         return ("list", tuple(_exact(x) for x in v))
+    if isinstance(v, np.ndarray):
+        return ("ndarray", v.dtype.str, v.shape, v.tobytes())
     return (type(v), v)
 
 
