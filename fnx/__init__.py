@@ -16,6 +16,8 @@ from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, dis
                serialization, sparse, special, utils)
 # the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
 from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
+# torch._dynamo / torch._inductor: their config, reset, mark_dynamic, explain (fnx.compile)
+from . import _dynamo, _inductor  # noqa: F401
 from .api import *  # noqa: F403
 from .api import __all__ as _api_all
 from .spectral import istft, stft

@@ -51,6 +51,7 @@ from .dynamic_shapes import DynamicShapes
 from .fast_call import MISS, FastCall
 from .graph_breaks import BreakEntry, BreakTracer
 from .jax_storage import array_of, rebind, rebindable
+from .settings import DYNAMO, stance
 from .target import get_target
 
 __all__ = ["CompiledFunction", "CompileReport", "live_compiled_functions"]
@@ -71,14 +72,14 @@ class CompiledFunction:
     """What ``fnx.compile`` returns: call it like the original function or module."""
 
     def __init__(self, fn, *, backend="jax", decompose="prims", dynamic=None,
-                 fullgraph=False, cache_limit=8, value_checks=True):
+                 fullgraph=False, cache_limit=None, value_checks=True):
         self.fn = fn
         self.value_checks = value_checks
         self.target = get_target(backend)
         self.decompose = decompose
         self.dynamic = dynamic
         self.fullgraph = fullgraph
-        self.cache_limit = cache_limit
+        self._cache_limit = cache_limit         # None: the config's (see cache_limit)
         self.cache = {}
         self._eager_reason = None
         self._warned = set()
@@ -88,10 +89,22 @@ class CompiledFunction:
         self._fast = None               # the fast path tried first (_arm)
         self._state_id = None
         self._stored_once = False
+        self._traced = False            # a trace was made (the next is a recompile)
+        self._ran_eagerly = False       # the first call ran eagerly (eager_then_compile)
         self._lock = threading.RLock()
         self._dynamic_shapes = DynamicShapes(self, _Entry, _flatten_call)
         functools.update_wrapper(self, fn, updated=())
         live_compiled_functions.add(self)
+
+    @property
+    def cache_limit(self) -> int:
+        """How many specializations before calls none of them fits run eagerly: the
+        ``cache_limit`` compiled with, else ``fnx._dynamo.config.recompile_limit``."""
+        return DYNAMO.recompile_limit if self._cache_limit is None else self._cache_limit
+
+    @cache_limit.setter
+    def cache_limit(self, value) -> None:
+        self._cache_limit = value
 
     # -- guards
     def _guards(self, args, kwargs):
@@ -128,7 +141,7 @@ class CompiledFunction:
         return self._call(*args, **kwargs)
 
     def _call(self, *args, **kwargs):
-        if self._eager_reason is not None or _tracing():
+        if self._eager_reason is not None or _tracing() or stance() == "force_eager":
             # Inside another compiled function's trace this one is simply inlined.
             return self.fn(*args, **kwargs)
         try:
@@ -154,7 +167,7 @@ class CompiledFunction:
         fast = getattr(entry, "fast", False)   # (other kinds of entry have none)
         if fast is None and entry.__class__ is _Entry:
             fast = entry.fast = FastCall.build(self, entry, key, args, kwargs) or False
-        if fast:
+        if fast and stance() != "force_eager":
             fast.arm(key[-4][1], key[-3][1])       # (the key's module and scope state)
             self._fast = fast
 
@@ -174,12 +187,21 @@ class CompiledFunction:
         if guards.has_lazy_modules(self.fn):
             # as torch.compile: lazy modules take their shapes in an eager call first
             return self.fn(*args, **kwargs)
-        full = self._programs() >= self.cache_limit
+        # the stance (fnx.compiler.set_stance) may forbid tracing again: a compiled program
+        # that fits (below, a symbolic trace's) still serves the call
+        first = not self._traced
+        held = (not first and stance() in ("eager_on_recompile", "fail_on_recompile")) or \
+            (not first and DYNAMO.error_on_recompile) or \
+            (first and stance() == "eager_then_compile" and not self._ran_eagerly)
+        full = self._programs() >= self.cache_limit or held
         if self.dynamic is not False:   # a symbolic trace for sizes that keep changing
             done, result = self._dynamic_shapes.call(key, args, kwargs, not full)
             if done:
                 return result
-            full = self._programs() >= self.cache_limit
+            full = self._programs() >= self.cache_limit or held
+        if held:
+            return self._held(key, args, kwargs)
+        self._traced = True
         reason = None
         if self.cache and (_log.isEnabledFor(logging.INFO) or
                            (full and "cache" not in self._warned)):
@@ -205,11 +227,34 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         except SparseNotTraceable as e:     # a sparse tensor read or made inside
             return self._eagerly(e, args, kwargs, for_good=True)
+        except Exception as e:
+            if not DYNAMO.suppress_errors or self.fullgraph:
+                raise
+            # (fnx._dynamo.config.suppress_errors: run as written, as torch.compile does)
+            message = (f"fnx.compile: compiling {_name(self.fn)} failed ({type(e).__name__}: "
+                       f"{e}); fnx._dynamo.config.suppress_errors is set, so it runs eagerly")
+            self._warn_once("suppressed", message)
+            self._eager_reason = message
+            return self.fn(*args, **kwargs)
         if entry is None:
             return self.fn(*args, **kwargs)
         if not entry.one_shot:
             self.cache.setdefault(key, []).append(entry)
         return entry(args, kwargs, None)
+
+    def _held(self, key, args, kwargs):
+        """A call that would trace while the stance forbids it: ``eager_then_compile``'s
+        first call and ``eager_on_recompile`` run eagerly, ``fail_on_recompile`` (or
+        ``fnx._dynamo.config.error_on_recompile``) raises, naming the guard that failed."""
+        if stance() == "eager_then_compile":
+            self._ran_eagerly = True
+            return self.fn(*args, **kwargs)
+        if stance() == "eager_on_recompile":
+            return self.fn(*args, **kwargs)
+        raise RuntimeError(f"fnx.compile: {_name(self.fn)} must be recompiled "
+                           f"({self._recompile_reason(key, args, kwargs)}), and the compiler "
+                           f"is set to fail on recompiles (fnx.compiler.set_stance"
+                           f"('fail_on_recompile') or fnx._dynamo.config.error_on_recompile)")
 
     def _programs(self) -> int:
         """How many programs the cache holds (an entry with graph breaks: one per
@@ -267,6 +312,8 @@ class CompiledFunction:
             why = []
             same[-1].match(args, kwargs, why)
             return why[0] if why else "unknown"
+        if not self.cache:      # (the traces so far made programs for one call each)
+            return "no program of an earlier trace is kept"
         old = list(self.cache)[-1]
         names = [f"argument {i}" for i in range(len(args))] + \
                 [f"argument {k!r}" for k in sorted(kwargs)] + \

@@ -1,7 +1,8 @@
 """Dynamic sizes for ``fnx.compile``: one symbolic trace serves every size of a dimension.
 
 A dimension is *dynamic* when ``fnx.compile(dynamic=True)`` says so (every dim of every
-tensor argument), when ``fnx.compiler.mark_dynamic(t, dim)`` marked it, or -- with
+tensor argument not marked static: ``mark_static``), when
+``fnx.compiler.mark_dynamic(t, dim)`` marked it, or -- with
 ``dynamic=None``, the default -- automatically, once calls that differ only in input sizes
 have shown a third value of that dim (it changed twice, as PyTorch's automatic dynamic
 shapes). ``dynamic=False`` never makes one.
@@ -35,13 +36,40 @@ from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_de
 from ..graph.passes.partition import partition
 from ..graph.symint import ShapeEnv, is_symbolic, substitute
 from ..graph.tracer import DataDependentError, rollback, trace
+from .settings import DYNAMO
 
-__all__ = ["DynamicShapes", "SymbolicEntry", "MAX_SIZES", "mark_dynamic"]
+__all__ = ["DynamicShapes", "SymbolicEntry", "MAX_SIZES", "mark_dynamic", "mark_static"]
 
 MAX_SIZES = 64
 """Concrete programs kept per symbolic trace (least recently used dropped first)."""
 
 _log = logging.getLogger("fnx.compile")
+
+
+def _dims(t, index, what) -> set:
+    dims = [index] if isinstance(index, int) else list(index)
+    ndim = t.ndim
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, int) or not -ndim <= d < ndim:
+            raise IndexError(f"{what}: dim {d!r} out of range for a tensor of rank {ndim}")
+    return {d % ndim for d in dims}
+
+
+def mark_static(t, index=None) -> None:
+    """Keep dim ``index`` (an int, a list of ints, or None for every dim) of tensor ``t``
+    static: a compiled function never traces that size as a symbol, even when it keeps
+    changing or ``dynamic=True`` (``torch._dynamo.mark_static``).
+
+    >>> import fnx
+    >>> f = fnx.compile(lambda x: x * 2, dynamic=True)
+    >>> x = fnx.ones(3)
+    >>> mark_static(x, 0)
+    >>> f(x), f.dynamic_traces()
+    (tensor([2., 2., 2.]), 0)
+    """
+    dims = set(range(t.ndim)) if index is None else _dims(t, index, "mark_static")
+    t._dynamo_static_indices = set(getattr(t, "_dynamo_static_indices", ())) | dims
+    t._dynamo_dynamic_indices = set(getattr(t, "_dynamo_dynamic_indices", ())) - dims
 
 
 def mark_dynamic(t, index) -> None:
@@ -60,14 +88,9 @@ def mark_dynamic(t, index) -> None:
     >>> f.dynamic_traces()
     1
     """
-    dims = [index] if isinstance(index, int) else list(index)
-    ndim = t.ndim
-    for d in dims:
-        if isinstance(d, bool) or not isinstance(d, int) or not -ndim <= d < ndim:
-            raise IndexError(f"mark_dynamic: dim {d!r} out of range for a tensor of rank "
-                             f"{ndim}")
-    marked = set(getattr(t, "_dynamo_dynamic_indices", ()))
-    t._dynamo_dynamic_indices = marked | {d % ndim for d in dims}
+    dims = _dims(t, index, "mark_dynamic")
+    t._dynamo_dynamic_indices = set(getattr(t, "_dynamo_dynamic_indices", ())) | dims
+    t._dynamo_static_indices = set(getattr(t, "_dynamo_static_indices", ())) - dims
 
 
 class _SymbolicTraceFailed(DataDependentError):
@@ -156,24 +179,32 @@ class DynamicShapes:
         return program(args, kwargs, inputs)
 
     def _dynamic_dims(self, free, flat) -> frozenset:
-        """The (input position, dim) pairs to trace symbolically for this call."""
+        """The (input position, dim) pairs to trace symbolically for this call: a dim
+        marked static (``mark_static``) never is; ``fnx._dynamo.config`` switches
+        ``assume_static_by_default`` off (as ``dynamic=True``) and
+        ``automatic_dynamic_shapes`` off (only marked dims)."""
         dynamic = self.cf.dynamic
         if dynamic is False:
             return frozenset()
+        if dynamic is None and not DYNAMO.assume_static_by_default:
+            dynamic = True
         # A size of 0 or 1 is never made a symbol (as in PyTorch): broadcasting and
         # emptiness checks would pin it at once.
         tensors = [(i, t) for i, t in enumerate(flat) if hasattr(t, "_ks")]
         if dynamic is True:
             return frozenset((i, d) for i, t in tensors for d, s in enumerate(t.shape)
-                             if s > 1)
+                             if s > 1 and d not in getattr(t, "_dynamo_static_indices", ()))
+        automatic = DYNAMO.automatic_dynamic_shapes
         seen = self.sizes.setdefault(free, {})
         dims = set()
         for i, t in tensors:
             marked = getattr(t, "_dynamo_dynamic_indices", ())
+            static = getattr(t, "_dynamo_static_indices", ())
             for d, s in enumerate(t.shape):
                 values = seen.setdefault((i, d), set())
                 values.add(s)
-                if (len(values) >= 3 or d in marked) and s > 1:
+                if ((automatic and len(values) >= 3) or d in marked) and s > 1 and \
+                        d not in static:
                     dims.add((i, d))
         return frozenset(dims)
 

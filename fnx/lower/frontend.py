@@ -44,7 +44,7 @@ def register_compile_wrapper(cls, wrap) -> None:
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="jax", mode=None,
             options=None, disable=False, recompile_limit=None, decompose="prims",
-            cache_limit=8):
+            cache_limit=None):
     """Compile a function or module, as ``torch.compile``: traced on the first call (and
     for each new set of guards), lowered and jitted per region.
 
@@ -69,7 +69,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="jax", mode=No
       ``False`` specializes every shape.
     - ``disable=True`` returns ``model`` itself. ``recompile_limit`` is PyTorch's name for
       ``cache_limit``: after that many specializations, a call that none of them fits
-      runs eagerly (the compiled ones keep serving theirs).
+      runs eagerly (the compiled ones keep serving theirs). Not given, it is
+      ``fnx._dynamo.config.recompile_limit`` (8) when the function recompiles.
     - ``decompose``: the level traced graphs are decomposed to (``"prims"``, ``"core"``,
       ``"aten"``).
 
@@ -140,7 +141,8 @@ def _settings(fullgraph, dynamic, backend, mode, options, recompile_limit, decom
     if recompile_limit is not None:
         cache_limit = recompile_limit
     cache_limit = options.get("cache_limit", cache_limit)
-    if isinstance(cache_limit, bool) or not isinstance(cache_limit, int) or cache_limit < 0:
+    if cache_limit is not None and (isinstance(cache_limit, bool) or
+                                    not isinstance(cache_limit, int) or cache_limit < 0):
         raise ValueError(f"fnx.compile: the recompile limit must be an int >= 0, got "
                          f"{cache_limit!r}")
     return {"backend": _backend(backend), "decompose": decompose, "dynamic": dynamic,
@@ -190,3 +192,4 @@ def reset() -> None:
         cf._dynamic_shapes.clear()
         cf._eager_reason = None
         cf._warned.clear()
+        cf._traced = cf._ran_eagerly = False
