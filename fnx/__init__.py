@@ -13,7 +13,8 @@ import sys as _sys
 
 from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, distributions,
                export, fft, func, jit, library, linalg, nn, onnx, ops, optim, profiler, random,
-               serialization, sparse, special, utils)
+               serialization, sparse, special, utils, version)
+from .version import __version__
 # the torch.backends-style flags (fnx.backends.cudnn.benchmark, ...): loaded with fnx
 from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401
 # torch._dynamo / torch._inductor: their config, reset, mark_dynamic, explain (fnx.compile)
@@ -44,5 +45,6 @@ __all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distrib
            "fft", "func", "jit", "vmap", "cond", "while_loop", "library", "linalg", "nn", "onnx",
            "ops",
            "optim", "profiler", "random",
-           "serialization", "sparse", "special", "utils", "stft", "istft"]
+           "serialization", "sparse", "special", "utils", "stft", "istft", "version",
+           "__version__"]
 __all__ += _api_all + _aten_forms_all + _rnn_forms_all

@@ -2,6 +2,7 @@
 the checked-in stubs (``fnx/api/__init__.pyi``, ``fnx/core/tensor.pyi``) up to date."""
 import ast
 import doctest
+import importlib.metadata
 import inspect
 import subprocess
 import sys
@@ -144,3 +145,11 @@ def test_namespace_stub_declares_all_of_fnx_api():
     assert stub_all == fnx.api.__all__
     assert set(stub_all) - declared == set()
     assert "\ndef add(input: Tensor, other, *, alpha=1, out: Tensor | None = None)" in source
+
+
+def test_version_is_the_installed_packages_and_compares_by_number():
+    assert fnx.__version__ == importlib.metadata.version("fnx")
+    v = fnx.version.Version("0.10.1")
+    assert v > "0.9" and v >= (0, 10) and v < (1,) and v == (0, 10, 1) and v != "0.10"
+    assert fnx.version.Version("2.0") == (2,) and fnx.version.hip is None
+    assert fnx.version.cuda is None or fnx.version.cuda[0].isdigit()
