@@ -30,6 +30,27 @@ def test_in_place_result_that_cannot_be_cast_raises_and_writes_nothing(name):
     np.testing.assert_array_equal(to_numpy(eager_t), [[1, 2], [3, 4]])
 
 
+@pytest.mark.parametrize("op", ["add_", "mul_", "copy_"])
+def test_in_place_result_broadcast_bigger_than_its_tensor_raises_as_eager(op):
+    # (the trace expanded small results into the written tensor, and refused a bigger one
+    # with expand()'s message instead of the in-place op's)
+    def fn(a, b):
+        return getattr(a, op)(b)
+    a, b = fnx.ones(3), fnx.full((2, 3), 2.0)
+    with pytest.raises(RuntimeError) as eager:
+        fn(a, b)
+    with pytest.raises(RuntimeError) as compiled:
+        fnx.compile(fn)(a, b)
+    assert str(compiled.value) == str(eager.value)
+    assert "output with shape [3] doesn't match the broadcast shape [2, 3]" in \
+        str(eager.value) or op == "copy_"
+    np.testing.assert_array_equal(to_numpy(a), [1.0, 1.0, 1.0])
+    c = fnx.zeros(2, 3)         # a smaller operand still broadcasts into it
+    fnx.compile(fn)(c, fnx.tensor([1.0, 2.0, 3.0]))
+    want = {"add_": [1.0, 2.0, 3.0], "mul_": [0.0, 0.0, 0.0], "copy_": [1.0, 2.0, 3.0]}[op]
+    np.testing.assert_array_equal(to_numpy(c), [want, want])
+
+
 def test_tolist_is_a_data_dependent_point_like_item():
     """``x.tolist()`` in a compiled function is a graph break (its values go to Python),
     as ``item()`` is (``fullgraph=True``: the error naming the line)."""

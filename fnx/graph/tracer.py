@@ -456,9 +456,12 @@ class FunctionalTracingMode(TracingMode):
         else:
             dst = bound[written[0]]
         if not isinstance(new, (tuple, list)):
-            # what eager's Functionalize refuses, the trace refuses (dtype: shapes that
-            # differ are expanded by _like, as the functional variants of fills need)
-            check_writable(op.name, new, dst, resize=True)
+            # what eager's Functionalize refuses, the trace refuses: a dtype that cannot
+            # be cast, and a result bigger than ``dst`` (``a.add_(b)`` broadcasting ``a``
+            # up); a smaller one is expanded by _like, as the functional variants of fills
+            # need
+            check_writable(op.name, new, dst, resize="out" in written or
+                           _expands(tuple(new.shape), tuple(dst.shape)))
         self._write(dst, _like(new, dst, op))
         return dst
 
@@ -616,6 +619,11 @@ def _specialize(value):
     if isinstance(value, dict):
         return {k: _specialize(v) for k, v in value.items()}
     return value
+
+
+def _expands(shape, to) -> bool:
+    """Whether a tensor of ``shape`` broadcasts to ``to`` without growing it."""
+    return len(shape) <= len(to) and all(a in (1, b) for a, b in zip(shape[::-1], to[::-1]))
 
 
 def _like(new, old, op):
