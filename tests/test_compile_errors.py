@@ -67,3 +67,52 @@ def test_a_named_tuple_argument_keeps_its_fields():
     f = fnx.compile(lambda p: p.a * 2 + p.b)
     np.testing.assert_array_equal(to_numpy(f(pair(fnx.ones(2), fnx.tensor([1.0, 2.0])))),
                                   [3.0, 4.0])
+
+
+def _bad_line_after_backward(compiled):
+    """A training step whose bad input is met after backward() (a view that does not
+    fit): the error, then the state the call left, then a good call."""
+    fnx.manual_seed(0)
+    m = fnx.nn.Linear(4, 3)
+    opt = fnx.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    cache = {}
+
+    def step(x, y, rows):
+        opt.zero_grad()
+        fnx.nn.functional.cross_entropy(m(x), y).backward()
+        cache["h"] = m(x).detach()
+        x.view(rows, 4)
+        opt.step()
+    f = fnx.compile(step) if compiled else step
+    x, y = fnx.randn(5, 4), fnx.tensor([0, 1, 2, 1, 0])
+    f(x, y, 5)
+    with pytest.raises(RuntimeError) as error:
+        f(x * 2, y, 3)
+    left = [to_numpy(m.weight.detach()), to_numpy(m.weight.grad), to_numpy(cache["h"])]
+    f(x, y, 5)
+    return str(error.value), left, to_numpy(m.weight.detach()), f
+
+
+def test_an_error_met_while_tracing_leaves_what_eager_leaves():
+    # the trace's .grad and stored tensors stayed behind as meta tensors ("MetaArray"),
+    # breaking every later use of the model
+    (want_err, want_left, want_w, _), (err, left, w, f) = \
+        _bad_line_after_backward(False), _bad_line_after_backward(True)
+    assert err == want_err == "shape '[3, 4]' is invalid for input of size 20"
+    for a, b in zip(left, want_left):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    np.testing.assert_allclose(w, want_w, rtol=1e-6)
+    assert f._eager_reason is None          # bad input: later calls still compile
+
+
+def test_a_function_only_the_trace_cannot_run_runs_eagerly_with_a_warning():
+    def f(x):
+        if fnx.compiler.is_compiling():
+            raise TypeError("not under a trace")
+        return x + 1
+    g = fnx.compile(f)
+    with pytest.warns(UserWarning, match=r"tracing .*\.f raised TypeError .*running it eagerly"):
+        assert g(fnx.ones(2)).tolist() == [2.0, 2.0]
+    assert g(fnx.zeros(2)).tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="not under a trace"):
+        fnx.compile(f, fullgraph=True)(fnx.ones(2))

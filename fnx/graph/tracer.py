@@ -141,8 +141,8 @@ class TracingMode(DecomposingMode):
 
     def concrete_array(self, tensor):
         """``tensor.numpy()`` (``np.asarray(tensor)``) of a trace tensor: as
-        ``concrete_list``, the values a read-only copy (a write to it would not reach the
-        tensor, as it would eagerly)."""
+        ``concrete_list``, the values a read-only copy (a write through it, which eagerly
+        reaches the tensor, raises, and ``fnx.compile`` then runs the function eagerly)."""
         if self.breaks is not None:
             return self.breaks.value(self, tensor, "numpy")
         if tensor.numel():
@@ -783,13 +783,17 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
                     out = fn(*targs, **tkwargs)
             else:
                 out = fn(*targs, **tkwargs)
-        except DataDependentError:
-            # The caller may run the function eagerly next: undo what the trace did to
-            # .grad and to the Python state reachable from ``stored_roots``
+        except Exception as e:
+            # The caller may run the function eagerly next, or the error (bad input a meta
+            # function refused) reaches the user: either way, undo what the trace did to
+            # .grad and to the Python state reachable from ``stored_roots``, which would
+            # otherwise keep the trace's meta tensors
             if log is not None:
                 for t, old in log.writes.values():
                     t._grad = old
             rollback(_changes(before, mode))
+            if not isinstance(e, DataDependentError):
+                e._fnx_raised_in_trace = True       # (CompiledFunction reruns eagerly)
             raise
         graph.python_writes = _changes(before, mode)
         result = mode.node_of(out)

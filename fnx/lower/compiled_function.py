@@ -217,6 +217,7 @@ class CompiledFunction:
                                      f"compiled program fits run eagerly from now on. The "
                                      f"guard that kept failing: {reason}")
             return self.fn(*args, **kwargs)
+        failed = None
         try:
             entry = self._compile(args, kwargs)
         except DataDependentError as e:
@@ -228,19 +229,38 @@ class CompiledFunction:
         except SparseNotTraceable as e:     # a sparse tensor read or made inside
             return self._eagerly(e, args, kwargs, for_good=True)
         except Exception as e:
-            if not DYNAMO.suppress_errors or self.fullgraph:
+            if getattr(e, "_fnx_raised_in_trace", False) and not self.fullgraph:
+                failed = e      # (handled outside this block: eager's own error unchained)
+            elif not DYNAMO.suppress_errors or self.fullgraph:
                 raise
-            # (fnx._dynamo.config.suppress_errors: run as written, as torch.compile does)
-            message = (f"fnx.compile: compiling {_name(self.fn)} failed ({type(e).__name__}: "
-                       f"{e}); fnx._dynamo.config.suppress_errors is set, so it runs eagerly")
-            self._warn_once("suppressed", message)
-            self._eager_reason = message
-            return self.fn(*args, **kwargs)
+            else:
+                # (fnx._dynamo.config.suppress_errors: run as written, as torch.compile
+                # does)
+                message = (f"fnx.compile: compiling {_name(self.fn)} failed "
+                           f"({type(e).__name__}: {e}); fnx._dynamo.config.suppress_errors "
+                           f"is set, so it runs eagerly")
+                self._warn_once("suppressed", message)
+                self._eager_reason = message
+                return self.fn(*args, **kwargs)
+        if failed is not None:
+            return self._rerun_eagerly(failed, args, kwargs)
         if entry is None:
             return self.fn(*args, **kwargs)
         if not entry.one_shot:
             self.cache.setdefault(key, []).append(entry)
         return entry(args, kwargs, None)
+
+    def _rerun_eagerly(self, error, args, kwargs):
+        """The trace raised ``error`` (its changes undone): run the function eagerly, so a
+        call with bad input raises what eager raises and leaves what eager leaves (the
+        ``.grad`` a backward before the bad line set, say). If eager runs through, the
+        trace met something only tracing cannot do, and later calls run eagerly too."""
+        result = self.fn(*args, **kwargs)
+        message = (f"fnx.compile: tracing {_name(self.fn)} raised {type(error).__name__} "
+                   f"({error}), which running it eagerly does not; running it eagerly")
+        self._warn_once("trace", message)
+        self._eager_reason = message
+        return result
 
     def _held(self, key, args, kwargs):
         """A call that would trace while the stance forbids it: ``eager_then_compile``'s
