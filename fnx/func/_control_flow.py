@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 
 from ..core.tensor import Tensor
-from ..graph.tracer import is_compiling
+from ..graph.tracer import contract_error, is_compiling
 from ..core.pytree import flatten, unflatten
 from ._program_op import JaxFunction
 from ._traced import Traced, aval, fn_name, run
@@ -63,8 +63,9 @@ def _operands(operands, name):
 
 def _no_writes(traced, name, fn):
     if traced.written:
-        raise RuntimeError(f"{name}: `{fn_name(fn)}` modifies its inputs in place, which "
-                           f"{name} does not allow; return new tensors instead")
+        raise contract_error(RuntimeError(
+            f"{name}: `{fn_name(fn)}` modifies its inputs in place, which {name} does not "
+            f"allow; return new tensors instead"))
 
 
 def cond(pred, true_fn, false_fn, operands=()):
@@ -84,9 +85,9 @@ def cond(pred, true_fn, false_fn, operands=()):
     _no_writes(t, "cond", true_fn)
     _no_writes(f, "cond", false_fn)
     if t.out_tree != f.out_tree or t.out_metas != f.out_metas:
-        raise RuntimeError(f"cond: true_fn and false_fn must return outputs of the same "
-                           f"structure, shapes and dtypes, got {t.out_metas} and "
-                           f"{f.out_metas}")
+        raise contract_error(RuntimeError(
+            f"cond: true_fn and false_fn must return outputs of the same structure, shapes "
+            f"and dtypes, got {t.out_metas} and {f.out_metas}"))
     args = t.arg_tensors(operands, {})
     et, ef = t.extra_inputs(), f.extra_inputs()
     n, nt, n_out = len(args), len(et), t.n_user

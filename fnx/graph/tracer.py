@@ -486,6 +486,14 @@ class FunctionalTracingMode(TracingMode):
             self.written.append(root)
 
 
+def contract_error(error: Exception) -> Exception:
+    """``error``, marked as breaking a rule the traced form of an API checks (``cond``'s
+    branches must match, as PyTorch checks them eagerly too): ``fnx.compile`` raises it
+    rather than running the function eagerly, where fnx cannot check the rule."""
+    error._fnx_contract = True
+    return error
+
+
 def _data_dependent(method) -> DataDependentError:
     return DataDependentError(
         f"tracing reached Tensor.{method}() at {user_frame()}: the Python value of a "
@@ -792,7 +800,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
                 for t, old in log.writes.values():
                     t._grad = old
             rollback(_changes(before, mode))
-            if not isinstance(e, DataDependentError):
+            if not isinstance(e, DataDependentError) and \
+                    not getattr(e, "_fnx_contract", False):
                 e._fnx_raised_in_trace = True       # (CompiledFunction reruns eagerly)
             raise
         graph.python_writes = _changes(before, mode)
