@@ -16,21 +16,8 @@ import pytest
 import fnx
 from fnx import nn, optim
 from fnx.graph.tracer import DataDependentError
-from fnx.lower.compiled_function import CompiledFunction
 from fnx.lower.graph_breaks import BreakEntry
 from fnx.testing import to_numpy
-
-
-def _traces(monkeypatch):
-    """A list that grows by one each time fnx.compile traces."""
-    count = []
-    original = CompiledFunction._compile
-
-    def counting(self, *a, **k):
-        count.append(1)
-        return original(self, *a, **k)
-    monkeypatch.setattr(CompiledFunction, "_compile", counting)
-    return count
 
 
 def _programs(f) -> int:
@@ -73,10 +60,9 @@ def _training(compiled, threshold=1.0, steps=7):
     return history, taken, f
 
 
-def test_branch_on_loss_item_in_a_training_step(monkeypatch):
+def test_branch_on_loss_item_in_a_training_step(traces):
     eager, taken, _ = _training(False)
     assert any(taken) and not all(taken)        # both branches are exercised
-    traces = _traces(monkeypatch)
     compiled, taken_c, f = _training(True)
     assert taken_c == taken
     for (le, pe), (lc, pc) in zip(eager, compiled):
@@ -90,8 +76,7 @@ def test_branch_on_loss_item_in_a_training_step(monkeypatch):
     assert len(traces) == 3
 
 
-def test_item_float_in_python_arithmetic_does_not_recompile(monkeypatch):
-    traces = _traces(monkeypatch)
+def test_item_float_in_python_arithmetic_does_not_recompile(traces):
     w = fnx.tensor([0.5, -1.0, 2.0])
 
     def step(x, ema):
@@ -113,9 +98,8 @@ def test_item_float_in_python_arithmetic_does_not_recompile(monkeypatch):
     assert len(traces) == 1
 
 
-def test_item_float_feeds_tensor_ops_without_recompiling(monkeypatch):
+def test_item_float_feeds_tensor_ops_without_recompiling(traces):
     # the break value enters the continuation as a program input, not as a constant
-    traces = _traces(monkeypatch)
     f = fnx.compile(lambda x: x / x.abs().max().item())
     for data in ([1.0, -4.0, 2.0], [3.0, 0.5, -1.5], [0.25, 0.5, 0.125]):
         x = fnx.tensor(data)
@@ -124,8 +108,7 @@ def test_item_float_feeds_tensor_ops_without_recompiling(monkeypatch):
     assert len(traces) == 1
 
 
-def test_tolist_is_handed_to_python(monkeypatch):
-    traces = _traces(monkeypatch)
+def test_tolist_is_handed_to_python(traces):
     y = fnx.tensor([1.0, 2.0, 3.0])
     f = fnx.compile(lambda x: y * sum(x.tolist()) + 1)
     for data in ([1.0, 2.0], [1.0, 2.0], [0.5, -3.0]):
@@ -134,10 +117,9 @@ def test_tolist_is_handed_to_python(monkeypatch):
     assert len(traces) == 2         # a list is guarded exactly: a new list traces again
 
 
-def test_numpy_values_are_handed_to_python(monkeypatch):
+def test_numpy_values_are_handed_to_python(traces):
     # x.numpy() / np.asarray(x) inside: a break whose value is a read-only copy (it was
     # an array of the trace's placeholders, and NumPy then failed on its dtype)
-    traces = _traces(monkeypatch)
 
     def f(x):
         return fnx.tensor(np.cumsum(np.asarray(x))) * 2 + x.numpy().max()
@@ -157,8 +139,7 @@ def test_numpy_values_are_handed_to_python(monkeypatch):
         fnx.compile(f, fullgraph=True)(fnx.ones(2))
 
 
-def test_bool_and_int_of_tensors_branch_and_are_guarded(monkeypatch):
-    traces = _traces(monkeypatch)
+def test_bool_and_int_of_tensors_branch_and_are_guarded(traces):
 
     def f(x):
         if (x > 0).all():
@@ -196,9 +177,8 @@ def _normalized(compiled):
     return out, f
 
 
-def test_break_before_backward(monkeypatch):
+def test_break_before_backward(traces):
     eager, _ = _normalized(False)
-    traces = _traces(monkeypatch)
     compiled, f = _normalized(True)
     for (le, pe), (lc, pc) in zip(eager, compiled):
         _close(lc, le)
@@ -246,10 +226,9 @@ def test_random_values_are_the_same_on_both_sides_of_a_break():
     assert seen == {True, False}
 
 
-def test_data_dependent_shapes_break_and_guard_the_shape(monkeypatch):
+def test_data_dependent_shapes_break_and_guard_the_shape(traces):
     # a boolean mask and nonzero: computed on the call's values, the result an input of
     # the rest of the program; a new number of selected elements traces again
-    traces = _traces(monkeypatch)
 
     def f(x, y):
         picked = x[x > 0]

@@ -23,20 +23,7 @@ from fnx.testing import models
 from fnx.testing import to_numpy
 
 
-def _traces(monkeypatch):
-    """A list that grows by one each time fnx.compile traces."""
-    count = []
-    original = CompiledFunction._compile
-
-    def counting(self, *a, **k):
-        count.append(1)
-        return original(self, *a, **k)
-    monkeypatch.setattr(CompiledFunction, "_compile", counting)
-    return count
-
-
-def test_float_argument_is_an_input_not_a_constant(monkeypatch):
-    traces = _traces(monkeypatch)
+def test_float_argument_is_an_input_not_a_constant(traces):
     f = fnx.compile(lambda x, s: x * s + 1)
     x = fnx.tensor([1.0, -2.0])
     for s in (2.0, 3.5, -0.25):
@@ -52,7 +39,6 @@ def test_decision_on_a_float_is_guarded():
     np.testing.assert_array_equal(to_numpy(f(x, -1.0)), [2.0, 3.0])   # other branch
     assert len(f.entries()) == 2
     assert [g.what for g in f.entries()[0].guards] == ["arg1 > 0"]
-
 
 
 def test_a_repeated_decision_is_one_guard_and_still_holds():
@@ -380,8 +366,7 @@ def test_a_recompiling_global_is_named_in_words(caplog):
         _CONFIG["scale"] = 2.0
 
 
-def test_training_step_traces_once(monkeypatch):
-    traces = _traces(monkeypatch)
+def test_training_step_traces_once(traces):
     w_eager, _ = _train(False, OPTIMIZERS["adam"], steps=3)
     w, programs = _train(True, OPTIMIZERS["adam"], steps=3)
     # Adam's first step makes its state outside the trace (one call), then one program:
@@ -664,8 +649,8 @@ def test_store_through_a_helpers_global_is_real_on_every_call():
         np.testing.assert_array_equal(to_numpy(_REMEMBERED["last"]), [2.0 * i, 2.0 * i])
 
 
-def test_at_the_cache_limit_compiled_shapes_stay_compiled_and_memory_is_released(monkeypatch):
-    traces = _traces(monkeypatch)
+def test_at_the_cache_limit_compiled_shapes_stay_compiled_and_memory_is_released(
+        monkeypatch, traces):
     misses = []         # calls that no cached program fits
     original = CompiledFunction._compile_and_run
     monkeypatch.setattr(CompiledFunction, "_compile_and_run",

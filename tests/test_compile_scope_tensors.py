@@ -15,18 +15,6 @@ import pytest
 
 import fnx
 from fnx import nn
-from fnx.lower.compiled_function import CompiledFunction
-
-
-def _traces(monkeypatch):
-    count = []
-    original = CompiledFunction._compile
-
-    def counting(self, *a, **k):
-        count.append(1)
-        return original(self, *a, **k)
-    monkeypatch.setattr(CompiledFunction, "_compile", counting)
-    return count
 
 
 def _decays(n, x):
@@ -70,14 +58,13 @@ def _closure_step():
 
 
 @pytest.mark.parametrize("where", ["global", "dict", "list", "closure"])
-def test_state_a_function_rebinds_is_read_when_called(where, monkeypatch, caplog):
+def test_state_a_function_rebinds_is_read_when_called(where, traces, caplog):
     global _H
     _H, _STATE["h"], _SLOTS[0] = fnx.zeros(3), fnx.zeros(3), fnx.zeros(3)
     step, held = {"global": (_global_step, lambda: _H),
                   "dict": (_dict_step, lambda: _STATE["h"]),
                   "list": (_list_step, lambda: _SLOTS[0]),
                   "closure": _closure_step()}[where]
-    traces = _traces(monkeypatch)
     f = fnx.compile(step)
     x = np.array([1.0, 2.0, -1.0], np.float32)
     with caplog.at_level(logging.INFO, logger="fnx.compile"):
@@ -95,10 +82,9 @@ def test_state_a_function_rebinds_is_read_when_called(where, monkeypatch, caplog
 _W = None
 
 
-def test_a_global_tensor_the_user_rebinds_is_read_when_called(monkeypatch):
+def test_a_global_tensor_the_user_rebinds_is_read_when_called(traces):
     global _W
     _W = fnx.ones(3)
-    traces = _traces(monkeypatch)
     f = fnx.compile(lambda x: x * _W + 1.0)
     x = fnx.tensor([1.0, 2.0, 3.0])
     assert f(x).tolist() == [2.0, 3.0, 4.0]

@@ -802,7 +802,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
             rollback(_changes(before, mode))
             if not isinstance(e, DataDependentError) and \
                     not getattr(e, "_fnx_contract", False):
-                e._fnx_raised_in_trace = True       # (CompiledFunction reruns eagerly)
+                with contextlib.suppress(AttributeError, TypeError):   # (a slotted one)
+                    e._fnx_raised_in_trace = True   # (CompiledFunction reruns eagerly)
             raise
         graph.python_writes = _changes(before, mode)
         result = mode.node_of(out)
