@@ -366,6 +366,22 @@ def test_a_recompiling_global_is_named_in_words(caplog):
         _CONFIG["scale"] = 2.0
 
 
+_HISTORY = []
+
+
+def test_a_big_global_list_that_grows_recompiles(caplog):
+    # a list of more than 64 items is guarded by identity and length (not item by item):
+    # a value read from its end used to stay baked in as the list grew
+    _HISTORY[:] = [0.5] * 70
+    f = fnx.compile(lambda x: x * _HISTORY[-1])
+    assert f(fnx.ones(2)).tolist() == [0.5, 0.5]
+    _HISTORY.append(3.0)
+    with caplog.at_level(logging.INFO, logger="fnx.compile"):
+        assert f(fnx.ones(2)).tolist() == [3.0, 3.0]
+    assert "'_HISTORY' held 70 items, now 71" in caplog.text
+    assert f(fnx.ones(2)).tolist() == [3.0, 3.0] and len(f.entries()) == 2
+
+
 def test_training_step_traces_once(traces):
     w_eager, _ = _train(False, OPTIMIZERS["adam"], steps=3)
     w, programs = _train(True, OPTIMIZERS["adam"], steps=3)

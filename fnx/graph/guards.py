@@ -289,7 +289,8 @@ def scope(fn, empty=True):
 
 # A list, tuple or dict the code names with at most this many items is guarded item by
 # item (``scale = cfg["scale"]`` reads a plain value a program bakes in); a bigger one by
-# identity only, so a vocabulary list does not cost a scan per call.
+# identity and length only, so a vocabulary list does not cost a scan per call (a list
+# that grows, ``history[-1]`` read inside, recompiles rather than going stale).
 _CONTAINER_ITEMS = 64
 _CONTAINERS = (list, tuple, dict)
 
@@ -305,6 +306,8 @@ def _entry(name, v) -> tuple:
         return (name, t, id(v), tuple((k, type(x), x) if type(x) in _PLAIN else
                                       (k, "tensor") if readable(x) else
                                       (k, "id", id(x), type(x).__name__) for k, x in items))
+    if t in (list, dict):
+        return (name, "id", id(v), t.__name__, len(v))
     return (name, "id", id(v), t.__name__)
 
 
@@ -363,6 +366,7 @@ class ScopeState:
         self._watched = ()          # (list or dict, its keys or None, its values) guarded
         #                             item by item, as they were at the last call
         self._tensors = ()          # (tensor held, its requires_grad at the last call)
+        self._sized = ()            # (big list or dict, its length at the last call)
 
     def __call__(self) -> tuple:
         get = self._globals.get if self._globals is not None else None
@@ -374,12 +378,15 @@ class ScopeState:
         last = self._last
         if last is None or len(now) != len(last) or not all(map(_is, now, last)) or \
                 (self._watched and not _unchanged(self._watched)) or \
-                (self._tensors and not _flags_unchanged(self._tensors)):
+                (self._tensors and not _flags_unchanged(self._tensors)) or \
+                (self._sized and not all(len(c) == n for c, n in self._sized)):
             self._state = scope_state(self._fn)
             self._last = now
             self._watched = _watch(v for v in now if type(v) in (list, dict) and
                                   len(v) <= _CONTAINER_ITEMS)
             self._tensors = _requires_grad_flags(now)
+            self._sized = tuple((v, len(v)) for v in now if type(v) in (list, dict) and
+                                len(v) > _CONTAINER_ITEMS)
         return self._state
 
 
@@ -435,6 +442,8 @@ def describe_scope_change(old: tuple, new: tuple) -> str:
             return _tensor_change(repr(name), a, b)
         if a[0] != b[0] or len(a) != len(b) or a[1] != b[1]:
             return f"{name!r} holds another kind of value: {_short(a)} -> {_short(b)}"
+        if a[1] == "id" and a[2] == b[2] and a[4:] != b[4:]:
+            return f"{name!r} held {a[4]} items, now {b[4]}"
         if a[1] == "id":
             return f"{name!r} is bound to another {b[3]}" + _REBOUND_TENSOR * (b[3] == "Tensor")
         if a[1] in _PLAIN:
