@@ -456,6 +456,16 @@ class CompiledFunction:
             self._warn_once("result", message + f"; running {_name(self.fn)} eagerly")
             self._eager_reason = message
             return None
+        shared = _aliased(_traced_inputs(graph, flat),
+                          [i for i, _ in getattr(graph, "mutated_inputs", [])])
+        if shared is not None:
+            # a base and its view as two inputs: the program would treat them as
+            # independent, and a write through one would not be seen through the other
+            rollback(graph.python_writes)
+            self._warn_once("aliased", f"fnx.compile: {_name(self.fn)} writes a tensor that "
+                                       f"shares memory with another of its inputs (a view "
+                                       f"and its base); running such calls eagerly")
+            return None
         if not self._python_writes_ok(graph, one_shot):
             return None
         if broken:
@@ -639,6 +649,10 @@ class _Entry:
         mutated = getattr(graph, "mutated_inputs", [])
         grads = getattr(graph, "grad_writes", [])
         self.writeback = [(i, out[k]) for i, k in mutated]
+        # inputs written, checked per call for sharing memory with another input when an
+        # argument is among them (captured tensors' sharing was checked when traced)
+        self.written_inputs = [i for i, _ in mutated]
+        self.written_args = [i for i in self.written_inputs if self.sources[i][0] == "arg"]
         # New values of overwritten inputs first among a region's outputs: XLA gives a
         # donated buffer to the first output of its shape, so each input is updated in place
         written = [n for _, n in self.writeback]
@@ -690,6 +704,9 @@ class _Entry:
                 return _failed(why, lambda: f"the tensor read from {read.key!r} changed: "
                                             f"{key} -> {v!r}")
         inputs = self.flat_inputs(args, kwargs)
+        if self.written_args and _aliased(inputs, self.written_inputs) is not None:
+            return _failed(why, lambda: "a tensor the function writes shares memory with "
+                                        "another of its inputs")
         for i in self.scalar_inputs:
             if type(inputs[i]) is not float:
                 return _failed(why, lambda: f"input {self.places[i].name} is no longer a "
@@ -975,6 +992,40 @@ def _describe(v, depth=0):
         return ("V", v)
     except TypeError:
         return ("id", id(v))
+
+
+def _storage_id(t) -> int:
+    """An id of the memory tensor ``t`` reads: its view base's storage, a NumPy view's
+    owning array (two handles on one array, ``.data`` or ``from_numpy`` twice, agree)."""
+    while t._base is not None:
+        t = t._base
+    d = t.__dict__
+    data = d.get("_data", d.get("_jax"))
+    while isinstance(getattr(data, "base", None), np.ndarray):
+        data = data.base
+    return id(data)
+
+
+def _aliased(inputs, written):
+    """The position of a written input that shares memory with another tensor input, or
+    None (``inputs`` by placeholder position; None for one not read here)."""
+    if not written:
+        return None
+    seen = {}
+    for i, v in enumerate(inputs):
+        if isinstance(v, Tensor):
+            seen.setdefault(_storage_id(v), set()).add(i)
+    for i in written:
+        if isinstance(inputs[i], Tensor) and len(seen[_storage_id(inputs[i])]) > 1:
+            return i
+    return None
+
+
+def _traced_inputs(graph, flat) -> list:
+    """The values a trace's placeholders stood for (None for a random key, which is not
+    drawn here, a break's value, and a ``.grad``, which reading would unpack)."""
+    return [None if kind in ("rng", "break", "grad") else source_value((kind, src), flat)
+            for kind, src in getattr(graph, "input_sources", [])]
 
 
 def _lifted_key(t):

@@ -66,6 +66,8 @@ class FastCall:
         """The fast path of ``entry`` (a ``compiled_function._Entry`` with a single-program
         plan, cached under ``key``) for calls like this one, or None when the entry is
         outside what the fast path covers."""
+        if entry.written_args:      # (match checks those for inputs sharing memory)
+            return None
         source, env = _Writer(cf, entry, key, args, kwargs).write()
         if source is None:
             return None
