@@ -15,7 +15,6 @@ decomposition of every op outside that level instead of the op itself.
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import inspect
 import os
@@ -41,6 +40,7 @@ from .guards import Guard, read_place
 from .joint import record_backward
 from .python_state import (_MISSING, _changes, _snapshot, _stored_tensors, describe_change,
                            rollback, settle)
+from .results import grad_flags, is_dataclass_instance, leaves, opaque_result, result_template
 from .symbolic import SymFloat
 
 __all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
@@ -269,7 +269,7 @@ class TracingMode(DecomposingMode):
             return same_sequence(value, (self.node_of(v) for v in value))
         if isinstance(value, dict):         # (a result: {"loss": ..., "logits": ...})
             return same_mapping(value, ((k, self.node_of(v)) for k, v in value.items()))
-        if _is_dataclass(value):
+        if is_dataclass_instance(value):
             # (a result: ``Output(loss, logits)``): its fields, rebuilt into a new instance
             # per call by ``restore_result``
             return tuple(self.node_of(getattr(value, f.name))
@@ -566,59 +566,6 @@ def _has_symbolic(value) -> bool:
     return False
 
 
-def result_template(out, inputs):
-    """What of a traced function's result ``out`` a compiled call gives back as eager
-    Python does rather than as a program output: a float computed from float inputs (a
-    ``SymFloat``: recomputed from the call's inputs, so it stays a Python float) and an
-    input tensor returned itself (an ``out=`` argument: the call returns that very
-    tensor), and a dataclass instance (its fields are a tuple in the graph's result; each
-    call gets a new instance). None when the result has none (``restore_result``)."""
-    where = {id(t): i for i, t in enumerate(inputs)}
-
-    def walk(v):
-        if type(v) is SymFloat:
-            return ("float", v._expr, v._deps, float.__float__(v))
-        if isinstance(v, Tensor):
-            i = where.get(id(v))
-            return None if i is None else ("input", i)
-        if isinstance(v, (list, tuple)):
-            items = [walk(x) for x in v]
-            return ("seq", items) if any(t is not None for t in items) else None
-        if isinstance(v, dict):
-            items = {k: walk(x) for k, x in v.items()}
-            return ("dict", items) if any(t is not None for t in items.values()) else None
-        if _is_dataclass(v):
-            names = [f.name for f in dataclasses.fields(v)]
-            return ("object", v, names, [walk(getattr(v, n)) for n in names])
-        return None
-    return walk(out)
-
-
-def restore_result(result, template, inputs):
-    """``result`` (a compiled call's) with ``result_template``'s leaves put back:
-    ``inputs`` are the call's inputs in placeholder order."""
-    kind = template[0]
-    if kind == "float":
-        _, expr, deps, value = template
-        return expr(inputs) if deps else value
-    if kind == "input":
-        return inputs[template[1]]
-    if kind == "seq":
-        items = [r if t is None else restore_result(r, t, inputs)
-                 for r, t in zip(result, template[1])]
-        return same_sequence(result, items)
-    if kind == "object":
-        _, like, names, templates = template
-        obj = copy.copy(like)
-        for name, r, t in zip(names, result, templates):
-            # (object.__setattr__: a frozen dataclass too)
-            object.__setattr__(obj, name, r if t is None else restore_result(r, t, inputs))
-        return obj
-    return same_mapping(result, ((k, r if template[1].get(k) is None else
-                                  restore_result(r, template[1][k], inputs))
-                                 for k, r in result.items()))
-
-
 def _specialize(value):
     if type(value) is SymFloat:
         return float(value)                 # SymFloat.__float__ records the guard
@@ -809,8 +756,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         result = mode.node_of(out)
         graph.result_template = result_template(out, mode.inputs)
         graph.output_requires_grad = any(
-            isinstance(t, Tensor) and t.requires_grad for t in _leaves(out))
-        graph.result_grad = _grad_flags(out)
+            isinstance(t, Tensor) and t.requires_grad for t in leaves(out))
+        graph.result_grad = grad_flags(out)
         extra = []
         graph.mutated_inputs = []
         if functional:
@@ -831,10 +778,10 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         for container, key, t in _stored_tensors(mode, stored_roots):
             graph.stored.append((container, key, t, len(extra) + 1))
             extra.append(mode.node_of(t))
-        graph.opaque_result = _opaque_result(mode, out, graph.stored)
+        graph.opaque_result = opaque_result(mode, out, graph.stored)
         if joint:
             try:
-                extra += record_backward(mode, graph, result, _leaves(out),
+                extra += record_backward(mode, graph, result, leaves(out),
                                          [t for _, _, t, _ in graph.stored], list(extra))
             except Exception:
                 rollback(graph.python_writes)
@@ -894,55 +841,6 @@ def _lift_written_captures(mode):
                                NodeMeta(tuple(w.shape), w.dtype, w.device))
         mode.sources.append(("lifted", w))
         mode.inputs.append(w)
-
-
-def _grad_flags(value) -> list:
-    """Per tensor or float of a result, in the order ``graph._collect`` lists its nodes:
-    whether it requires grad (a compiled program's vjp differentiates those only)."""
-    if isinstance(value, Tensor):
-        return [value.requires_grad]
-    if isinstance(value, SymFloat):
-        return [False]
-    if isinstance(value, (list, tuple)):
-        return [f for v in value for f in _grad_flags(v)]
-    if isinstance(value, dict):
-        return [f for v in value.values() for f in _grad_flags(v)]
-    if _is_dataclass(value):
-        return [f for x in _leaves(value) for f in _grad_flags(x)]
-    return []
-
-
-def _leaves(value):
-    if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _leaves(v)]
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _leaves(v)]
-    if _is_dataclass(value):
-        return [x for f in dataclasses.fields(value) for x in _leaves(getattr(value, f.name))]
-    return [value]
-
-
-def _opaque_result(mode, out, stored):
-    """The type name of the first object in the result ``out`` (not a tensor, list,
-    tuple, dict or dataclass) that holds a tensor of the trace the program does not
-    store (made inside the function: ``Box(t)``), which a program cannot give back;
-    else None."""
-    kept = {id(t) for _, _, t, _ in stored}
-    for leaf in _leaves(out):
-        if isinstance(leaf, (Tensor, SymFloat)) or type(leaf) in _PLAIN_RESULTS:
-            continue
-        if any(id(t) not in kept for _, _, t in _stored_tensors(mode, [leaf])):
-            return type(leaf).__name__
-    return None
-
-
-_PLAIN_RESULTS = (int, float, bool, str, type(None), complex, bytes)
-
-
-def _is_dataclass(value) -> bool:
-    """A dataclass instance (not a module, whose identity a result keeps)."""
-    return dataclasses.is_dataclass(value) and not isinstance(value, type) and \
-        not hasattr(value, "_parameters")
 
 
 def _grad_outputs(mode, log, graph, first):

@@ -18,8 +18,6 @@ and a backward program of fnx's own formulas (a joint trace split in two,
 """
 from __future__ import annotations
 
-import copy
-import enum
 import functools
 import logging
 import os
@@ -31,21 +29,24 @@ import numpy as np
 
 from ..backends.cpu import wrap
 from ..core import profiling, tls
-from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_BITS
-from ..core.layout import SparseNotTraceable, check_strided
+from ..core.dispatch_key import AUTOGRAD_BITS
+from ..core.layout import SparseNotTraceable
 from ..core.autocast_mode import autocast_state
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import (Tensor, grad_value, resident, set_grad, set_resident,
                            storage_shape)
 from ..dispatch.modes import current_mode
 from ..graph import guards
-from ..graph.graph import Graph, _collect, map_nodes, same_sequence
+from ..graph.graph import Graph, _collect, map_nodes
 from ..graph.joint import EagerBackward, split_joint
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
 from ..graph.python_state import store
-from ..graph.tracer import (DataDependentError, TracingMode, describe_change, restore_result,
+from ..graph.results import restore_result
+from ..graph.tracer import (DataDependentError, TracingMode, describe_change,
                             rollback, settle, source_value, trace)
+from .call_key import (aliased_input, describe_arg, flatten_call, layout_of, lifted_key,
+                       traced_inputs)
 from .compiled_run import ProgramPlan, feed_modes
 from .dynamic_shapes import DynamicShapes
 from .fast_call import MISS, FastCall
@@ -92,7 +93,7 @@ class CompiledFunction:
         self._traced = False            # a trace was made (the next is a recompile)
         self._ran_eagerly = False       # the first call ran eagerly (eager_then_compile)
         self._lock = threading.RLock()
-        self._dynamic_shapes = DynamicShapes(self, _Entry, _flatten_call)
+        self._dynamic_shapes = DynamicShapes(self, _Entry, flatten_call)
         functools.update_wrapper(self, fn, updated=())
         live_compiled_functions.add(self)
 
@@ -108,8 +109,8 @@ class CompiledFunction:
 
     # -- guards
     def _guards(self, args, kwargs):
-        key = [_describe(a) for a in args]
-        key += [(k, _describe(v)) for k, v in sorted(kwargs.items())]
+        key = [describe_arg(a) for a in args]
+        key += [(k, describe_arg(v)) for k, v in sorted(kwargs.items())]
         key.append(("modules", self._module_state()))
         key.append(("scope", self._scope()))
         key.append(("grad", is_grad_enabled()))
@@ -375,7 +376,7 @@ class CompiledFunction:
     # -- compiling
     def _compile(self, args, kwargs, explain=False, known=None) -> "_Entry":
         stages = {}
-        flat, rebuild = _flatten_call(args, kwargs)
+        flat, rebuild = flatten_call(args, kwargs)
         def call(*ts):
             a, kw = rebuild(ts)
             return self.fn(*a, **kw)
@@ -456,7 +457,7 @@ class CompiledFunction:
             self._warn_once("result", message + f"; running {_name(self.fn)} eagerly")
             self._eager_reason = message
             return None
-        shared = _aliased(_traced_inputs(graph, flat),
+        shared = aliased_input(traced_inputs(graph, flat),
                           [i for i, _ in getattr(graph, "mutated_inputs", [])])
         if shared is not None:
             # a base and its view as two inputs: the program would treat them as
@@ -479,7 +480,7 @@ class CompiledFunction:
                 else:   # (an op's break is a prim's; the user's ops differ: not replayed)
                     traced = graph
                 stages = {"traced": traced, **stages}
-            entry = BreakEntry.build(self, _flatten_call, graph, breaks, self._segment_entry,
+            entry = BreakEntry.build(self, flatten_call, graph, breaks, self._segment_entry,
                                      stages)
             entry.one_shot = one_shot
             return entry
@@ -535,7 +536,7 @@ class CompiledFunction:
                        decompose_to=self.decompose, stored_roots=roots,
                        places=guards.tensor_places(self.fn))
         if hasattr(self.target, "joint") and \
-                not any(isinstance(t, Tensor) and _layout(t) is not None for t in flat):
+                not any(isinstance(t, Tensor) and layout_of(t) is not None for t in flat):
             try:
                 graph = trace(call, *flat, joint=True, **options)
             except EagerBackward as e:    # (the trace undid what it changed)
@@ -562,7 +563,7 @@ class CompiledFunction:
         missing = {str(n.target) for n in graph.calls() if not supports(n)}
         if missing:
             return f"no {self.target.name!r} lowering for {', '.join(sorted(missing))}"
-        if any(_layout(t) is not None for t in graph.lifted):
+        if any(layout_of(t) is not None for t in graph.lifted):
             return "a tensor it reads is laid out over devices"
         split = split_joint(eliminate_common_subexpressions(eliminate_dead_code(graph)))
         if split is None:
@@ -619,15 +620,15 @@ class _Entry:
         self.parts = parts
         self.lifted = lifted            # tensors read from outside (parameters, buffers)
         self.sources = graph.input_sources
-        self.lifted_meta = [_lifted_key(t) for t in lifted]
+        self.lifted_meta = [lifted_key(t) for t in lifted]
         # .grad None-ness the trace decided on (read before written): the only .grad state
         # that selects a program, so a step that sets .grad is not traced a second time
         self.grad_reads = getattr(graph, "grad_reads", [])
         # .grad values the program reads (input sources ("grad", owner)): what they were
-        self.grad_inputs = [(t, _lifted_key(grad_value(t))) for kind, t in self.sources
+        self.grad_inputs = [(t, lifted_key(grad_value(t))) for kind, t in self.sources
                             if kind == "grad"]
         # tensors read from an option at call time (sources ("item", read)): what they were
-        self.item_inputs = [(read, _lifted_key(read())) for kind, read in self.sources
+        self.item_inputs = [(read, lifted_key(read())) for kind, read in self.sources
                             if kind == "item"]
         self.guards = getattr(graph, "guards", [])
         self.scalar_inputs = [i for i, (kind, _) in enumerate(self.sources) if kind == "scalar"]
@@ -685,26 +686,26 @@ class _Entry:
                     t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
                     (t._device is not device and t._device != device) or \
                     (layout is not None or t.__class__._keep_resident) and \
-                    _layout(t) != layout:
+                    layout_of(t) != layout:
                 return _failed(why, lambda: f"a tensor the function reads changed: "
                                             f"{(shape, dtype, device, grad)} -> "
-                                            f"{_lifted_key(t)}")
+                                            f"{lifted_key(t)}")
         for t, none in self.grad_reads:
             if (t._grad is None) is not none:
                 return _failed(why, lambda: f".grad of a {tuple(t.shape)} tensor was "
                                             f"{'None' if none else 'set'} when traced, now "
                                             f"it is not")
         for t, key in self.grad_inputs:
-            if _lifted_key(grad_value(t)) != key:
+            if lifted_key(grad_value(t)) != key:
                 return _failed(why, lambda: f"the .grad the function reads changed: {key} "
-                                            f"-> {_lifted_key(grad_value(t))}")
+                                            f"-> {lifted_key(grad_value(t))}")
         for read, key in self.item_inputs:
             v = read()
-            if not isinstance(v, Tensor) or _lifted_key(v) != key:
+            if not isinstance(v, Tensor) or lifted_key(v) != key:
                 return _failed(why, lambda: f"the tensor read from {read.key!r} changed: "
                                             f"{key} -> {v!r}")
         inputs = self.flat_inputs(args, kwargs)
-        if self.written_args and _aliased(inputs, self.written_inputs) is not None:
+        if self.written_args and aliased_input(inputs, self.written_inputs) is not None:
             return _failed(why, lambda: "a tensor the function writes shares memory with "
                                         "another of its inputs")
         for i in self.scalar_inputs:
@@ -743,7 +744,7 @@ class _Entry:
         flat = self._flat_args
         if flat is None:
             flat = self._flat_args = not kwargs and all(isinstance(a, Tensor) for a in args)
-        flat = args if flat else _flatten_call(args, kwargs)[0]
+        flat = args if flat else flatten_call(args, kwargs)[0]
         out = []
         for source in self.sources:
             kind, src = source
@@ -884,63 +885,6 @@ def _compile_region(target, graph, region: Region):
 
 # ----------------------------------------------------------------------------- tracing
 
-# How deep plain objects nest inside one another before deeper ones count as opaque
-# values (guarded by identity): bounds the work per call and stops reference cycles.
-_OBJECT_DEPTH = 3
-
-
-def _plain_object(v) -> bool:
-    """An instance of a user class that holds data (a batch with tensor attributes, a
-    config): its attributes are part of the call, as a container's items are: its tensors
-    are program inputs and the rest is guarded, so a new batch object of the same layout
-    reuses the program and a reassigned attribute is read anew.  Callables (modules,
-    functions), classes, enums and builtins stay opaque values."""
-    return not isinstance(v, (Tensor, type, enum.Enum)) and not callable(v) and \
-        type(v).__module__ != "builtins" and isinstance(getattr(v, "__dict__", None), dict)
-
-
-def _flatten_call(args, kwargs):
-    """Tensors of a call in order, and a function putting (new) tensors back in place."""
-    flat = []
-
-    def collect(v, depth=0):
-        if isinstance(v, Tensor) or type(v) is float:   # floats are program inputs too
-            flat.append(v)
-        elif isinstance(v, (list, tuple)):
-            for x in v:
-                collect(x, depth)
-        elif isinstance(v, dict):
-            for x in v.values():
-                collect(x, depth)
-        elif depth < _OBJECT_DEPTH and _plain_object(v):
-            for x in v.__dict__.values():
-                collect(x, depth + 1)
-
-    collect(args)
-    collect(kwargs)
-
-    def rebuild(ts):
-        it = iter(ts)
-
-        def put(v, depth=0):
-            if isinstance(v, Tensor) or type(v) is float:
-                return next(it)
-            if isinstance(v, (list, tuple)):
-                return same_sequence(v, (put(x, depth) for x in v))
-            if isinstance(v, dict):
-                return {k: put(x, depth) for k, x in v.items()}
-            if depth < _OBJECT_DEPTH and _plain_object(v):
-                # a shallow copy holding the trace's tensors: the caller's object is left
-                # as it is (attributes the traced function sets on it are not kept)
-                new = copy.copy(v)
-                new.__dict__.update({k: put(x, depth + 1) for k, x in v.__dict__.items()})
-                return new
-            return v
-        return put(args), put(kwargs)
-
-    return flat, rebuild
-
-
 def _materialize(t, value):
     """Trace tensor ``t`` becomes a real tensor holding ``value`` (same object, so every
     place that kept it sees the value), with ``value``'s autograd history: the compiled
@@ -956,85 +900,6 @@ def _materialize(t, value):
     t._strides = value._strides
     t._base, t._view_chain, t.grad_fn = None, (), value.grad_fn
     t._output_nr = value._output_nr
-
-
-def _layout(t):
-    """How a tensor that keeps its storage laid out over devices (a DTensor) is laid out:
-    programs are compiled for their inputs' shardings. None for other tensors."""
-    if not t.__class__._keep_resident:
-        return None
-    arr = resident(t)
-    return arr.sharding if arr is not None else None
-
-
-def _describe(v, depth=0):
-    if v.__class__ is Tensor:   # (its fields, not its properties: this runs on every call)
-        if v._ks & SPARSE_BITS:
-            check_strided(v, "fnx.compile")
-        return ("T", storage_shape(v), v._dtype, v._device, bool(v._ks & AUTOGRAD_BITS),
-                v._grad is None)
-    if isinstance(v, Tensor):
-        if v.__class__._keep_resident:
-            return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None,
-                    _layout(v))
-        return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None)
-    if type(v) is float:
-        return ("F",)       # a program input: its value is not part of the key
-    if isinstance(v, (list, tuple)):
-        return (type(v).__name__,) + tuple(_describe(x, depth) for x in v)
-    if isinstance(v, dict):
-        return ("dict",) + tuple((k, _describe(x, depth)) for k, x in sorted(v.items()))
-    if depth < _OBJECT_DEPTH and _plain_object(v):
-        return ("O", type(v)) + tuple((k, _describe(x, depth + 1))
-                                      for k, x in v.__dict__.items())
-    try:
-        hash(v)
-        return ("V", v)
-    except TypeError:
-        return ("id", id(v))
-
-
-def _storage_id(t) -> int:
-    """An id of the memory tensor ``t`` reads: its view base's storage, a NumPy view's
-    owning array (two handles on one array, ``.data`` or ``from_numpy`` twice, agree)."""
-    while t._base is not None:
-        t = t._base
-    d = t.__dict__
-    data = d.get("_data", d.get("_jax"))
-    while isinstance(getattr(data, "base", None), np.ndarray):
-        data = data.base
-    return id(data)
-
-
-def _aliased(inputs, written):
-    """The position of a written input that shares memory with another tensor input, or
-    None (``inputs`` by placeholder position; None for one not read here)."""
-    if not written:
-        return None
-    seen = {}
-    for i, v in enumerate(inputs):
-        if isinstance(v, Tensor):
-            seen.setdefault(_storage_id(v), set()).add(i)
-    for i in written:
-        if isinstance(inputs[i], Tensor) and len(seen[_storage_id(inputs[i])]) > 1:
-            return i
-    return None
-
-
-def _traced_inputs(graph, flat) -> list:
-    """The values a trace's placeholders stood for (None for a random key, which is not
-    drawn here, a break's value, and a ``.grad``, which reading would unpack)."""
-    return [None if kind in ("rng", "break", "grad") else source_value((kind, src), flat)
-            for kind, src in getattr(graph, "input_sources", [])]
-
-
-def _lifted_key(t):
-    """What a captured tensor's guard compares (``_describe``'s tensor fields but the
-    .grad state, see ``grad_reads``), read without materializing a resident tensor's NumPy
-    view."""
-    if t._ks & SPARSE_BITS:
-        check_strided(t, "fnx.compile")
-    return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS), _layout(t))
 
 
 def _failed(why, reason):

@@ -45,14 +45,16 @@ import contextlib
 import numpy as np
 
 from ..core import tls
-from ..core.dispatch_key import AUTOGRAD_BITS, DispatchKey
+from ..core.dispatch_key import DispatchKey
 from ..core.grad_mode import no_grad
 from ..core.layout import check_strided
-from ..core.tensor import Tensor, storage_shape
+from ..core.tensor import Tensor
 from ..core.meta_array import meta_tensor
 from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
 from ..graph.guards import Guard
-from ..graph.tracer import restore_result, source_value, user_frame
+from ..graph.results import leaves, restore_result
+from ..graph.tracer import source_value, user_frame
+from .call_key import lifted_key
 
 __all__ = ["BreakTracer", "BreakEntry", "Break", "outside_trace", "source_value"]
 
@@ -119,7 +121,7 @@ class BreakTracer:
         traced code: computed on this call's values, a new input of the rest of the program
         (its shape guarded)."""
         where = user_frame()
-        tensors = [a for a in _leaves((args, kwargs)) if isinstance(a, Tensor)]
+        tensors = [a for a in leaves((args, kwargs)) if isinstance(a, Tensor)]
         nodes = [mode.node_of(t) for t in tensors]
         cut = len(mode.graph.nodes)
         k = len(self.records)
@@ -186,14 +188,6 @@ def _numpy(values):
 
 
 _FINISH = {"item": _item, "tolist": _tolist, "numpy": _numpy}
-
-
-def _leaves(value):
-    if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _leaves(v)]
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _leaves(v)]
-    return [value]
 
 
 def _replace(value, fn):
@@ -295,15 +289,11 @@ class _Check:
         return self.fn(ins)
 
 
-def _lifted_key(t):
-    return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS))
-
-
 def _read_key(source):
-    """``_lifted_key`` of the tensor an input source reads when called (None when it
+    """``lifted_key`` of the tensor an input source reads when called (None when it
     reads no tensor now: a .grad set to None, an option replaced by a float)."""
     v = source_value(source)
-    return _lifted_key(v) if isinstance(v, Tensor) else None
+    return lifted_key(v) if isinstance(v, Tensor) else None
 
 
 class _Step:
@@ -443,8 +433,8 @@ class BreakEntry:
             checks = list(graph.guards[guard_bounds[k]:guard_bounds[k + 1]])
             for i, (kind, src) in new:
                 if kind == "lifted":
-                    key = _lifted_key(src)
-                    checks.append(_Check(lambda ins, t=src, key=key: _lifted_key(t) == key,
+                    key = lifted_key(src)
+                    checks.append(_Check(lambda ins, t=src, key=key: lifted_key(t) == key,
                                          f"a tensor the function reads changed: {key}"))
                 elif kind in ("grad", "item"):      # a tensor read when called
                     key = _read_key((kind, src))

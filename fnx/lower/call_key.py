@@ -1,0 +1,157 @@
+"""What a compiled call's key is made of: the call's tensors and floats flattened
+(``flatten_call``), each argument described for the cache key (``describe_arg``), the
+guard key of a tensor read from outside (``lifted_key``, ``layout_of``), and which inputs
+share memory (``storage_id``, ``aliased_input``: a program treats its inputs as
+independent buffers). ``compiled_function`` builds keys and entries from these;
+``graph_breaks`` checks its segments' captured tensors with ``lifted_key``.
+"""
+from __future__ import annotations
+
+import copy
+import enum
+
+import numpy as np
+
+from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_BITS
+from ..core.layout import check_strided
+from ..core.tensor import Tensor, resident, storage_shape
+from ..graph.graph import same_sequence
+from ..graph.tracer import source_value
+
+__all__ = ["OBJECT_DEPTH", "plain_object", "flatten_call", "describe_arg", "layout_of",
+           "lifted_key", "storage_id", "aliased_input", "traced_inputs"]
+
+# How deep plain objects nest inside one another before deeper ones count as opaque
+# values (guarded by identity): bounds the work per call and stops reference cycles.
+OBJECT_DEPTH = 3
+
+
+def plain_object(v) -> bool:
+    """An instance of a user class that holds data (a batch with tensor attributes, a
+    config): its attributes are part of the call, as a container's items are: its tensors
+    are program inputs and the rest is guarded, so a new batch object of the same layout
+    reuses the program and a reassigned attribute is read anew.  Callables (modules,
+    functions), classes, enums and builtins stay opaque values."""
+    return not isinstance(v, (Tensor, type, enum.Enum)) and not callable(v) and \
+        type(v).__module__ != "builtins" and isinstance(getattr(v, "__dict__", None), dict)
+
+
+def flatten_call(args, kwargs):
+    """Tensors of a call in order, and a function putting (new) tensors back in place."""
+    flat = []
+
+    def collect(v, depth=0):
+        if isinstance(v, Tensor) or type(v) is float:   # floats are program inputs too
+            flat.append(v)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                collect(x, depth)
+        elif isinstance(v, dict):
+            for x in v.values():
+                collect(x, depth)
+        elif depth < OBJECT_DEPTH and plain_object(v):
+            for x in v.__dict__.values():
+                collect(x, depth + 1)
+
+    collect(args)
+    collect(kwargs)
+
+    def rebuild(ts):
+        it = iter(ts)
+
+        def put(v, depth=0):
+            if isinstance(v, Tensor) or type(v) is float:
+                return next(it)
+            if isinstance(v, (list, tuple)):
+                return same_sequence(v, (put(x, depth) for x in v))
+            if isinstance(v, dict):
+                return {k: put(x, depth) for k, x in v.items()}
+            if depth < OBJECT_DEPTH and plain_object(v):
+                # a shallow copy holding the trace's tensors: the caller's object is left
+                # as it is (attributes the traced function sets on it are not kept)
+                new = copy.copy(v)
+                new.__dict__.update({k: put(x, depth + 1) for k, x in v.__dict__.items()})
+                return new
+            return v
+        return put(args), put(kwargs)
+
+    return flat, rebuild
+
+
+def layout_of(t):
+    """How a tensor that keeps its storage laid out over devices (a DTensor) is laid out:
+    programs are compiled for their inputs' shardings. None for other tensors."""
+    if not t.__class__._keep_resident:
+        return None
+    arr = resident(t)
+    return arr.sharding if arr is not None else None
+
+
+def describe_arg(v, depth=0):
+    if v.__class__ is Tensor:   # (its fields, not its properties: this runs on every call)
+        if v._ks & SPARSE_BITS:
+            check_strided(v, "fnx.compile")
+        return ("T", storage_shape(v), v._dtype, v._device, bool(v._ks & AUTOGRAD_BITS),
+                v._grad is None)
+    if isinstance(v, Tensor):
+        if v.__class__._keep_resident:
+            return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None,
+                    layout_of(v))
+        return ("T", tuple(v.shape), v.dtype, v.device, v.requires_grad, v._grad is None)
+    if type(v) is float:
+        return ("F",)       # a program input: its value is not part of the key
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__,) + tuple(describe_arg(x, depth) for x in v)
+    if isinstance(v, dict):
+        return ("dict",) + tuple((k, describe_arg(x, depth)) for k, x in sorted(v.items()))
+    if depth < OBJECT_DEPTH and plain_object(v):
+        return ("O", type(v)) + tuple((k, describe_arg(x, depth + 1))
+                                      for k, x in v.__dict__.items())
+    try:
+        hash(v)
+        return ("V", v)
+    except TypeError:
+        return ("id", id(v))
+
+
+def storage_id(t) -> int:
+    """An id of the memory tensor ``t`` reads: its view base's storage, a NumPy view's
+    owning array (two handles on one array, ``.data`` or ``from_numpy`` twice, agree)."""
+    while t._base is not None:
+        t = t._base
+    d = t.__dict__
+    data = d.get("_data", d.get("_jax"))
+    while isinstance(getattr(data, "base", None), np.ndarray):
+        data = data.base
+    return id(data)
+
+
+def aliased_input(inputs, written):
+    """The position of a written input that shares memory with another tensor input, or
+    None (``inputs`` by placeholder position; None for one not read here)."""
+    if not written:
+        return None
+    seen = {}
+    for i, v in enumerate(inputs):
+        if isinstance(v, Tensor):
+            seen.setdefault(storage_id(v), set()).add(i)
+    for i in written:
+        if isinstance(inputs[i], Tensor) and len(seen[storage_id(inputs[i])]) > 1:
+            return i
+    return None
+
+
+def traced_inputs(graph, flat) -> list:
+    """The values a trace's placeholders stood for (None for a random key, which is not
+    drawn here, a break's value, and a ``.grad``, which reading would unpack)."""
+    return [None if kind in ("rng", "break", "grad") else source_value((kind, src), flat)
+            for kind, src in getattr(graph, "input_sources", [])]
+
+
+def lifted_key(t):
+    """What a captured tensor's guard compares (``describe_arg``'s tensor fields but the
+    .grad state, see ``grad_reads``), read without materializing a resident tensor's NumPy
+    view."""
+    if t._ks & SPARSE_BITS:
+        check_strided(t, "fnx.compile")
+    return (storage_shape(t), t._dtype, t._device, bool(t._ks & AUTOGRAD_BITS), layout_of(t))
