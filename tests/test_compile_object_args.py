@@ -69,3 +69,15 @@ def test_gradients_flow_through_object_attributes():
     np.testing.assert_allclose(xt.grad.numpy(), np.broadcast_to(2 * w, (2, 3)), rtol=1e-6)
     np.testing.assert_allclose(m.lin.weight.grad.numpy(), 2 * x.sum(0, keepdims=True),
                                rtol=1e-5)
+
+
+def test_keywords_and_dict_items_in_another_order_keep_their_names():
+    # The same names in another order are the same call: each value must reach its own
+    # name, never the position the first call's order gave it.
+    t1, t2 = fnx.tensor([1.0]), fnx.tensor([5.0])
+    f = fnx.compile(lambda a, b: a - b)
+    assert f(a=t1, b=t2).item() == -4.0
+    assert f(b=t2, a=t1).item() == -4.0
+    g = fnx.compile(lambda d: d["a"] - d["b"] * 2)
+    assert g({"a": t1, "b": t2}).item() == -9.0
+    assert g({"b": t2, "a": t1}).item() == -9.0

@@ -103,7 +103,10 @@ def describe_arg(v, depth=0):
     if isinstance(v, (list, tuple)):
         return (type(v).__name__,) + tuple(describe_arg(x, depth) for x in v)
     if isinstance(v, dict):
-        return ("dict",) + tuple((k, describe_arg(x, depth)) for k, x in sorted(v.items()))
+        # in insertion order, as ``flatten_call`` feeds the values: a key that sorted them
+        # would let ``{"a": t1, "b": t2}`` reuse the program of ``{"b": t2, "a": t1}``
+        # with its inputs swapped
+        return ("dict",) + tuple((k, describe_arg(x, depth)) for k, x in v.items())
     if depth < OBJECT_DEPTH and plain_object(v):
         return ("O", type(v)) + tuple((k, describe_arg(x, depth + 1))
                                       for k, x in v.__dict__.items())

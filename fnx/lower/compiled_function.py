@@ -110,7 +110,8 @@ class CompiledFunction:
     # -- guards
     def _guards(self, args, kwargs):
         key = [describe_arg(a) for a in args]
-        key += [(k, describe_arg(v)) for k, v in sorted(kwargs.items())]
+        # keywords in the order given (as ``flatten_call`` feeds them; ``describe_arg``)
+        key += [(k, describe_arg(v)) for k, v in kwargs.items()]
         key.append(("modules", self._module_state()))
         key.append(("scope", self._scope()))
         key.append(("grad", is_grad_enabled()))
@@ -337,7 +338,7 @@ class CompiledFunction:
             return "no program of an earlier trace is kept"
         old = list(self.cache)[-1]
         names = [f"argument {i}" for i in range(len(args))] + \
-                [f"argument {k!r}" for k in sorted(kwargs)] + \
+                [f"argument {k!r}" for k in kwargs] + \
                 ["module state", "globals and closure", "grad mode", "autocast state"]
         for name, a, b in zip(names, old, key):
             if a != b:
