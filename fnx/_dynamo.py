@@ -3,9 +3,9 @@
 
 ``config`` holds Dynamo's switches (``fnx.lower.settings``): ``recompile_limit`` (alias
 ``cache_size_limit``), ``automatic_dynamic_shapes``, ``assume_static_by_default``,
-``suppress_errors`` and ``error_on_recompile`` are honored; the others tune how Dynamo
-reads bytecode, which fnx does not do, and are accepted with no effect. An unknown name
-is an AttributeError.
+``specialize_int``, ``suppress_errors`` and ``error_on_recompile`` are honored; the others
+tune how Dynamo reads bytecode, which fnx does not do, and are accepted with no effect.
+An unknown name is an AttributeError.
 
 >>> import fnx
 >>> fnx._dynamo.config.cache_size_limit = 16

@@ -233,6 +233,8 @@ def _scalar_dtype_slow(x) -> dtype:
         return default_complex_dtype()
     if isinstance(x, np.generic):
         return from_numpy_dtype(x.dtype)
+    if getattr(type(x), "symbolic_size", False):    # a traced int (graph.symint.SymInt)
+        return int64
     raise TypeError(f"expected a Tensor or a Python number, got {type(x).__name__}")
 
 

@@ -69,8 +69,10 @@ class ShapeEnv:
         return SymInt(value, _Expr.symbol(sym, self.names[sym]), self)
 
     def bindings(self, inputs) -> dict:
-        """Each symbol's value in ``inputs`` (the program inputs, placeholder order)."""
-        return {s: builtins.int(inputs[p].shape[d]) for s, (p, d) in self.sources.items()}
+        """Each symbol's value in ``inputs`` (the program inputs, placeholder order; a
+        source ``(position, None)`` is an int input itself, not a size)."""
+        return {s: builtins.int(inputs[p] if d is None else inputs[p].shape[d])
+                for s, (p, d) in self.sources.items()}
 
     def evaluate(self, x, bindings):
         """``x`` (a SymInt or plain value) for the symbol values ``bindings``."""

@@ -15,7 +15,7 @@ import math
 
 def ints(values, op="op", arg="size") -> tuple:
     """A tuple of Python ints from ints, 0-dim integer tensors, NumPy ints or a Size."""
-    if isinstance(values, int):
+    if isinstance(values, int) or getattr(values.__class__, "symbolic_size", False):
         return (values,)
     try:
         return tuple(v if v.__class__ is int else _size_index(v) for v in values)

@@ -1,9 +1,10 @@
 """What a compiled call's key is made of: the call's tensors and floats flattened
-(``flatten_call``), each argument described for the cache key (``describe_arg``), the
-guard key of a tensor read from outside (``lifted_key``, ``layout_of``), and which inputs
-share memory (``storage_id``, ``aliased_input``: a program treats its inputs as
-independent buffers). ``compiled_function`` builds keys and entries from these;
-``graph_breaks`` checks its segments' captured tensors with ``lifted_key``.
+(``flatten_call``; its ints, for dynamic ints: ``flatten_ints``), each argument described
+for the cache key (``describe_arg``), the guard key of a tensor read from outside
+(``lifted_key``, ``layout_of``), and which inputs share memory (``storage_id``,
+``aliased_input``: a program treats its inputs as independent buffers).
+``compiled_function`` builds keys and entries from these; ``graph_breaks`` checks its
+segments' captured tensors with ``lifted_key``.
 """
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from ..core.tensor import Tensor, resident, storage_shape
 from ..graph.graph import same_sequence
 from ..graph.tracer import source_value
 
-__all__ = ["OBJECT_DEPTH", "plain_object", "flatten_call", "describe_arg", "layout_of",
-           "lifted_key", "storage_id", "aliased_input", "traced_inputs"]
+__all__ = ["OBJECT_DEPTH", "plain_object", "flatten_call", "flatten_ints", "describe_arg",
+           "layout_of", "lifted_key", "storage_id", "aliased_input", "traced_inputs"]
 
 # How deep plain objects nest inside one another before deeper ones count as opaque
 # values (guarded by identity): bounds the work per call and stops reference cycles.
@@ -36,12 +37,21 @@ def plain_object(v) -> bool:
         type(v).__module__ != "builtins" and isinstance(getattr(v, "__dict__", None), dict)
 
 
-def flatten_call(args, kwargs):
-    """Tensors of a call in order, and a function putting (new) tensors back in place."""
+def _tensor_or_float(v) -> bool:
+    return isinstance(v, Tensor) or type(v) is float    # floats are program inputs too
+
+
+def _int(v) -> bool:
+    return type(v) is int       # (not bool, not an IntEnum: those stay guarded values)
+
+
+def flatten_call(args, kwargs, leaf=_tensor_or_float):
+    """Tensors and floats of a call in order (``leaf``: which values to take), and a
+    function putting (new) values back in place. ``flatten_ints`` takes the ints."""
     flat = []
 
     def collect(v, depth=0):
-        if isinstance(v, Tensor) or type(v) is float:   # floats are program inputs too
+        if leaf(v):
             flat.append(v)
         elif isinstance(v, (list, tuple)):
             for x in v:
@@ -60,7 +70,7 @@ def flatten_call(args, kwargs):
         it = iter(ts)
 
         def put(v, depth=0):
-            if isinstance(v, Tensor) or type(v) is float:
+            if leaf(v):
                 return next(it)
             if isinstance(v, (list, tuple)):
                 return same_sequence(v, (put(x, depth) for x in v))
@@ -76,6 +86,12 @@ def flatten_call(args, kwargs):
         return put(args), put(kwargs)
 
     return flat, rebuild
+
+
+def flatten_ints(args, kwargs):
+    """The ints of a call, in the order ``describe_arg`` keys them, and the function
+    putting other values (a dynamic int's ``SymInt``) in their place."""
+    return flatten_call(args, kwargs, _int)
 
 
 def layout_of(t):

@@ -351,8 +351,9 @@ class CompiledFunction:
         return f"call structure: {guards.describe_difference(old, key)}"
 
     def entries(self) -> list:
-        """Every compiled specialization so far (one per guard set)."""
-        return [e for v in self.cache.values() for e in v]
+        """Every compiled specialization so far (one per guard set; a symbolic trace's
+        program answers several call keys, listed once)."""
+        return list({id(e): e for v in self.cache.values() for e in v}.values())
 
     def _eagerly(self, error, args, kwargs, for_good):
         """Run a call that met a sparse tensor eagerly, as ``torch.compile`` does (compiled

@@ -19,6 +19,11 @@ handle a symbol, a value read from a size that leaves the program, Python state 
 changed), fnx traces that shape statically, as it always did: the fallback is never a
 different answer, only a slower one. ``FNX_LOGS=recompiles`` logs why.
 
+An int argument (not a bool) that took a third value (or any, with ``dynamic=True``; never
+with ``fnx._dynamo.config.specialize_int``; never 0 or 1) is traced the same way: a symbol
+read from the argument, as Llama's ``start_pos`` or a step index. Programs are made per
+value of the symbols the graph holds, so an int that only guards read shares a program.
+
 Bounds: a symbolic trace counts as one trace against ``cache_limit``; the concrete
 programs it lowers, one per size, are kept in a least-recently-used cache of
 ``MAX_SIZES`` per symbolic trace (the oldest size's program is dropped, and compiled again
@@ -31,17 +36,23 @@ from collections import OrderedDict
 
 from ..core import tls
 from ..core.grad_mode import no_grad
+from ..core.tensor import grad_value
 from ..graph import guards
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import partition
 from ..graph.symint import ShapeEnv, is_symbolic, substitute
 from ..graph.tracer import DataDependentError, rollback, trace
+from .call_key import flatten_ints
 from .settings import DYNAMO
 
 __all__ = ["DynamicShapes", "SymbolicEntry", "MAX_SIZES", "mark_dynamic", "mark_static"]
 
 MAX_SIZES = 64
 """Concrete programs kept per symbolic trace (least recently used dropped first)."""
+
+MAX_TRIES = 3
+"""Symbolic traces tried per call structure and set of dynamic dims before fnx gives up
+on them and traces those calls statically."""
 
 _log = logging.getLogger("fnx.compile")
 
@@ -114,9 +125,11 @@ class DynamicShapes:
     def clear(self) -> None:
         self.entries = {}       # shape-free key -> [SymbolicEntry]
         self.sizes = {}         # shape-free key -> {(input position, dim): {sizes seen}}
-        # (shape-free key, dims) not to trace symbolically again: the trace failed, or it
-        # pinned a size (``int(T)``), so another would serve no more than a static one
-        self.failed = set()
+        # (shape-free key, dims) -> failed symbolic traces: given up at ``MAX_TRIES``, at
+        # once when a trace pinned a size (``int(T)``: another would serve no more than a
+        # static one) or failed to lower. A trace fails for a while on state made once
+        # (an optimizer's first step creates its buffers), so one failure is not final.
+        self.failed = {}
         self.traces = 0         # symbolic traces made (what cache_limit counts of them)
 
     def call(self, key, args, kwargs, room):
@@ -129,16 +142,18 @@ class DynamicShapes:
             if hit is not None:
                 return True, self._run(key, entry, *hit, args, kwargs)
         flat = self.flatten(args, kwargs)[0]
-        dims = self._dynamic_dims(free, flat)
-        if not dims or (free, dims) in self.failed or not room:
+        dims = self._dynamic_dims(free, flat) | self._dynamic_ints(free, args, kwargs)
+        if not dims or self.failed.get((free, dims), 0) >= MAX_TRIES or not room or \
+                any(e.full for e in self.entries.get(free, ())):
             return False, None
         # (a size whose guards no symbolic trace meets -- the other branch of
         # ``if T > 4`` -- gets a symbolic trace of its own)
         entry = self._trace(flat, args, kwargs, dims)
-        if entry is None or entry.pinned():
-            self.failed.add((free, dims))
         if entry is None:
+            self.failed[free, dims] = self.failed.get((free, dims), 0) + 1
             return False, None
+        if entry.pinned():
+            self.failed[free, dims] = MAX_TRIES
         self.traces += 1
         self.entries.setdefault(free, []).append(entry)
         hit = self._serve(free, entry, args, kwargs)
@@ -158,15 +173,15 @@ class DynamicShapes:
                       "dropped, tracing this shape statically", _name(self.cf.fn),
                       type(e).__name__, e)
             self.entries[free].remove(entry)
-            self.failed.add((free, entry.dims))
+            self.failed[free, entry.dims] = MAX_TRIES
             return None
 
-    def _run(self, key, entry, program, inputs, dropped, args, kwargs):
+    def _run(self, key, entry, program, inputs, args, kwargs):
         # The concrete program also answers its exact key directly (the per-call fast
         # path); as part of its symbolic trace it does not count against cache_limit.
+        # The keys it answers are bounded with its trace's programs (``SymbolicEntry.keys``).
         cache = self.cf.cache
-        if dropped is not None:
-            old_key, old = dropped
+        for old_key, old in entry.answer(key, program):
             self.cf._fast = None        # (it may be ``old``'s)
             kept = [e for e in cache.get(old_key, ()) if e is not old]
             if kept:
@@ -175,7 +190,6 @@ class DynamicShapes:
                 cache.pop(old_key, None)
         if all(e is not program for e in cache.get(key, ())):
             cache.setdefault(key, []).append(program)
-        program.cache_key = key
         return program(args, kwargs, inputs)
 
     def _dynamic_dims(self, free, flat) -> frozenset:
@@ -208,14 +222,45 @@ class DynamicShapes:
                     dims.add((i, d))
         return frozenset(dims)
 
+    def _dynamic_ints(self, free, args, kwargs) -> frozenset:
+        """The int arguments to trace as symbols, as ``("int", position in
+        flatten_ints)``: an int that took a third value (``automatic_dynamic_shapes``), or
+        any with ``dynamic=True``; never with ``fnx._dynamo.config.specialize_int``. As
+        for sizes, 0 and 1 stay constants."""
+        dynamic = self.cf.dynamic
+        if dynamic is False or DYNAMO.specialize_int:
+            return frozenset()
+        if dynamic is None and not DYNAMO.assume_static_by_default:
+            dynamic = True
+        ints = flatten_ints(args, kwargs)[0]
+        seen = self.sizes.setdefault(free, {})
+        chosen = set()
+        for k, v in enumerate(ints):
+            values = seen.setdefault(("int", k), set())
+            values.add(v)
+            if v > 1 and (dynamic is True or
+                          DYNAMO.automatic_dynamic_shapes and len(values) >= 3):
+                chosen.add(("int", k))
+        return frozenset(chosen)
+
     def _trace(self, flat, args, kwargs, dims):
         """The ``SymbolicEntry`` of the function with ``dims`` symbolic, or None (logged)
         when a symbolic trace cannot stand for it."""
         cf = self.cf
         _, rebuild = self.flatten(args, kwargs)
 
+        env = ShapeEnv()
+        ints = flatten_ints(args, kwargs)[0]
+        # an int argument's symbol reads the call's value: source (len(flat) + k, None)
+        syms = {k: env.create_symbol(ints[k], (len(flat) + k, None), f"int_arg{k}")
+                for kind, k in sorted(d for d in dims if d[0] == "int")}
+        tensor_dims = frozenset(d for d in dims if d[0] != "int")
+
         def call(*ts):
             a, kw = rebuild(ts)
+            if syms:
+                _, put = flatten_ints(a, kw)
+                a, kw = put([syms.get(k, v) for k, v in enumerate(ints)])
             try:
                 return cf.fn(*a, **kw)
             except DataDependentError:
@@ -223,14 +268,13 @@ class DynamicShapes:
             except Exception as e:      # (any: the static trace that follows reports it)
                 raise _SymbolicTraceFailed(f"{type(e).__name__}: {e}") from e
 
-        env = ShapeEnv()
         names = [f"arg{i}" for i in range(len(flat))]
         roots = guards.roots_of(cf.fn) + [args, kwargs]
         runs, suspended = tls.state.backward_runs, tls.state.suspensions
         try:
             graph = trace(call, *flat, input_names=names, lift_captured=True,
                           functional=True, decompose_to=cf.decompose, capture_grads=True,
-                          stored_roots=roots, shape_env=env, dynamic_dims=dims,
+                          stored_roots=roots, shape_env=env, dynamic_dims=tensor_dims,
                           places=guards.tensor_places(cf.fn))
         except Exception as e:      # (DataDependentError: the function's own failure)
             _log.info("fnx.compile: no symbolic trace of %s (%s); tracing this shape "
@@ -261,6 +305,7 @@ class DynamicShapes:
                   ", ".join(env.names[s] for s in env.sources), len(env.guards))
         shapes = [(i, tuple(None if (i, d) in dims else s for d, s in enumerate(t.shape)))
                   for i, t in enumerate(flat) if hasattr(t, "_ks")]
+        shapes += [(len(flat) + k, None if k in syms else v) for k, v in enumerate(ints)]
         return SymbolicEntry(self, env, optimized, len(flat), dims, shapes,
                              {"functional": graph, "optimized": optimized})
 
@@ -276,11 +321,28 @@ class SymbolicEntry:
         self.n_explicit = n_explicit
         self.dims = dims
         self.stages = stages
-        # per tensor argument: (position, the traced shape with None for a symbolic dim)
+        # per tensor argument: (position, the traced shape with None for a symbolic dim);
+        # per int argument: (n_explicit + its position in ``flatten_ints``, the traced
+        # value, or None for a symbol)
         self.shapes = shapes
         self.symbols = list(env.sources.items())
+        # The symbols the graph holds (in shapes and node arguments), by which its concrete
+        # programs are told apart: an int argument read only by guards (``if (step + 1) %
+        # accum == 0``) needs no program per value.
+        held, shaped = set(), set()
+        for n in graph.nodes:
+            _symbols_in((n.args, n.kwargs), held)
+            _symbols_in(n.meta, shaped)
+        held |= shaped
+        self.held = [s for s, _ in self.symbols if s in held]
+        # An int the graph reads as a value only (``x * step``, ``x[:, i]``), in no shape:
+        # each new value is a new program, so as many as ``cache_limit`` are made, as
+        # static traces would be (values met again keep theirs), never one per call.
+        self.by_value = any(s not in shaped for s in self.held)
+        self.full = False       # it declined a new value for that reason
         self.env_values = env.values
         self.programs = OrderedDict()       # sizes -> concrete _Entry
+        self.keys = OrderedDict()           # exact call key -> the program answering it
 
     def pinned(self) -> bool:
         """Whether the guards fix some symbol to its traced value (neither one more nor one
@@ -296,33 +358,77 @@ class SymbolicEntry:
         and the program's inputs (``dropped``: (key, program) the LRU let go, or None);
         None when the call's static sizes or the guards differ from the trace's."""
         flat = self.owner.flatten(args, kwargs)[0]
+        if len(flat) != self.n_explicit:
+            return None
+        flat += flatten_ints(args, kwargs)[0]      # (the call's ints after its tensors)
+        if len(flat) != self.n_explicit + sum(p >= self.n_explicit for p, _ in self.shapes):
+            return None
         for i, shape in self.shapes:
             t = flat[i]
-            if not hasattr(t, "_ks") or len(t.shape) != len(shape) or \
+            if i >= self.n_explicit:        # an int: its traced value, or any (a symbol)
+                if shape is not None and t != shape:
+                    return None
+            elif not hasattr(t, "_ks") or len(t.shape) != len(shape) or \
                     any(s is not None and s != v for s, v in zip(shape, t.shape)):
                 return None
-        bindings = {s: int(flat[p].shape[d]) for s, (p, d) in self.symbols}
-        sizes = tuple(bindings.values())
-        dropped = None
+        bindings = {s: int(flat[p]) if d is None else int(flat[p].shape[d])
+                    for s, (p, d) in self.symbols}
+        sizes = tuple([bindings[s] for s in self.held])
         program = self.programs.get(sizes)
-        if program is None:
+        # (a program made for all the symbols' values met the guards when it was made; one
+        # shared by values of a symbol the graph does not hold must meet them each time)
+        if program is None or len(self.held) < len(self.symbols):
+            if program is None and not self._grads_fit():
+                return None
             if not self.env.holds_for(bindings):
                 if _log.isEnabledFor(logging.INFO):
                     failed = [g for g in self.env.guards if not g.holds(flat)]
                     _log.info("fnx.compile: sizes %s: the symbolic trace's guard %s "
-                              "fails", sizes, failed[0] if failed else "?")
+                              "fails", tuple(bindings.values()),
+                              failed[0] if failed else "?")
                 return None
-            program = self._lower(bindings)
-            self.programs[sizes] = program
-            if len(self.programs) > MAX_SIZES:
-                _, old = self.programs.popitem(last=False)
-                dropped = (getattr(old, "cache_key", None), old)
+        if program is None:
+            limit = self.owner.cf.cache_limit
+            if self.by_value and len(self.programs) >= limit:
+                _log.info("fnx.compile: %s reads int argument(s) as values, not sizes, "
+                          "and %d values have programs (cache_limit): value %s is not "
+                          "compiled", _name(self.owner.cf.fn), limit, sizes)
+                self.full = True
+                return None
+            program = self.programs[sizes] = self._lower(bindings)
         else:
             self.programs.move_to_end(sizes)
         inputs = program.match(args, kwargs)
         if inputs is None:          # a float input's guard or a captured tensor changed
             return None
-        return program, inputs, dropped
+        return program, inputs
+
+    def answer(self, key, program) -> list:
+        """Record that ``program`` answers the exact call key ``key``; the (key, program)
+        pairs let go to keep ``MAX_SIZES`` programs and ``MAX_SIZES`` keys per program
+        (least recently used first), which the caller drops from its cache."""
+        self.keys[key] = program
+        self.keys.move_to_end(key)
+        dropped = []
+        while len(self.programs) > MAX_SIZES:
+            _, old = self.programs.popitem(last=False)
+            dropped += [(k, p) for k, p in self.keys.items() if p is old]
+        while len(self.keys) > MAX_SIZES * max(len(self.programs), 1):
+            dropped.append(self.keys.popitem(last=False))
+        for k, p in dropped:
+            if self.keys.get(k) is p:
+                del self.keys[k]
+        return dropped
+
+    def _grads_fit(self) -> bool:
+        """Whether the ``.grad`` state the trace read holds now (a program is lowered for
+        it; the concrete program's ``match`` checks the rest): a step that zeroed the
+        grads with ``set_to_none`` is not served by a trace that read them."""
+        if any((t._grad is None) is not none
+               for t, none in getattr(self.graph, "grad_reads", ())):
+            return False
+        return all(grad_value(t) is not None
+                   for kind, t in self.graph.input_sources if kind == "grad")
 
     def _lower(self, bindings):
         """The concrete program for ``bindings``: the recorded graph with its sizes
@@ -357,6 +463,20 @@ def concrete_graph(graph, bindings):
     return new
 
 
+def _symbols_in(value, out: set) -> None:
+    """Add the symbols that ``value`` (nested node arguments) reads to ``out``."""
+    if is_symbolic(value):
+        out.update(value.symbols())
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _symbols_in(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _symbols_in(v, out)
+    elif isinstance(value, slice):
+        _symbols_in((value.start, value.stop, value.step), out)
+
+
 def _holds_symbolic(value) -> bool:
     if is_symbolic(value):
         return True
@@ -370,11 +490,18 @@ def _holds_symbolic(value) -> bool:
 
 
 def _shape_free(key):
-    """A call's cache key with each tensor's shape replaced by its rank."""
+    """A call's cache key with each tensor argument's shape replaced by its rank and each
+    int argument's value by ``int`` (the key's last four items are the call's state)."""
+    return tuple(_free(k) for k in key[:-4]) + key[-4:]
+
+
+def _free(key):
     if isinstance(key, tuple):
         if len(key) > 1 and key[0] == "T" and isinstance(key[1], tuple):
             return ("T", len(key[1])) + key[2:]
-        return tuple(_shape_free(k) for k in key)
+        if len(key) == 2 and key[0] == "V" and type(key[1]) is int:
+            return ("V", int)
+        return tuple(_free(k) for k in key)
     return key
 
 

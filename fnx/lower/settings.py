@@ -111,10 +111,11 @@ DYNAMO = Settings("fnx._dynamo.config", {
     # honored (HONORED says how)
     "recompile_limit": 8, "automatic_dynamic_shapes": True,
     "assume_static_by_default": True, "suppress_errors": False, "error_on_recompile": False,
+    "specialize_int": False,
     # accepted, no effect: fnx traces every op it meets (no bytecode analysis to tune)
     "accumulated_recompile_limit": 256,
     "capture_scalar_outputs": False, "capture_dynamic_output_shape_ops": False,
-    "specialize_int": False, "specialize_float": False, "optimize_ddp": True,
+    "specialize_float": False, "optimize_ddp": True,
     "inline_inbuilt_nn_modules": True, "guard_nn_modules": False, "verbose": False,
     "force_parameter_static_shapes": True, "allow_unspec_int_on_nn_module": False,
     "skip_nnmodule_hook_guards": True, "log_compilation_metrics": True,
@@ -131,6 +132,8 @@ HONORED = {
     "suppress_errors": "True: an error while tracing or compiling runs the function "
                        "eagerly, with a warning, instead of raising",
     "error_on_recompile": "True: a recompilation raises (set_stance('fail_on_recompile'))",
+    "specialize_int": "True: an int argument is never traced as a symbol (each value is "
+                      "its own specialization)",
 }
 
 INDUCTOR = Settings("fnx._inductor.config", {
