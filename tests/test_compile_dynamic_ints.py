@@ -117,3 +117,14 @@ def test_gradient_accumulation_step_index_matches_eager():
     np.testing.assert_allclose(to_numpy(twin.weight), to_numpy(model.weight), rtol=1e-5,
                                atol=1e-7)
     assert compiled._eager_reason is None
+
+
+def test_arange_and_narrow_from_an_int_position_stay_symbolic():
+    g = fnx.compile(lambda x, pos: fnx.narrow(x, 0, pos, 2) *
+                    fnx.arange(pos, pos + 2).float()[:, None])
+    a = np.arange(20, dtype=np.float32).reshape(10, 2)
+    for pos in range(8):
+        want = a[pos:pos + 2] * np.arange(pos, pos + 2, dtype=np.float32)[:, None]
+        np.testing.assert_array_equal(to_numpy(g(fnx.tensor(a), pos)), want)
+    assert g.dynamic_traces() == 1
+    assert sum(getattr(e, "size", 1) for e in g.entries()) == 2

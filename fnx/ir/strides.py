@@ -18,7 +18,7 @@ def ints(values, op="op", arg="size") -> tuple:
     if isinstance(values, int) or getattr(values.__class__, "symbolic_size", False):
         return (values,)
     try:
-        return tuple(v if v.__class__ is int else _size_index(v) for v in values)
+        return tuple(v if v.__class__ is int else size_index(v) for v in values)
     except TypeError:
         if not hasattr(values, "__iter__"):
             raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, not "
@@ -157,7 +157,7 @@ def check_select(shape, dim, index):
     return d, index + size if index < 0 else index
 
 
-def _size_index(v):
+def size_index(v):
     """An int argument; a symbolic size (``fnx.graph.symint``) stays one (its decisions
     below are guarded)."""
     return v if getattr(v.__class__, "symbolic_size", False) else operator.index(v)
@@ -168,8 +168,8 @@ def slice_bounds(size, start, end, step):
     step = operator.index(step)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
-    start = 0 if start is None else _size_index(start)
-    end = size if end is None else _size_index(end)
+    start = 0 if start is None else size_index(start)
+    end = size if end is None else size_index(end)
     if start < 0:
         start += size
     if end < 0:

@@ -270,10 +270,12 @@ def _arange_meta(start, end, step=1, *, dtype=None, layout=None, device=None,
 
 
 def _symbolic_end(start, end, step) -> bool:
-    """``arange(start, end, step)`` with int start and step and a symbolic size as its end
-    (``arange(T)`` while tracing with symbolic sizes): its length stays symbolic."""
-    return getattr(type(end), "symbolic_size", False) and \
-        all(type(v) is int for v in (start, step))
+    """``arange(start, end, step)`` with an int step, ints or symbolic sizes as its bounds,
+    and at least one of those symbolic (``arange(T)``, ``arange(pos, pos + T)`` while
+    tracing with symbolic sizes or ints): its length stays symbolic."""
+    symbolic = [getattr(type(v), "symbolic_size", False) for v in (start, end)]
+    return any(symbolic) and type(step) is int and \
+        all(s or type(v) is int for s, v in zip(symbolic, (start, end)))
 
 
 def _symbolic_length(start, end, step, dtype):
@@ -520,7 +522,8 @@ def _arange_decomp(start, end, step=1, *, dtype=None, layout=None, device=None,
     else:
         first, step, n = arange_params(scalar_value(start), scalar_value(end),
                                        scalar_value(step), m.dtype)
-    ct = D.int64 if isinstance(first, int) and isinstance(step, int) else D.float64
+    ct = D.int64 if (isinstance(first, int) or _symbolic_end(start, end, step)) and \
+        isinstance(step, int) else D.float64
     dev = device_arg(device)
     i = prims.iota([n], 0, dtype=ct, device=dev)
     values = prims.add(prims.mul(i, prims.full([n], step, dtype=ct, device=dev)),

@@ -29,7 +29,7 @@ from ..registry import TensorMeta, decomposition, defop, derivative, nondifferen
 from ..dims import infer_size, wrap_dim
 from ..strides import (channels_last_rank, check_as_strided, check_permutation, check_select,
                        check_slice, check_split_sizes, diagonal_block, diagonal_geometry,
-                       expand_geometry, ints, memory_format_name, shape_str,
+                       expand_geometry, ints, memory_format_name, shape_str, size_index,
                        slice_bounds, squeeze_dims, unfold_geometry, unsqueeze_geometry,
                        view_geometry, view_strides)
 import math
@@ -604,7 +604,8 @@ squeeze = _composite("squeeze(Tensor(a) self) -> Tensor(a)",
 def _narrow(self, dim, start, length):
     if self.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    start, length = operator.index(start), operator.index(length)
+    # (a symbolic start or length, fnx.graph.symint, stays one: its decisions are guarded)
+    start, length = size_index(start), size_index(length)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
     d = wrap_dim(dim, self.ndim)
