@@ -186,3 +186,39 @@ def test_a_global_counter_is_counted_on_every_call():
         for i in range(12):
             assert f(fnx.ones(2)).tolist() == [2.0, 2.0]
     assert _COUNT == 12
+
+
+def _cache_writer(lin, cache):
+    def write(x, pos):
+        cache[pos] = lin(x)         # a value that requires grad, into a captured buffer
+        return cache.sum()
+    return write
+
+
+def test_a_write_that_gives_a_captured_buffer_history_runs_eagerly():
+    fnx.manual_seed(0)
+    lin = nn.Linear(3, 3)
+    cache = fnx.zeros(4, 3)
+    x, pos = fnx.ones(1, 3), fnx.tensor([1])
+    with pytest.warns(UserWarning, match="autograd history"):
+        loss = fnx.compile(_cache_writer(lin, cache))(x, pos)
+    loss.backward()
+    # as eager: the buffer holds the row and has history reaching the parameters
+    w, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
+    row = np.ones(3, np.float32) @ w.T + b
+    np.testing.assert_allclose(cache.detach().numpy()[1], row, rtol=1e-6)
+    assert cache.requires_grad and cache.grad_fn is not None
+    np.testing.assert_allclose(lin.bias.grad.numpy(), np.ones(3), rtol=1e-6)
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.ones((3, 3)), rtol=1e-6)
+
+
+def test_fullgraph_refuses_history_on_a_captured_buffer_and_leaves_it_unchanged():
+    lin, cache = nn.Linear(3, 3), fnx.zeros(4, 3)
+    g = fnx.compile(_cache_writer(lin, cache), fullgraph=True)
+    with pytest.raises(RuntimeError, match=r"\(4, 3\) tensor.*autograd history"):
+        g(fnx.ones(1, 3), fnx.tensor([1]))
+    assert not cache.requires_grad and cache.grad_fn is None
+    np.testing.assert_array_equal(cache.numpy(), np.zeros((4, 3), np.float32))
+    with fnx.no_grad():        # a cache written under no_grad compiles
+        g(fnx.ones(1, 3), fnx.tensor([2]))
+    assert g.entries() and not cache.requires_grad

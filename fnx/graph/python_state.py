@@ -18,17 +18,39 @@ import weakref
 
 import numpy as np
 
+from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.meta_array import MetaArray
 from ..core.tensor import Tensor
 from . import guards
 from .symbolic import SymFloat
 
 __all__ = ["rollback", "settle", "describe_change", "FunctionScope", "function_scope",
-           "store"]
+           "store", "autograd_state", "restore_autograd"]
 
 
 _MISSING = object()
 _PLAIN = (int, float, bool, str, type(None))
+
+
+# What autograd keeps on a tensor besides its requires_grad bits: an in-place write of a
+# value that requires grad gives a tensor history (``fnx.autograd.history``)
+_HISTORY = ("grad_fn", "_output_nr", "_gfv")
+
+
+def autograd_state(t) -> tuple:
+    """Tensor ``t``'s autograd state: its requires_grad bits and history fields."""
+    d = t.__dict__
+    return (t._ks & AUTOGRAD_BITS,) + tuple(d.get(k, _MISSING) for k in _HISTORY)
+
+
+def restore_autograd(t, state) -> None:
+    """Put back the ``autograd_state`` of ``t`` taken before a trace wrote it."""
+    t._ks = (t._ks & ~AUTOGRAD_BITS) | state[0]
+    for k, v in zip(_HISTORY, state[1:]):
+        if v is _MISSING:
+            t.__dict__.pop(k, None)
+        else:
+            t.__dict__[k] = v
 
 
 def _walk(roots, limit=50_000):

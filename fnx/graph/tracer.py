@@ -38,8 +38,8 @@ from .graph import Graph, NodeMeta, _collect, same_mapping, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
 from .guards import Guard, read_place
 from .joint import record_backward
-from .python_state import (_MISSING, _changes, _snapshot, _stored_tensors, describe_change,
-                           rollback, settle)
+from .python_state import (_MISSING, _changes, _snapshot, _stored_tensors, autograd_state,
+                           describe_change, restore_autograd, rollback, settle)
 from .results import grad_flags, is_dataclass_instance, leaves, opaque_result, result_template
 from .symbolic import SymFloat
 
@@ -65,6 +65,9 @@ class TracingMode(DecomposingMode):
         self.lift_captured = lift_captured
         self.places = {}        # id(tensor) -> its places: guards.tensor_places
         self.lifted = []        # captured tensors made inputs, in placeholder order
+        # id -> (captured tensor, its autograd_state when first read): a write of a value
+        # that requires grad gives it trace-made history, undone after the trace
+        self.autograd_before = {}
         # What feeds each placeholder, in order: ("arg", i), ("lifted", tensor) or
         # ("rng", (device, generator)) for a random key drawn fresh on every call.
         self.sources = []
@@ -252,6 +255,7 @@ class TracingMode(DecomposingMode):
             check_strided(value, "tracing")
             meta = NodeMeta(tuple(value.shape), value.dtype, value.device)
             if self.lift_captured:
+                self.autograd_before.setdefault(id(value), (value, autograd_state(value)))
                 places = self.places.get(id(value))
                 if places is not None and all(read_place(p) is value for p in places):
                     # a module's tensor attribute, a global or closure tensor: read when
@@ -556,6 +560,19 @@ def _plain(value):
     return (type(value), value)
 
 
+def _undo_captured_history(mode) -> list:
+    """The captured tensors the trace gave autograd history (an in-place write of a value
+    that requires grad into a buffer or global): their state put back, since the history
+    was made of the trace's tensors."""
+    changed = []
+    for t, state in mode.autograd_before.values():
+        now = autograd_state(t)
+        if now[0] != state[0] or any(a is not b for a, b in zip(now[1:], state[1:])):
+            restore_autograd(t, state)
+            changed.append(t)
+    return changed
+
+
 def _has_symbolic(value) -> bool:
     if type(value) is SymFloat:
         return True
@@ -746,6 +763,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
             if log is not None:
                 for t, old in log.writes.values():
                     t._grad = old
+            _undo_captured_history(mode)
             rollback(_changes(before, mode))
             if not isinstance(e, DataDependentError) and \
                     not getattr(e, "_fnx_contract", False):
@@ -784,11 +802,13 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
                 extra += record_backward(mode, graph, result, leaves(out),
                                          [t for _, _, t, _ in graph.stored], list(extra))
             except Exception:
+                _undo_captured_history(mode)
                 rollback(graph.python_writes)
                 raise
         if extra:
             result = (result, *extra)
     graph.output(result)
+    graph.captured_history = _undo_captured_history(mode)
     if log is not None:
         _inputs_read_from_grads(mode, log)
     graph.lifted = mode.lifted

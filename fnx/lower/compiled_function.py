@@ -420,6 +420,20 @@ class CompiledFunction:
         # State made outside the trace (an optimizer's first step): Python took a branch
         # the guards cannot see, so this program is for this call only.
         one_shot = tls.state.suspensions != suspended
+        if graph.captured_history:
+            # ``cache[pos] = k`` with k requiring grad: eager gives the buffer autograd
+            # history (a grad_fn reaching the parameters), which no program output carries
+            rollback(graph.python_writes)
+            t = graph.captured_history[0]
+            message = (f"fnx.compile: {_name(self.fn)} writes a value that requires grad "
+                       f"into a {tuple(t.shape)} tensor it reads from outside (a buffer, a "
+                       f"global), which gives that tensor autograd history; a compiled "
+                       f"program does not (use torch.no_grad() for a cache)")
+            if self.fullgraph:
+                raise RuntimeError(message)
+            self._warn_once("history", message + f"; running {_name(self.fn)} eagerly")
+            self._eager_reason = message
+            return None
         if graph.stored and not self._stored_once:
             # The traced code stored tensors on Python objects (a cache, lazily made state):
             # the next call's Python sees them and may branch differently, so this program

@@ -281,7 +281,7 @@ class DynamicShapes:
                       "statically", _name(cf.fn), e)
             return None
         why = None
-        if graph.python_writes or graph.stored:
+        if graph.python_writes or graph.stored or graph.captured_history:
             why = "it changes Python state or stores tensors on Python objects"
         elif tls.state.suspensions != suspended:
             why = "it made state outside the trace"
