@@ -423,17 +423,12 @@ class CompiledFunction:
         if graph.captured_history:
             # ``cache[pos] = k`` with k requiring grad: eager gives the buffer autograd
             # history (a grad_fn reaching the parameters), which no program output carries
-            rollback(graph.python_writes)
             t = graph.captured_history[0]
-            message = (f"fnx.compile: {_name(self.fn)} writes a value that requires grad "
-                       f"into a {tuple(t.shape)} tensor it reads from outside (a buffer, a "
-                       f"global), which gives that tensor autograd history; a compiled "
-                       f"program does not (use torch.no_grad() for a cache)")
-            if self.fullgraph:
-                raise RuntimeError(message)
-            self._warn_once("history", message + f"; running {_name(self.fn)} eagerly")
-            self._eager_reason = message
-            return None
+            return self._give_up(graph, "history", f"writes a value that requires grad into "
+                                 f"a {tuple(t.shape)} tensor it reads from outside (a "
+                                 f"buffer, a global), which gives that tensor autograd "
+                                 f"history; a compiled program does not (use "
+                                 f"torch.no_grad() for a cache)")
         if graph.stored and not self._stored_once:
             # The traced code stored tensors on Python objects (a cache, lazily made state):
             # the next call's Python sees them and may branch differently, so this program
@@ -463,28 +458,19 @@ class CompiledFunction:
                                  if (id(c), key) in grad_stores]
             graph.result_grad = result_grad
         if getattr(graph, "opaque_result", None) is not None:
-            rollback(graph.python_writes)
-            message = (f"fnx.compile: {_name(self.fn)} returns an instance of "
-                       f"{graph.opaque_result} holding a tensor it computed, which a "
-                       f"compiled program cannot give back; return tensors in tuples, "
-                       f"lists, dicts or dataclasses")
-            if self.fullgraph:
-                raise RuntimeError(message)
-            self._warn_once("result", message + f"; running {_name(self.fn)} eagerly")
-            self._eager_reason = message
-            return None
+            return self._give_up(graph, "result", f"returns an instance of "
+                                 f"{graph.opaque_result} holding a tensor it computed, which "
+                                 f"a compiled program cannot give back; return tensors in "
+                                 f"tuples, lists, dicts or dataclasses")
         shared = aliased_input(traced_inputs(graph, flat),
                           [i for i, _ in getattr(graph, "mutated_inputs", [])])
         if shared is not None:
             # a base and its view as two inputs: the program would treat them as
             # independent, and a write through one would not be seen through the other
-            rollback(graph.python_writes)
-            self._warn_once("aliased", f"fnx.compile: {_name(self.fn)} writes a tensor that "
-                                       f"shares memory with another of its inputs (a view "
-                                       f"and its base); running such calls eagerly")
-            return None
+            return self._give_up(graph, "aliased", "writes a tensor that shares memory with "
+                                 "another of its inputs (a view and its base)", for_good=False)
         if not self._python_writes_ok(graph, one_shot):
-            return None
+            return None     # (given up)
         if broken:
             stages["functional"] = graph
             if explain and "traced" not in stages:
@@ -598,17 +584,27 @@ class CompiledFunction:
         if not writes or one_shot:
             settle(graph.python_writes)
             return True
-        rollback(graph.python_writes)
         where = describe_change(writes[0]) + (f" and {len(writes) - 1} more"
                                               if len(writes) > 1 else "")
-        message = (f"fnx.compile: {_name(self.fn)} changes Python state that a compiled "
-                   f"program cannot replay ({where}); keep such updates (a scheduler's "
-                   f"step(), a Python counter) outside the compiled function")
+        self._give_up(graph, "python", f"changes Python state that a compiled program "
+                      f"cannot replay ({where}); keep such updates (a scheduler's step(), a "
+                      f"Python counter) outside the compiled function")
+        return False
+
+    def _give_up(self, graph, what, problem, for_good=True):
+        """Refuse a trace that no program can stand for (``problem``, in words, after the
+        function's name): its Python changes undone, the call (``for_good``: every call
+        from now on) run eagerly with one warning per ``what``; with ``fullgraph=True`` a
+        RuntimeError. None (no entry) for ``_compile`` to return."""
+        rollback(graph.python_writes)
+        message = f"fnx.compile: {_name(self.fn)} {problem}"
         if self.fullgraph:
             raise RuntimeError(message)
-        self._warn_once("python", message + "; running it eagerly")
-        self._eager_reason = message
-        return False
+        self._warn_once(what, f"{message}; running "
+                              f"{'it' if for_good else 'such calls'} eagerly")
+        if for_good:
+            self._eager_reason = message
+        return None
 
     def explain(self, *args, **kwargs) -> "CompileReport":
         """What compiling for these arguments does: the graph at each stage, the regions,
