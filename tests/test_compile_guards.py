@@ -273,6 +273,35 @@ def test_module_attribute_change_recompiles(caplog):
     assert 0.1 < zeros < 0.9        # dropout is on again
 
 
+class _Picks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.idx, self.weights, self.rewards = (0, 1), [1.0], []
+
+    def forward(self, x):
+        return x[list(self.idx)].sum() * self.weights[0]
+
+
+def test_rebound_tuple_and_list_attributes_recompile(caplog):
+    m = _Picks()
+    f = fnx.compile(m)
+    a = np.arange(4, dtype=np.float32)
+    x = fnx.tensor(a)
+    assert f(x).item() == a[[0, 1]].sum()
+    m.idx = (2, 3)              # a tuple is guarded by value
+    assert f(x).item() == a[[2, 3]].sum()
+    with caplog.at_level(logging.INFO, logger="fnx.compile"):
+        m.weights = [3.0]       # a list by identity: rebinding it is seen
+        assert f(x).item() == a[[2, 3]].sum() * 3
+    assert "module attribute 'weights': [1.0] -> [3.0]" in caplog.text
+    programs = len(f.forward.entries())
+    for r in range(12):         # a list that grows in place (rewards) does not recompile
+        m.rewards.append(float(r))
+        m.train()
+        assert f(x).item() == a[[2, 3]].sum() * 3
+    assert len(f.forward.entries()) == programs
+
+
 def test_global_value_is_guarded():
     f = fnx.compile(_uses_global)
     x = fnx.ones(2)

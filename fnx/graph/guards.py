@@ -5,8 +5,10 @@ Three kinds of guard keep ``fnx.compile`` from running a program that no longer 
 - ``Guard``: a decision the trace made on a program input's Python value
   (``if lr > 0``; see ``fnx.graph.symbolic``), evaluated on each call's inputs.
 - The module state: for every ``nn.Module`` reachable from the compiled function, its
-  plain attributes (``training``, ``eps``, a flag read in ``forward``) and which
-  parameters, buffers and submodules it holds. Modules bump ``state_version`` whenever an
+  plain attributes (``training``, ``eps``, a flag read in ``forward``) and tuples of them
+  by value, list and dict attributes by identity (rebinding one is seen; an item changed
+  in place is not: a rewards list grows on every step), and which parameters, buffers and
+  submodules it holds. Modules bump ``state_version`` whenever an
   attribute is set, so the snapshot is retaken only after something changed, not on every
   call.
 - The globals and closure cells the function names: plain values by value, the items of
@@ -225,10 +227,14 @@ def module_state(fn) -> tuple:
     out = []
     for m in _modules_of(fn):
         d = m.__dict__
-        # (plain values only: a list attribute such as a policy's saved actions grows on
-        # every step, and which items forward reads cannot be told)
+        # Plain values and tuples of them by value; a list or dict by identity only: one
+        # such as a policy's saved actions or rewards grows on every step, and which items
+        # forward reads cannot be told, but rebinding it (``self.idx = [2, 3]``) is seen.
         plain = tuple((k, type(v), v) for k, v in d.items()
-                      if type(v) in _PLAIN and not k.startswith("_"))
+                      if (type(v) in _PLAIN or type(v) is tuple and _plain_tuple(v)) and
+                      not k.startswith("_"))
+        plain += tuple((k, "same", _Same(v)) for k, v in d.items()
+                       if type(v) in (list, dict) and not k.startswith("_"))
         # a DTensor attribute is captured as it is (``tensor_places``): guarded by identity
         plain += tuple((k, "id", id(v)) for k, v in d.items()
                        if isinstance(v, Tensor) and type(v)._keep_resident)
@@ -237,6 +243,31 @@ def module_state(fn) -> tuple:
                     tuple((k, id(v)) for k, v in d.get("_buffers", {}).items()),
                     tuple((k, id(v)) for k, v in d.get("_modules", {}).items())))
     return tuple(out)
+
+
+def _plain_tuple(v, depth=0) -> bool:
+    """A tuple of plain values (nested tuples too, a few levels deep)."""
+    return depth < 3 and all(type(x) in _PLAIN or type(x) is tuple and _plain_tuple(x, depth + 1)
+                             for x in v)
+
+
+class _Same:
+    """A mutable attribute value compared by identity in a snapshot (held, so that its id
+    is not reused while the snapshot lives)."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Same and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __repr__(self):
+        text = repr(self.obj)
+        return text if len(text) <= 60 else f"a {type(self.obj).__name__} of {len(self.obj)}"
 
 
 def _watch(containers) -> tuple:
