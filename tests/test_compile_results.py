@@ -140,6 +140,42 @@ def test_dataclass_results_are_new_instances_holding_the_values_computed():
     assert got[0] is not got[1] and got[0].loss.item() == pytest.approx(4.5)
 
 
+class _ModelOutput(collections.OrderedDict):
+    """Hugging Face's ModelOutput in brief: a dataclass whose non-None fields are also
+    its dict items, indexable by name or position."""
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            if getattr(self, f.name) is not None:
+                self[f.name] = getattr(self, f.name)
+
+    def __getitem__(self, k):
+        return dict(self.items())[k] if isinstance(k, str) else tuple(self.values())[k]
+
+
+@dataclasses.dataclass
+class _LMOutput(_ModelOutput):
+    loss: object = None
+    logits: object = None
+    hidden: object = None
+
+
+def test_a_dataclass_that_is_a_dict_keeps_fields_and_items_in_step():
+    lin = fnx.nn.Linear(3, 2)
+    f = fnx.compile(lambda x: _LMOutput(loss=lin(x).pow(2).sum(), logits=lin(x) * 2))
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    out = f(fnx.tensor(x))
+    w, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
+    y = x @ w.T + b
+    assert type(out) is _LMOutput and list(out.keys()) == ["loss", "logits"]
+    assert out.hidden is None
+    assert out.loss is out["loss"] is out[0]
+    np.testing.assert_allclose(out["logits"].detach().numpy(), y * 2, rtol=1e-6)
+    np.testing.assert_allclose(out.loss.item(), (y ** 2).sum(), rtol=1e-5)
+    out.loss.backward()
+    np.testing.assert_allclose(lin.bias.grad.numpy(), (2 * y).sum(0), rtol=1e-5)
+
+
 def test_a_result_object_a_program_cannot_give_back_runs_eagerly():
     # an arbitrary object made inside holding a computed tensor: eager, with a warning
     # (it came back holding the trace's meta tensor)

@@ -39,12 +39,12 @@ def result_template(out, inputs):
         if isinstance(v, (list, tuple)):
             items = [walk(x) for x in v]
             return ("seq", items) if any(t is not None for t in items) else None
+        if is_dataclass_instance(v):    # (before dict: a ModelOutput is both)
+            names = [f.name for f in dataclasses.fields(v)]
+            return ("object", v, names, [walk(getattr(v, n)) for n in names])
         if isinstance(v, dict):
             items = {k: walk(x) for k, x in v.items()}
             return ("dict", items) if any(t is not None for t in items.values()) else None
-        if is_dataclass_instance(v):
-            names = [f.name for f in dataclasses.fields(v)]
-            return ("object", v, names, [walk(getattr(v, n)) for n in names])
         return None
     return walk(out)
 
@@ -65,9 +65,15 @@ def restore_result(result, template, inputs):
     if kind == "object":
         _, like, names, templates = template
         obj = copy.copy(like)
-        for name, r, t in zip(names, result, templates):
+        values = {name: r if t is None else restore_result(r, t, inputs)
+                  for name, r, t in zip(names, result, templates)}
+        for name, value in values.items():
             # (object.__setattr__: a frozen dataclass too)
-            object.__setattr__(obj, name, r if t is None else restore_result(r, t, inputs))
+            object.__setattr__(obj, name, value)
+        if isinstance(obj, dict):   # a ModelOutput: its items are its non-None fields
+            for k in list(obj.keys()):
+                if k in values:
+                    dict.__setitem__(obj, k, values[k])
         return obj
     return same_mapping(result, ((k, r if template[1].get(k) is None else
                                   restore_result(r, template[1][k], inputs))
@@ -83,20 +89,20 @@ def grad_flags(value) -> list:
         return [False]
     if isinstance(value, (list, tuple)):
         return [f for v in value for f in grad_flags(v)]
-    if isinstance(value, dict):
-        return [f for v in value.values() for f in grad_flags(v)]
     if is_dataclass_instance(value):
         return [f for x in leaves(value) for f in grad_flags(x)]
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in grad_flags(v)]
     return []
 
 
 def leaves(value):
     if isinstance(value, (list, tuple)):
         return [x for v in value for x in leaves(v)]
+    if is_dataclass_instance(value):    # (before dict: a ModelOutput is both)
+        return [x for f in dataclasses.fields(value) for x in leaves(getattr(value, f.name))]
     if isinstance(value, dict):
         return [x for v in value.values() for x in leaves(v)]
-    if is_dataclass_instance(value):
-        return [x for f in dataclasses.fields(value) for x in leaves(getattr(value, f.name))]
     return [value]
 
 

@@ -271,13 +271,14 @@ class TracingMode(DecomposingMode):
             return node
         if isinstance(value, (list, tuple)):
             return same_sequence(value, (self.node_of(v) for v in value))
-        if isinstance(value, dict):         # (a result: {"loss": ..., "logits": ...})
-            return same_mapping(value, ((k, self.node_of(v)) for k, v in value.items()))
         if is_dataclass_instance(value):
-            # (a result: ``Output(loss, logits)``): its fields, rebuilt into a new instance
-            # per call by ``restore_result``
+            # (a result: ``Output(loss, logits)``, also one that is a dict, as Hugging
+            # Face's ModelOutput): its fields, rebuilt into a new instance per call by
+            # ``restore_result``
             return tuple(self.node_of(getattr(value, f.name))
                          for f in dataclasses.fields(value))
+        if isinstance(value, dict):         # (a result: {"loss": ..., "logits": ...})
+            return same_mapping(value, ((k, self.node_of(v)) for k, v in value.items()))
         return value
 
     def _meta_arg(self, value):
