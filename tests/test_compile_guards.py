@@ -302,6 +302,26 @@ def test_rebound_tuple_and_list_attributes_recompile(caplog):
     assert len(f.forward.entries()) == programs
 
 
+def test_parameters_put_in_without_setattr_are_read(tmp_path):
+    # load_state_dict(assign=True) and pruning write a module's parameter store directly;
+    # the program must use the new tensors (it kept the old ones), and a pickled module
+    # keeps plain dicts (fnx.load's allowed types)
+    fnx.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2))
+    f = fnx.compile(m)
+    x = fnx.randn(5, 4)
+    f(x)
+    m.load_state_dict({k: v + 1 for k, v in m.state_dict().items()}, assign=True)
+    np.testing.assert_allclose(to_numpy(f(x)), to_numpy(m(x)), rtol=1e-5)
+    f(x).sum().backward()
+    assert all(p.grad is not None for p in m.parameters())
+    fnx.nn.utils.prune.l1_unstructured(m[0], "weight", amount=0.5)
+    np.testing.assert_allclose(to_numpy(f(x)), to_numpy(m(x)), rtol=1e-5)
+    fnx.save(m, tmp_path / "m.pt")
+    again = fnx.load(tmp_path / "m.pt", weights_only=False)
+    np.testing.assert_allclose(to_numpy(again(x)), to_numpy(m(x)), rtol=1e-6)
+
+
 def test_global_value_is_guarded():
     f = fnx.compile(_uses_global)
     x = fnx.ones(2)

@@ -66,6 +66,48 @@ class RemovableHandle:
         self.remove()
 
 
+class _Registry(dict):
+    """A module's ``_parameters``, ``_buffers`` or ``_modules``: a dict that bumps
+    ``fnx.graph.guards.state_version`` on every change, so compiled programs recheck what
+    they read even when code writes the store directly (``load_state_dict(assign=True)``,
+    pruning, weight norm) rather than through ``setattr``."""
+    __slots__ = ()
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        _guards.bump()
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        _guards.bump()
+
+    def pop(self, *args):
+        _guards.bump()
+        return super().pop(*args)
+
+    def popitem(self):
+        _guards.bump()
+        return super().popitem()
+
+    def setdefault(self, key, default=None):
+        _guards.bump()
+        return super().setdefault(key, default)
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        _guards.bump()
+
+    def clear(self):
+        super().clear()
+        _guards.bump()
+
+    def __reduce__(self):       # pickled as a plain dict (fnx.save's allowed types)
+        return dict, (dict(self),)
+
+
+_STORES = ("_parameters", "_buffers", "_modules")
+
+
 class _IdSet(dict):
     """A weak-referenceable dict used as a set of hook ids."""
 
@@ -180,10 +222,10 @@ class Module:
                             f"Module.__init__() takes no arguments")
         d = self.__dict__
         d["training"] = True
-        d["_parameters"] = {}
-        d["_buffers"] = {}
+        d["_parameters"] = _Registry()
+        d["_buffers"] = _Registry()
         d["_non_persistent_buffers_set"] = set()
-        d["_modules"] = {}
+        d["_modules"] = _Registry()
         d["_forward_hooks"] = _IdSet()
         d["_forward_hooks_with_kwargs"] = _IdSet()
         d["_forward_hooks_always_called"] = _IdSet()
@@ -462,6 +504,9 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for k in _STORES:
+            if type(self.__dict__.get(k)) is dict:
+                self.__dict__[k] = _Registry(self.__dict__[k])
         for k in _HOOK_SETS:
             self.__dict__.setdefault(k, _IdSet())
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
@@ -472,6 +517,9 @@ class Module:
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_compiled_call_impl", None)      # programs of this module's tensors
+        for k in _STORES:
+            if k in state:
+                state[k] = dict(state[k])
         for k in _HOOK_SETS:        # empty hook sets are remade by __setstate__: a saved
             if not state.get(k, True):      # module's state is then plain data (fnx.save)
                 del state[k]
