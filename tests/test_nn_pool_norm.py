@@ -715,3 +715,12 @@ def test_instance_norm_num_features_mismatch():
     assert tuple(y.shape) == (2, 3, 7)
     with pytest.raises(ValueError, match=r"match num_features \(4\), but got: 3"):
         nn.InstanceNorm1d(4, affine=True)(T(rand(2, 3, 7)))
+
+
+def test_max_pool_in_bfloat16_matches_float32_rounded():
+    # bfloat16 is NumPy kind "V" (ml_dtypes): the CPU kernel took it for an integer type
+    x = fnx.randn(2, 3, 6, 6)
+    got = F.max_pool2d(x.bfloat16(), 3, stride=2, padding=1)
+    want = F.max_pool2d(x, 3, stride=2, padding=1).bfloat16()
+    assert got.dtype == fnx.bfloat16
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

@@ -137,7 +137,9 @@ def _max_pool_kernel(op, nd):
         x = data(self, op.name)
         lead = x.shape[:x.ndim - nd]
         sp = x.shape[x.ndim - nd:]
-        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        # (bfloat16 is NumPy kind "V", not "f": ml_dtypes)
+        isfloat = x.dtype.kind == "f" or x.dtype == D.bfloat16.numpy
+        fill = -np.inf if isfloat else np.iinfo(x.dtype).min
         hi = [max(0, (o - 1) * ss + dd * (k_ - 1) + 1 - (n + pp))
               for o, ss, dd, k_, n, pp in zip(out, s, d, kk, sp, p)]
         xp = np.pad(x, [(0, 0)] * len(lead) + list(zip(p, hi)), constant_values=fill)
@@ -146,7 +148,6 @@ def _max_pool_kernel(op, nd):
         instride = [int(np.prod(sp[i + 1:])) for i in range(nd)]
         best = np.full(lead + out, fill, x.dtype)
         idx = np.full(lead + out, -1, np.int64)
-        isfloat = x.dtype.kind == "f"
         for off in itertools.product(*(range(n) for n in kk)):
             sl = tuple(slice(o_ * dd, o_ * dd + ss * (ou - 1) + 1, ss)
                        for o_, dd, ss, ou in zip(off, d, s, out))

@@ -51,7 +51,7 @@ def _out(r, dtype, src=None):
 # ----------------------------------------------------------------------------- elementwise
 
 def _sign(a):
-    if a.dtype.kind == "f":
+    if a.dtype.kind == "f" or a.dtype == D.bfloat16.numpy:
         return np.where(a == 0, a, np.sign(a))     # keeps -0.0 (lax.sign)
     return np.sign(a)
 
