@@ -128,3 +128,11 @@ def test_arange_and_narrow_from_an_int_position_stay_symbolic():
         np.testing.assert_array_equal(to_numpy(g(fnx.tensor(a), pos)), want)
     assert g.dynamic_traces() == 1
     assert sum(getattr(e, "size", 1) for e in g.entries()) == 2
+
+
+def test_an_int_turned_into_text_is_its_value():
+    g = fnx.compile(lambda x, i: x * len(str(i)) + len(f"{i:03d}"))
+    a = np.ones(2, np.float32)
+    for i in (2, 3, 4, 5, 10, 100, 1000, 7):
+        want = a * len(str(i)) + len(f"{i:03d}")
+        np.testing.assert_array_equal(to_numpy(g(fnx.tensor(a), i)), want)

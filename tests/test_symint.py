@@ -180,7 +180,7 @@ def test_a_frozen_env_refuses_decisions_and_a_copy_is_guarded():
     assert pickle.loads(pickle.dumps(n)) == 6          # a copy is a plain int, guarded
     assert [g.what for g in env.guards] == ["x.size(1)+1 == 6"]
     env.freeze()
-    assert str(n * 2) == "(x.size(1)+1)*2"             # arithmetic still fine
+    assert (n * 2).text == "(x.size(1)+1)*2"           # arithmetic still fine
     with pytest.raises(RuntimeError, match="after its trace"):
         bool(n > 3)
 
@@ -196,3 +196,11 @@ def test_trace_with_a_dynamic_dim_records_size_expressions():
     assert c.output_node.args[0].meta.shape == (8,)
     a = np.arange(14, dtype=np.float32).reshape(2, 7)
     np.testing.assert_array_equal(c.run(fnx.tensor(a)).numpy(), a.reshape(-1)[:8] * 2)
+
+
+def test_printing_a_size_is_a_decision_on_its_value():
+    # str(T) or f"{T:03d}" in traced code reads the value (a cache key, a length): it was
+    # the expression's text, so len(str(T)) was baked in for every size
+    env, t = _env(5)
+    assert str(t + 1) == "6" and f"{t:03d}" == "005"
+    assert [g.what for g in env.guards] == ["x.size(1)+1 == 6", "x.size(1) == 5"]

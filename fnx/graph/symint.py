@@ -157,6 +157,16 @@ class SymInt(DecidedComparisons):
         return f"SymInt({self._expr.text} = {self._value})"
 
     def __str__(self):
+        # Python code that prints a size (``str(T)``, ``f"{T}"``, a cache key made of
+        # text) uses its value: a decision, guarded. ``text`` is the expression.
+        return str(self.__int__())
+
+    def __format__(self, spec):
+        return format(self.__int__(), spec)
+
+    @property
+    def text(self) -> str:
+        """The expression, in words (``x.size(1)*2+1``)."""
         return self._expr.text
 
     # -- arithmetic with ints gives SymInts

@@ -32,7 +32,7 @@ def eliminate_dead_code(graph: Graph) -> Graph:
 
 def _key(value):
     if is_symbolic(value):      # by its expression: hashing a SymInt would specialize it
-        return ("SymInt", str(value))
+        return ("SymInt", value.text)
     if isinstance(value, (list, tuple)):
         return (type(value).__name__,) + tuple(_key(v) for v in value)
     if isinstance(value, dict):
