@@ -354,9 +354,10 @@ class SymbolicEntry:
         return False
 
     def serve(self, args, kwargs):
-        """``(program, inputs, dropped)`` for this call: the concrete program of its sizes
-        and the program's inputs (``dropped``: (key, program) the LRU let go, or None);
-        None when the call's static sizes or the guards differ from the trace's."""
+        """``(program, inputs)`` for this call: the concrete program of its sizes (lowered
+        now if new) and the program's inputs; None when the call's static sizes or ints,
+        its ``.grad`` state or the guards differ from the trace's (``answer`` records the
+        call key and bounds the programs kept)."""
         flat = self.owner.flatten(args, kwargs)[0]
         if len(flat) != self.n_explicit:
             return None
