@@ -12,7 +12,9 @@ autoregressive ``generate()`` loop does. For each new T it prints the first call
   that compiles per concrete shape),
 
 then the steady per-call times (median of ``--repeats`` calls at that T) of the three and
-of fnx eager, and the largest difference between fnx dynamic and jax.jit.
+of fnx eager, and the largest difference between fnx dynamic and jax.jit. A second table
+does the same for an int argument that grows (a KV-cache decoding position, as Llama's
+``start_pos``), against fnx eager.
 
     python benchmarks/bench_dynamic_shapes.py             # ~2 min on 2 CPU cores
     python benchmarks/bench_dynamic_shapes.py --max-seq 20 --width 128
@@ -98,6 +100,58 @@ def main(argv=None):
         n = len(later)
         print(f"T={later[0][0]}..{later[-1][0]}: static runs eagerly; first call dynamic "
               f"{sum(f[2] for f in later) / n:.3f} s, jax.jit {sum(f[3] for f in later) / n:.3f} s")
+    print(f"traces: static {len(static.entries())} (then eager), dynamic "
+          f"{sum(getattr(e, 'size', 1) for e in dynamic.entries())} static + "
+          f"{dynamic.dynamic_traces()} symbolic")
+    _int_positions(args, rng)
+
+
+def _kv_decode(wq, wk, wv):
+    """One decoding step of a KV-cached attention head at int position ``pos`` (as
+    Llama's reference ``forward(tokens, start_pos)``): the keys read grow with ``pos``."""
+    def step(cache_k, cache_v, x, pos):
+        cache_k[:, pos:pos + 1] = x @ wk
+        cache_v[:, pos:pos + 1] = x @ wv
+        keys, values = cache_k[:, :pos + 1], cache_v[:, :pos + 1]
+        att = ((x @ wq) @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5).softmax(-1)
+        return att @ values
+    return step
+
+
+def _int_positions(args, rng):
+    """The same comparison for an int argument that grows (a decoding position): static
+    specializes every value (eager after cache_limit); dynamic traces it as a symbol at
+    its third value and then lowers and XLA-compiles per new position."""
+    B, C = args.batch, args.width
+    w = [fnx.tensor(rng.standard_normal((C, C)).astype(np.float32) / C ** 0.5)
+         for _ in range(3)]
+    eager = _kv_decode(*w)
+    static, dynamic = fnx.compile(eager, dynamic=False), fnx.compile(eager)
+    n = args.max_seq * 2
+    caches = {name: [fnx.zeros(B, n, C), fnx.zeros(B, n, C)]
+              for name in ("static", "dynamic", "eager")}
+    print(f"\nKV-cache decode step B={B} C={C}, int position 0..{n - 1} (a new value per "
+          f"call)")
+    print(f"{'pos':>3} {'first call, s':^18} {'steady per call, ms':^28} {'max err':>9}")
+    print(f"{'':>3} {'static':>8} {'dynamic':>8}  {'static':>8} {'dynamic':>8} {'eager':>8}")
+    firsts = []
+    for pos in range(n):
+        x = fnx.tensor(rng.standard_normal((B, 1, C)).astype(np.float32))
+        first_s, _ = _timed(lambda: static(*caches["static"], x, pos))
+        first_d, y_d = _timed(lambda: dynamic(*caches["dynamic"], x, pos))
+        y_e = eager(*caches["eager"], x, pos)
+        err = float(np.abs(y_d.numpy() - y_e.numpy()).max())
+        steady = {name: statistics.median(_timed(lambda: fn(*caches[name], x, pos))[0]
+                                          for _ in range(args.repeats))
+                  for name, fn in (("static", static), ("dynamic", dynamic),
+                                   ("eager", eager))}
+        firsts.append((pos, first_s, first_d))
+        print(f"{pos:>3} {first_s:>8.3f} {first_d:>8.3f}  {steady['static'] * 1e3:>8.2f} "
+              f"{steady['dynamic'] * 1e3:>8.2f} {steady['eager'] * 1e3:>8.2f} {err:>9.1e}")
+    later = [f for f in firsts if f[0] > static.cache_limit]
+    if later:
+        print(f"pos={later[0][0]}..{later[-1][0]}: static runs eagerly; first call dynamic "
+              f"{sum(f[2] for f in later) / len(later):.3f} s per new position")
     print(f"traces: static {len(static.entries())} (then eager), dynamic "
           f"{sum(getattr(e, 'size', 1) for e in dynamic.entries())} static + "
           f"{dynamic.dynamic_traces()} symbolic")
