@@ -3,6 +3,7 @@ batch with ``.premise``/``.label``, a config): its tensor attributes are program
 read on every call and its other attributes are guarded, so a reassigned attribute is
 seen, and a new object of the same layout reuses the program instead of recompiling."""
 import numpy as np
+import pytest
 
 import fnx
 
@@ -81,3 +82,35 @@ def test_keywords_and_dict_items_in_another_order_keep_their_names():
     g = fnx.compile(lambda d: d["a"] - d["b"] * 2)
     assert g({"a": t1, "b": t2}).item() == -9.0
     assert g({"b": t2, "a": t1}).item() == -9.0
+
+
+def test_writes_to_a_passed_list_dict_or_object_reach_the_caller():
+    # The trace wrote copies of the caller's containers (which held its tensors): the
+    # append, the item and the attribute were lost on every call. Such a function runs
+    # eagerly, so each call makes them as eager does.
+    def collect(x, outs, metrics, batch):
+        outs.append(x * 2)
+        metrics["n"] = metrics.get("n", 0) + 1
+        batch.out = x + batch.x
+        return x.sum()
+
+    g = fnx.compile(collect)
+    for i in range(3):
+        outs, metrics, batch = [], {"n": i}, Batch(fnx.ones(2), 1)
+        if i == 0:
+            with pytest.warns(UserWarning, match="changes a list, dict or object passed"):
+                g(fnx.ones(2), outs, metrics, batch)
+        else:
+            g(fnx.ones(2), outs, metrics, batch)
+        assert len(outs) == 1 and outs[0].tolist() == [2.0, 2.0]
+        assert metrics == {"n": i + 1}
+        assert batch.out.tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="changes a list, dict or object passed"):
+        fnx.compile(collect, fullgraph=True)(fnx.ones(2), [], {}, Batch(fnx.ones(2), 1))
+
+
+def test_reading_passed_containers_still_compiles(traces):
+    g = fnx.compile(lambda x, cfg, ws: x * cfg["scale"] + ws[0])
+    for _ in range(3):
+        assert g(fnx.ones(2), {"scale": 2.0}, [fnx.ones(2)]).tolist() == [3.0, 3.0]
+    assert len(traces) == 1

@@ -66,6 +66,12 @@ def flatten_call(args, kwargs, leaf=_tensor_or_float):
     collect(args)
     collect(kwargs)
 
+    # The copies ``rebuild`` made of the call's lists, dicts and plain objects, each with
+    # its items as made: one the traced code changed (``outs.append(y)``,
+    # ``metrics["loss"] = l``, ``batch.out = y``) is a write to the caller's object that
+    # the copy kept from it (``rebuild.changed``).
+    made = []
+
     def rebuild(ts):
         it = iter(ts)
 
@@ -73,19 +79,46 @@ def flatten_call(args, kwargs, leaf=_tensor_or_float):
             if leaf(v):
                 return next(it)
             if isinstance(v, (list, tuple)):
-                return same_sequence(v, (put(x, depth) for x in v))
+                new = same_sequence(v, (put(x, depth) for x in v))
+                if isinstance(new, list):
+                    made.append((new, _items(new)))
+                return new
             if isinstance(v, dict):
-                return {k: put(x, depth) for k, x in v.items()}
+                new = {k: put(x, depth) for k, x in v.items()}
+                made.append((new, _items(new)))
+                return new
             if depth < OBJECT_DEPTH and plain_object(v):
                 # a shallow copy holding the trace's tensors: the caller's object is left
-                # as it is (attributes the traced function sets on it are not kept)
+                # as it is (a write to it is found by ``changed``)
                 new = copy.copy(v)
                 new.__dict__.update({k: put(x, depth + 1) for k, x in v.__dict__.items()})
+                made.append((new, _items(new)))
                 return new
             return v
-        return put(args), put(kwargs)
+        return put(args), {k: put(x) for k, x in kwargs.items()}
 
+    def changed() -> bool:
+        """Whether the traced code changed a container or object it was given."""
+        for new, items in made:
+            now = _items(new)
+            if len(now) != len(items):
+                return True
+            if isinstance(new, list):
+                if any(x is not y for x, y in zip(now, items)):
+                    return True
+            elif any(ka != kb or va is not vb for (ka, va), (kb, vb) in zip(now, items)):
+                return True
+        return False
+
+    rebuild.changed = changed
     return flat, rebuild
+
+
+def _items(c) -> list:
+    """A list's items, a dict's or a plain object's (key, value) pairs, as they are now."""
+    if isinstance(c, list):
+        return list(c)
+    return list((c if isinstance(c, dict) else c.__dict__).items())
 
 
 def flatten_ints(args, kwargs):

@@ -420,6 +420,12 @@ class CompiledFunction:
         # State made outside the trace (an optimizer's first step): Python took a branch
         # the guards cannot see, so this program is for this call only.
         one_shot = tls.state.suspensions != suspended
+        if rebuild.changed():
+            # ``outs.append(y)``, ``metrics["loss"] = l``: the trace wrote a copy of the
+            # caller's container (its tensors were the trace's), which no program replays
+            return self._give_up(graph, "argument", "changes a list, dict or object passed "
+                                 "to it (an append, an item or attribute set), which a "
+                                 "compiled program cannot replay on the caller's object")
         if graph.captured_history:
             # ``cache[pos] = k`` with k requiring grad: eager gives the buffer autograd
             # history (a grad_fn reaching the parameters), which no program output carries

@@ -256,10 +256,13 @@ class DynamicShapes:
                 for kind, k in sorted(d for d in dims if d[0] == "int")}
         tensor_dims = frozenset(d for d in dims if d[0] != "int")
 
+        puts = [rebuild]
+
         def call(*ts):
             a, kw = rebuild(ts)
             if syms:
                 _, put = flatten_ints(a, kw)
+                puts.append(put)
                 a, kw = put([syms.get(k, v) for k, v in enumerate(ints)])
             try:
                 return cf.fn(*a, **kw)
@@ -281,7 +284,8 @@ class DynamicShapes:
                       "statically", _name(cf.fn), e)
             return None
         why = None
-        if graph.python_writes or graph.stored or graph.captured_history:
+        if graph.python_writes or graph.stored or graph.captured_history or \
+                any(put.changed() for put in puts):
             why = "it changes Python state or stores tensors on Python objects"
         elif tls.state.suspensions != suspended:
             why = "it made state outside the trace"
