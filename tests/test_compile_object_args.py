@@ -114,3 +114,10 @@ def test_reading_passed_containers_still_compiles(traces):
     for _ in range(3):
         assert g(fnx.ones(2), {"scale": 2.0}, [fnx.ones(2)]).tolist() == [3.0, 3.0]
     assert len(traces) == 1
+
+
+def test_a_compile_warning_points_at_the_callers_line():
+    g = fnx.compile(lambda x, outs: outs.append(x) or x)
+    with pytest.warns(UserWarning, match="changes a list") as caught:
+        g(fnx.ones(1), [])
+    assert caught[0].filename == __file__

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 import threading
 import warnings
 import weakref
@@ -364,16 +365,15 @@ class CompiledFunction:
             raise error
         what = str(error) if str(error).startswith("fnx.compile") else f"fnx.compile: {error}"
         self._warn_once("sparse", f"{what}; running {_name(self.fn)} eagerly "
-                                  f"{'from now on' if for_good else 'for such calls'}",
-                        stacklevel=4)
+                                  f"{'from now on' if for_good else 'for such calls'}")
         if for_good:
             self._eager_reason = str(error)
         return self.fn(*args, **kwargs)
 
-    def _warn_once(self, what, message, stacklevel=3):
+    def _warn_once(self, what, message):
         if what not in self._warned:
             self._warned.add(what)
-            warnings.warn(message, stacklevel=stacklevel)
+            warnings.warn(message, stacklevel=_user_level())
 
     # -- compiling
     def _compile(self, args, kwargs, explain=False, known=None) -> "_Entry":
@@ -617,6 +617,19 @@ class CompiledFunction:
         the ops left to eager execution and how XLA fused each region."""
         entry = self._compile(args, kwargs, explain=True)
         return CompileReport(entry, entry.flat_inputs(args, kwargs))
+
+
+_FNX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_level() -> int:
+    """The ``stacklevel`` of the first frame outside fnx, seen from ``_warn_once``: a
+    compile warning points at the user's call, not at fnx's internals."""
+    frame, level = sys._getframe(2), 2      # (_getframe(1): _warn_once, level 1)
+    while frame is not None and (frame.f_code.co_filename.startswith(_FNX_DIR) or
+                                 frame.f_code.co_filename.startswith("<fnx")):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # ----------------------------------------------------------------------------- running
