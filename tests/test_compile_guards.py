@@ -736,3 +736,19 @@ def test_at_the_cache_limit_compiled_shapes_stay_compiled_and_memory_is_released
     del cf
     gc.collect()
     assert ref() is None        # the programs go with the compiled function
+
+
+def test_a_tensor_given_twice_is_one_object_in_the_trace():
+    # f(x, x): the trace had two distinct tensors, so ``a is b`` took the other branch
+    # (and, once armed, the fast path served (y, x) with the (x, x) program)
+    def f(a, b):
+        return a * 3 if a is b else a + b
+    g = fnx.compile(f)
+    x, y = fnx.ones(2), fnx.ones(2)
+    for p, q in ((x, x), (x, x), (x, y), (x, y), (x, x), (y, x), (y, y), (x, y)):
+        assert g(p, q).tolist() == ([3.0, 3.0] if p is q else [2.0, 2.0])
+    h = fnx.compile(lambda a, items: a * 3 if items[0] is a else a)
+    assert h(x, [x]).tolist() == [3.0, 3.0] and h(x, [y]).tolist() == [1.0, 1.0]
+    w = fnx.tensor([1.0, 2.0], requires_grad=True)
+    fnx.compile(lambda a, b: (a * b).sum())(w, w).backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0, 4.0])     # d(w.w)/dw = 2w

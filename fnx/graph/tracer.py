@@ -667,7 +667,8 @@ def _common_device(op, args):
 def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured=False,
           functional=False, capture_grads=False, stored_roots=(), mode_class=None,
           breaks=None, record_lines=False, shape_env=None, dynamic_dims=(),
-          stop_gradients=False, joint=False, places=None, **kwargs) -> Graph:
+          stop_gradients=False, joint=False, places=None, same_inputs=False,
+          **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -702,6 +703,8 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     ``places`` (``guards.tensor_places``): captured tensors held by a module attribute,
     a global or a closure cell become inputs read from there when called
     (``("item", read)``).
+    With ``same_inputs`` a tensor given twice (``f(x, x)``) is one trace tensor, as it is
+    one object eagerly (``a is b``); its second placeholder is left unread.
     """
     graph = Graph()
     if mode_class is not None:
@@ -718,6 +721,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     if record_lines:
         mode.lines = {}
     count = [0]
+    given = {}      # id(tensor argument) -> its trace tensor (same_inputs)
     names = list(input_names) if input_names is not None else _param_names(fn, len(args))
 
     def placeholder(value, name):
@@ -734,7 +738,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
             mode.add_input(t, name, NodeMeta(tuple(t.shape), t.dtype, value._device),
                            ("arg", count[0]))
             count[0] += 1
-            return t
+            return given.setdefault(id(value), t) if same_inputs else t
         if type(value) is float and lift_captured:
             # fnx.compile: a float argument is a program input, not a constant
             sym = mode.scalar_input(value, ("arg", count[0]), name)

@@ -20,7 +20,8 @@ from ..graph.graph import same_sequence
 from ..graph.tracer import source_value
 
 __all__ = ["OBJECT_DEPTH", "plain_object", "flatten_call", "flatten_ints", "describe_arg",
-           "layout_of", "lifted_key", "storage_id", "aliased_input", "traced_inputs"]
+           "repeated_tensors", "layout_of", "lifted_key", "storage_id", "aliased_input",
+           "traced_inputs"]
 
 # How deep plain objects nest inside one another before deeper ones count as opaque
 # values (guarded by identity): bounds the work per call and stops reference cycles.
@@ -125,6 +126,25 @@ def flatten_ints(args, kwargs):
     """The ints of a call, in the order ``describe_arg`` keys them, and the function
     putting other values (a dynamic int's ``SymInt``) in their place."""
     return flatten_call(args, kwargs, _int)
+
+
+def repeated_tensors(args, kwargs) -> tuple:
+    """``(position, first position)`` in ``flatten_call`` order of each tensor given again
+    (``f(x, x)``): part of the cache key, since a trace sees one object there
+    (``trace(same_inputs=True)``) and code may ask ``a is b``."""
+    if not kwargs and all(a.__class__ is Tensor for a in args):     # (the common call)
+        if len(args) < 2 or len(set(map(id, args))) == len(args):
+            return ()
+        flat = args
+    else:
+        flat = flatten_call(args, kwargs)[0]
+    first, out = {}, []
+    for j, t in enumerate(flat):
+        if isinstance(t, Tensor):
+            i = first.setdefault(id(t), j)
+            if i != j:
+                out.append((j, i))
+    return tuple(out)
 
 
 def layout_of(t):

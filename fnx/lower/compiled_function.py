@@ -47,7 +47,7 @@ from ..graph.results import restore_result
 from ..graph.tracer import (DataDependentError, TracingMode, describe_change,
                             rollback, settle, source_value, trace)
 from .call_key import (aliased_input, describe_arg, flatten_call, layout_of, lifted_key,
-                       traced_inputs)
+                       repeated_tensors, traced_inputs)
 from .compiled_run import ProgramPlan, feed_modes
 from .dynamic_shapes import DynamicShapes
 from .fast_call import MISS, FastCall
@@ -113,6 +113,7 @@ class CompiledFunction:
         key = [describe_arg(a) for a in args]
         # keywords in the order given (as ``flatten_call`` feeds them; ``describe_arg``)
         key += [(k, describe_arg(v)) for k, v in kwargs.items()]
+        key.append(("repeated", repeated_tensors(args, kwargs)))
         key.append(("modules", self._module_state()))
         key.append(("scope", self._scope()))
         key.append(("grad", is_grad_enabled()))
@@ -339,7 +340,7 @@ class CompiledFunction:
             return "no program of an earlier trace is kept"
         old = list(self.cache)[-1]
         names = [f"argument {i}" for i in range(len(args))] + \
-                [f"argument {k!r}" for k in kwargs] + \
+                [f"argument {k!r}" for k in kwargs] + ["tensors given twice"] + \
                 ["module state", "globals and closure", "grad mode", "autocast state"]
         for name, a, b in zip(names, old, key):
             if a != b:
@@ -410,7 +411,7 @@ class CompiledFunction:
         runs, suspended = tls.state.backward_runs, tls.state.suspensions
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
                       decompose_to=self.decompose, capture_grads=True, stored_roots=roots,
-                      breaks=breaks, places=guards.tensor_places(self.fn))
+                      breaks=breaks, places=guards.tensor_places(self.fn), same_inputs=True)
         broken = breaks is not None and bool(breaks.records)
         # Tensors the code stored that carry a gradient (a loss module's ``self.loss``,
         # summed and differentiated after the call) are differentiable outputs too.
@@ -542,7 +543,7 @@ class CompiledFunction:
         None where the function must run eagerly (``fnx.graph.joint.EagerBackward``)."""
         options = dict(input_names=names, lift_captured=True, functional=True,
                        decompose_to=self.decompose, stored_roots=roots,
-                       places=guards.tensor_places(self.fn))
+                       places=guards.tensor_places(self.fn), same_inputs=True)
         if hasattr(self.target, "joint") and \
                 not any(isinstance(t, Tensor) and layout_of(t) is not None for t in flat):
             try:

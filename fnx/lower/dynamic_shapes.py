@@ -278,7 +278,7 @@ class DynamicShapes:
             graph = trace(call, *flat, input_names=names, lift_captured=True,
                           functional=True, decompose_to=cf.decompose, capture_grads=True,
                           stored_roots=roots, shape_env=env, dynamic_dims=tensor_dims,
-                          places=guards.tensor_places(cf.fn))
+                          places=guards.tensor_places(cf.fn), same_inputs=True)
         except Exception as e:      # (DataDependentError: the function's own failure)
             _log.info("fnx.compile: no symbolic trace of %s (%s); tracing this shape "
                       "statically", _name(cf.fn), e)

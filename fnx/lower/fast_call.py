@@ -205,6 +205,14 @@ class _Writer:
             else:
                 raise _Unsupported
             names[pos] = name
+        # the key says which tensors were given twice (``repeated_tensors``): a program
+        # traced for one object there is not one for two, and the reverse
+        if dict(self.key[-5:-4])["repeated"]:
+            raise _Unsupported
+        tensors = [names[p] for p, a in enumerate(self.args) if a.__class__ is Tensor]
+        if len(tensors) > 1:
+            self.miss_unless(f"len({{{', '.join(f'id({n})' for n in tensors)}}}) == "
+                             f"{len(tensors)}")
         return names
 
     def _lifted(self, rebound) -> dict:
