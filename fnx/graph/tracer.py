@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import inspect
 import os
+import sys
 import traceback
 
 import numpy as np
@@ -44,8 +45,8 @@ from .results import grad_flags, is_dataclass_instance, leaves, opaque_result, r
 from .symbolic import SymFloat
 
 __all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
-           "is_compiling", "suspend_tracing", "read_traced", "rollback", "settle",
-           "describe_change"]
+           "user_stacklevel", "is_compiling", "suspend_tracing", "read_traced", "rollback",
+           "settle", "describe_change"]
 
 
 class DataDependentError(RuntimeError):
@@ -618,6 +619,19 @@ def user_frame() -> str:
                 not os.path.abspath(frame.filename).startswith(root + os.sep):
             return f"{frame.filename}:{frame.lineno}: {frame.line}"
     return "<unknown line>"
+
+
+_FNX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``warnings.warn`` stacklevel, for a warning issued by this function's caller,
+    that names the first frame outside fnx: the user's line, not fnx's internals."""
+    frame, level = sys._getframe(2), 2      # (_getframe(1): the caller, level 1)
+    while frame is not None and (frame.f_code.co_filename.startswith(_FNX_DIR) or
+                                 frame.f_code.co_filename.startswith("<fnx")):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _meta(t: Tensor, device) -> NodeMeta:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import sys
 import threading
 import warnings
 import weakref
@@ -45,7 +44,7 @@ from ..graph.passes.partition import Partition, Region, partition
 from ..graph.python_state import store
 from ..graph.results import restore_result
 from ..graph.tracer import (DataDependentError, TracingMode, describe_change,
-                            rollback, settle, source_value, trace)
+                            rollback, settle, source_value, trace, user_stacklevel)
 from .call_key import (aliased_input, describe_arg, flatten_call, layout_of, lifted_key,
                        repeated_tensors, traced_inputs)
 from .compiled_run import ProgramPlan, feed_modes
@@ -374,7 +373,7 @@ class CompiledFunction:
     def _warn_once(self, what, message):
         if what not in self._warned:
             self._warned.add(what)
-            warnings.warn(message, stacklevel=_user_level())
+            warnings.warn(message, stacklevel=user_stacklevel())
 
     # -- compiling
     def _compile(self, args, kwargs, explain=False, known=None) -> "_Entry":
@@ -618,19 +617,6 @@ class CompiledFunction:
         the ops left to eager execution and how XLA fused each region."""
         entry = self._compile(args, kwargs, explain=True)
         return CompileReport(entry, entry.flat_inputs(args, kwargs))
-
-
-_FNX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def _user_level() -> int:
-    """The ``stacklevel`` of the first frame outside fnx, seen from ``_warn_once``: a
-    compile warning points at the user's call, not at fnx's internals."""
-    frame, level = sys._getframe(2), 2      # (_getframe(1): _warn_once, level 1)
-    while frame is not None and (frame.f_code.co_filename.startswith(_FNX_DIR) or
-                                 frame.f_code.co_filename.startswith("<fnx")):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 # ----------------------------------------------------------------------------- running

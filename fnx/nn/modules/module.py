@@ -23,6 +23,7 @@ from ...core.dispatch_key import AUTOGRAD_BITS
 from ...core.grad_mode import no_grad
 from ...core.tensor import Tensor, _autograd_bit, drop_resident, shared_data
 from ...graph import guards as _guards
+from .stores import STORES as _STORES, Registry as _Registry
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]
@@ -64,48 +65,6 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
-
-
-class _Registry(dict):
-    """A module's ``_parameters``, ``_buffers`` or ``_modules``: a dict that bumps
-    ``fnx.graph.guards.state_version`` on every change, so compiled programs recheck what
-    they read even when code writes the store directly (``load_state_dict(assign=True)``,
-    pruning, weight norm) rather than through ``setattr``."""
-    __slots__ = ()
-
-    def __setitem__(self, key, value):
-        super().__setitem__(key, value)
-        _guards.bump()
-
-    def __delitem__(self, key):
-        super().__delitem__(key)
-        _guards.bump()
-
-    def pop(self, *args):
-        _guards.bump()
-        return super().pop(*args)
-
-    def popitem(self):
-        _guards.bump()
-        return super().popitem()
-
-    def setdefault(self, key, default=None):
-        _guards.bump()
-        return super().setdefault(key, default)
-
-    def update(self, *args, **kwargs):
-        super().update(*args, **kwargs)
-        _guards.bump()
-
-    def clear(self):
-        super().clear()
-        _guards.bump()
-
-    def __reduce__(self):       # pickled as a plain dict (fnx.save's allowed types)
-        return dict, (dict(self),)
-
-
-_STORES = ("_parameters", "_buffers", "_modules")
 
 
 class _IdSet(dict):
