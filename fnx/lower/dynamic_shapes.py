@@ -137,18 +137,19 @@ class DynamicShapes:
         became dynamic and ``room`` for a trace is left under ``cache_limit``); else
         ``(False, None)`` and the call is traced as before."""
         free = _shape_free(key)
+        # the call's tensors and floats, then its ints (read once for every entry tried)
+        flat, ints = self.flatten(args, kwargs)[0], flatten_ints(args, kwargs)[0]
         for entry in list(self.entries.get(free, ())):
-            hit = self._serve(free, entry, args, kwargs)
+            hit = self._serve(free, entry, flat, ints, args, kwargs)
             if hit is not None:
                 return True, self._run(key, entry, *hit, args, kwargs)
-        flat = self.flatten(args, kwargs)[0]
-        dims = self._dynamic_dims(free, flat) | self._dynamic_ints(free, args, kwargs)
+        dims = self._dynamic_dims(free, flat) | self._dynamic_ints(free, ints)
         if not dims or self.failed.get((free, dims), 0) >= MAX_TRIES or not room or \
                 any(e.full for e in self.entries.get(free, ())):
             return False, None
         # (a size whose guards no symbolic trace meets -- the other branch of
         # ``if T > 4`` -- gets a symbolic trace of its own)
-        entry = self._trace(flat, args, kwargs, dims)
+        entry = self._trace(flat, ints, args, kwargs, dims)
         if entry is None:
             self.failed[free, dims] = self.failed.get((free, dims), 0) + 1
             return False, None
@@ -156,18 +157,18 @@ class DynamicShapes:
             self.failed[free, dims] = MAX_TRIES
         self.traces += 1
         self.entries.setdefault(free, []).append(entry)
-        hit = self._serve(free, entry, args, kwargs)
+        hit = self._serve(free, entry, flat, ints, args, kwargs)
         if hit is None:
             _log.info("fnx.compile: the symbolic trace of %s does not fit the call that "
                       "made it; tracing it statically", _name(self.cf.fn))
             return False, None
         return True, self._run(key, entry, *hit, args, kwargs)
 
-    def _serve(self, free, entry, args, kwargs):
+    def _serve(self, free, entry, flat, ints, args, kwargs):
         """``entry.serve``; a symbolic trace that fails to lower for a size is dropped
         (logged) and that size traced statically, never an error the static path lacks."""
         try:
-            return entry.serve(args, kwargs)
+            return entry.serve(flat, ints, args, kwargs)
         except Exception as e:      # (any: the static trace that follows reports its own)
             _log.info("fnx.compile: the symbolic trace of %s failed to lower (%s: %s); "
                       "dropped, tracing this shape statically", _name(self.cf.fn),
@@ -192,16 +193,22 @@ class DynamicShapes:
             cache.setdefault(key, []).append(program)
         return program(args, kwargs, inputs)
 
+    def _dynamic(self):
+        """The compiled function's ``dynamic``, with ``fnx._dynamo.config``'s
+        ``assume_static_by_default`` off making None act as True."""
+        dynamic = self.cf.dynamic
+        if dynamic is None and not DYNAMO.assume_static_by_default:
+            return True
+        return dynamic
+
     def _dynamic_dims(self, free, flat) -> frozenset:
         """The (input position, dim) pairs to trace symbolically for this call: a dim
         marked static (``mark_static``) never is; ``fnx._dynamo.config`` switches
         ``assume_static_by_default`` off (as ``dynamic=True``) and
         ``automatic_dynamic_shapes`` off (only marked dims)."""
-        dynamic = self.cf.dynamic
+        dynamic = self._dynamic()
         if dynamic is False:
             return frozenset()
-        if dynamic is None and not DYNAMO.assume_static_by_default:
-            dynamic = True
         # A size of 0 or 1 is never made a symbol (as in PyTorch): broadcasting and
         # emptiness checks would pin it at once.
         tensors = [(i, t) for i, t in enumerate(flat) if hasattr(t, "_ks")]
@@ -222,17 +229,14 @@ class DynamicShapes:
                     dims.add((i, d))
         return frozenset(dims)
 
-    def _dynamic_ints(self, free, args, kwargs) -> frozenset:
-        """The int arguments to trace as symbols, as ``("int", position in
-        flatten_ints)``: an int that took a third value (``automatic_dynamic_shapes``), or
-        any with ``dynamic=True``; never with ``fnx._dynamo.config.specialize_int``. As
-        for sizes, 0 and 1 stay constants."""
-        dynamic = self.cf.dynamic
+    def _dynamic_ints(self, free, ints) -> frozenset:
+        """The int arguments (``ints``: ``flatten_ints``') to trace as symbols, as
+        ``("int", position)``: an int that took a third value
+        (``automatic_dynamic_shapes``), or any with ``dynamic=True``; never with
+        ``fnx._dynamo.config.specialize_int``. As for sizes, 0 and 1 stay constants."""
+        dynamic = self._dynamic()
         if dynamic is False or DYNAMO.specialize_int:
             return frozenset()
-        if dynamic is None and not DYNAMO.assume_static_by_default:
-            dynamic = True
-        ints = flatten_ints(args, kwargs)[0]
         seen = self.sizes.setdefault(free, {})
         chosen = set()
         for k, v in enumerate(ints):
@@ -243,14 +247,13 @@ class DynamicShapes:
                 chosen.add(("int", k))
         return frozenset(chosen)
 
-    def _trace(self, flat, args, kwargs, dims):
+    def _trace(self, flat, ints, args, kwargs, dims):
         """The ``SymbolicEntry`` of the function with ``dims`` symbolic, or None (logged)
         when a symbolic trace cannot stand for it."""
         cf = self.cf
         _, rebuild = self.flatten(args, kwargs)
 
         env = ShapeEnv()
-        ints = flatten_ints(args, kwargs)[0]
         # an int argument's symbol reads the call's value: source (len(flat) + k, None)
         syms = {k: env.create_symbol(ints[k], (len(flat) + k, None), f"int_arg{k}")
                 for kind, k in sorted(d for d in dims if d[0] == "int")}
@@ -357,15 +360,14 @@ class SymbolicEntry:
                 return True
         return False
 
-    def serve(self, args, kwargs):
+    def serve(self, flat, ints, args, kwargs):
         """``(program, inputs)`` for this call: the concrete program of its sizes (lowered
         now if new) and the program's inputs; None when the call's static sizes or ints,
         its ``.grad`` state or the guards differ from the trace's (``answer`` records the
         call key and bounds the programs kept)."""
-        flat = self.owner.flatten(args, kwargs)[0]
         if len(flat) != self.n_explicit:
             return None
-        flat += flatten_ints(args, kwargs)[0]      # (the call's ints after its tensors)
+        flat = flat + ints          # (the call's ints after its tensors)
         if len(flat) != self.n_explicit + sum(p >= self.n_explicit for p, _ in self.shapes):
             return None
         for i, shape in self.shapes:
@@ -468,30 +470,28 @@ def concrete_graph(graph, bindings):
     return new
 
 
-def _symbols_in(value, out: set) -> None:
-    """Add the symbols that ``value`` (nested node arguments) reads to ``out``."""
+def _symbolic_values(value):
+    """The ``SymInt``s in ``value`` (nested node arguments: tuples, lists, dicts, slices)."""
     if is_symbolic(value):
-        out.update(value.symbols())
+        yield value
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _symbols_in(v, out)
+            yield from _symbolic_values(v)
     elif isinstance(value, dict):
         for v in value.values():
-            _symbols_in(v, out)
+            yield from _symbolic_values(v)
     elif isinstance(value, slice):
-        _symbols_in((value.start, value.stop, value.step), out)
+        yield from _symbolic_values((value.start, value.stop, value.step))
+
+
+def _symbols_in(value, out: set) -> None:
+    """Add the symbols that ``value`` (nested node arguments) reads to ``out``."""
+    for v in _symbolic_values(value):
+        out.update(v.symbols())
 
 
 def _holds_symbolic(value) -> bool:
-    if is_symbolic(value):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_holds_symbolic(v) for v in value)
-    if isinstance(value, dict):
-        return any(_holds_symbolic(v) for v in value.values())
-    if isinstance(value, slice):
-        return any(_holds_symbolic(v) for v in (value.start, value.stop, value.step))
-    return False
+    return next(_symbolic_values(value), None) is not None
 
 
 def _shape_free(key):
