@@ -21,6 +21,7 @@ from ..ir.aten import arrange as A
 from ..ir.aten import conversion as C
 from ..ir.aten import indexing as I
 from ..ir.aten import shape as S
+from ..ir.strides import size_index
 from ..ops import aten
 from .creation import tensor
 from ..ir.scalars import checked_convert
@@ -91,19 +92,14 @@ def _slice(x, dim, s):
         raise ValueError("slice step cannot be zero")
     if step < 0:
         raise ValueError("step must be greater than zero")
-    start = None if s.start is None else _bound(s.start)
-    stop = None if s.stop is None else _bound(s.stop)
+    # (a symbolic bound stays one, so the slice follows the size instead of fixing it)
+    start = None if s.start is None else size_index(s.start)
+    stop = None if s.stop is None else size_index(s.stop)
     if start is None or start.__class__ is int and start == 0:
         start = None
     if start is None and stop is None and step == 1:
         return x                  # a full slice: nothing to record
     return S.slice_Tensor(x, dim, start, stop, step)
-
-
-def _bound(v):
-    """A slice bound as an int; a symbolic size (``fnx.graph.symint``, while tracing) stays
-    one, so the slice follows the size instead of fixing it."""
-    return v if getattr(type(v), "symbolic_size", False) else operator.index(v)
 
 
 def _bool_index(value):

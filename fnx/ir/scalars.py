@@ -10,6 +10,7 @@ import ml_dtypes
 import numpy as np
 
 from ..core import dtype as D
+from .strides import is_symbolic_size
 
 __all__ = ["scalar_value", "scalar_dtype", "checked_convert"]
 
@@ -23,7 +24,7 @@ def scalar_value(x):
         return x.item()
     if isinstance(x, (bool, int, float, complex)):
         return x
-    if getattr(type(x), "symbolic_size", False):
+    if is_symbolic_size(x):
         return int(x)       # a symbolic size (fnx.graph.symint): specialized, with its guard
     raise TypeError(f"expected a Number, got {type(x).__name__}")
 

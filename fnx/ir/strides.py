@@ -15,7 +15,7 @@ import math
 
 def ints(values, op="op", arg="size") -> tuple:
     """A tuple of Python ints from ints, 0-dim integer tensors, NumPy ints or a Size."""
-    if isinstance(values, int) or getattr(values.__class__, "symbolic_size", False):
+    if isinstance(values, int) or is_symbolic_size(values):
         return (values,)
     try:
         return tuple(v if v.__class__ is int else size_index(v) for v in values)
@@ -157,10 +157,16 @@ def check_select(shape, dim, index):
     return d, index + size if index < 0 else index
 
 
+def is_symbolic_size(v) -> bool:
+    """Whether ``v`` is a symbolic size or int (``fnx.graph.symint.SymInt``, while
+    tracing): kept as it is, its decisions guarded."""
+    return getattr(v.__class__, "symbolic_size", False)
+
+
 def size_index(v):
     """An int argument; a symbolic size (``fnx.graph.symint``) stays one (its decisions
     below are guarded)."""
-    return v if getattr(v.__class__, "symbolic_size", False) else operator.index(v)
+    return v if is_symbolic_size(v) else operator.index(v)
 
 
 def slice_bounds(size, start, end, step):

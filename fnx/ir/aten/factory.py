@@ -25,6 +25,7 @@ from ..backend_select import backend_select, device_arg
 from ..registry import TensorMeta, decomposition, defop, nondifferentiable
 from .elementwise import full as typed_full
 from ..scalars import checked_convert, scalar_dtype, scalar_value
+from ..strides import is_symbolic_size as _symbolic, size_index
 
 __all__ = ["size_arg", "dtype_arg", "arange_params"]
 
@@ -48,9 +49,6 @@ def dtype_arg(name: str, dtype, default):
     raise TypeError(f"{name}(): argument 'dtype' must be fnx.dtype, not {type(dtype).__name__}")
 
 
-def _symbolic(v) -> bool:
-    """A symbolic size (``fnx.graph.symint``, while tracing): kept, its decisions guarded."""
-    return getattr(type(v), "symbolic_size", False)
 
 
 def size_arg(name: str, size) -> tuple:
@@ -66,7 +64,7 @@ def size_arg(name: str, size) -> tuple:
         if isinstance(s, (bool, float, np.floating)) or not hasattr(s, "__index__"):
             raise TypeError(f"{name}(): argument 'size' must be tuple of ints, but found "
                             f"element of type {type(s).__name__} at pos {i}")
-        out.append(s if _symbolic(s) else operator.index(s))
+        out.append(size_index(s))
     for s in out:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
@@ -273,7 +271,7 @@ def _symbolic_end(start, end, step) -> bool:
     """``arange(start, end, step)`` with an int step, ints or symbolic sizes as its bounds,
     and at least one of those symbolic (``arange(T)``, ``arange(pos, pos + T)`` while
     tracing with symbolic sizes or ints): its length stays symbolic."""
-    symbolic = [getattr(type(v), "symbolic_size", False) for v in (start, end)]
+    symbolic = [_symbolic(v) for v in (start, end)]
     return any(symbolic) and type(step) is int and \
         all(s or type(v) is int for s, v in zip(symbolic, (start, end)))
 

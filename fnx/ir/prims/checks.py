@@ -15,11 +15,10 @@ RuntimeError: prims.full: value 1.5 is not representable as int64 (prims do not 
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from ...core import dtype as D
+from ..strides import is_symbolic_size, size_index
 
 __all__ = ["B", "I", "F", "C", "ANY", "BI", "BIF", "IF", "IFC", "FC", "FLOAT", "INT", "COMPLEX",
            "category_name", "fail", "check_tensor", "check_category", "int_arg", "int_list",
@@ -67,7 +66,7 @@ def int_arg(name, what, v) -> int:
     if isinstance(v, bool) or not hasattr(v, "__index__"):
         raise fail(name, f"{what} must be an int, got {type(v).__name__}")
     # a symbolic size (fnx.graph.symint) stays one: its decisions below are guarded
-    return v if getattr(type(v), "symbolic_size", False) else operator.index(v)
+    return size_index(v)
 
 
 def int_list(name, what, xs) -> tuple:
@@ -149,7 +148,7 @@ def scalar_for(name, value, dtype):
         cat = F
     elif isinstance(value, complex):
         cat = C
-    elif getattr(type(value), "symbolic_size", False):
+    elif is_symbolic_size(value):
         # a symbolic size (fnx.graph.symint) as a fill value (a mean's count): it stays a
         # symbol, made concrete when the graph is lowered for a size
         if dtype is D.bool or dtype.category == C:
