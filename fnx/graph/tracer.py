@@ -39,8 +39,8 @@ from .graph import Graph, NodeMeta, _collect, same_mapping, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
 from .guards import Guard, read_place
 from .joint import record_backward
-from .python_state import (_MISSING, _changes, _snapshot, _stored_tensors, autograd_state,
-                           describe_change, restore_autograd, rollback, settle)
+from .python_state import (_MISSING, _changes, _is_traced, _snapshot, _stored_tensors,
+                           autograd_state, describe_change, restore_autograd, rollback, settle)
 from .results import grad_flags, is_dataclass_instance, leaves, opaque_result, result_template
 from .symbolic import SymFloat
 
@@ -562,6 +562,23 @@ def _plain(value):
     return (type(value), value)
 
 
+def _add_arg_writes(mode, graph, arg_writes, extra) -> bool:
+    """Make the tensors the traced code wrote into the call's containers (``arg_writes``)
+    outputs, listed in ``graph.stored``; True where a write is not replayable: a change
+    other than an item set or append, a value that is not a tensor the trace computed (an
+    argument itself, a Python value, a new container)."""
+    if arg_writes is None:
+        return False
+    writes = arg_writes()
+    if writes is None or not all(_is_traced(mode, v) and
+                                 mode.node_of(v).kind != "placeholder" for _, _, v in writes):
+        return True
+    for place, key, t in writes:
+        graph.stored.append((place, key, t, len(extra) + 1))
+        extra.append(mode.node_of(t))
+    return False
+
+
 def _undo_captured_history(mode) -> list:
     """The captured tensors the trace gave autograd history (an in-place write of a value
     that requires grad into a buffer or global): their state put back, since the history
@@ -684,7 +701,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
           functional=False, capture_grads=False, stored_roots=(), mode_class=None,
           breaks=None, record_lines=False, shape_env=None, dynamic_dims=(),
           stop_gradients=False, joint=False, places=None, same_inputs=False,
-          **kwargs) -> Graph:
+          arg_writes=None, **kwargs) -> Graph:
     """Trace ``fn(*args, **kwargs)`` into a Graph; tensor arguments become placeholders.
 
     ``decompose_to="core"`` or ``"prims"`` records decompositions down to that level.
@@ -701,6 +718,10 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     Tensors of the trace that ``fn`` left on Python objects reachable from
     ``stored_roots`` (a cached mask on a module, an optimizer's lazily made state) are
     outputs too, listed in ``graph.stored`` as (container, key, tensor, output index).
+    ``arg_writes`` (a call's ``rebuild.writes``, ``fnx.lower.call_key``): called after
+    ``fn``, the writes to copies of the call's containers, whose tensors are stored
+    outputs too (their container an ``ArgPlace``); ``graph.arg_write_refused`` is true
+    where one cannot be replayed (not a tensor the trace computed).
     ``mode_class``: a subclass of the mode to record with (``fnx.func`` records ``detach``
     as a stop-gradient).
     With ``stop_gradients`` (a forward that JAX will differentiate, traced in grad mode)
@@ -817,6 +838,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
         for container, key, t in _stored_tensors(mode, stored_roots):
             graph.stored.append((container, key, t, len(extra) + 1))
             extra.append(mode.node_of(t))
+        graph.arg_write_refused = _add_arg_writes(mode, graph, arg_writes, extra)
         graph.opaque_result = opaque_result(mode, out, graph.stored)
         if joint:
             try:

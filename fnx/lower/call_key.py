@@ -20,8 +20,8 @@ from ..graph.graph import same_sequence
 from ..graph.tracer import source_value
 
 __all__ = ["OBJECT_DEPTH", "plain_object", "flatten_call", "flatten_ints", "describe_arg",
-           "repeated_tensors", "layout_of", "lifted_key", "storage_id", "aliased_input",
-           "traced_inputs"]
+           "repeated_tensors", "ArgPlace", "passed_and_captured", "layout_of", "lifted_key",
+           "storage_id", "aliased_input", "traced_inputs"]
 
 # How deep plain objects nest inside one another before deeper ones count as opaque
 # values (guarded by identity): bounds the work per call and stops reference cycles.
@@ -33,9 +33,12 @@ def plain_object(v) -> bool:
     config): its attributes are part of the call, as a container's items are: its tensors
     are program inputs and the rest is guarded, so a new batch object of the same layout
     reuses the program and a reassigned attribute is read anew.  Callables (modules,
-    functions), classes, enums and builtins stay opaque values."""
+    functions), classes, enums, builtins and objects with a ``state_dict`` (optimizers,
+    schedulers, GradScaler: state that the function updates, whose tensors are the model's
+    own, held by identity as a closure's are) stay opaque values."""
     return not isinstance(v, (Tensor, type, enum.Enum)) and not callable(v) and \
-        type(v).__module__ != "builtins" and isinstance(getattr(v, "__dict__", None), dict)
+        type(v).__module__ != "builtins" and isinstance(getattr(v, "__dict__", None), dict) \
+        and not hasattr(type(v), "state_dict")
 
 
 def _tensor_or_float(v) -> bool:
@@ -68,51 +71,109 @@ def flatten_call(args, kwargs, leaf=_tensor_or_float):
     collect(kwargs)
 
     # The copies ``rebuild`` made of the call's lists, dicts and plain objects, each with
-    # its items as made: one the traced code changed (``outs.append(y)``,
-    # ``metrics["loss"] = l``, ``batch.out = y``) is a write to the caller's object that
-    # the copy kept from it (``rebuild.changed``).
+    # its items as made and its path from the arguments: one the traced code changed
+    # (``outs.append(y)``, ``metrics["loss"] = l``, ``batch.out = y``) is a write to the
+    # caller's object that the copy kept from it (``rebuild.writes``).
     made = []
 
     def rebuild(ts):
         it = iter(ts)
+        made.clear()        # (the last trace's copies are the ones its program stands for)
 
-        def put(v, depth=0):
+        def put(v, path, depth=0):
             if leaf(v):
                 return next(it)
             if isinstance(v, (list, tuple)):
-                new = same_sequence(v, (put(x, depth) for x in v))
+                new = same_sequence(v, (put(x, path + (("item", i),), depth)
+                                        for i, x in enumerate(v)))
                 if isinstance(new, list):
-                    made.append((new, _items(new)))
+                    made.append((new, _items(new), path))
                 return new
             if isinstance(v, dict):
-                new = {k: put(x, depth) for k, x in v.items()}
-                made.append((new, _items(new)))
+                new = {k: put(x, path + (("item", k),), depth) for k, x in v.items()}
+                made.append((new, _items(new), path))
                 return new
             if depth < OBJECT_DEPTH and plain_object(v):
                 # a shallow copy holding the trace's tensors: the caller's object is left
-                # as it is (a write to it is found by ``changed``)
+                # as it is (a write to it is found by ``writes``)
                 new = copy.copy(v)
-                new.__dict__.update({k: put(x, depth + 1) for k, x in v.__dict__.items()})
-                made.append((new, _items(new)))
+                new.__dict__.update({k: put(x, path + (("attr", k),), depth + 1)
+                                     for k, x in v.__dict__.items()})
+                made.append((new, _items(new), path))
                 return new
             return v
-        return put(args), {k: put(x) for k, x in kwargs.items()}
+        return (tuple(put(x, (("args", None), ("item", i))) for i, x in enumerate(args)),
+                {k: put(x, (("kwargs", None), ("item", k))) for k, x in kwargs.items()})
+
+    def writes():
+        """``(ArgPlace, key, value)`` for each item or attribute the traced code set on a
+        copy and each item it appended to a list, in the order they stand there; None
+        when a change is not one of those (an item removed, a list shortened)."""
+        out = []
+        for new, items, path in made:
+            now = _items(new)
+            if isinstance(new, list):
+                if len(now) < len(items):
+                    return None
+                place = ArgPlace(path, False)
+                out += [(place, i, x) for i, x in enumerate(now)
+                        if i >= len(items) or x is not items[i]]
+                continue
+            before = dict(items)
+            if len(before) > len(now) or any(k not in before for k, _ in now[:len(before)]):
+                return None     # (an item or attribute deleted)
+            place = ArgPlace(path, not isinstance(new, dict))
+            out += [(place, k, x) for k, x in now if before.get(k, _NONE) is not x]
+        return out
 
     def changed() -> bool:
         """Whether the traced code changed a container or object it was given."""
-        for new, items in made:
-            now = _items(new)
-            if len(now) != len(items):
-                return True
-            if isinstance(new, list):
-                if any(x is not y for x, y in zip(now, items)):
-                    return True
-            elif any(ka != kb or va is not vb for (ka, va), (kb, vb) in zip(now, items)):
-                return True
-        return False
+        w = writes()
+        return w is None or bool(w)
 
-    rebuild.changed = changed
+    rebuild.writes, rebuild.changed = writes, changed
     return flat, rebuild
+
+
+_NONE = object()
+
+
+class ArgPlace:
+    """A list, dict or plain object of a call's arguments that traced code wrote to (the
+    trace wrote ``rebuild``'s copy): its path from the arguments, found anew in each call's
+    own arguments when the write is replayed (``write``).
+
+    >>> p = ArgPlace((("args", None), ("item", 0), ("item", "loss")), False)
+    >>> stats = {"loss": []}
+    >>> p.write((stats,), {}, 0, 1.5)
+    >>> stats
+    {'loss': [1.5]}
+    """
+
+    __slots__ = ("path", "attr")
+
+    def __init__(self, path, attr):
+        self.path = path
+        self.attr = attr        # an object: its attributes are set with setattr
+
+    def write(self, args, kwargs, key, value) -> None:
+        """Set item or attribute ``key`` of this place in the call ``(args, kwargs)``; a
+        list's item one past its end is appended."""
+        c = args if self.path[0][0] == "args" else kwargs
+        for how, k in self.path[1:]:
+            c = c[k] if how == "item" else c.__dict__[k]
+        if self.attr:
+            setattr(c, key, value)
+        elif isinstance(c, list) and key == len(c):
+            c.append(value)
+        else:
+            c[key] = value
+
+    def where(self) -> str:
+        """The path in words: ``argument 3['loss']``."""
+        (root, _), (_, first), *rest = self.path
+        text = f"argument {first}" if root == "args" else f"argument {first!r}"
+        return text + "".join(f".{k}" if how == "attr" else f"[{k!r}]" for how, k in rest)
 
 
 def _items(c) -> list:
@@ -218,6 +279,22 @@ def traced_inputs(graph, flat) -> list:
     drawn here, a break's value, and a ``.grad``, which reading would unpack)."""
     return [None if kind in ("rng", "break", "grad") else source_value((kind, src), flat)
             for kind, src in getattr(graph, "input_sources", [])]
+
+
+def passed_and_captured(graph, flat):
+    """A tensor the call passes (in ``flat``) that the trace also read from outside (a
+    module's parameter given inside an argument too: ``step(model, my_sgd)`` where
+    ``my_sgd.params`` lists it), or None. The trace saw two tensors there, a placeholder and
+    a captured one, so a write or gradient through one would miss the other."""
+    passed = {id(t) for t in flat if isinstance(t, Tensor)}
+    for kind, src in getattr(graph, "input_sources", []):
+        if kind == "item":      # (a place's tensor as the trace saw it; an option's now)
+            t = src.first if hasattr(src, "first") else src()
+        else:
+            t = src if kind == "lifted" else None
+        if isinstance(t, Tensor) and id(t) in passed:
+            return t
+    return None
 
 
 def lifted_key(t):

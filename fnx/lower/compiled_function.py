@@ -45,8 +45,8 @@ from ..graph.python_state import store
 from ..graph.results import restore_result
 from ..graph.tracer import (DataDependentError, TracingMode, describe_change,
                             rollback, settle, source_value, trace, user_stacklevel)
-from .call_key import (aliased_input, describe_arg, flatten_call, layout_of, lifted_key,
-                       repeated_tensors, traced_inputs)
+from .call_key import (ArgPlace, aliased_input, describe_arg, flatten_call, layout_of,
+                       lifted_key, passed_and_captured, repeated_tensors, traced_inputs)
 from .compiled_run import ProgramPlan, feed_modes
 from .dynamic_shapes import DynamicShapes
 from .fast_call import MISS, FastCall
@@ -410,22 +410,33 @@ class CompiledFunction:
         runs, suspended = tls.state.backward_runs, tls.state.suspensions
         graph = trace(call, *flat, input_names=names, lift_captured=True, functional=True,
                       decompose_to=self.decompose, capture_grads=True, stored_roots=roots,
-                      breaks=breaks, places=guards.tensor_places(self.fn), same_inputs=True)
+                      breaks=breaks, places=guards.tensor_places(self.fn), same_inputs=True,
+                      arg_writes=rebuild.writes)
         broken = breaks is not None and bool(breaks.records)
         # Tensors the code stored that carry a gradient (a loss module's ``self.loss``,
         # summed and differentiated after the call) are differentiable outputs too.
-        grad_stores = {(id(c), key) for c, key, t, _ in graph.stored if t.requires_grad}
+        grad_stores = {(_place(c), key) for c, key, t, _ in graph.stored if t.requires_grad}
         differentiable = (graph.output_requires_grad or bool(grad_stores)) and \
             tls.state.backward_runs == runs
         # State made outside the trace (an optimizer's first step): Python took a branch
         # the guards cannot see, so this program is for this call only.
         one_shot = tls.state.suspensions != suspended
-        if rebuild.changed():
-            # ``outs.append(y)``, ``metrics["loss"] = l``: the trace wrote a copy of the
-            # caller's container (its tensors were the trace's), which no program replays
+        # ``outs.append(y)``, ``metrics["loss"] = l``: the trace wrote a copy of the
+        # caller's container (its tensors were the trace's); a tensor the program computes
+        # is replayed there as a stored output (``ArgPlace``), anything else is not
+        arg_stores = any(isinstance(c, ArgPlace) for c, *_ in graph.stored)
+        if graph.arg_write_refused or (broken and arg_stores):
             return self._give_up(graph, "argument", "changes a list, dict or object passed "
-                                 "to it (an append, an item or attribute set), which a "
-                                 "compiled program cannot replay on the caller's object")
+                                 "to it in a way a compiled program cannot replay on the "
+                                 "caller's object (only setting or appending a tensor it "
+                                 "computed is replayed" +
+                                 (", and not across a graph break)" if broken else ")"))
+        both = passed_and_captured(graph, flat)
+        if both is not None:
+            return self._give_up(graph, "passed and read", f"reads a {tuple(both.shape)} "
+                                 f"tensor both through an argument and from outside (a "
+                                 f"module's parameter, a global), which a program would "
+                                 f"see as two tensors")
         if graph.captured_history:
             # ``cache[pos] = k`` with k requiring grad: eager gives the buffer autograd
             # history (a grad_fn reaching the parameters), which no program output carries
@@ -435,7 +446,8 @@ class CompiledFunction:
                                  f"buffer, a global), which gives that tensor autograd "
                                  f"history; a compiled program does not (use "
                                  f"torch.no_grad() for a cache)")
-        if graph.stored and not self._stored_once:
+        if not self._stored_once and any(not isinstance(c, ArgPlace)
+                                         for c, *_ in graph.stored):
             # The traced code stored tensors on Python objects (a cache, lazily made state):
             # the next call's Python sees them and may branch differently, so this program
             # is for this call only. A second trace that stores again is kept, and its
@@ -457,11 +469,11 @@ class CompiledFunction:
             # backward (see _forward_for_backward).
             result_grad = graph.result_grad
             rollback(graph.python_writes)
-            graph = self._forward_for_backward(call, flat, names, roots)
+            graph = self._forward_for_backward(call, flat, names, roots, rebuild.writes)
             if graph is None:
                 return None
             graph.stored_grad = [k for c, key, _, k in graph.stored
-                                 if (id(c), key) in grad_stores]
+                                 if (_place(c), key) in grad_stores]
             graph.result_grad = result_grad
         if getattr(graph, "opaque_result", None) is not None:
             return self._give_up(graph, "result", f"returns an instance of "
@@ -530,7 +542,7 @@ class CompiledFunction:
         return getattr(self.target, "supports", None) or \
             (lambda n: self.target.has_rule(n.target))
 
-    def _forward_for_backward(self, call, flat, names, roots) -> Graph:
+    def _forward_for_backward(self, call, flat, names, roots, arg_writes) -> Graph:
         """The trace of a forward whose outputs the caller differentiates, with its backward.
 
         First choice: a joint trace split in two (``fnx.graph.joint``), whose backward is
@@ -542,7 +554,8 @@ class CompiledFunction:
         None where the function must run eagerly (``fnx.graph.joint.EagerBackward``)."""
         options = dict(input_names=names, lift_captured=True, functional=True,
                        decompose_to=self.decompose, stored_roots=roots,
-                       places=guards.tensor_places(self.fn), same_inputs=True)
+                       places=guards.tensor_places(self.fn), same_inputs=True,
+                       arg_writes=arg_writes)
         if hasattr(self.target, "joint") and \
                 not any(isinstance(t, Tensor) and layout_of(t) is not None for t in flat):
             try:
@@ -781,11 +794,11 @@ class _Entry:
             result = self._plan.run(inputs)
         else:
             with no_grad():     # the program's own backward, if any, is in the graph
-                result = self._run(inputs)
+                result = self._run(inputs, (args, kwargs))
         return result if self.template is None else \
             restore_result(result, self.template, inputs)
 
-    def _run(self, inputs):
+    def _run(self, inputs, call=None):
         ok = self.rebindable(inputs)
         env = dict(zip(self.places, inputs))
         env.update(self.constants)
@@ -800,20 +813,23 @@ class _Entry:
                     for u in step.users:
                         if u.kind == "getitem":
                             env[u] = env[step][u.args[1]]
-        self.write_back(inputs, env, ok)
+        self.write_back(inputs, env, ok, call)
         return map_nodes(self.result, env.__getitem__)
 
-    def replay_stores(self, env):
+    def replay_stores(self, env, call=None):
         """Put each tensor the traced code stored on a Python object there: the trace's
         own tensor becomes real on the first call; later calls store a new tensor, as the
-        Python code would have."""
+        Python code would have. A write into the call's own containers (an ``ArgPlace``;
+        the trace wrote a copy) is made in each call's (``call``: its args and kwargs)."""
         first = self.calls == 0
         self.calls += 1
         for container, key, t, node in self.stored:
             value = env[node]
             if not value.requires_grad:     # (a _GradEntry's stores keep their history)
                 value = value.detach()
-            if first or container is None:
+            if isinstance(container, ArgPlace):
+                container.write(*call, key, value)
+            elif first or container is None:
                 _materialize(t, value)
             else:
                 store(container, key, value)
@@ -825,7 +841,7 @@ class _Entry:
         a running program holds its NumPy inputs)."""
         return [rebindable(inputs[i]) for i, _ in self.writeback]
 
-    def write_back(self, inputs, env, ok):
+    def write_back(self, inputs, env, ok, call=None):
         """Give the inputs the program overwrote their new values: the result's array
         becomes the input's storage where nothing else shares it (``ok``, from
         ``rebindable``), else it is copied in; then assign the ``.grad`` the program left."""
@@ -841,7 +857,7 @@ class _Entry:
         for i, node in self.grad_writes:
             g = env[node] if node is not None else None
             set_grad(inputs[i], g)
-        self.replay_stores(env)
+        self.replay_stores(env, call)
 
 
 class _GradEntry(_Entry):
@@ -873,7 +889,7 @@ class _GradEntry(_Entry):
             inputs = self.flat_inputs(args, kwargs)
         ok = self.rebindable(inputs)
         env, node = self.vjp(inputs, self.hows)
-        self.write_back(inputs, env, ok)
+        self.write_back(inputs, env, ok, (args, kwargs))
         result = map_nodes(self.result, env.__getitem__)
         return result if self.template is None else \
             restore_result(result, self.template, inputs)
@@ -918,6 +934,12 @@ def _materialize(t, value):
     t._strides = value._strides
     t._base, t._view_chain, t.grad_fn = None, (), value.grad_fn
     t._output_nr = value._output_nr
+
+
+def _place(container):
+    """What names a store's container across two traces of one call: an argument's path
+    (each trace writes its own copy), else the object."""
+    return container.path if isinstance(container, ArgPlace) else id(container)
 
 
 def _failed(why, reason):

@@ -42,7 +42,7 @@ from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_de
 from ..graph.passes.partition import partition
 from ..graph.symint import ShapeEnv, is_symbolic, substitute
 from ..graph.tracer import DataDependentError, rollback, trace
-from .call_key import flatten_ints
+from .call_key import flatten_ints, passed_and_captured
 from .settings import DYNAMO
 
 __all__ = ["DynamicShapes", "SymbolicEntry", "MAX_SIZES", "mark_dynamic", "mark_static"]
@@ -290,6 +290,8 @@ class DynamicShapes:
         if graph.python_writes or graph.stored or graph.captured_history or \
                 any(put.changed() for put in puts):
             why = "it changes Python state or stores tensors on Python objects"
+        elif passed_and_captured(graph, flat) is not None:
+            why = "it reads a tensor both through an argument and from outside"
         elif tls.state.suspensions != suspended:
             why = "it made state outside the trace"
         elif graph.output_requires_grad and tls.state.backward_runs == runs:
