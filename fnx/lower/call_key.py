@@ -281,20 +281,18 @@ def traced_inputs(graph, flat) -> list:
             for kind, src in getattr(graph, "input_sources", [])]
 
 
-def passed_and_captured(graph, flat):
-    """A tensor the call passes (in ``flat``) that the trace also read from outside (a
-    module's parameter given inside an argument too: ``step(model, my_sgd)`` where
-    ``my_sgd.params`` lists it), or None. The trace saw two tensors there, a placeholder and
-    a captured one, so a write or gradient through one would miss the other."""
-    passed = {id(t) for t in flat if isinstance(t, Tensor)}
+def passed_and_captured(graph, flat) -> list:
+    """The positions in ``flat`` of tensors the call passes that the trace also read from
+    outside (a model's parameters passed in a list too: ``step(model, params)``). The trace
+    saw two tensors for each, a placeholder and a captured one, so a write or gradient
+    through one would miss the other."""
+    captured = set()
     for kind, src in getattr(graph, "input_sources", []):
         if kind == "item":      # (a place's tensor as the trace saw it; an option's now)
-            t = src.first if hasattr(src, "first") else src()
-        else:
-            t = src if kind == "lifted" else None
-        if isinstance(t, Tensor) and id(t) in passed:
-            return t
-    return None
+            captured.add(id(src.first if hasattr(src, "first") else src()))
+        elif kind == "lifted":
+            captured.add(id(src))
+    return [k for k, t in enumerate(flat) if isinstance(t, Tensor) and id(t) in captured]
 
 
 def lifted_key(t):

@@ -25,9 +25,7 @@ import threading
 import warnings
 import weakref
 
-import numpy as np
 
-from ..backends.cpu import wrap
 from ..core import profiling, tls
 from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.layout import SparseNotTraceable
@@ -47,6 +45,7 @@ from ..graph.tracer import (DataDependentError, TracingMode, describe_change,
                             rollback, settle, source_value, trace, user_stacklevel)
 from .call_key import (ArgPlace, aliased_input, describe_arg, flatten_call, layout_of,
                        lifted_key, passed_and_captured, repeated_tensors, traced_inputs)
+from .compile_report import CompileReport
 from .compiled_run import ProgramPlan, feed_modes
 from .dynamic_shapes import DynamicShapes
 from .fast_call import MISS, FastCall
@@ -376,10 +375,12 @@ class CompiledFunction:
             warnings.warn(message, stacklevel=user_stacklevel())
 
     # -- compiling
-    def _compile(self, args, kwargs, explain=False, known=None) -> "_Entry":
+    def _compile(self, args, kwargs, explain=False, known=None, pinned=()) -> "_Entry":
         stages = {}
         flat, rebuild = flatten_call(args, kwargs)
         def call(*ts):
+            if pinned:      # (passed tensors the function also reads from outside)
+                ts = [flat[k] if k in pinned else t for k, t in enumerate(ts)]
             a, kw = rebuild(ts)
             return self.fn(*a, **kw)
         names = [f"arg{i}" for i in range(len(flat))]
@@ -431,9 +432,18 @@ class CompiledFunction:
                                  "caller's object (only setting or appending a tensor it "
                                  "computed is replayed" +
                                  (", and not across a graph break)" if broken else ")"))
-        both = passed_and_captured(graph, flat)
-        if both is not None:
-            return self._give_up(graph, "passed and read", f"reads a {tuple(both.shape)} "
+        pins = {("arg", k) for k in pinned}
+        both = [k for k in passed_and_captured(graph, flat) if k not in pinned]
+        if both and not pinned and not broken:
+            # ``step(model, params)`` with ``clip_grad_norm_(params)``: the trace saw a
+            # placeholder and the model's own parameter, two tensors for one. Trace again
+            # with the caller's tensor itself at those places (captured once); the entry
+            # then fits only calls that pass these very tensors (``_Entry.pinned``).
+            rollback(graph.python_writes)
+            return self._compile(args, kwargs, explain, known, frozenset(both))
+        if both:
+            t = flat[both[0]]
+            return self._give_up(graph, "passed and read", f"reads a {tuple(t.shape)} "
                                  f"tensor both through an argument and from outside (a "
                                  f"module's parameter, a global), which a program would "
                                  f"see as two tensors")
@@ -480,8 +490,10 @@ class CompiledFunction:
                                  f"{graph.opaque_result} holding a tensor it computed, which "
                                  f"a compiled program cannot give back; return tensors in "
                                  f"tuples, lists, dicts or dataclasses")
-        shared = aliased_input(traced_inputs(graph, flat),
-                          [i for i, _ in getattr(graph, "mutated_inputs", [])])
+        # (a pinned argument's placeholder is unread: its tensor is the captured one)
+        shared = aliased_input([None if source in pins else v for v, source in
+                                zip(traced_inputs(graph, flat), graph.input_sources)],
+                               [i for i, _ in getattr(graph, "mutated_inputs", [])])
         if shared is not None:
             # a base and its view as two inputs: the program would treat them as
             # independent, and a write through one would not be seen through the other
@@ -532,6 +544,7 @@ class CompiledFunction:
         else:
             entry = _Entry(self.target, graph, parts, lifted, len(flat), stages)
         entry.one_shot = one_shot
+        entry.pinned = [(k, flat[k]) for k in sorted(pinned)]
         if not self.value_checks:       # options={"value_checks": False}
             for program in entry.programs():
                 program.check_values = False
@@ -703,6 +716,9 @@ class _Entry:
         self._flat_args = None          # whether the arguments are tensors only (set lazily)
         self._plan = ProgramPlan.of(self)
         self.fast = None                # its FastCall once built; False: none covers it
+        # (argument position, tensor) where the trace read the caller's tensor itself, as
+        # the one the function also reads from outside (``_compile``'s ``pinned``)
+        self.pinned = []
 
     def programs(self) -> list:
         """The compiled programs this entry runs (one per region)."""
@@ -712,6 +728,12 @@ class _Entry:
         """The program's inputs for this call if this entry's guards hold, else None; then
         the failed guard, in words, is appended to ``why`` when it is a list (worded only
         on failure: this runs on every call)."""
+        if self.pinned:
+            flat = flatten_call(args, kwargs)[0]
+            for k, t in self.pinned:
+                if flat[k] is not t:
+                    return _failed(why, lambda: f"argument tensor {k} is not the tensor "
+                                                f"the function also reads from outside")
         for t, (shape, dtype, device, grad, layout) in zip(self.lifted, self.lifted_meta):
             if storage_shape(t) != shape or \
                     t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
@@ -951,61 +973,3 @@ def _failed(why, reason):
 
 def _name(fn):
     return getattr(fn, "__qualname__", None) or type(fn).__name__
-
-
-# ----------------------------------------------------------------------------- explain
-
-class CompileReport:
-    """The result of ``CompiledFunction.explain``: printable, and its parts are attributes."""
-
-    def __init__(self, entry: _Entry, inputs):
-        breaks = getattr(entry, "breaks", None) or []
-        # graph breaks: where, and the last segment's regions (the first path traced)
-        self.breaks = [str(b) for b in breaks]
-        if breaks:
-            entry, stages = entry.report
-            self.stages = dict(stages, optimized=entry.stages["optimized"])
-        else:
-            self.stages = entry.stages
-        self.regions = entry.parts.regions
-        self.fallback_ops = entry.parts.fallback_ops
-        self.graph = entry.graph
-        self.eager_ops = len(self.stages["traced"].calls())
-        self.prim_calls = len(entry.graph.calls())
-        self.fusions = []
-        given = dict(zip(entry.places, inputs))     # the call's own inputs (their layout)
-        for step, fn in entry.steps:
-            if fn is not None and hasattr(fn, "hlo_fusions"):
-                self.fusions.append(fn.hlo_fusions(*[
-                    given[i] if isinstance(given.get(i), Tensor) else _example(i)
-                    for i in step.inputs]))
-
-    def __str__(self):
-        lines = []
-        for name, g in self.stages.items():
-            lines.append(f"== {name} graph ({len(g.calls())} calls) ==")
-            lines.append(str(g))
-        if self.breaks:
-            lines.append(f"== {len(self.breaks)} graph break(s); the last segment's "
-                         f"partition follows ==")
-            lines += [f"break {i}: {b}" for i, b in enumerate(self.breaks)]
-        lines.append(f"== partition: {len(self.regions)} compiled region(s), "
-                     f"{len(self.fallback_ops)} eager op(s) ==")
-        for i, r in enumerate(self.regions):
-            lines.append(f"region {i}: {len(r.nodes)} nodes, {len(r.inputs)} inputs, "
-                         f"{len(r.outputs)} outputs")
-        if self.fallback_ops:
-            lines.append("eager fallback: " + ", ".join(str(o) for o in self.fallback_ops))
-        for i, f in enumerate(self.fusions):
-            lines.append(f"XLA region {i}: {self.prim_calls} prims -> {f['kernels']} "
-                         f"kernels ({f['fusions']} fusion(s)); eager runs "
-                         f"{self.eager_ops} aten kernels")
-        return "\n".join(lines)
-
-    __repr__ = __str__
-
-
-def _example(node):
-    return wrap(np.zeros(node.meta.shape, node.meta.dtype.numpy), node.meta.dtype)
-
-

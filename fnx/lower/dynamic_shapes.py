@@ -290,7 +290,7 @@ class DynamicShapes:
         if graph.python_writes or graph.stored or graph.captured_history or \
                 any(put.changed() for put in puts):
             why = "it changes Python state or stores tensors on Python objects"
-        elif passed_and_captured(graph, flat) is not None:
+        elif passed_and_captured(graph, flat):
             why = "it reads a tensor both through an argument and from outside"
         elif tls.state.suspensions != suspended:
             why = "it made state outside the trace"

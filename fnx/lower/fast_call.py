@@ -137,7 +137,8 @@ class _Writer:
         entry, plan = self.entry, self.entry._plan
         program = plan.program if plan is not None else None
         if plan is None or program.spmd is not None or program._local is not None or \
-                entry.template is not None or entry.stored or plan.copies or \
+                entry.template is not None or entry.stored or entry.pinned or \
+                plan.copies or \
                 plan.grad_other or plan.single is None and not _constant(plan.result) or \
                 self.kwargs or \
                 self.key[-1] != ("autocast", ()):
