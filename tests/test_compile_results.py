@@ -1,7 +1,8 @@
 """A compiled function gives back what eager Python gives back: a float it computed from
 float arguments stays a Python float (recomputed from the call's inputs, so a new value
-does not recompile), an ``out=`` tensor it returns is that very tensor, and dicts and
-dataclasses hold the values computed (a new instance per call)."""
+does not recompile), an ``out=`` tensor it returns is that very tensor, a view of an
+input it returns is that view of the caller's tensor (a write through it reaches the
+input), and dicts and dataclasses hold the values computed (a new instance per call)."""
 from __future__ import annotations
 
 import collections
@@ -187,3 +188,54 @@ def test_a_result_object_a_program_cannot_give_back_runs_eagerly():
     g = fnx.compile(lambda x: _Box(x + 1), fullgraph=True)
     with pytest.raises(RuntimeError, match="returns an instance of _Box"):
         g(fnx.ones(2))
+
+
+def _views(x):
+    return x[0], x.t(), x.view(-1), x * 2
+
+
+def test_a_returned_view_of_an_input_is_a_view_of_the_callers_tensor():
+    # A program output is new memory: ``a.add_(100)`` on a returned ``x[0]`` reached x
+    # eagerly but not compiled, silently
+    base = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    got = {}
+    for name, f in (("eager", _views), ("compiled", fnx.compile(_views))):
+        x = fnx.tensor(base)
+        for _ in range(2):          # (the second call: the cached program's path)
+            a, b, c, d = f(x)
+        a.add_(100)
+        b[0, 1] += 1000
+        c[-1] = -5
+        d.add_(7)                   # (not a view: x keeps its values)
+        got[name] = x.numpy().copy()
+    want = base.copy()
+    want[0] += 100
+    want[1, 0] += 1000
+    want[1, 2] = -5
+    np.testing.assert_array_equal(got["eager"], want)
+    np.testing.assert_array_equal(got["compiled"], want)
+
+
+def test_a_returned_view_of_a_written_input_sees_the_write():
+    def scale_first_column(x):
+        y = x[:, 0]
+        y.mul_(10)
+        return y
+
+    g = fnx.compile(scale_first_column)
+    base = fnx.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    out = g(base[:, 1:])            # (the argument is itself a view of base)
+    out.add_(1)
+    np.testing.assert_array_equal(base.numpy(), [[0, 11, 2], [3, 41, 5]])
+    np.testing.assert_array_equal(out.numpy(), [11, 41])
+
+
+def test_a_returned_view_of_an_input_carries_its_gradient():
+    w = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    f = fnx.compile(lambda x: (x.t(), (x * x).sum()))
+    x = fnx.tensor(w, requires_grad=True)
+    t, s = f(x)
+    (t[1].sum() * 3 + s).backward()
+    want = 2 * w
+    want[:, 1] += 3
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)

@@ -3,7 +3,9 @@
 A trace records the result as a structure of graph nodes (tuples, lists, dicts; a
 dataclass as the tuple of its fields). What a program cannot output is given back as
 eager Python gives it (``result_template``, ``restore_result``): a float computed from
-float inputs, an input tensor returned itself, a new dataclass instance per call. An
+float inputs, an input tensor returned itself or a view of one (``x[0]``, ``x.t()``: the
+same view of the call's tensor, so a write through it reaches the input, as eagerly), a
+new dataclass instance per call. An
 object made inside and holding a computed tensor cannot be given back at all
 (``opaque_result``). ``fnx.graph.tracer`` uses these at the end of a trace.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
+from ..autograd.history import replay
 from ..core.tensor import Tensor
 from .graph import same_mapping, same_sequence
 from .python_state import _stored_tensors
@@ -26,8 +29,10 @@ def result_template(out, inputs):
     Python does rather than as a program output: a float computed from float inputs (a
     ``SymFloat``: recomputed from the call's inputs, so it stays a Python float) and an
     input tensor returned itself (an ``out=`` argument: the call returns that very
-    tensor), and a dataclass instance (its fields are a tuple in the graph's result; each
-    call gets a new instance). None when the result has none (``restore_result``)."""
+    tensor) or a view of one (made again on the call's tensor by its view chain, after
+    the program wrote the inputs back), and a dataclass instance (its fields are a tuple
+    in the graph's result; each call gets a new instance). None when the result has none
+    (``restore_result``)."""
     where = {id(t): i for i, t in enumerate(inputs)}
 
     def walk(v):
@@ -35,7 +40,12 @@ def result_template(out, inputs):
             return ("float", v._expr, v._deps, float.__float__(v))
         if isinstance(v, Tensor):
             i = where.get(id(v))
-            return None if i is None else ("input", i)
+            if i is not None:
+                return ("input", i)
+            base = v._base
+            if base is not None and id(base) in where and _replayable(v._view_chain):
+                return ("view", where[id(base)], v._view_chain)
+            return None
         if isinstance(v, (list, tuple)):
             items = [walk(x) for x in v]
             return ("seq", items) if any(t is not None for t in items) else None
@@ -58,6 +68,8 @@ def restore_result(result, template, inputs):
         return expr(inputs) if deps else value
     if kind == "input":
         return inputs[template[1]]
+    if kind == "view":
+        return replay(template[2], inputs[template[1]])
     if kind == "seq":
         items = [r if t is None else restore_result(r, t, inputs)
                  for r, t in zip(result, template[1])]
@@ -78,6 +90,19 @@ def restore_result(result, template, inputs):
     return same_mapping(result, ((k, r if template[1].get(k) is None else
                                   restore_result(r, template[1][k], inputs))
                                  for k, r in result.items()))
+
+
+def _replayable(chain) -> bool:
+    """Whether a view chain's arguments are plain values (not a size symbol or a tensor
+    of the trace), so it can be applied to a call's own tensor."""
+    def plain(v):
+        if isinstance(v, (list, tuple)):
+            return all(plain(x) for x in v)
+        if isinstance(v, dict):
+            return all(plain(x) for x in v.values())
+        return v is None or type(v) in (int, float, bool, str) or \
+            not isinstance(v, (Tensor, SymFloat)) and type(v).__module__.startswith("fnx.core")
+    return bool(chain) and all(plain(args) and plain(kwargs) for _, args, kwargs, _ in chain)
 
 
 def grad_flags(value) -> list:
