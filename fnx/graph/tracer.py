@@ -390,11 +390,14 @@ class FunctionalTracingMode(TracingMode):
         self._version = {}      # id(root) -> number of writes
         self._seen = {}         # id(view) -> root version its node was computed at
         self.written = []       # roots written, in first-write order
+        self._handles = []      # other handles on a lifted tensor's memory (_same_memory)
 
     # -- reading: a stale view is recomputed from its root
     def node_of(self, value):
         if isinstance(value, Tensor):
             alias = self._alias.get(id(value))
+            if alias is None and self.lift_captured and id(value) not in self._node_of:
+                alias = self._same_memory(value)
             if alias is not None:
                 root, chain = alias
                 if self._seen[id(value)] != self._version.get(id(root), 0):
@@ -402,6 +405,22 @@ class FunctionalTracingMode(TracingMode):
                     self.bind(value, super().node_of(fresh))
                     self._seen[id(value)] = self._version.get(id(root), 0)
         return super().node_of(value)
+
+    def _same_memory(self, value):
+        """A captured tensor that is another handle on a lifted tensor's memory (``p.data``,
+        made anew on each read) is an alias of it with no view ops: one input, and a
+        write through either is seen through both, as eagerly. None otherwise."""
+        data = value.__dict__.get("_data")
+        if data is None or isinstance(data, MetaArray):
+            return None
+        for u in self.lifted:
+            if u.__dict__.get("_data") is data and u._dtype is value._dtype and \
+                    u._strides == value._strides:
+                self._alias[id(value)] = (u, ())
+                self._seen[id(value)] = -1      # (bound to u's current node when read)
+                self._handles.append(value)     # (alive while its id is a key here)
+                return self._alias[id(value)]
+        return None
 
     def _replay(self, root, chain):
         v = root
@@ -472,7 +491,10 @@ class FunctionalTracingMode(TracingMode):
         return dst
 
     def _write(self, dst, new):
-        root, chain = self._alias.get(id(dst), (dst, ()))
+        alias = self._alias.get(id(dst))
+        if alias is None and self.lift_captured and id(dst) not in self._node_of:
+            alias = self._same_memory(dst)      # (``p.data.copy_(v)``, never read)
+        root, chain = alias or (dst, ())
         if chain:
             # Every intermediate view from the root, then scatter back outwards.
             parents = [root]
