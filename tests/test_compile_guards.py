@@ -415,6 +415,23 @@ def test_a_recompiling_global_is_named_in_words(caplog):
         _CONFIG["scale"] = 2.0
 
 
+def test_a_recompiling_argument_names_the_item_that_changed(caplog):
+    # the place inside an argument and what changed there, not two key tuples
+    class Batch:
+        def __init__(self, x):
+            self.x = x
+
+    f = fnx.compile(lambda d, b: d["xs"][-1] + b.x.sum(), dynamic=False)
+    with caplog.at_level(logging.INFO, logger="fnx.compile"):
+        f({"xs": [fnx.ones(2)]}, Batch(fnx.ones(3)))
+        f({"xs": [fnx.ones(2), fnx.ones(2)]}, Batch(fnx.ones(3)))
+        f({"xs": [fnx.ones(2), fnx.ones(2)]}, Batch(fnx.ones(4)))
+        f({"xs": [fnx.ones(2), fnx.ones(2, dtype=fnx.float64)]}, Batch(fnx.ones(4)))
+    assert "argument 0['xs']: a list of 1 item -> 2 items" in caplog.text
+    assert "argument 1.x: shape (3,) -> (4,)" in caplog.text
+    assert "argument 0['xs'][1]: dtype fnx.float32 -> fnx.float64" in caplog.text
+
+
 _HISTORY = []
 
 

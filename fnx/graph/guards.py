@@ -518,13 +518,58 @@ _REBOUND_TENSOR = ("; a compiled function captures the tensors that require grad
                    "read when called")
 
 
-def describe_difference(old, new) -> str:
-    """The first place two guard keys differ, in words."""
-    if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new):
+def describe_difference(old, new, where="") -> str:
+    """The first place two guard keys differ, in words: an argument's description
+    (``call_key.describe_arg``) as the item, attribute or tensor property that changed.
+
+    >>> describe_difference(("dict", ("loss", ("list", ("T", (), "f32")))),
+    ...                     ("dict", ("loss", ("list", ("T", (), "f32"), ("T", (), "f32")))))
+    "['loss']: a list of 1 item -> 2 items"
+    >>> describe_difference(("T", (2, 3), "f32", "cpu", False, True),
+    ...                     ("T", (2, 4), "f32", "cpu", False, True))
+    'shape (2, 3) -> (2, 4)'
+    """
+    at = f"{where}: " if where else ""
+    if _described(old) and _described(new) and old[0] == new[0]:
+        kind = old[0]
+        if kind == "V":
+            return f"{at}{_short(old[1])} -> {_short(new[1])}"
+        if kind == "T":
+            for name, a, b in zip(_TENSOR_FIELDS, old[1:], new[1:]):
+                if a != b:
+                    return f"{at}{name} {_short(a)} -> {_short(b)}"
+        elif kind in ("dict", "O"):
+            head = 2 if kind == "O" else 1         # ("O", type, (name, description)...)
+            if old[:head] == new[:head]:
+                a, b = dict(old[head:]), dict(new[head:])
+                if list(a) != list(b):
+                    return f"{at}{'attributes' if kind == 'O' else 'keys'} " \
+                           f"{_short(list(a))} -> {_short(list(b))}"
+                for k in a:
+                    if a[k] != b[k]:
+                        step = f".{k}" if kind == "O" else f"[{k!r}]"
+                        return describe_difference(a[k], b[k], where + step)
+        elif kind not in ("V", "F", "id") and all(map(_described, old[1:] + new[1:])):
+            if len(old) != len(new):    # (a list or tuple: its kind is the type's name)
+                n = len(old) - 1
+                return f"{at}a {kind} of {n} item{'s' * (n != 1)} -> {len(new) - 1} items"
+            for i, (a, b) in enumerate(zip(old[1:], new[1:])):
+                if a != b:
+                    return describe_difference(a, b, f"{where}[{i}]")
+    if isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new) and \
+            not (_described(old) and old[0] == "id"):
         for a, b in zip(old, new):
             if a != b:
-                return describe_difference(a, b)
-    return f"{_short(old)} -> {_short(new)}"
+                return describe_difference(a, b, where)
+    return f"{at}{_short(old)} -> {_short(new)}"
+
+
+_TENSOR_FIELDS = ("shape", "dtype", "device", "requires_grad", ".grad is None", "layout")
+
+
+def _described(v) -> bool:
+    """Whether ``v`` is a ``describe_arg`` description (a tuple led by its kind)."""
+    return isinstance(v, tuple) and bool(v) and isinstance(v[0], str)
 
 
 def _short(v) -> str:

@@ -347,7 +347,7 @@ class CompiledFunction:
                     return guards.describe_module_change(snapshots[a[1]], snapshots[b[1]])
                 if name == "globals and closure":
                     return f"{name}: {guards.describe_scope_change(a[1], b[1])}"
-                return f"{name}: {guards.describe_difference(a, b)}"
+                return guards.describe_difference(a, b, name)
         return f"call structure: {guards.describe_difference(old, key)}"
 
     def entries(self) -> list:
