@@ -69,7 +69,10 @@ def restore_result(result, template, inputs):
     if kind == "input":
         return inputs[template[1]]
     if kind == "view":
-        return replay(template[2], inputs[template[1]])
+        base = inputs[template[1]]
+        # (a tensor laid out over devices, a DTensor, holds an immutable jax.Array: no
+        # view shares it, and its op programs give their result laid out by XLA)
+        return result if base.__class__._keep_resident else replay(template[2], base)
     if kind == "seq":
         items = [r if t is None else restore_result(r, t, inputs)
                  for r, t in zip(result, template[1])]

@@ -98,6 +98,8 @@ def _view_kernel(op):
         if self._jax is not None:
             make_private(self)      # the view and its base share writable memory
         out = op.redispatch(ks & _BELOW, self, *args, **kwargs)
+        if out is self:     # (a no-op view a backend answered with its input itself)
+            return out
         chain = self._view_chain if self._base is not None else ()
         if isinstance(out, (tuple, list)):
             for i, o in enumerate(out):
