@@ -101,9 +101,9 @@ def test_a_write_that_is_not_a_computed_tensor_runs_eagerly():
         fnx.compile(lambda x, d: d.pop("a") * x, fullgraph=True)(x, {"a": fnx.ones(2)})
 
 
-def _train_step(model, opt, x, y):
+def _train_step(model, opt, x, y, loss_fn=F.cross_entropy):
     opt.zero_grad()
-    loss = F.cross_entropy(model(x), y)
+    loss = loss_fn(model(x), y)
     loss.backward()
     opt.step()
     return loss
@@ -181,8 +181,4 @@ def test_parameters_passed_in_a_list_and_read_by_the_model_are_one_tensor():
 
 
 def _mse_step(model, opt, x, y):
-    opt.zero_grad()
-    loss = F.mse_loss(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
+    return _train_step(model, opt, x, y, F.mse_loss)
