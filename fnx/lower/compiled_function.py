@@ -434,15 +434,15 @@ class CompiledFunction:
                                  (", and not across a graph break)" if broken else ")"))
         pins = {("arg", k) for k in pinned}
         both = [k for k in passed_and_captured(graph, flat) if k not in pinned]
-        if both and not pinned and not broken:
+        if both and not (pinned or broken):
             # ``step(model, params)`` with ``clip_grad_norm_(params)``: the trace saw a
             # placeholder and the model's own parameter, two tensors for one. Trace again
             # with the caller's tensor itself at those places (captured once); the entry
             # then fits only calls that pass these very tensors (``_Entry.pinned``).
             rollback(graph.python_writes)
             return self._compile(args, kwargs, explain, known, frozenset(both))
-        if both:
-            t = flat[both[0]]
+        if both or (pinned and broken):     # (a BreakEntry has no identity guard)
+            t = flat[(both or sorted(pinned))[0]]
             return self._give_up(graph, "passed and read", f"reads a {tuple(t.shape)} "
                                  f"tensor both through an argument and from outside (a "
                                  f"module's parameter, a global), which a program would "
