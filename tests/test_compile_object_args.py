@@ -2,6 +2,8 @@
 batch with ``.premise``/``.label``, a config): its tensor attributes are program inputs
 read on every call and its other attributes are guarded, so a reassigned attribute is
 seen, and a new object of the same layout reuses the program instead of recompiling."""
+import logging
+
 import numpy as np
 import pytest
 
@@ -121,3 +123,15 @@ def test_a_compile_warning_points_at_the_callers_line():
     with pytest.warns(UserWarning, match="changes a list") as caught:
         g(fnx.ones(1), [])
     assert caught[0].filename == __file__
+
+
+def test_a_dict_keyed_by_tensors_is_keyed_by_identity(caplog):
+    # (an optimizer's ``state`` shape): comparing two key tensors elementwise raised
+    # "Boolean value of Tensor ... is ambiguous" when the call changed
+    t, u = fnx.ones(2), fnx.ones(2)
+    f = fnx.compile(lambda x, d: x * sum(d.values()))
+    with caplog.at_level(logging.INFO, logger="fnx.compile"):
+        for n in (3, 4, 5, 6):      # (sizes that change: the symbolic trace's key too)
+            assert f(fnx.ones(n), {t: 2.0}).tolist() == [2.0] * n
+        assert f(fnx.ones(6), {u: 3.0}).tolist() == [3.0] * 6
+    assert "keys are other objects (compared by identity)" in caplog.text

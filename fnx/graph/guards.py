@@ -32,7 +32,7 @@ from ..core.tensor import Tensor
 __all__ = ["Guard", "DecidedComparisons", "state_version", "bump", "register_module_class",
            "module_state", "roots_of", "tensor_places", "read_place", "readable",
            "scope", "scope_state", "ScopeState", "describe_difference",
-           "describe_module_change"]
+           "describe_module_change", "Same"]
 
 state_version = [0]         # bumped on every attribute write of a registered module class
 _module_classes: list = []
@@ -233,7 +233,7 @@ def module_state(fn) -> tuple:
         plain = tuple((k, type(v), v) for k, v in d.items()
                       if (type(v) in _PLAIN or type(v) is tuple and _plain_tuple(v)) and
                       not k.startswith("_"))
-        plain += tuple((k, "same", _Same(v)) for k, v in d.items()
+        plain += tuple((k, "same", Same(v)) for k, v in d.items()
                        if type(v) in (list, dict) and not k.startswith("_"))
         # a DTensor attribute is captured as it is (``tensor_places``): guarded by identity
         plain += tuple((k, "id", id(v)) for k, v in d.items()
@@ -251,7 +251,7 @@ def _plain_tuple(v, depth=0) -> bool:
                              for x in v)
 
 
-class _Same:
+class Same:
     """A mutable attribute value compared by identity in a snapshot (held, so that its id
     is not reused while the snapshot lives)."""
     __slots__ = ("obj",)
@@ -260,14 +260,17 @@ class _Same:
         self.obj = obj
 
     def __eq__(self, other):
-        return type(other) is _Same and other.obj is self.obj
+        return type(other) is Same and other.obj is self.obj
 
     def __hash__(self):
         return id(self.obj)
 
     def __repr__(self):
         text = repr(self.obj)
-        return text if len(text) <= 60 else f"a {type(self.obj).__name__} of {len(self.obj)}"
+        if len(text) <= 60:
+            return text
+        n = len(self.obj) if isinstance(self.obj, (list, dict, tuple)) else None
+        return f"a {type(self.obj).__name__}" + (f" of {n}" if n is not None else "")
 
 
 def _watch(containers) -> tuple:
@@ -543,8 +546,10 @@ def describe_difference(old, new, where="") -> str:
             if old[:head] == new[:head]:
                 a, b = dict(old[head:]), dict(new[head:])
                 if list(a) != list(b):
-                    return f"{at}{'attributes' if kind == 'O' else 'keys'} " \
-                           f"{_short(list(a))} -> {_short(list(b))}"
+                    what = "attributes" if kind == "O" else "keys"
+                    was, now = _short(list(a)), _short(list(b))
+                    return f"{at}{what} {was} -> {now}" if was != now else \
+                        f"{at}{what} are other objects (compared by identity)"
                 for k in a:
                     if a[k] != b[k]:
                         step = f".{k}" if kind == "O" else f"[{k!r}]"

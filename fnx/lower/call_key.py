@@ -17,6 +17,7 @@ from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_BITS
 from ..core.layout import check_strided
 from ..core.tensor import Tensor, resident, storage_shape
 from ..graph.graph import same_sequence
+from ..graph.guards import Same
 from ..graph.tracer import source_value
 
 __all__ = ["OBJECT_DEPTH", "plain_object", "flatten_call", "flatten_ints", "describe_arg",
@@ -235,8 +236,10 @@ def describe_arg(v, depth=0):
     if isinstance(v, dict):
         # in insertion order, as ``flatten_call`` feeds the values: a key that sorted them
         # would let ``{"a": t1, "b": t2}`` reuse the program of ``{"b": t2, "a": t1}``
-        # with its inputs swapped
-        return ("dict",) + tuple((k, describe_arg(x, depth)) for k, x in v.items())
+        # with its inputs swapped; a tensor key (an optimizer's state) is compared by
+        # identity, not elementwise
+        return ("dict",) + tuple((Same(k) if isinstance(k, Tensor) else k,
+                                  describe_arg(x, depth)) for k, x in v.items())
     if depth < OBJECT_DEPTH and plain_object(v):
         return ("O", type(v)) + tuple((k, describe_arg(x, depth + 1))
                                       for k, x in v.__dict__.items())

@@ -504,9 +504,10 @@ def _shape_free(key):
 
 def _free(key):
     if isinstance(key, tuple):
-        if len(key) > 1 and key[0] == "T" and isinstance(key[1], tuple):
+        kind = key[0] if key and type(key[0]) is str else None   # (a dict's key: any value)
+        if len(key) > 1 and kind == "T" and isinstance(key[1], tuple):
             return ("T", len(key[1])) + key[2:]
-        if len(key) == 2 and key[0] == "V" and type(key[1]) is int:
+        if len(key) == 2 and kind == "V" and type(key[1]) is int:
             return ("V", int)
         return tuple(_free(k) for k in key)
     return key
