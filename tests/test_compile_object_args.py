@@ -135,3 +135,17 @@ def test_a_dict_keyed_by_tensors_is_keyed_by_identity(caplog):
             assert f(fnx.ones(n), {t: 2.0}).tolist() == [2.0] * n
         assert f(fnx.ones(6), {u: 3.0}).tolist() == [3.0] * 6
     assert "keys are other objects (compared by identity)" in caplog.text
+
+
+def test_a_numpy_argument_is_keyed_by_its_values():
+    # keyed by id() before: the next array, allocated at the freed one's address, reused
+    # the program that baked the first array's values in (and so did an in-place change)
+    f = fnx.compile(lambda x, a: x * fnx.tensor(a))
+    for k in range(3):
+        a = np.full(3, float(k), np.float32)
+        assert f(fnx.ones(3), a).tolist() == [float(k)] * 3
+        del a
+    big = np.zeros(1000, np.float32)
+    assert f(fnx.ones(1000), big).sum().item() == 0.0
+    big[7] = 5.0
+    assert f(fnx.ones(1000), big).sum().item() == 5.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import hashlib
 
 import numpy as np
 
@@ -243,11 +244,26 @@ def describe_arg(v, depth=0):
     if depth < OBJECT_DEPTH and plain_object(v):
         return ("O", type(v)) + tuple((k, describe_arg(x, depth + 1))
                                       for k, x in v.__dict__.items())
+    if isinstance(v, np.ndarray):
+        return ("np", v.shape, v.dtype.str, _digest(v))
     try:
         hash(v)
         return ("V", v)
     except TypeError:
-        return ("id", id(v))
+        # (held: a bare id is reused by the next object once this one is freed)
+        return ("id", Same(v))
+
+
+def _digest(a) -> bytes:
+    """A NumPy argument's contents for the key: the code may make a tensor of it (its
+    values are the program's constants), so a new array or one changed in place must not
+    reuse the program. Small arrays are their bytes; a bigger one a 128-bit digest (one
+    pass over it per call)."""
+    data = np.ascontiguousarray(a).view(np.uint8).reshape(-1) if a.dtype != object \
+        else np.frombuffer(repr(a.tolist()).encode(), np.uint8)
+    if data.size <= 256:
+        return data.tobytes()
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def storage_id(t) -> int:
