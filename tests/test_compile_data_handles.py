@@ -72,3 +72,20 @@ def test_a_data_handle_written_and_read_back_within_the_function():
         got = g(fnx.ones(3)).item()
         assert got == pytest.approx(2 * 2 * 2.0 ** k)     # sum(w) = 2 * 2**k, twice
         np.testing.assert_array_equal(w.detach().numpy(), np.array([1.0, -2.0, 3.0]) * 2 ** k)
+
+
+def test_a_parameter_given_new_data_after_compiling_is_written():
+    # ``tp`` itself is never read, only ``tp.data``: the program read and wrote the array
+    # the first handle held, so after ``tp.data = ...`` the updates went nowhere
+    tp, p = nn.Parameter(fnx.zeros(3)), nn.Parameter(fnx.ones(3))
+
+    def update():
+        tp.data.copy_(0.5 * p.data + 0.5 * tp.data)
+
+    f = fnx.compile(update)
+    f()
+    f()
+    np.testing.assert_allclose(tp.detach().numpy(), [0.75] * 3)
+    tp.data = fnx.zeros(3)
+    f()
+    np.testing.assert_allclose(tp.detach().numpy(), [0.5] * 3)

@@ -477,6 +477,9 @@ class Tensor:
                          self._ks & ~AUTOGRAD_BITS)
         if self._strides is not None:
             t._strides = self._strides
+        # whose handle it is: a compiled function that writes ``p.data`` reads ``p`` when
+        # called (``FunctionalTracingMode._same_memory``), so ``p.data = new`` is seen
+        t.__dict__["_handle_of"] = self
         if self._ks & _FUNCTIONAL_BIT:
             _functional_alias(self, t)
         return t

@@ -413,7 +413,13 @@ class FunctionalTracingMode(TracingMode):
         data = value.__dict__.get("_data")
         if data is None or isinstance(data, MetaArray):
             return None
-        for u in self.lifted:
+        owner = value.__dict__.get("_handle_of")
+        if owner is not None and owner.__dict__.get("_data") is data and \
+                id(owner) not in self._alias:
+            self.node_of(owner)     # (lifted now if it was not: read when called)
+        else:
+            owner = None
+        for u in [owner] if owner is not None else self.lifted:
             if u.__dict__.get("_data") is data and u._dtype is value._dtype and \
                     u._strides == value._strides:
                 self._alias[id(value)] = (u, ())
