@@ -30,8 +30,8 @@ from ..core.meta_array import MetaArray, meta_tensor
 from ..core.grad_mode import no_grad
 from ..core.tensor import Tensor
 from ..graph import guards
-from ..graph.tracer import (DataDependentError, FunctionalTracingMode, is_compiling,
-                            source_value, trace)
+from ..graph.input_sources import source_value
+from ..graph.tracer import DataDependentError, FunctionalTracingMode, is_compiling, trace
 from ..ir import prims as P
 from ..lower.jax import JAX_TARGET
 from ..lower.jax_compile import graph_program

@@ -554,7 +554,7 @@ def describe_difference(old, new, where="") -> str:
                     if a[k] != b[k]:
                         step = f".{k}" if kind == "O" else f"[{k!r}]"
                         return describe_difference(a[k], b[k], where + step)
-        elif kind not in ("V", "F", "id") and all(map(_described, old[1:] + new[1:])):
+        elif kind not in ("F", "id") and all(map(_described, old[1:] + new[1:])):
             if len(old) != len(new):    # (a list or tuple: its kind is the type's name)
                 n = len(old) - 1
                 return f"{at}a {kind} of {n} item{'s' * (n != 1)} -> {len(new) - 1} items"

@@ -17,9 +17,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
-import os
-import sys
-import traceback
 
 import numpy as np
 
@@ -29,24 +26,25 @@ from ..core.device import CPU, META, canonical
 from ..core.dispatch_key import META_KS, SPARSE_KEYS, DispatchKey
 from ..core.layout import SparseNotTraceable, check_strided
 from ..core.meta_array import MetaArray, meta_tensor
-from ..core.tensor import GradWriteLog, Tensor, grad_value
+from ..core.tensor import GradWriteLog, Tensor
 from ..ir.strides import VIEW_STRIDES, contiguous_strides
 from ..ir.variants import (Special, bind_names, check_writable, functional_variant,
                            inverse_view, is_view_op, written_args)
-from ..ir.aten.random import next_key
 from ..ops import aten, prims
 from .graph import Graph, NodeMeta, _collect, same_mapping, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
 from .guards import Guard, read_place
+from .input_sources import Held, Item, Read
 from .joint import record_backward
 from .python_state import (_MISSING, _changes, _is_traced, _snapshot, _stored_tensors,
                            autograd_state, describe_change, restore_autograd, rollback, settle)
 from .results import grad_flags, is_dataclass_instance, leaves, opaque_result, result_template
 from .symbolic import SymFloat
+from .user_frames import user_frame
 
-__all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError", "user_frame",
-           "user_stacklevel", "is_compiling", "suspend_tracing", "read_traced", "rollback",
-           "settle", "describe_change"]
+__all__ = ["trace", "TracingMode", "FunctionalTracingMode", "DataDependentError",
+           "is_compiling", "suspend_tracing", "read_traced", "rollback", "settle",
+           "describe_change"]
 
 
 class DataDependentError(RuntimeError):
@@ -190,15 +188,15 @@ class TracingMode(DecomposingMode):
         if not self.lift_captured:
             return value
         if type(value) is float:
-            return self.scalar_input(value, ("scalar", _Read(container, key)), what,
+            return self.scalar_input(value, ("scalar", Read(container, key)), what,
                                      (id(container), key))
         if type(value) is tuple and value and all(type(v) is float for v in value):
-            read = _Read(container, key)
-            return tuple(self.scalar_input(v, ("scalar", _Item(read, i)), f"{what}[{i}]",
+            read = Read(container, key)
+            return tuple(self.scalar_input(v, ("scalar", Item(read, i)), f"{what}[{i}]",
                                            (id(container), key, i))
                          for i, v in enumerate(value))
         if value is None or type(value) in (int, bool, str):
-            read = _Read(container, key)
+            read = Read(container, key)
             self.add_guard(Guard(lambda v, r=read: _plain(r()), _plain(value), what,
                                  read=(container, key)))
         elif isinstance(value, Tensor) and id(value) not in self._node_of and \
@@ -208,7 +206,7 @@ class TracingMode(DecomposingMode):
             check_strided(value, "tracing")
             self.add_input(value, f"opt_{len(self.sources)}",
                            NodeMeta(tuple(value.shape), value.dtype, value.device),
-                           ("item", _Read(container, key)))
+                           ("item", Read(container, key)))
         return value
 
     def add_input(self, tensor, name, meta, source):
@@ -263,7 +261,7 @@ class TracingMode(DecomposingMode):
                     # called (a stateful module rebinds ``self.h`` on every call; the
                     # tensor seen now goes stale)
                     return self.add_input(value, f"attr_{len(self.sources)}", meta,
-                                          ("item", _Held(places, value)))
+                                          ("item", Held(places, value)))
                 self.lifted.append(value)
                 return self.add_input(value, f"l_{len(self.lifted) - 1}", meta,
                                       ("lifted", value))
@@ -535,56 +533,6 @@ def _data_dependent(method) -> DataDependentError:
         f"data, which a trace does not have")
 
 
-class _Read:
-    """Reads ``container[key]`` as it is at call time (no tracing hooks)."""
-    __slots__ = ("container", "key")
-
-    def __init__(self, container, key):
-        self.container, self.key = container, key
-
-    def __call__(self):
-        return dict.__getitem__(self.container, self.key)
-
-
-class _Held:
-    """Reads the tensor held at ``places`` (``guards.tensor_places``: a module attribute, a
-    global, a closure cell, a small container's item) as it is at call time; None when it
-    is gone or the places no longer hold one tensor (the entry's guard then fails, and the
-    trace that follows reads each place's own). Right after the trace a place may hold the
-    trace's own tensor, stored there by the traced code and made real only after the first
-    run (``_Entry.replay_stores``): that run reads the tensor the trace saw."""
-    __slots__ = ("places", "first")
-
-    def __init__(self, places, first):
-        self.places, self.first = tuple(places), first
-
-    @property
-    def key(self) -> str:
-        return " = ".join(name for _, _, name in self.places)
-
-    def __call__(self):
-        places = self.places
-        v = read_place(places[0])
-        if len(places) > 1 and any(read_place(p) is not v for p in places[1:]):
-            return None
-        # (the dict's own _data: reading the attribute would give a resident tensor a
-        # NumPy view on every call)
-        if type(getattr(v, "__dict__", {}).get("_data")) is MetaArray:
-            return self.first
-        self.first = None       # (not kept alive once the place holds real values)
-        return v
-
-
-class _Item:
-    __slots__ = ("read", "index")
-
-    def __init__(self, read, index):
-        self.read, self.index = read, index
-
-    def __call__(self):
-        return self.read()[self.index]
-
-
 def _plain(value):
     """A guarded value with its type: ``1 == 1.0 == True`` must not match each other."""
     return (type(value), value)
@@ -654,31 +602,6 @@ def _like(new, old, op):
     if tuple(new.shape) != tuple(old.shape):
         new = aten.expand.default(new, list(old.shape))
     return new
-
-
-_FNX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def _in_fnx(filename) -> bool:
-    """Whether code from ``filename`` is fnx's (its package, or an op's generated code)."""
-    return filename.startswith("<fnx") or os.path.abspath(filename).startswith(_FNX_DIR)
-
-
-def user_frame() -> str:
-    """``file:line: code`` of the innermost caller frame outside the fnx package."""
-    for frame in reversed(traceback.extract_stack()):
-        if not _in_fnx(frame.filename):
-            return f"{frame.filename}:{frame.lineno}: {frame.line}"
-    return "<unknown line>"
-
-
-def user_stacklevel() -> int:
-    """The ``warnings.warn`` stacklevel, for a warning issued by this function's caller,
-    that names the first frame outside fnx: the user's line, not fnx's internals."""
-    frame, level = sys._getframe(2), 2      # (_getframe(1): the caller, level 1)
-    while frame is not None and _in_fnx(frame.f_code.co_filename):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _meta(t: Tensor, device) -> NodeMeta:
@@ -887,25 +810,6 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.guards = mode.guards
     graph.lines = mode.lines or {}
     return graph
-
-
-def source_value(source, flat=()):
-    """The value fed to a placeholder whose input source (``graph.input_sources``) is
-    ``source``, on a call whose flattened arguments are ``flat``: an argument, a captured
-    tensor, the owner's ``.grad`` now, a float or tensor option read now, a fresh random
-    key."""
-    kind, src = source
-    if kind == "arg":
-        return flat[src]
-    if kind == "lifted":
-        return src
-    if kind == "grad":
-        return grad_value(src)
-    if kind in ("scalar", "item"):
-        return src()
-    if kind == "rng":
-        return next_key(*src)
-    raise AssertionError(f"no value for input {source}")
 
 
 def _inputs_read_from_grads(mode, log):

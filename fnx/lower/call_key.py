@@ -19,7 +19,7 @@ from ..core.layout import check_strided
 from ..core.tensor import Tensor, resident, storage_shape
 from ..graph.graph import same_sequence
 from ..graph.guards import Same
-from ..graph.tracer import source_value
+from ..graph.input_sources import source_value
 
 __all__ = ["OBJECT_DEPTH", "plain_object", "flatten_call", "flatten_ints", "describe_arg",
            "repeated_tensors", "ArgPlace", "passed_and_captured", "layout_of", "lifted_key",
@@ -170,12 +170,6 @@ class ArgPlace:
             c.append(value)
         else:
             c[key] = value
-
-    def where(self) -> str:
-        """The path in words: ``argument 3['loss']``."""
-        (root, _), (_, first), *rest = self.path
-        text = f"argument {first}" if root == "args" else f"argument {first!r}"
-        return text + "".join(f".{k}" if how == "attr" else f"[{k!r}]" for how, k in rest)
 
 
 def _items(c) -> list:

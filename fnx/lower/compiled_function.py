@@ -40,9 +40,11 @@ from ..graph.joint import EagerBackward, split_joint
 from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_dead_code
 from ..graph.passes.partition import Partition, Region, partition
 from ..graph.python_state import store
+from ..graph.input_sources import source_value
 from ..graph.results import restore_result
 from ..graph.tracer import (DataDependentError, TracingMode, describe_change,
-                            rollback, settle, source_value, trace, user_stacklevel)
+                            rollback, settle, trace)
+from ..graph.user_frames import user_stacklevel
 from .call_key import (ArgPlace, aliased_input, describe_arg, flatten_call, layout_of,
                        lifted_key, passed_and_captured, repeated_tensors, traced_inputs)
 from .compile_report import CompileReport
@@ -544,7 +546,7 @@ class CompiledFunction:
         else:
             entry = _Entry(self.target, graph, parts, lifted, len(flat), stages)
         entry.one_shot = one_shot
-        entry.pinned = [(k, flat[k]) for k in sorted(pinned)]
+        entry.pinned = [(entry.sources.index(("arg", k)), flat[k]) for k in sorted(pinned)]
         if not self.value_checks:       # options={"value_checks": False}
             for program in entry.programs():
                 program.check_values = False
@@ -716,8 +718,9 @@ class _Entry:
         self._flat_args = None          # whether the arguments are tensors only (set lazily)
         self._plan = ProgramPlan.of(self)
         self.fast = None                # its FastCall once built; False: none covers it
-        # (argument position, tensor) where the trace read the caller's tensor itself, as
-        # the one the function also reads from outside (``_compile``'s ``pinned``)
+        # (placeholder index, tensor) where the trace read the caller's tensor itself, as
+        # the one the function also reads from outside (``_compile``'s ``pinned``; the
+        # placeholder itself is unread)
         self.pinned = []
 
     def programs(self) -> list:
@@ -728,12 +731,6 @@ class _Entry:
         """The program's inputs for this call if this entry's guards hold, else None; then
         the failed guard, in words, is appended to ``why`` when it is a list (worded only
         on failure: this runs on every call)."""
-        if self.pinned:
-            flat = flatten_call(args, kwargs)[0]
-            for k, t in self.pinned:
-                if flat[k] is not t:
-                    return _failed(why, lambda: f"argument tensor {k} is not the tensor "
-                                                f"the function also reads from outside")
         for t, (shape, dtype, device, grad, layout) in zip(self.lifted, self.lifted_meta):
             if storage_shape(t) != shape or \
                     t._dtype is not dtype or bool(t._ks & AUTOGRAD_BITS) is not grad or \
@@ -758,6 +755,10 @@ class _Entry:
                 return _failed(why, lambda: f"the tensor read from {read.key!r} changed: "
                                             f"{key} -> {v!r}")
         inputs = self.flat_inputs(args, kwargs)
+        for i, t in self.pinned:
+            if inputs[i] is not t:
+                return _failed(why, lambda: f"input {self.places[i].name} is not the tensor "
+                                            f"the function also reads from outside")
         if self.written_args and aliased_input(inputs, self.written_inputs) is not None:
             return _failed(why, lambda: "a tensor the function writes shares memory with "
                                         "another of its inputs")
@@ -766,7 +767,7 @@ class _Entry:
                 return _failed(why, lambda: f"input {self.places[i].name} is no longer a "
                                             f"float: {inputs[i]!r}")
         for container, key, kind, value, g in self.read_guards:
-            now = _dict_get(container, key, _MISSING)   # (as _Read: no hooks)
+            now = _dict_get(container, key, _MISSING)   # (as input_sources.Read: no hooks)
             if type(now) is not kind or now != value:
                 return _failed(why, lambda: f"{g.what} was {g.expected!r}")
         for g in self.always_guards:

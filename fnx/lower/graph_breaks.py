@@ -53,7 +53,8 @@ from ..core.meta_array import meta_tensor
 from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
 from ..graph.guards import Guard
 from ..graph.results import leaves, restore_result
-from ..graph.tracer import source_value, user_frame
+from ..graph.input_sources import source_value
+from ..graph.user_frames import user_frame
 from .call_key import lifted_key
 
 __all__ = ["BreakTracer", "BreakEntry", "Break", "outside_trace", "source_value"]
