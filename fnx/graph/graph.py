@@ -178,7 +178,8 @@ class Graph:
         written inputs, stored tensors, a joint graph's backward: ``fnx.graph.joint``)."""
         for attr in ("mutated_inputs", "grad_writes", "output_requires_grad", "lifted",
                      "input_sources", "guards", "grad_reads", "stored", "python_writes",
-                     "result_template", "stored_grad", "result_grad", "joint", "backward"):
+                     "result_template", "stored_grad", "result_grad", "joint", "backward",
+                     "values_read"):
             if hasattr(self, attr):
                 v = getattr(self, attr)
                 setattr(new, attr, list(v) if isinstance(v, list) else v)

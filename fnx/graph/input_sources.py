@@ -11,7 +11,11 @@ from ..core.tensor import grad_value
 from ..ir.aten.random import next_key
 from .guards import read_place
 
-__all__ = ["Read", "Held", "Item", "source_value"]
+__all__ = ["Read", "Held", "Item", "source_value", "READ_WHEN_CALLED"]
+
+# Source kinds read from Python state when the program is called (an option's float or
+# tensor, the owner's ``.grad``), which the traced code itself may change afterwards
+READ_WHEN_CALLED = ("scalar", "item", "grad")
 
 
 class Read:

@@ -34,7 +34,7 @@ from ..ops import aten, prims
 from .graph import Graph, NodeMeta, _collect, same_mapping, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
 from .guards import Guard, read_place
-from .input_sources import Held, Item, Read
+from .input_sources import READ_WHEN_CALLED, Held, Item, Read
 from .joint import record_backward
 from .python_state import (_MISSING, _changes, _is_traced, _snapshot, _stored_tensors,
                            autograd_state, describe_change, restore_autograd, rollback, settle)
@@ -74,6 +74,7 @@ class TracingMode(DecomposingMode):
         self.guards = []        # Guards on the inputs' Python values (SymFloat decisions)
         self._guard_keys = set()
         self._scalars = {}      # source key -> SymFloat already made for it
+        self.floats_read = {}   # placeholder index -> the float a scalar input held
         self._active = False
         # fnx.compile's handler of data-dependent points (fnx.lower.graph_breaks): hands
         # traced code the value a tensor has in this call; None: they raise
@@ -176,10 +177,17 @@ class TracingMode(DecomposingMode):
                                       NodeMeta((), D.float64, CPU))
         self.sources.append(source)
         self.inputs.append(None)
+        self.floats_read[index] = value
         sym = SymFloat(value, node, lambda v, i=index: v[i], self, what, frozenset((index,)))
         if key is not None:
             self._scalars[key] = sym
         return sym
+
+    def value_read(self, index):
+        """What placeholder ``index``, fed from Python state when called (a source kind in
+        ``READ_WHEN_CALLED``), held when the trace read it."""
+        return self.floats_read[index] if self.sources[index][0] == "scalar" else \
+            self.inputs[index]
 
     def read_value(self, value, container, key, what):
         """What traced code sees when it reads ``container[key]`` (an optimizer's option):
@@ -808,6 +816,12 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
     graph.lifted = mode.lifted
     graph.input_sources = mode.sources
     graph.guards = mode.guards
+    # What the inputs read from Python state at call time held when traced: a program run
+    # once for the call it was traced on (fnx.compile's one-shot entries) is fed these, as
+    # the trace may have changed that state since (a scheduler's step() after the
+    # optimizer's read its learning rate)
+    graph.values_read = {i: mode.value_read(i) for i, (kind, _) in enumerate(mode.sources)
+                         if kind in READ_WHEN_CALLED}
     graph.lines = mode.lines or {}
     return graph
 

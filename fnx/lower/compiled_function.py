@@ -252,7 +252,8 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if not entry.one_shot:
             self.cache.setdefault(key, []).append(entry)
-        return entry(args, kwargs, None)
+            return entry(args, kwargs, None)
+        return entry(args, kwargs, entry.inputs_as_traced(args, kwargs))
 
     def _rerun_eagerly(self, error, args, kwargs):
         """The trace raised ``error`` (its changes undone): run the function eagerly, so a
@@ -809,6 +810,15 @@ class _Entry:
             else:
                 out.append(source_value(source))
         return out
+
+    def inputs_as_traced(self, args, kwargs):
+        """The inputs of the call this entry was traced on, for a program run for that call
+        only (``one_shot``): values read from Python state are what the trace read, not what
+        the traced code left there (a scheduler's ``step()`` after ``opt.step()``)."""
+        inputs = self.flat_inputs(args, kwargs)
+        for i, v in getattr(self.graph, "values_read", {}).items():
+            inputs[i] = v
+        return inputs
 
     def __call__(self, args, kwargs, inputs=None):
         if inputs is None:

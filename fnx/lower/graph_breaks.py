@@ -53,7 +53,7 @@ from ..core.meta_array import meta_tensor
 from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
 from ..graph.guards import Guard
 from ..graph.results import leaves, restore_result
-from ..graph.input_sources import source_value
+from ..graph.input_sources import READ_WHEN_CALLED, source_value
 from ..graph.user_frames import user_frame
 from .call_key import lifted_key
 
@@ -163,14 +163,16 @@ class BreakTracer:
         sub.input_sources = [mode.sources[i] for i in used]
         entry = self.make_entry(sub)
         with outside_trace(), no_grad():
-            inputs = [self.input(mode.sources, i) for i in used]   # (a random key is real)
+            inputs = [self.input(mode, i) for i in used]   # (a random key is real)
             outs = entry(None, None, [_fed(v) for v in inputs])
             return finish(outs)
 
-    def input(self, sources, i):
-        """The real value of input ``i`` in this call (a random key is drawn once)."""
+    def input(self, mode, i):
+        """The real value of input ``i`` in this call (a random key is drawn once; a value
+        read from Python state is what the trace read, before the code changed it)."""
         if i not in self.ins:
-            self.ins[i] = source_value(sources[i], self.flat)
+            self.ins[i] = mode.value_read(i) if mode.sources[i][0] in READ_WHEN_CALLED \
+                else source_value(mode.sources[i], self.flat)
         return self.ins[i]
 
 
@@ -457,9 +459,10 @@ class BreakEntry:
             steps[k].branches.append((checks, new, steps[k + 1]))
         root_checks, root_sources = branch_parts[0]
         ins = dict(tracer.ins)
+        read = getattr(graph, "values_read", {})     # (as the trace read them)
         for i in range(len(sources)):
             if i not in ins:
-                ins[i] = source_value(sources[i], tracer.flat)
+                ins[i] = read[i] if i in read else source_value(sources[i], tracer.flat)
         pending = (ins, [r.value for r in records], [0] * last)
         return cls(owner, flatten, steps[0], root_sources, root_checks,
                    getattr(graph, "result_template", None), pending, list(records),
@@ -480,6 +483,10 @@ class BreakEntry:
 
     def flat_inputs(self, args, kwargs):
         return self.flatten(args, kwargs)[0]
+
+    def inputs_as_traced(self, args, kwargs):
+        """None: the first call runs on the values its trace read (``pending``)."""
+        return None
 
     # -- running
     def match(self, args, kwargs, why=None):
@@ -570,7 +577,8 @@ class BreakEntry:
             if new is None:
                 return owner.fn(*args, **kwargs)
             if not isinstance(new, BreakEntry) or new.one_shot:
-                return new(args, kwargs, None)
+                return new(args, kwargs, new.inputs_as_traced(args, kwargs)
+                           if new.one_shot else None)
             mine, theirs = self.root, new.root
             shared = [(mine, theirs)]
             for j in path:
