@@ -9,6 +9,7 @@ namespace (``fnx.api``) and the subpackages, as ``import torch`` does.
 tensor(18.)
 """
 from . import _boot  # noqa: F401  (first: defines every op and registers every kernel)
+import importlib as _importlib
 import sys as _sys
 
 from . import (accelerator, amp, autograd, compiler, cpu, cuda, distributed, distributions,
@@ -48,3 +49,11 @@ __all__ = ["accelerator", "amp", "autograd", "compiler", "cpu", "cuda", "distrib
            "serialization", "sparse", "special", "utils", "stft", "istft", "version",
            "__version__"]
 __all__ += _api_all + _aten_forms_all + _rnn_forms_all
+
+
+def __getattr__(name):
+    # ``torch.testing`` is there after ``import torch``; fnx.testing holds the OpInfo
+    # database (half a second to import), so it is loaded on first use
+    if name == "testing":
+        return _importlib.import_module("fnx.testing")
+    raise AttributeError(f"module 'fnx' has no attribute {name!r}")

@@ -26,6 +26,7 @@ from ..core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                               is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ..core.random import Generator, default_generator, initial_seed, manual_seed, seed
 from ..core.tensor import Size, Tensor
+from ..core.type_info import finfo, iinfo
 from ..graph.decompose import decompose
 from ..lower.frontend import compile
 from ..serialization import load, save
@@ -93,7 +94,7 @@ cfloat, cdouble = complex64, complex128
 __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", "save", "load",
             "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
             "is_inference_mode_enabled", "Generator", "default_generator", "initial_seed",
-            "manual_seed", "seed", "can_cast", "promote_types", "result_type",
+            "manual_seed", "seed", "can_cast", "promote_types", "result_type", "finfo", "iinfo",
             "get_default_dtype", "set_default_dtype", "bool", "uint8", "int8", "int16", "int32",
             "int64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
             "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
