@@ -66,3 +66,19 @@ def test_lerp_tensor_weight_and_out(rng):
     assert r is out
     np.testing.assert_allclose(out.numpy(), np.where(np.abs(w) < 0.5, s + w * (e - s),
                                                      e - (e - s) * (1 - w)), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_zero_dim_tensors_in_place(dtype):
+    # NumPy gives 0-dim results as scalars, which ``out=`` cannot take: these once raised
+    # "return arrays must be of ArrayType" (Adam on CLIP's 0-dim logit_scale)
+    s, a, b = dtype(1.5), dtype(-0.75), dtype(2.5)
+    x = fnx.tensor(s)
+    x.lerp_(fnx.tensor(a), 0.1)
+    assert x.item() == s + dtype(0.1) * (a - s)
+    x = fnx.tensor(s)
+    x.addcmul_(fnx.tensor(a), fnx.tensor(b), value=0.5)
+    assert x.item() == s + (dtype(0.5) * a) * b
+    x = fnx.tensor(s)
+    x.addcdiv_(fnx.tensor(a), fnx.tensor(b))
+    assert x.item() == s + a / b and x.dim() == 0

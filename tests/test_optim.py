@@ -13,10 +13,9 @@ from fnx.optim import lr_scheduler
 STEPS = 6
 
 
-def run(opt_cls, kwargs, rng, dtype=np.float64):
+def run(opt_cls, kwargs, rng, dtype=np.float64, shapes=((3, 4), (5,))):
     """Apply ``STEPS`` updates with fixed random gradients; returns (fnx params, NumPy
     params, grads) for the reference to replay."""
-    shapes = [(3, 4), (5,)]
     init = [rng.standard_normal(s).astype(dtype) for s in shapes]
     grads = [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(STEPS)]
     params = [nn.Parameter(fnx.tensor(a)) for a in init]
@@ -110,6 +109,18 @@ def test_adam_matches_numpy(rng, kw):
     assert st["step"].dtype is fnx.float32 and st["step"].item() == STEPS
     assert sorted(st) == (["exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step"]
                           if kw.get("amsgrad") else ["exp_avg", "exp_avg_sq", "step"])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("opt,reference", [(optim.Adam, "np_adam"), (optim.SGD, "np_sgd")])
+def test_a_zero_dim_parameter_steps(rng, dtype, opt, reference):
+    # (a 0-dim parameter, CLIP's logit_scale, once crashed Adam's in-place lerp_)
+    kw = dict(lr=0.1, weight_decay=0.1) if opt is optim.Adam else dict(lr=0.1, momentum=0.9)
+    params, init, grads, _ = run(opt, kw, rng, dtype, shapes=[()])
+    expect = globals()[reference](init[0], [g[0] for g in grads], **kw)
+    assert params[0].shape == ()
+    np.testing.assert_allclose(params[0].item(), expect, rtol=1e-5 if dtype == np.float32
+                               else 1e-12)
 
 
 @pytest.mark.parametrize("kw", [dict(lr=0.01), dict(lr=0.01, weight_decay=0.5),

@@ -55,11 +55,15 @@ def _lerp(op):
 
 
 def _same(self, *others) -> bool:
-    """The in-place shortcut applies: CPU float32/float64 tensors of one dtype and shape."""
+    """The in-place shortcut applies: CPU float32/float64 tensors of one dtype and shape,
+    with at least one dimension (NumPy gives a 0-dim result as a scalar, not an array that
+    ``out=`` can write: a 0-dim parameter, CLIP's ``logit_scale``, takes the checked path)."""
     d = self._dtype
     if self._device is not CPU or (d is not D.float32 and d is not D.float64):
         return False
     shape = self._data.shape
+    if not shape:
+        return False
     return all(o.__class__ is Tensor and o._dtype is d and o._device is CPU and
                o._data.shape == shape for o in others)
 
