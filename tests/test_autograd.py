@@ -412,3 +412,19 @@ def test_a_node_no_gradient_reaches_does_not_block_the_nodes_below_it():
     h2 = x2 * x2
     (g,) = fnx.autograd.grad(Drop.apply(h2 * 3 + 1).sum() + (h2 * 5).sum(), [x2])
     np.testing.assert_array_equal(g.numpy(), 10 * x2.detach().numpy())
+
+
+def test_grad_takes_pytorchs_arguments_in_pytorchs_order():
+    # only_inputs (deprecated in PyTorch, default True) sits before allow_unused
+    # (WGAN-GP's gradient penalty passes it by keyword)
+    x = fnx.tensor([1.0, 2.0], requires_grad=True)
+    unused = fnx.tensor(1.0, requires_grad=True)
+    y = (x ** 2).sum()
+    (g,) = fnx.autograd.grad(outputs=y, inputs=x, grad_outputs=fnx.tensor(1.0),
+                             create_graph=True, retain_graph=True, only_inputs=True)
+    assert g.tolist() == [2.0, 4.0] and g.requires_grad
+    gx, gu = fnx.autograd.grad(y, (x, unused), None, True, False, True, True)
+    assert gx.tolist() == [2.0, 4.0] and gu is None and x.grad is None
+    with pytest.warns(FutureWarning, match="only_inputs=False"):
+        fnx.autograd.grad(y, x, only_inputs=False)
+    assert x.grad is None

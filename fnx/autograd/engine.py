@@ -10,6 +10,7 @@ plain tensors.
 from __future__ import annotations
 
 import heapq
+import warnings
 
 from ..core import anomaly_mode, tls
 from ..core.grad_mode import _GradModeGuard, enable_grad, no_grad
@@ -87,7 +88,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs`` (``.grad`` is left alone).
 
     >>> import fnx
@@ -96,6 +97,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> g.item(), fnx.autograd.grad(g, x)[0].item()
     (27.0, 18.0)
     """
+    if not only_inputs:     # (PyTorch's deprecated argument: gradients reach inputs only)
+        warnings.warn("grad(): only_inputs=False is deprecated and has no effect; the "
+                      "gradients go to the inputs only (use fnx.autograd.backward to "
+                      "accumulate into the graph's leaves)", FutureWarning, stacklevel=2)
     if is_grads_batched:
         raise NotImplementedError("grad(): is_grads_batched=True is not supported by fnx")
     return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
