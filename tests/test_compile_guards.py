@@ -779,3 +779,31 @@ def test_a_tensor_given_twice_is_one_object_in_the_trace():
     w = fnx.tensor([1.0, 2.0], requires_grad=True)
     fnx.compile(lambda a, b: (a * b).sum())(w, w).backward()
     np.testing.assert_array_equal(w.grad.numpy(), [2.0, 4.0])     # d(w.w)/dw = 2w
+
+
+def test_lists_appended_to_in_a_traced_backward_get_every_calls_value():
+    # A module backward hook and a parameter's gradient hook keep each step's gradient in
+    # a list the step's own code never names: the program appends on every call. (Before:
+    # the gradient hook's list held a meta tensor; the module hook's list got the first
+    # calls' values written over one index.)
+    def run(compiled):
+        fnx.manual_seed(0)
+        lin = nn.Linear(3, 1)
+        outs, grads = [], []
+        lin.register_full_backward_hook(lambda m, gi, go: outs.append(go[0].detach().clone()))
+        lin.weight.register_hook(lambda g: grads.append(g.detach().clone()))
+
+        def step(x):
+            lin.zero_grad()
+            y = (lin(x) ** 2).sum()
+            y.backward()
+            return y.detach()
+        f = fnx.compile(step) if compiled else step
+        for i in range(4):
+            f(fnx.ones(2, 3) * (i + 1))
+        return outs, grads, f
+    (o1, g1, _), (o2, g2, f) = run(False), run(True)
+    assert len(o2) == len(o1) == 4 and len(g2) == len(g1) == 4
+    for a, b in zip(o1 + g1, o2 + g2):
+        np.testing.assert_allclose(to_numpy(b), to_numpy(a), rtol=1e-6)
+    assert len(f.entries()) == 1

@@ -25,7 +25,7 @@ from . import guards
 from .symbolic import SymFloat
 
 __all__ = ["rollback", "settle", "describe_change", "FunctionScope", "function_scope",
-           "store", "autograd_state", "restore_autograd"]
+           "store", "autograd_state", "restore_autograd", "Appended", "appended_keys"]
 
 
 _MISSING = object()
@@ -77,7 +77,15 @@ def _walk(roots, limit=50_000):
         if isinstance(obj, types.MethodType):
             stack.extend((obj.__self__, obj.__func__))
             continue
-        if isinstance(obj, (Tensor, *_OPAQUE)) or _internal(type(obj).__module__):
+        if isinstance(obj, Tensor):
+            # a leaf's gradient hooks run in a traced backward: what they write (a list
+            # of gradients kept for logging) is state too; the tensor itself is not walked
+            seen.add(id(obj))
+            d = obj.__dict__
+            stack.extend(d.get("_hooks") or ())
+            stack.extend(d.get("_post_acc_hooks") or ())
+            continue
+        if isinstance(obj, _OPAQUE) or _internal(type(obj).__module__):
             continue
         seen.add(id(obj))
         if isinstance(obj, (dict, list, tuple)):
@@ -282,10 +290,27 @@ def _is_traced(mode, value) -> bool:
                                             id(data) in mode._of_data)
 
 
+class Appended(int):
+    """The index of a list item the traced code appended (past the list's length before
+    the trace): each call appends its value anew (a log of losses, a backward hook's list
+    of gradients), where setting that index would overwrite or miss."""
+    __slots__ = ()
+
+
+def appended_keys(stored, snapshot) -> list:
+    """``stored`` (``_stored_tensors``) with the index of each item appended to a list
+    that ``snapshot`` (``_snapshot``, before the trace) held made an ``Appended``."""
+    lengths = {id(c): len(e) for c, e in snapshot if isinstance(c, list)}
+    return [(c, Appended(k), t) if isinstance(c, list) and k >= lengths.get(id(c), k + 1)
+            else (c, k, t) for c, k, t in stored]
+
+
 def store(container, key, value) -> None:
     """Store ``value`` where traced code stored a tensor (``_stored_tensors``): an item, a
     global or closure name, or an attribute through ``__setattr__``, as the code did."""
-    if isinstance(container, (dict, list)):
+    if type(key) is Appended:
+        container.append(value)
+    elif isinstance(container, (dict, list)):
         container[key] = value
     elif isinstance(container, FunctionScope):
         container.put(key, value)

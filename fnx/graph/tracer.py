@@ -37,7 +37,8 @@ from .guards import Guard, read_place
 from .input_sources import READ_WHEN_CALLED, Held, Item, Read
 from .joint import record_backward
 from .python_state import (_MISSING, _changes, _is_traced, _snapshot, _stored_tensors,
-                           autograd_state, describe_change, restore_autograd, rollback, settle)
+                           appended_keys, autograd_state, describe_change, restore_autograd,
+                           rollback, settle)
 from .results import grad_flags, is_dataclass_instance, leaves, opaque_result, result_template
 from .symbolic import SymFloat
 from .user_frames import user_frame
@@ -794,7 +795,7 @@ def trace(fn, *args, decompose_to: str = "aten", input_names=None, lift_captured
             graph.grad_reads = [(t, none) for t, none in log.reads.values()
                                 if not isinstance(t._data, MetaArray)]
         graph.stored = []
-        for container, key, t in _stored_tensors(mode, stored_roots):
+        for container, key, t in appended_keys(_stored_tensors(mode, stored_roots), before):
             graph.stored.append((container, key, t, len(extra) + 1))
             extra.append(mode.node_of(t))
         graph.arg_write_refused = _add_arg_writes(mode, graph, arg_writes, extra)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-import weakref
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -23,6 +23,8 @@ from ...core.dispatch_key import AUTOGRAD_BITS
 from ...core.grad_mode import no_grad
 from ...core.tensor import Tensor, _autograd_bit, drop_resident, shared_data
 from ...graph import guards as _guards
+from .backward_hooks import BackwardHook, put_legacy_hooks
+from .hooks import HOOK_SETS, IdSet, RemovableHandle, WrappedHook, insert_hook
 from .stores import STORES as _STORES, Registry as _Registry
 from ..parameter import Buffer, Parameter
 
@@ -41,77 +43,10 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
-class RemovableHandle:
-    """Returned by the ``register_*_hook`` methods: ``remove()`` unregisters the hook.
-    Also a context manager that removes it on exit."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, *hooks_dicts, extra_dict=None):
-        self.hooks_dicts_ref = tuple(weakref.ref(d) for d in hooks_dicts)
-        self.id = next(RemovableHandle._next_id)
-        self.extra_dicts_ref = tuple(weakref.ref(d) for d in
-                                     (extra_dict if isinstance(extra_dict, (list, tuple))
-                                      else [extra_dict] if extra_dict is not None else []))
-
-    def remove(self) -> None:
-        for ref in self.hooks_dicts_ref + self.extra_dicts_ref:
-            d = ref()
-            if d is not None and self.id in d:
-                del d[self.id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-class _IdSet(dict):
-    """A weak-referenceable dict used as a set of hook ids."""
-
-
 # ``local_metadata`` key of load_state_dict's first pass: check, write nothing.
 _CHECK_ONLY = "fnx_check_only"
 # ``local_metadata`` key of its second pass: the pre-hooks ran in the first.
 _PRE_HOOKS_RAN = "fnx_pre_hooks_ran"
-
-# The hook collections every module has (``__init__``).
-_HOOK_SETS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
-              "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_state_dict_hooks",
-              "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
-              "_load_state_dict_post_hooks")
-
-
-class _WrappedHook:
-    """A load-state-dict pre-hook given the module as its first argument (held weakly,
-    so the hook does not keep its module alive) when registered ``with_module``."""
-
-    def __init__(self, hook, module=None):
-        self.hook = hook
-        functools.update_wrapper(self, hook)
-        self.module = weakref.ref(module) if module is not None else None
-
-    def __call__(self, *args, **kwargs):
-        if self.module is None:
-            return self.hook(*args, **kwargs)
-        module = self.module()
-        if module is None:
-            raise RuntimeError("You are trying to call the hook of a dead Module!")
-        return self.hook(module, *args, **kwargs)
-
-    def __getstate__(self):
-        return {"hook": self.hook, "module": self.module() if self.module else None,
-                "with_module": self.module is not None}
-
-    def __setstate__(self, state):
-        self.hook = state["hook"]
-        self.module = None
-        if state["with_module"]:
-            if state["module"] is None:
-                raise RuntimeError("You are trying to revive the hook of a dead Module!")
-            self.module = weakref.ref(state["module"])
-
 
 def _addindent(s: str, n: int) -> str:
     lines = s.split("\n")
@@ -185,15 +120,18 @@ class Module:
         d["_buffers"] = _Registry()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = _Registry()
-        d["_forward_hooks"] = _IdSet()
-        d["_forward_hooks_with_kwargs"] = _IdSet()
-        d["_forward_hooks_always_called"] = _IdSet()
-        d["_forward_pre_hooks"] = _IdSet()
-        d["_forward_pre_hooks_with_kwargs"] = _IdSet()
-        d["_state_dict_hooks"] = _IdSet()
-        d["_state_dict_pre_hooks"] = _IdSet()
-        d["_load_state_dict_pre_hooks"] = _IdSet()
-        d["_load_state_dict_post_hooks"] = _IdSet()
+        d["_forward_hooks"] = IdSet()
+        d["_forward_hooks_with_kwargs"] = IdSet()
+        d["_forward_hooks_always_called"] = IdSet()
+        d["_forward_pre_hooks"] = IdSet()
+        d["_forward_pre_hooks_with_kwargs"] = IdSet()
+        d["_backward_hooks"] = IdSet()
+        d["_backward_pre_hooks"] = IdSet()
+        d["_is_full_backward_hook"] = None
+        d["_state_dict_hooks"] = IdSet()
+        d["_state_dict_pre_hooks"] = IdSet()
+        d["_load_state_dict_pre_hooks"] = IdSet()
+        d["_load_state_dict_post_hooks"] = IdSet()
 
     # ------------------------------------------------------------------ forward and hooks
     def forward(self, *args, **kwargs):
@@ -201,7 +139,8 @@ class Module:
                                   f'"forward" function')
 
     def _call_impl(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or
+                self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         for hid, hook in list(self._forward_pre_hooks.items()):
             if hid in self._forward_pre_hooks_with_kwargs:
@@ -215,6 +154,11 @@ class Module:
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        full = self._is_full_backward_hook is not False and list(self._backward_hooks.values())
+        bw_hook = None
+        if full or self._backward_pre_hooks:
+            bw_hook = BackwardHook(self, full or [], list(self._backward_pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
         try:
             result = self.forward(*args, **kwargs)
         except BaseException:
@@ -226,6 +170,13 @@ class Module:
             res = self._run_forward_hook(hid, hook, args, kwargs, result)
             if res is not None:
                 result = res
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn(f"For backward hooks to be called, module output should be a "
+                              f"Tensor or a tuple of Tensors but received {type(result)}")
+            result = bw_hook.setup_output_hook(result)
+        if self._is_full_backward_hook is False and self._backward_hooks:
+            put_legacy_hooks(self, args, result)
         return result
 
     def _run_forward_hook(self, hid, hook, args, kwargs, result):
@@ -244,7 +195,7 @@ class Module:
         runs before ``forward``; a non-None result replaces the arguments."""
         handle = RemovableHandle(self._forward_pre_hooks,
                                  extra_dict=self._forward_pre_hooks_with_kwargs)
-        _insert(self._forward_pre_hooks, handle.id, hook, prepend)
+        insert_hook(self._forward_pre_hooks, handle.id, hook, prepend)
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         return handle
@@ -255,11 +206,52 @@ class Module:
         replaces the output."""
         handle = RemovableHandle(self._forward_hooks, extra_dict=[
             self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
-        _insert(self._forward_hooks, handle.id, hook, prepend)
+        insert_hook(self._forward_hooks, handle.id, hook, prepend)
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
             self._forward_hooks_always_called[handle.id] = True
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the module's
+        positional tensor inputs are computed (None for an input that needs none); a
+        non-None result replaces ``grad_input``. Only tensors the module takes and returns
+        directly (or in a returned tuple) count.
+
+        >>> import fnx
+        >>> from fnx import nn
+        >>> lin, seen = nn.Linear(2, 1), []
+        >>> _ = lin.register_full_backward_hook(lambda m, gi, go: seen.append(go[0].shape))
+        >>> lin(fnx.ones(3, 2, requires_grad=True)).sum().backward()
+        >>> seen
+        [fnx.Size([3, 1])]
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = True
+        handle = RemovableHandle(self._backward_hooks)
+        insert_hook(self._backward_hooks, handle.id, hook, prepend)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` runs when the gradients of the module's outputs are
+        computed, before those of its inputs; a non-None result replaces ``grad_output``."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        insert_hook(self._backward_pre_hooks, handle.id, hook, prepend)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated form: ``hook(module, grad_input, grad_output)`` put on the
+        autograd node of the module's last op, so ``grad_input`` is that op's; prefer
+        ``register_full_backward_hook``."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
         return handle
 
     def register_state_dict_pre_hook(self, hook):
@@ -294,7 +286,7 @@ class Module:
         (1.0, None)
         """
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(
+        self._load_state_dict_pre_hooks[handle.id] = WrappedHook(
             hook, self if with_module else None)
         return handle
 
@@ -466,9 +458,10 @@ class Module:
         for k in _STORES:
             if type(self.__dict__.get(k)) is dict:
                 self.__dict__[k] = _Registry(self.__dict__[k])
-        for k in _HOOK_SETS:
-            self.__dict__.setdefault(k, _IdSet())
+        for k in HOOK_SETS:
+            self.__dict__.setdefault(k, IdSet())
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
         settings = state.get("_compile_settings")
         if settings is not None:
             self.compile(*settings[0], **settings[1])
@@ -479,7 +472,7 @@ class Module:
         for k in _STORES:
             if k in state:
                 state[k] = dict(state[k])
-        for k in _HOOK_SETS:        # empty hook sets are remade by __setstate__: a saved
+        for k in HOOK_SETS:        # empty hook sets are remade by __setstate__: a saved
             if not state.get(k, True):      # module's state is then plain data (fnx.save)
                 del state[k]
         return state
@@ -906,14 +899,6 @@ class _CallImpl:
 
     def modules(self):      # the modules it runs (fnx.compile guards their state)
         return self.module.modules()
-
-
-def _insert(hooks: dict, hid, hook, prepend: bool) -> None:
-    hooks[hid] = hook
-    if prepend:
-        items = list(hooks.items())
-        hooks.clear()
-        hooks.update([items[-1]] + items[:-1])
 
 
 def _remove_from(d, name, keep=None):
