@@ -556,7 +556,8 @@ def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None)
     <= u * total for u uniform in [0, 1) (zero-probability categories are never drawn).
     Without replacement: the Gumbel top-k trick, the k largest log(p) + Gumbel noise, which
     has the distribution of drawing k times without putting back.  The eager kernel's
-    checks on the probabilities (negative, inf, NaN, all zero) read data and are not made."""
+    refusals (a negative, infinite or NaN probability, a row summing to 0) are value
+    checks, so a compiled program refuses what it refuses."""
     m = _multinomial_meta(self, num_samples, replacement)
     dev = self.device
     ct = refs.opmath_dtype(self.dtype)
@@ -564,6 +565,17 @@ def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None)
     if p.ndim == 1:
         p = prims.broadcast_in_dim(p, [1, p.shape[0]], [1])
     rows, n = p.shape
+    if rows:
+        bad = aten.logical_not(aten.logical_and(aten.isfinite(p), aten.ge.Scalar(p, 0)))
+        bad = prims.check_in_range(aten.amax.default(_convert(bad, D.int64)), 0, 1,
+                                   "RuntimeError", "probability tensor contains either "
+                                   "`inf`, `nan` or element < 0")
+        empty = aten.amax.default(_convert(aten.le.Scalar(aten.sum.dim_IntList(p, [1]), 0),
+                                           D.int64))
+        empty = prims.check_in_range(empty, 0, 1, "RuntimeError", "invalid multinomial "
+                                     "distribution (sum of probabilities <= 0)")
+        p = aten.where.self(aten.eq.Scalar(aten.add.Tensor(bad, empty), 0), p, 0.0)
+        # (the checks are used: with value checks off, a refused row draws category 0)
     k = int(num_samples)
     if not replacement:
         # u in [tiny, 1) keeps -log(-log(u)) finite

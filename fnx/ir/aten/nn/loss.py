@@ -77,6 +77,12 @@ def _binary_cross_entropy(self, target, weight=None, reduction=1):
                          f"have the same size.")
     _check_float(self, "binary_cross_entropy")
     x, t = _up(self), _up(target)
+    # PyTorch refuses a probability outside [0, 1] (a NaN passes and gives NaN): a value
+    # check, so compiled programs and the cuda backend refuse it as the CPU kernel does
+    outside = _to(aten.logical_or(aten.lt.Scalar(x, 0), aten.gt.Scalar(x, 1)), D.int64)
+    outside = prims.check_in_range(outside, 0, 1, "RuntimeError",
+                                   "all elements of input should be between 0 and 1")
+    x = aten.where.self(aten.eq.Scalar(outside, 0), x, math.nan)   # (the check is used)
     # PyTorch clamps the logs at -100 so that 0 * log(0) stays finite
     log_x = aten.clamp(aten.log(x), -100, None)
     log_1mx = aten.clamp(aten.log1p(-x), -100, None)
