@@ -89,6 +89,57 @@ def test_generate_growing_T_traces_once_and_matches_eager():
     assert step._eager_reason is None
 
 
+class _KVCache:
+    """Hugging Face's DynamicCache in small: per-layer lists grown with ``torch.cat``."""
+
+    def __init__(self):
+        self.keys, self.values = [], []
+
+    def update(self, k, v, layer):
+        if len(self.keys) <= layer:
+            self.keys.append(k)
+            self.values.append(v)
+        else:
+            self.keys[layer] = fnx.cat([self.keys[layer], k], dim=-2)
+            self.values[layer] = fnx.cat([self.values[layer], v], dim=-2)
+        return self.keys[layer], self.values[layer]
+
+
+def _attend(x, cache, layer, wqkv):
+    b, t, c = x.shape
+    q, k, v = [u.view(b, t, 2, c // 2).transpose(1, 2) for u in (x @ wqkv).split(c, -1)]
+    k, v = cache.update(k, v, layer)
+    att = (q @ k.transpose(-2, -1) / math.sqrt(c // 2)).softmax(-1)
+    return x + (att @ v).transpose(1, 2).reshape(b, t, c)
+
+
+def test_a_kv_cache_object_growing_every_call_is_traced_symbolically():
+    # the cache is an argument whose tensors grow by one position per call; the program
+    # writes the new ones into the caller's cache (before: each length was a static
+    # trace, and after cache_limit the model ran eagerly)
+    fnx.manual_seed(0)
+    w = [fnx.randn(8, 24) * 0.3 for _ in range(2)]
+
+    def model(x, cache):
+        for layer, wqkv in enumerate(w):
+            x = _attend(x, cache, layer, wqkv)
+        return x
+    compiled = fnx.compile(model)
+    caches = _KVCache(), _KVCache()
+    x = fnx.randn(1, 4, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no cache_limit warning: nothing eager
+        for _ in range(12):
+            want, got = model(x, caches[0]), compiled(x, caches[1])
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+            for a, b in zip(caches[0].keys + caches[0].values,
+                            caches[1].keys + caches[1].values):
+                np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+            x = want[:, -1:] / want[:, -1:].abs().amax()       # (bounded, as a LayerNorm)
+    assert caches[1].keys[0].shape == (1, 2, 15, 4)
+    assert compiled.dynamic_traces() == 1 and compiled._eager_reason is None
+
+
 def test_gpt_block_growing_T_matches_numpy_shapes_and_eager():
     C = 16
     params = {k: fnx.tensor(v) for k, v in gpt_params(C).items()}

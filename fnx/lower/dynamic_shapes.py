@@ -42,7 +42,7 @@ from ..graph.passes.cleanup import eliminate_common_subexpressions, eliminate_de
 from ..graph.passes.partition import partition
 from ..graph.symint import ShapeEnv, is_symbolic, substitute
 from ..graph.tracer import DataDependentError, rollback, trace
-from .call_key import flatten_ints, passed_and_captured
+from .call_key import ArgPlace, flatten_ints, passed_and_captured
 from .settings import DYNAMO
 
 __all__ = ["DynamicShapes", "SymbolicEntry", "MAX_SIZES", "mark_dynamic", "mark_static"]
@@ -281,14 +281,20 @@ class DynamicShapes:
             graph = trace(call, *flat, input_names=names, lift_captured=True,
                           functional=True, decompose_to=cf.decompose, capture_grads=True,
                           stored_roots=roots, shape_env=env, dynamic_dims=tensor_dims,
-                          places=guards.tensor_places(cf.fn), same_inputs=True)
+                          places=guards.tensor_places(cf.fn), same_inputs=True,
+                          arg_writes=rebuild.writes)
         except Exception as e:      # (DataDependentError: the function's own failure)
             _log.info("fnx.compile: no symbolic trace of %s (%s); tracing this shape "
                       "statically", _name(cf.fn), e)
             return None
         why = None
-        if graph.python_writes or graph.stored or graph.captured_history or \
-                any(put.changed() for put in puts):
+        # (tensors written into the call's own lists, dicts and objects, a KV cache's
+        # ``key_cache[i] = cat(...)``, are replayed there by each size's program)
+        # (``rebuild``'s own writes are those: ``arg_write_refused`` says when one is not)
+        if graph.python_writes or graph.captured_history or graph.arg_write_refused or \
+                any(not isinstance(c, ArgPlace) or t.requires_grad
+                    for c, _, t, _ in graph.stored) or \
+                any(put.changed() for put in puts[1:]):
             why = "it changes Python state or stores tensors on Python objects"
         elif passed_and_captured(graph, flat):
             why = "it reads a tensor both through an argument and from outside"
