@@ -157,8 +157,8 @@ def disable(fn=None, recursive=True, *, reason=None):
     """Keep ``fn`` out of compiled code, as ``torch.compiler.disable`` (a decorator, with or
     without arguments). Called outside a trace, ``fn`` runs as usual. fnx cannot break a
     graph around it, so a compiled function that reaches ``fn`` runs eagerly as a whole
-    (with a warning; with ``fullgraph=True`` it is an error). Only ``recursive=True`` is
-    supported.
+    (with a warning; with ``fullgraph=True`` it is an error). ``recursive=False`` (PyTorch
+    then compiles the functions ``fn`` calls) runs them eagerly too: the same values.
 
     >>> import fnx, warnings
     >>> @fnx.compiler.disable
@@ -173,9 +173,6 @@ def disable(fn=None, recursive=True, *, reason=None):
     ...
     fnx.graph.tracer.DataDependentError: helper is disabled by fnx.compiler.disable: ...
     """
-    if not recursive:
-        raise NotImplementedError("fnx.compiler.disable(recursive=False): fnx cannot compile "
-                                  "the functions a disabled function calls")
     if fn is None:
         return functools.partial(disable, recursive=recursive, reason=reason)
 

@@ -389,8 +389,11 @@ def test_compiler_disable_runs_a_function_eagerly():
     with pytest.raises(RuntimeError, match="disabled by fnx.compiler.disable"):
         fnx.compile(f, fullgraph=True)(x)
     assert fnx.compiler.disable(f).__name__ == "f"
-    with pytest.raises(NotImplementedError, match="recursive=False"):
-        fnx.compiler.disable(f, recursive=False)
+    # recursive=False (PyTorch compiles what the function calls) is accepted: same values
+    shallow = fnx.compiler.disable(recursive=False)(lambda x: log(x) * 2)
+    with pytest.warns(UserWarning, match="disabled by fnx.compiler.disable"):
+        np.testing.assert_array_equal(_np(fnx.compile(lambda x: shallow(x) + 1)(x)),
+                                      [7.0, 7.0])
 
 
 def test_a_compiled_container_stays_a_container():
