@@ -88,6 +88,16 @@ def test_edge_values_are_pytorchs():
     for f in (lambda a, x: fnx.igamma(a, x), lambda a, x: _compiled(fnx.igamma, a, x)):
         _close(f(T([0.0, 2.0, inf]), T([1.0, 0.0, 3.0])), [1.0, 0.0, 0.0])
     _close(_compiled(fnx.special.zeta, T([2.0, 3.0]), T([0.0, -2.0])), [inf, inf])
+    # s < 1 is outside the domain, q = 0 included (lax.zeta(0, 0) is inf): NaN on both paths
+    s, q = [0.0, 0.0, 0.5, 1.0], [0.0, 1.0, 2.0, 0.0]
+    for f in (fnx.special.zeta, lambda a, b: _compiled(fnx.special.zeta, a, b)):
+        _close(f(T(s), T(q)), sp.zeta(s, q))
+    # a 16-bit exp2 is computed in float32 and rounded once (XLA's own is 16-bit: 1262)
+    for dt in (fnx.float16, fnx.bfloat16):
+        h = fnx.tensor([10.3, -7.265, 5.77], dtype=dt)
+        want = fnx.tensor(np.exp2(h.to(fnx.float32).numpy())).to(dt)
+        got = _compiled(lambda t: fnx.ops.prims.exp2(t), h)
+        assert got.to(fnx.float32).tolist() == want.to(fnx.float32).tolist()
     _close(fnx.special.entr(T([-1.0, 0.0, nan])), [-inf, 0.0, nan])
     _close(fnx.sinc(T([0.0, 1.0])), [1.0, np.sinc(1.0)])
 

@@ -44,7 +44,8 @@ def _shifted_zeta(s, q, active):
 @JAX_TARGET.rule(P.zeta)
 def zeta(s, q):
     s, q = jnp.broadcast_arrays(s, q)
-    return _shifted_zeta(s, q, (q < 0) & jnp.isfinite(q))
+    # s < 1 is outside the Hurwitz zeta's domain: NaN, as Cephes (lax.zeta(0, 0) is inf)
+    return jnp.where(s < 1, jnp.nan, _shifted_zeta(s, q, (q < 0) & jnp.isfinite(q)))
 
 
 @JAX_TARGET.rule(P.polygamma)
