@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 import warnings
 
+import jax
 import numpy as np
 import pytest
 
 import fnx
 import fnx.nn.functional as F
+from fnx.lower.jax_compile import range_status
 
 DEVICES = ["cpu"] + (["cuda"] if fnx.cuda.is_available() else [])
 
@@ -229,3 +231,10 @@ def test_a_program_with_no_value_checks_has_no_check_program():
     (entry,) = g.entries()
     assert [p.checks for p in entry.programs()] == [
         [("IndexError", "index {} is out of bounds for dimension 0 with size 3")]]
+
+
+def test_a_value_check_on_a_host_constant_is_computed_in_the_program():
+    # a check whose operand is a constant of the program (a NumPy array, as a batch of
+    # upsampling samples gave) once failed to trace: a traced index subscripted NumPy
+    status = jax.jit(lambda k: range_status(np.array([0, 5, 7]), 0, 3) + k)(0)
+    assert status.tolist() == [1, 5, 1]         # failed, the first bad value, its index

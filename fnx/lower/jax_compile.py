@@ -205,7 +205,8 @@ def info_status(info):
 
 
 def _first_status(x, is_bad):
-    flat = x.reshape(-1).astype(np.int64)
+    # (x may be a host constant, a NumPy array that a traced index cannot subscript)
+    flat = jax.numpy.asarray(x).reshape(-1).astype(np.int64)
     if flat.size == 0:
         return jax.numpy.zeros(3, np.int64)
     bad = is_bad(flat)
