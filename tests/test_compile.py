@@ -263,3 +263,17 @@ def test_compiled_results_keep_named_tuple_types_as_eager():
             np.testing.assert_array_equal(a.numpy(), b.numpy())
     pair = fnx.compile(lambda t: fnx.max(t, 1))(x)
     np.testing.assert_array_equal(pair.indices.numpy(), np.argmax(x.numpy(), 1))
+
+
+def test_a_bool_mask_times_inf_or_nan_is_nan_as_eager():
+    # XLA rewrites convert(pred) * y as select(pred, y, 0) and convert(pred) / broadcast(b)
+    # through it: compiled, False * inf and 0 / 0 from booleans were 0 where eager is NaN
+    inf, nan = float("inf"), float("nan")
+    m = fnx.tensor([False, True, False, True])
+    x = fnx.tensor([inf, inf, nan, 2.0])
+    z = fnx.zeros(3, 4, dtype=fnx.bool)
+    for f, args in [(lambda m, x: m.float() * x, (m, x)), (lambda m, x: x * m, (m, x)),
+                    (lambda z, m: z / m, (z, m))]:
+        want = f(*args).numpy()
+        np.testing.assert_array_equal(fnx.compile(f)(*args).numpy(), want)
+    assert np.isnan(want[0]).tolist() == [True, False, True, False]     # 0/0 and 0/1

@@ -132,6 +132,10 @@ def _rules():
             x = lax.real(x)
         if to == np.bool_:
             return x != 0
+        if x.dtype == np.bool_ and np.issubdtype(to, np.inexact):
+            # XLA rewrites convert(pred) * y as select(pred, y, 0), which turns eager's
+            # False * inf = NaN into 0 (a mask times logits); a select of 1 and 0 it keeps
+            return lax.select(x, lax.full_like(x, 1, to), lax.full_like(x, 0, to))
         return lax.convert_element_type(x, to)
 
     @rule(P.broadcast_in_dim)
