@@ -35,6 +35,17 @@ def test_lowered(case):
     case.run()
 
 
+# The other dtypes through the JAX target only: XLA evaluates 16-bit math in 16 bits and
+# rewrites products of converted booleans, where eager does neither
+LOWERING_MORE = ft.params(["lowering"], targets=("jax",),
+                          dtypes=(fnx.float16, fnx.bfloat16, fnx.bool, fnx.uint8))
+
+
+@pytest.mark.parametrize("case", LOWERING_MORE)
+def test_lowered_other_dtypes(case):
+    case.run()
+
+
 # ----------------------------------------------------------------------- the framework itself
 
 def test_ids_and_checks():
