@@ -89,3 +89,56 @@ def test_a_parameter_given_new_data_after_compiling_is_written():
     tp.data = fnx.zeros(3)
     f()
     np.testing.assert_allclose(tp.detach().numpy(), [0.5] * 3)
+
+
+def test_assigning_data_is_a_write_of_the_tensor():
+    # ``p.data = p.data - lr * p.grad.data`` (pre-optimizer SGD) and ``x.data = 2 * x``
+    # on an argument: once ignored compiled (the argument) or left a meta array in the
+    # parameter, which the eager rerun then failed on
+    def run(compiled):
+        fnx.manual_seed(0)
+        lin = nn.Linear(3, 2)
+
+        def step(inp):
+            loss = (lin(inp) ** 2).sum()
+            lin.zero_grad()
+            loss.backward()
+            for p in lin.parameters():
+                p.data = p.data - 0.1 * p.grad.data
+            return loss.detach()
+        f = fnx.compile(step) if compiled else step
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")      # compiled, not eager
+            losses = [f(fnx.ones(2, 3) * k).item() for k in range(1, 4)]
+        return losses, [p.detach().numpy() for p in lin.parameters()], f
+    (l1, w1, _), (l2, w2, f) = run(False), run(True)
+    np.testing.assert_allclose(l2, l1, rtol=1e-6)
+    for a, b in zip(w1, w2):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)
+    assert f._eager_reason is None
+
+    def double(x):
+        x.data = x.data * 2
+        return x + 1
+    x, y = fnx.ones(3), fnx.ones(3)
+    assert fnx.compile(double)(x).tolist() == double(y).tolist() == [3.0] * 3
+    assert x.tolist() == y.tolist() == [2.0] * 3
+
+
+def test_assigning_data_that_a_program_cannot_express_runs_eagerly():
+    # a new shape, or another tensor's memory shared beyond the call: eager semantics
+    a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+
+    def tie():
+        b.weight.data = a.weight.data
+        return b.weight.sum()
+    with pytest.warns(UserWarning, match="share memory after the call"):
+        fnx.compile(tie)()
+    assert np.shares_memory(a.weight.detach().numpy(), b.weight.detach().numpy())
+
+    def flat(x):
+        x.data = x.data.reshape(4)
+        return x
+    x = fnx.ones(2, 2)
+    with pytest.warns(UserWarning, match="cannot change a tensor's shape"):
+        assert fnx.compile(flat)(x).shape == (4,) and x.shape == (4,)

@@ -488,6 +488,12 @@ class Tensor:
     def data(self, value: "Tensor"):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        # a compiled function's trace records ``p.data = new`` as a write of p (its own
+        # storage must not take the trace's meta array)
+        assign = getattr(tls.current_mode(), "assign_data", None)
+        if assign is not None:
+            assign(self, value)
+            return
         grad_bit = self._ks & AUTOGRAD_BITS
         data = shared_data(value)
         drop_resident(self)

@@ -435,6 +435,31 @@ class FunctionalTracingMode(TracingMode):
                 return self._alias[id(value)]
         return None
 
+    def assign_data(self, dst, value):
+        """``dst.data = value`` in traced code: a write of ``value`` into ``dst`` (outside
+        autograd), after which the two share memory as eagerly. A new shape, dtype or
+        device cannot be a program's write: that call runs eagerly."""
+        if (tuple(dst.shape), dst.dtype, dst.device) != \
+                (tuple(value.shape), value.dtype, value.device):
+            raise DataDependentError(
+                f"tracing reached Tensor.data = a {value.dtype} {list(value.shape)} tensor "
+                f"on a {dst.dtype} {list(dst.shape)} one at {user_frame()}: a compiled "
+                f"program cannot change a tensor's shape, dtype or device")
+        if not isinstance(value.__dict__.get("_data"), MetaArray):
+            # a tensor from outside (``p.data = q.data``): eagerly the two share memory from
+            # now on, beyond this call, which no program output can make
+            raise DataDependentError(
+                f"tracing reached Tensor.data = a tensor it did not compute at "
+                f"{user_frame()}: the two would share memory after the call")
+        from_node = self.node_of(value)
+        self._write(dst, value)
+        root = self._alias.get(id(dst), (dst, ()))[0]
+        if id(value) not in self._alias:
+            # (a later write through either is seen through the other)
+            self._alias[id(value)] = (root, ())
+            self._seen[id(value)] = self._version.get(id(root), 0)
+            self.bind(value, from_node)
+
     def _replay(self, root, chain):
         v = root
         for op, args, kwargs, index in chain:
