@@ -7,6 +7,7 @@ run with the same code run eagerly.
 """
 from __future__ import annotations
 
+import copy
 import gc
 import logging
 import random
@@ -807,3 +808,36 @@ def test_lists_appended_to_in_a_traced_backward_get_every_calls_value():
     for a, b in zip(o1 + g1, o2 + g2):
         np.testing.assert_allclose(to_numpy(b), to_numpy(a), rtol=1e-6)
     assert len(f.entries()) == 1
+
+
+@pytest.mark.parametrize("how", ["closure", "argument"])
+def test_an_optimizer_loaded_mid_training_is_what_the_step_uses(how):
+    # ``opt.load_state_dict`` makes new state tensors and new group dicts: the program of
+    # the step compiled before kept updating the old ones (Adam's step count 3 off eager's
+    # after three more steps, the weights 0.02 off), silently
+    def run(compiled):
+        fnx.manual_seed(0)
+        lin = nn.Linear(3, 2)
+        opt = optim.Adam(lin.parameters(), lr=0.1)
+
+        def step(x, o=None):
+            o = opt if o is None else o
+            o.zero_grad()
+            (lin(x) ** 2).sum().backward()
+            o.step()
+        f = fnx.compile(step) if compiled else step
+        call = (lambda x: f(x, opt)) if how == "argument" else f
+        for k in range(3):
+            call(fnx.ones(2, 3) * k)
+        saved = copy.deepcopy({"opt": opt.state_dict(), "lin": lin.state_dict()})
+        for k in range(2):
+            call(fnx.ones(2, 3) * (k + 5))
+        opt.load_state_dict(saved["opt"])
+        lin.load_state_dict(saved["lin"])
+        opt.add_param_group({"params": [nn.Parameter(fnx.ones(2))], "lr": 0.5})
+        for k in range(3):
+            call(fnx.ones(2, 3) * (k + 7))
+        return to_numpy(lin.weight.detach()), opt.state[lin.weight]["step"].item()
+    (w1, s1), (w2, s2) = run(False), run(True)
+    assert s2 == s1 == 6
+    np.testing.assert_allclose(w2, w1, rtol=1e-6, atol=1e-7)

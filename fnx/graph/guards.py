@@ -222,9 +222,36 @@ def read_place(place):
     return container[key] if key < len(container) else None
 
 
+def _optimizers_of(fn) -> list:
+    """The optimizers ``fn`` reaches: its globals and closure cells, and the attributes of
+    its bound object or of a callable object (a trainer holding ``self.opt``)."""
+    candidates = [v for _, v in scope(fn)]
+    owner = getattr(fn, "__self__", None)
+    for holder in (owner, fn if not isinstance(fn, types.FunctionType) else None):
+        if holder is not None:
+            candidates.append(holder)
+            candidates.extend(getattr(holder, "__dict__", {}).values())
+    return [v for v in candidates if is_optimizer(v)]
+
+
+def is_optimizer(v) -> bool:
+    """An object shaped as a torch optimizer (its groups and state, ``load_state_dict``)."""
+    d = getattr(v, "__dict__", None)
+    return d is not None and "param_groups" in d and "state" in d and \
+        hasattr(type(v), "load_state_dict")
+
+
+def optimizer_state(opt) -> tuple:
+    """What of an optimizer a compiled step captured: its state and group dicts by
+    identity, which ``load_state_dict`` and ``add_param_group`` replace (and bump
+    ``_fnx_version`` and ``state_version``)."""
+    return (id(opt), opt.__dict__.get("_fnx_version", 0))
+
+
 def module_state(fn) -> tuple:
-    """A snapshot of the state of every module ``fn`` reaches (see the module docstring)."""
-    out = []
+    """A snapshot of the state of every module ``fn`` reaches (see the module docstring),
+    and of the optimizers it reaches (``optimizer_state``)."""
+    out = [optimizer_state(o) for o in _optimizers_of(fn)]
     for m in _modules_of(fn):
         d = m.__dict__
         # Plain values and tuples of them by value; a list or dict by identity only: one

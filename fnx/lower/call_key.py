@@ -18,6 +18,7 @@ from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_BITS
 from ..core.layout import check_strided
 from ..core.tensor import Tensor, resident, storage_shape
 from ..graph.graph import same_sequence
+from ..graph import guards
 from ..graph.guards import Same
 from ..graph.input_sources import source_value
 
@@ -240,6 +241,8 @@ def describe_arg(v, depth=0):
                                       for k, x in v.__dict__.items())
     if isinstance(v, np.ndarray):
         return ("np", v.shape, v.dtype.str, _digest(v))
+    if guards.is_optimizer(v):      # (passed in: its loaded state is a new key)
+        return ("optimizer", Same(v), guards.optimizer_state(v))
     try:
         hash(v)
         return ("V", v)

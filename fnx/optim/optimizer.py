@@ -16,6 +16,7 @@ from .. import api as fnx
 from .. import compiler
 from ..core import tls
 from ..core.grad_mode import enable_grad, no_grad
+from ..graph import guards
 from ..graph.tracer import read_traced
 from ..core.tensor import Tensor
 from ..nn.modules.module import RemovableHandle
@@ -118,6 +119,7 @@ class Optimizer:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.__dict__.setdefault("_step_hooks", OrderedDict())
+        _replaced(self)
 
     # ------------------------------------------------------------------ groups
     def add_param_group(self, param_group: dict) -> None:
@@ -151,6 +153,7 @@ class Optimizer:
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(ParamGroup(param_group))
+        _replaced(self)
 
     # ------------------------------------------------------------------ gradients
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -272,6 +275,16 @@ class Optimizer:
             new_groups.append(ParamGroup(saved))
         self.state = state
         self.param_groups = new_groups
+        _replaced(self)
+
+
+def _replaced(optimizer) -> None:
+    """The optimizer's groups or state are new objects (``load_state_dict``,
+    ``add_param_group``): a compiled step that captured the old ones (its state tensors,
+    the dicts it reads ``lr`` from) must not run again (``guards.optimizer_state``)."""
+    d = optimizer.__dict__
+    d["_fnx_version"] = d.get("_fnx_version", 0) + 1
+    guards.bump()
 
 
 def _scalar(x):
