@@ -7,6 +7,7 @@ run with the same code run eagerly.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import gc
 import logging
@@ -840,4 +841,26 @@ def test_an_optimizer_loaded_mid_training_is_what_the_step_uses(how):
         return to_numpy(lin.weight.detach()), opt.state[lin.weight]["step"].item()
     (w1, s1), (w2, s2) = run(False), run(True)
     assert s2 == s1 == 6
+    np.testing.assert_allclose(w2, w1, rtol=1e-6, atol=1e-7)
+
+
+def test_an_optimizer_state_reset_by_assignment_is_seen():
+    # ``opt.state = defaultdict(dict)`` (a warm restart): the next step starts Adam afresh
+    def run(compiled):
+        fnx.manual_seed(0)
+        lin = nn.Linear(3, 2)
+        opt = optim.Adam(lin.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            (lin(x) ** 2).sum().backward()
+            opt.step()
+        f = fnx.compile(step) if compiled else step
+        for k in range(4):
+            f(fnx.ones(2, 3) * k)
+            if k == 1:
+                opt.state = collections.defaultdict(dict)
+        return to_numpy(lin.weight.detach()), opt.state[lin.weight]["step"].item()
+    (w1, s1), (w2, s2) = run(False), run(True)
+    assert s2 == s1 == 2
     np.testing.assert_allclose(w2, w1, rtol=1e-6, atol=1e-7)

@@ -102,6 +102,11 @@ class Optimizer:
         for group in param_groups:
             self.add_param_group(group)
 
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name in ("state", "param_groups"):
+            _replaced(self)      # (``opt.state = defaultdict(dict)`` resets the state)
+
     def __repr__(self):
         lines = [type(self).__name__ + " ("]
         for i, group in enumerate(self.param_groups):
@@ -274,8 +279,7 @@ class Optimizer:
             saved["params"] = group["params"]
             new_groups.append(ParamGroup(saved))
         self.state = state
-        self.param_groups = new_groups
-        _replaced(self)
+        self.param_groups = new_groups      # (each replaced: __setattr__ -> _replaced)
 
 
 def _replaced(optimizer) -> None:
