@@ -23,13 +23,13 @@ import numpy as np
 from ..core import dtype as D
 from ..core.device import CPU
 from ..core.tensor import Tensor
-from ..ops import prims
+from ..ops import aten, prims
 from .promotion import NO_OPMATH, elementwise_dtypes, opmath_dtype
 from .registry import decomposition
 from .dims import broadcast_shapes
 
 __all__ = ["to_dtype", "broadcast_to", "broadcast", "scalar", "full", "as_tensor",
-           "device_of", "opmath_dtype", "wrap_int", "promote", "pointwise"]
+           "device_of", "opmath_dtype", "wrap_int", "promote", "pointwise", "checked"]
 
 
 def to_dtype(x: Tensor, dtype) -> Tensor:
@@ -50,6 +50,17 @@ def broadcast(*xs: Tensor):
     """All of ``xs`` broadcast to their common shape."""
     shape = broadcast_shapes(*(tuple(x.shape) for x in xs))
     return [broadcast_to(x, shape) for x in xs]
+
+
+def checked(x: Tensor, ok: Tensor, message: str, fill) -> Tensor:
+    """``x`` after a value check that every element of the bool tensor ``ok`` (``x``'s
+    shape, or one that broadcasts to it) holds, else PyTorch's RuntimeError ``message``: the
+    refusal an eager kernel makes, made by compiled programs and the cuda backend too. The
+    check's result is used (so no pass drops it): where checks are turned off
+    (``value_checks=False``), the elements of ``x`` whose ``ok`` fails read ``fill``."""
+    flags = prims.check_in_range(to_dtype(aten.logical_not(ok), D.int64), 0, 1,
+                                 "RuntimeError", message)
+    return aten.where.self(aten.eq.Scalar(flags, 0), x, fill)
 
 
 def full(shape, value, dtype, device=CPU) -> Tensor:

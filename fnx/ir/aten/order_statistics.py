@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as D
-from ...ops import aten, prims
+from ...ops import aten
 from .. import refs
 from ..dims import wrap_dim
 from ..registry import defop
@@ -196,12 +196,9 @@ def _quantile(self, q, dim=None, keepdim=False, *, interpolation="linear", ignor
     n = x.shape[-1]
     qv = aten.reshape.default(q, [-1])                                    # (Q,)
     if q_tensor:
-        # a value check that compiled programs and the cuda backend make too
         bad = aten.logical_or.default(aten.lt.Scalar(qv, 0), aten.gt.Scalar(qv, 1))
-        ok = prims.check_in_range(aten._to_copy.default(bad, dtype=D.int64), 0, 1,
-                                  "RuntimeError",
-                                  f"{name}() q values must be in the range [0, 1]")
-        qv = aten.where.self(aten.eq.Scalar(ok, 0), qv, float("nan"))
+        qv = refs.checked(qv, aten.logical_not(bad),
+                          f"{name}() q values must be in the range [0, 1]", float("nan"))
     batch = list(s.shape[:-1])
     if ignore_nan:
         valid = aten.rsub.Scalar(_nan_count(s), n)                        # (..., 1)

@@ -97,18 +97,6 @@ def _convert(x, dtype):
     return x if x.dtype is dtype else prims.convert_element_type(x, dtype)
 
 
-def _checked(x, ok, message):
-    """``x``, after a value check that every element of the bool tensor ``ok`` holds
-    (else PyTorch's RuntimeError ``message``): the eager kernels refuse such data, and a
-    check refuses it in compiled programs and on the cuda backend too. (Where checks are
-    turned off, the refused elements of ``x`` read 0.)"""
-    if not ok.numel():
-        return x
-    bad = aten.amax.default(_convert(aten.logical_not(ok), D.int64))
-    bad = prims.check_in_range(bad, 0, 1, "RuntimeError", message)
-    return aten.where.self(aten.logical_and(ok, aten.eq.Scalar(bad, 0)), x, 0.0)
-
-
 def _device(device):
     return device_arg(device)
 
@@ -418,9 +406,10 @@ def _bernoulli_decomp(meta_fn):
         if hasattr(p, "_ks"):
             ct = refs.opmath_dtype(p.dtype)
             prob = refs.broadcast_to(_convert(p, ct), tuple(shape))
-            prob = _checked(prob, aten.logical_and(aten.ge.Scalar(prob, 0),
-                                                   aten.le.Scalar(prob, 1)),
-                            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+            prob = refs.checked(prob, aten.logical_and(aten.ge.Scalar(prob, 0),
+                                                       aten.le.Scalar(prob, 1)),
+                                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.",
+                                0.0)
         else:
             ct = D.float64 if self.dtype is D.float64 else D.float32
             prob = full(shape, float(p), ct, self.device)
@@ -580,10 +569,10 @@ def _multinomial_decomp(self, num_samples, replacement=False, *, generator=None)
     if p.ndim == 1:
         p = prims.broadcast_in_dim(p, [1, p.shape[0]], [1])
     rows, n = p.shape
-    p = _checked(p, aten.logical_and(aten.isfinite(p), aten.ge.Scalar(p, 0)),
-                 "probability tensor contains either `inf`, `nan` or element < 0")
-    p = _checked(p, aten.gt.Scalar(aten.sum.dim_IntList(p, [1], True), 0),
-                 "invalid multinomial distribution (sum of probabilities <= 0)")
+    p = refs.checked(p, aten.logical_and(aten.isfinite(p), aten.ge.Scalar(p, 0)),
+                     "probability tensor contains either `inf`, `nan` or element < 0", 0.0)
+    p = refs.checked(p, aten.gt.Scalar(aten.sum.dim_IntList(p, [1], True), 0),
+                     "invalid multinomial distribution (sum of probabilities <= 0)", 0.0)
     k = int(num_samples)
     if not replacement:
         # u in [tiny, 1) keeps -log(-log(u)) finite
@@ -619,8 +608,8 @@ def _poisson_decomp(self, generator=None):
     m = _poisson_meta(self)
     ct = refs.opmath_dtype(m.dtype)
     rate = _convert(self, ct)
-    rate = _checked(rate, aten.ge.Scalar(rate, 0),
-                    "invalid Poisson rate, expected rate to be non-negative")
+    rate = refs.checked(rate, aten.ge.Scalar(rate, 0),
+                        "invalid Poisson rate, expected rate to be non-negative", 0.0)
     return _convert(prims.poisson(_key(self.device, generator), rate), m.dtype)
 
 

@@ -9,6 +9,7 @@ import math
 
 from ....core import dtype as D
 from ....ops import aten, prims
+from ... import refs
 from ...registry import TensorMeta, defop, derivative
 from ...dims import broadcast_shapes, wrap_dim
 from ._common import CORE, _arange, _check_float, _full, _opmath, _to, _up
@@ -79,10 +80,9 @@ def _binary_cross_entropy(self, target, weight=None, reduction=1):
     x, t = _up(self), _up(target)
     # PyTorch refuses a probability outside [0, 1] (a NaN passes and gives NaN): a value
     # check, so compiled programs and the cuda backend refuse it as the CPU kernel does
-    outside = _to(aten.logical_or(aten.lt.Scalar(x, 0), aten.gt.Scalar(x, 1)), D.int64)
-    outside = prims.check_in_range(outside, 0, 1, "RuntimeError",
-                                   "all elements of input should be between 0 and 1")
-    x = aten.where.self(aten.eq.Scalar(outside, 0), x, math.nan)   # (the check is used)
+    x = refs.checked(x, aten.logical_not(aten.logical_or(aten.lt.Scalar(x, 0),
+                                                         aten.gt.Scalar(x, 1))),
+                     "all elements of input should be between 0 and 1", math.nan)
     # PyTorch clamps the logs at -100 so that 0 * log(0) stays finite
     log_x = aten.clamp(aten.log(x), -100, None)
     log_1mx = aten.clamp(aten.log1p(-x), -100, None)
