@@ -17,7 +17,18 @@ def _name(t) -> str:
     return repr(t) if isinstance(t, D.dtype) else type(t).__name__
 
 
-class finfo:
+class _TypeInfo:
+    """What ``finfo`` and ``iinfo`` share: equal when they describe the same dtype."""
+    __slots__ = ("_type",)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._type is self._type
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._type.name))
+
+
+class finfo(_TypeInfo):
     """The limits of a floating point (or complex) dtype; the default dtype when none is
     given. ``bits``, ``eps`` (the gap above 1.0), ``max``, ``min``, ``tiny`` (the smallest
     normal, also ``smallest_normal``), ``resolution`` (``10 ** -digits``) and ``dtype``
@@ -31,8 +42,8 @@ class finfo:
     ('float32', 32)
     """
 
-    __slots__ = ("_type", "bits", "eps", "max", "min", "tiny", "smallest_normal",
-                 "resolution", "dtype")
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                 "dtype")
 
     def __init__(self, type=None):
         t = D.get_default_dtype() if type is None else type
@@ -54,19 +65,13 @@ class finfo:
         self.resolution = math.pow(10.0, -int(info.precision))
         self.dtype = real.name
 
-    def __eq__(self, other):
-        return isinstance(other, finfo) and other._type is self._type
-
-    def __hash__(self):
-        return hash(("finfo", self._type.name))
-
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
 
 
-class iinfo:
+class iinfo(_TypeInfo):
     """The limits of an integer dtype: ``bits``, ``max``, ``min`` (Python ints) and
     ``dtype`` (its name). ``bool`` is not an integer type here, as in PyTorch.
 
@@ -75,7 +80,7 @@ class iinfo:
     (2147483647, 0, 64)
     """
 
-    __slots__ = ("_type", "bits", "max", "min", "dtype")
+    __slots__ = ("bits", "max", "min", "dtype")
 
     def __init__(self, type):
         if not isinstance(type, D.dtype):
@@ -91,12 +96,6 @@ class iinfo:
         self.max = int(info.max)
         self.min = int(info.min)
         self.dtype = type.name
-
-    def __eq__(self, other):
-        return isinstance(other, iinfo) and other._type is self._type
-
-    def __hash__(self):
-        return hash(("iinfo", self._type.name))
 
     def __repr__(self):
         # (PyTorch prints the limits as doubles: iinfo(min=-2.14748e+09, ...))
