@@ -244,6 +244,21 @@ def test_data_dependent_shapes_break_and_guard_the_shape(traces):
     assert len(traces) == 3         # 2, 3 and 1 positive elements (the last case reuses)
 
 
+def test_a_break_that_reads_one_output_of_a_multi_output_op():
+    # the break needs topk's indices only, the values are used after it: the segments
+    # hand on the values tensor, not topk's tuple (a mixture-of-experts router)
+
+    def f(x):
+        w, i = fnx.topk(x, 2)
+        n = int((i == 0).sum())
+        return w * n
+
+    data = np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], dtype=np.float32)
+    order = np.argsort(-data, axis=1)[:, :2]
+    expected = np.take_along_axis(data, order, 1) * (order == 0).sum()
+    np.testing.assert_array_equal(to_numpy(fnx.compile(f)(fnx.tensor(data))), expected)
+
+
 def test_explain_lists_each_break_with_its_line():
     def f(x):
         a = x.sum().item()

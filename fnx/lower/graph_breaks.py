@@ -361,6 +361,11 @@ class BreakEntry:
         seg_of = {n: raw[n] if n.kind == "placeholder" else
                   next((j for j in range(raw[n], last) if n in cones[j]), last)
                   for n in nodes}
+        # an element of a multi-output call goes with the call: a segment hands on
+        # tensors, never the tuple itself
+        for n in nodes:
+            if n.kind == "getitem":
+                seg_of[n] = seg_of[n.args[0]]
         members = [[] for _ in range(last + 1)]
         for n in nodes:
             members[seg_of[n]].append(n)
