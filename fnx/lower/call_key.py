@@ -16,6 +16,7 @@ import numpy as np
 
 from ..core.dispatch_key import AUTOGRAD_BITS, SPARSE_BITS
 from ..core.layout import check_strided
+from ..core.random import Generator
 from ..core.tensor import Tensor, resident, storage_shape
 from ..graph.graph import same_sequence
 from ..graph import guards
@@ -38,8 +39,9 @@ def plain_object(v) -> bool:
     reuses the program and a reassigned attribute is read anew.  Callables (modules,
     functions), classes, enums, builtins and objects with a ``state_dict`` (optimizers,
     schedulers, GradScaler: state that the function updates, whose tensors are the model's
-    own, held by identity as a closure's are) stay opaque values."""
-    return not isinstance(v, (Tensor, type, enum.Enum)) and not callable(v) and \
+    own, held by identity as a closure's are) and random generators (a program draws from
+    the caller's own) stay opaque values."""
+    return not isinstance(v, (Tensor, type, enum.Enum, Generator)) and not callable(v) and \
         type(v).__module__ != "builtins" and isinstance(getattr(v, "__dict__", None), dict) \
         and not hasattr(type(v), "state_dict")
 
@@ -236,6 +238,8 @@ def describe_arg(v, depth=0):
         # identity, not elementwise
         return ("dict",) + tuple((Same(k) if isinstance(k, Tensor) else k,
                                   describe_arg(x, depth)) for k, x in v.items())
+    if isinstance(v, Generator):    # the very generator: its state is drawn when called
+        return ("generator", Same(v))
     if depth < OBJECT_DEPTH and plain_object(v):
         return ("O", type(v)) + tuple((k, describe_arg(x, depth + 1))
                                       for k, x in v.__dict__.items())

@@ -51,9 +51,9 @@ from .compile_report import CompileReport
 from .compiled_run import ProgramPlan, feed_modes
 from .dynamic_shapes import DynamicShapes
 from .fast_call import MISS, FastCall
-from .graph_breaks import BreakEntry, BreakTracer
+from .graph_breaks import BreakEntry, BreakTracer, Draws
 from .jax_storage import array_of, rebind, rebindable
-from .settings import DYNAMO, stance
+from .settings import DYNAMO, INDUCTOR, stance
 from .target import get_target
 
 __all__ = ["CompiledFunction", "CompileReport", "live_compiled_functions"]
@@ -125,7 +125,7 @@ class CompiledFunction:
         module attribute was set (``guards.state_version``)."""
         version = guards.state_version[0]
         if version != self._state_version:
-            snapshot = guards.module_state(self.fn)
+            snapshot = (guards.module_state(self.fn), INDUCTOR.fallback_random)
             self._state_id = self._state_ids.setdefault(snapshot, len(self._state_ids))
             self._state_version = version
         return self._state_id
@@ -346,8 +346,11 @@ class CompiledFunction:
         for name, a, b in zip(names, old, key):
             if a != b:
                 if name == "module state":
-                    snapshots = {v: k for k, v in self._state_ids.items()}
-                    return guards.describe_module_change(snapshots[a[1]], snapshots[b[1]])
+                    (ma, ra), (mb, rb) = (next(k for k, v in self._state_ids.items()
+                                               if v == x[1]) for x in (a, b))
+                    if ra != rb:
+                        return f"fnx._inductor.config.fallback_random: {ra} -> {rb}"
+                    return guards.describe_module_change(ma, mb)
                 if name == "globals and closure":
                     return f"{name}: {guards.describe_scope_change(a[1], b[1])}"
                 return guards.describe_difference(a, b, name)
@@ -379,6 +382,19 @@ class CompiledFunction:
 
     # -- compiling
     def _compile(self, args, kwargs, explain=False, known=None, pinned=()) -> "_Entry":
+        # what fallback_random's samplers drew while tracing is drawn again by a function
+        # that runs eagerly instead, or by explain()'s caller: undone then
+        draws = Draws()
+        try:
+            entry = self._trace_entry(args, kwargs, explain, known, pinned, draws)
+        except BaseException:
+            draws.undo()
+            raise
+        if entry is None or explain:
+            draws.undo()
+        return entry
+
+    def _trace_entry(self, args, kwargs, explain, known, pinned, draws) -> "_Entry":
         stages = {}
         flat, rebuild = flatten_call(args, kwargs)
         def call(*ts):
@@ -409,6 +425,13 @@ class CompiledFunction:
         # Data-dependent points (item(), bool(t), tolist()) break the graph there
         # (graph_breaks); with fullgraph=True they raise.
         breaks = None if self.fullgraph else BreakTracer(self._segment_entry, flat, known)
+        if breaks is not None:
+            breaks.eager_random, breaks.draws = INDUCTOR.fallback_random, draws
+        elif INDUCTOR.fallback_random:
+            self._warn_once("fallback_random", "fnx.compile(fullgraph=True): "
+                            "fnx._inductor.config.fallback_random needs graph breaks (a "
+                            "sampler runs eager's kernel there); this program draws its "
+                            "random numbers in the program, not eager's")
         # Autograd (above the Tracer key) runs during the trace, so a backward() inside the
         # function is recorded too, and the .grad it writes become outputs.
         runs, suspended = tls.state.backward_runs, tls.state.suspensions
@@ -701,12 +724,11 @@ class _Entry:
         # argument is among them (captured tensors' sharing was checked when traced)
         self.written_inputs = [i for i, _ in mutated]
         self.written_args = [i for i in self.written_inputs if self.sources[i][0] == "arg"]
-        # New values of overwritten inputs first among a region's outputs: XLA gives a
-        # donated buffer to the first output of its shape, so each input is updated in place
+        # New values of overwritten inputs first among a region's outputs (Region.first),
+        # so each input is updated in place
         written = [n for _, n in self.writeback]
-        self.steps = [(s, _compile_region(target, graph, s))
-                      if isinstance(s, Region) else (s, None)
-                      for s in (_written_first(s, written) if isinstance(s, Region) else s
+        self.steps = [(r, target.compile(r.graph())) if isinstance(r, Region) else (r, None)
+                      for r in (s.first(written) if isinstance(s, Region) else s
                                 for s in parts.steps)]
         self.grad_writes = [(i, out[k] if k is not None else None) for i, k in grads]
         self.stored = [(c, key, t, out[k]) for c, key, t, k in getattr(graph, "stored", [])]
@@ -931,23 +953,6 @@ class _GradEntry(_Entry):
 def _tracing() -> bool:
     mode = current_mode()
     return mode is not None and isinstance(mode, TracingMode)
-
-
-def _written_first(region: Region, written) -> Region:
-    first = [n for n in written if n in region.outputs]
-    return region._replace(outputs=list(dict.fromkeys(first + region.outputs)))
-
-
-def _compile_region(target, graph, region: Region):
-    sub = Graph()
-    mapping = {}
-    for i in region.inputs:
-        mapping[i] = sub.placeholder(i.name, i.meta)
-    for n in region.nodes:
-        mapping[n] = sub._add(n.kind, n.name, n.target, map_nodes(n.args, mapping.__getitem__),
-                              map_nodes(n.kwargs, mapping.__getitem__), n.meta)
-    sub.output(tuple(mapping[o] for o in region.outputs))
-    return target.compile(sub)
 
 
 # ----------------------------------------------------------------------------- tracing

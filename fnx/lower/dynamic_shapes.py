@@ -43,7 +43,7 @@ from ..graph.passes.partition import partition
 from ..graph.symint import ShapeEnv, is_symbolic, substitute
 from ..graph.tracer import DataDependentError, rollback, trace
 from .call_key import ArgPlace, flatten_ints, passed_and_captured
-from .settings import DYNAMO
+from .settings import DYNAMO, INDUCTOR
 
 __all__ = ["DynamicShapes", "SymbolicEntry", "MAX_SIZES", "mark_dynamic", "mark_static"]
 
@@ -144,7 +144,9 @@ class DynamicShapes:
             if hit is not None:
                 return True, self._run(key, entry, *hit, args, kwargs)
         dims = self._dynamic_dims(free, flat) | self._dynamic_ints(free, ints)
-        if not dims or self.failed.get((free, dims), 0) >= MAX_TRIES or not room or \
+        # (a symbolic trace has no graph breaks, where fallback_random's samplers run)
+        if not dims or INDUCTOR.fallback_random or not room or \
+                self.failed.get((free, dims), 0) >= MAX_TRIES or \
                 any(e.full for e in self.entries.get(free, ())):
             return False, None
         # (a size whose guards no symbolic trace meets -- the other branch of

@@ -48,6 +48,8 @@ from ..core import tls
 from ..core.dispatch_key import DispatchKey
 from ..core.grad_mode import no_grad
 from ..core.layout import check_strided
+from ..core.device import CPU, canonical
+from ..core.random import default_generator_for
 from ..core.tensor import Tensor
 from ..core.meta_array import meta_tensor
 from ..graph.graph import Graph, Node, NodeMeta, map_nodes, upstream
@@ -57,7 +59,7 @@ from ..graph.input_sources import READ_WHEN_CALLED, source_value
 from ..graph.user_frames import user_frame
 from .call_key import lifted_key
 
-__all__ = ["BreakTracer", "BreakEntry", "Break", "outside_trace", "source_value"]
+__all__ = ["BreakTracer", "BreakEntry", "Break", "Draws", "outside_trace", "source_value"]
 
 
 class Break:
@@ -66,12 +68,14 @@ class Break:
     reads), ``finish`` (their real values -> the value handed over), ``index`` (the
     placeholder's input position), ``kind`` (``"item"``, ``"tolist"`` or the op's name),
     ``where`` (``file:line: code``), ``guards`` (how many guards were recorded before it),
-    ``value`` (this trace's concrete value)."""
-    __slots__ = ("cut", "nodes", "finish", "index", "kind", "where", "guards", "value")
+    ``value`` (this trace's concrete value), ``sampler`` (a ``fallback_random`` sampler)."""
+    __slots__ = ("cut", "nodes", "finish", "index", "kind", "where", "guards", "value",
+                 "sampler")
 
     def __init__(self, cut, nodes, finish, index, kind, where, guards, value):
         self.cut, self.nodes, self.finish, self.index = cut, nodes, finish, index
         self.kind, self.where, self.guards, self.value = kind, where, guards, value
+        self.sampler = False    # a fallback_random sampler (BreakTracer.sampler)
 
     def __str__(self):
         return f"{self.kind}() at {self.where}"
@@ -90,6 +94,10 @@ class BreakTracer:
         self.ins = dict(known[0]) if known else {}      # input position -> real value
         self.forced = list(known[1]) if known else []   # break values already known
         self.records = []
+        # fnx._inductor.config.fallback_random: every sampler is a break that runs the
+        # eager kernel (FunctionalTracingMode._eager_random), so compiled draws are eager's
+        self.eager_random = False
+        self.draws = Draws()
 
     def value(self, mode, tensor, kind):
         """The Python value of ``tensor`` (``kind``: ``"item"``, ``"tolist"`` or
@@ -134,6 +142,8 @@ class BreakTracer:
                 return op(*real_args, **real_kwargs)
         if k < len(self.forced):
             concrete = self.forced[k]
+        elif not nodes:     # (a factory: nothing to compute first)
+            concrete = finish([])
         else:
             concrete = self._probe(mode, nodes, finish)
         if not isinstance(concrete, Tensor):
@@ -151,6 +161,22 @@ class BreakTracer:
         mode.add_guard(Guard(lambda v, i=index: tuple(v[i].shape), shape,
                              f"the shape of {what}", frozenset((index,))))
         return t
+
+    def sampler(self, mode, op, args, kwargs):
+        """``op`` (a sampler, under ``fallback_random``) as a break: ``op``'s result, its
+        generator's state noted first (``draws``)."""
+        gen = kwargs.get("generator")
+        if gen is None:
+            device = kwargs.get("device")
+            if device is None:
+                device = next((a._device for a in leaves((args, kwargs))
+                               if isinstance(a, Tensor)), CPU)
+            gen = default_generator_for(canonical(device))
+        self.draws.note(gen)
+        out = self.op(mode, op, args, kwargs)
+        if out is not None:
+            self.records[-1].sampler = True
+        return out
 
     def _probe(self, mode, xs, finish):
         """Compile the graph recorded so far, cut to the values ``xs``, run it on the
@@ -174,6 +200,23 @@ class BreakTracer:
             self.ins[i] = mode.value_read(i) if mode.sources[i][0] in READ_WHEN_CALLED \
                 else source_value(mode.sources[i], self.flat)
         return self.ins[i]
+
+
+class Draws:
+    """The generators that samplers drew from while tracing (``fallback_random``), with
+    their states before the first draw: ``undo`` puts them back."""
+
+    def __init__(self):
+        self.saved = {}
+
+    def note(self, gen) -> None:
+        if id(gen) not in self.saved:
+            self.saved[id(gen)] = (gen, gen.get_state())
+
+    def undo(self) -> None:
+        for gen, state in self.saved.values():
+            gen.set_state(state)
+        self.saved.clear()
 
 
 def _item(values):
@@ -480,8 +523,10 @@ class BreakEntry:
 
     @property
     def size(self) -> int:
-        """The number of programs this entry holds (what ``cache_limit`` counts)."""
-        return len(self.segments())
+        """What ``cache_limit`` counts of this entry: its segments, but for those that
+        end at a ``fallback_random`` sampler (every trace of the function makes those,
+        however many they are: they are not recompilations)."""
+        return sum(1 for s in self.segments() if s.record is None or not s.record.sampler)
 
     def programs(self) -> list:
         return [p for s in self.segments() for p in s.entry.programs()]

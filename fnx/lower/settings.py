@@ -5,9 +5,11 @@ A ``Settings`` knows its keys and their types: setting an unknown key is an
 AttributeError and a value of the wrong type a TypeError, as PyTorch's config modules
 answer, so a misspelt switch is never silently ignored. ``patch`` changes some for a
 ``with`` block or a decorated function. ``DYNAMO`` holds the switches
-``CompiledFunction`` reads (``HONORED``); the others, and all of ``INDUCTOR``, tune how
-Dynamo traces or how Inductor generates kernels, which fnx does its own way (XLA picks the
-kernels): they are accepted, so PyTorch scripts run, and change nothing.
+``CompiledFunction`` reads (``HONORED``), and ``INDUCTOR`` one, ``fallback_random``; the
+others tune how Dynamo traces or how Inductor generates kernels, which fnx does its own way
+(XLA picks the kernels): they are accepted, so PyTorch scripts run, and change nothing.
+Setting ``fallback_random`` bumps ``guards.state_version``: programs traced under the
+other value are not reused.
 
 >>> DYNAMO.cache_size_limit
 8
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import contextlib
 
+from ..graph import guards
+
 __all__ = ["Settings", "DYNAMO", "INDUCTOR", "HONORED", "STANCES", "stance"]
 
 
@@ -30,8 +34,9 @@ class Settings:
     """A namespace of typed switches (``spec``: ``{key: default}``; a dotted key makes a
     nested namespace, ``triton.cudagraphs``)."""
 
-    def __init__(self, name: str, spec: dict, aliases=None):
+    def __init__(self, name: str, spec: dict, aliases=None, on_change=None):
         object.__setattr__(self, "_aliases", dict(aliases or {}))
+        object.__setattr__(self, "_on_change", on_change)   # (key) -> None, after a set
         nested = {}
         values = {}
         for key, default in spec.items():
@@ -59,7 +64,10 @@ class Settings:
         if not _fits(value, kind):
             raise TypeError(f"{self._name}.{key} must be a {kind.__name__}, got "
                             f"{type(value).__name__}")
+        changed = self._values[key] != value
         self._values[key] = value
+        if changed and self._on_change is not None:
+            self._on_change(key)
 
     def keys(self) -> list:
         return [k for k, v in self._values.items() if not isinstance(v, Settings)] + \
@@ -136,7 +144,15 @@ HONORED = {
                       "its own specialization)",
 }
 
+def _inductor_changed(key) -> None:
+    if key == "fallback_random":
+        guards.bump()
+
+
 INDUCTOR = Settings("fnx._inductor.config", {
+    # honored: compiled samplers (rand, dropout's bernoulli, multinomial) run eager's
+    # kernels at graph breaks, so they draw eager's numbers (graph_breaks.BreakTracer)
+    "fallback_random": False} | {
     key: False for key in (
         "max_autotune", "max_autotune_gemm", "max_autotune_pointwise",
         "coordinate_descent_tuning", "epilogue_fusion", "shape_padding", "freezing",
@@ -145,7 +161,8 @@ INDUCTOR = Settings("fnx._inductor.config", {
         "conv_1x1_as_mm", "debug", "split_reductions", "triton.unique_kernel_names",
         "triton.cudagraphs", "triton.cudagraph_trees", "triton.use_block_ptr",
         "triton.cudagraph_skip_dynamic_graphs", "trace.enabled", "trace.graph_diagram",
-        "cpp.enable_kernel_profile")} | {"compile_threads": 1, "realize_opcount_threshold": 30})
+        "cpp.enable_kernel_profile")} | {"compile_threads": 1, "realize_opcount_threshold": 30},
+    on_change=_inductor_changed)
 
 STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
            "eager_then_compile")

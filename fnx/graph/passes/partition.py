@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from ..graph import Graph, Node
+from ..graph import Graph, Node, map_nodes
 
 __all__ = ["Partition", "Region", "partition"]
 
@@ -22,6 +22,27 @@ class Region(NamedTuple):
     nodes: list          # call and getitem nodes, in program order
     inputs: list         # nodes from outside the region read inside it
     outputs: list        # nodes of the region read outside it (or by the output)
+
+    def first(self, nodes) -> "Region":
+        """This region with those of ``nodes`` it outputs first among its outputs (the
+        new values of overwritten inputs: XLA gives a donated buffer to the first output
+        of its shape)."""
+        first = [n for n in nodes if n in self.outputs]
+        return self._replace(outputs=list(dict.fromkeys(first + self.outputs)))
+
+    def graph(self) -> Graph:
+        """The region as a graph of its own: its inputs placeholders, its outputs the
+        output."""
+        sub = Graph()
+        mapping = {}
+        for i in self.inputs:
+            mapping[i] = sub.placeholder(i.name, i.meta)
+        for n in self.nodes:
+            mapping[n] = sub._add(n.kind, n.name, n.target,
+                                  map_nodes(n.args, mapping.__getitem__),
+                                  map_nodes(n.kwargs, mapping.__getitem__), n.meta)
+        sub.output(tuple(mapping[o] for o in self.outputs))
+        return sub
 
 
 class Partition(NamedTuple):
