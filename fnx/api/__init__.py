@@ -41,7 +41,8 @@ from .quantization import *  # noqa: F403
 from .storage import *  # noqa: F403
 from . import sparse_tensors
 from .sparse_tensors import *  # noqa: F403
-from . import finite_differences, segments
+from . import finite_differences, foreach, segments
+from .foreach import *  # noqa: F403
 from .finite_differences import *  # noqa: F403
 from .segments import *  # noqa: F403
 from .legacy import *  # noqa: F403
@@ -117,4 +118,4 @@ __all__ = (["Tensor", "Size", "device", "dtype", "ops", "decompose", "compile", 
            + array_helpers.__all__ + windows.__all__ + legacy.__all__ + legacy_types.__all__
            + lowrank.__all__ + lobpcg_solver.__all__
            + quantization.__all__ + storage.__all__ + sparse_tensors.__all__
-           + finite_differences.__all__ + segments.__all__)
+           + finite_differences.__all__ + segments.__all__ + foreach.__all__)
