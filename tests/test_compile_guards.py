@@ -864,3 +864,23 @@ def test_an_optimizer_state_reset_by_assignment_is_seen():
     (w1, s1), (w2, s2) = run(False), run(True)
     assert s2 == s1 == 2
     np.testing.assert_allclose(w2, w1, rtol=1e-6, atol=1e-7)
+
+
+def test_the_default_dtype_is_part_of_the_key(caplog):
+    # factories and Python floats take the default dtype when traced: a program traced
+    # under float32 must not serve calls after set_default_dtype(float64)
+    def f(x):
+        return x + fnx.zeros(2) + fnx.tensor([0.1, 0.2])
+
+    compiled = fnx.compile(f)
+    x = fnx.ones(2, dtype=fnx.float64)
+    try:
+        np.testing.assert_array_equal(to_numpy(compiled(x)), to_numpy(f(x)))
+        fnx.set_default_dtype(fnx.float64)
+        with caplog.at_level(logging.INFO, logger="fnx.compile"):
+            got = compiled(x)
+        assert to_numpy(got).tolist() == [1.1, 1.2]         # 0.1 and 0.2 as float64
+        assert "the default dtype: fnx.float32 -> fnx.float64" in caplog.text
+        assert compiled(fnx.ones(2)).dtype == fnx.float64
+    finally:
+        fnx.set_default_dtype(fnx.float32)

@@ -30,6 +30,7 @@ from ..core import profiling, tls
 from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.layout import SparseNotTraceable
 from ..core.autocast_mode import autocast_state
+from ..core.dtype import get_default_dtype
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import (Tensor, grad_value, resident, set_grad, set_resident,
                            storage_shape)
@@ -85,7 +86,7 @@ class CompiledFunction:
         self.cache = {}
         self._eager_reason = None
         self._warned = set()
-        self._state_version = -1        # see _module_state
+        self._state_version = None      # see _module_state
         self._state_ids = {}
         self._scope = guards.ScopeState(fn)     # its globals and closure, read per call
         self._fast = None               # the fast path tried first (_arm)
@@ -121,11 +122,13 @@ class CompiledFunction:
         return tuple(key)
 
     def _module_state(self) -> int:
-        """The modules' state as a small number: the snapshot is retaken only after some
-        module attribute was set (``guards.state_version``)."""
-        version = guards.state_version[0]
+        """The modules' state, with the switches factories and samplers read (the default
+        dtype, ``fallback_random``), as a small number: the snapshot is retaken only after
+        some module attribute was set (``guards.state_version``) or the default dtype of
+        this thread changed."""
+        version = (guards.state_version[0], get_default_dtype())
         if version != self._state_version:
-            snapshot = (guards.module_state(self.fn), INDUCTOR.fallback_random)
+            snapshot = (guards.module_state(self.fn), INDUCTOR.fallback_random, version[1])
             self._state_id = self._state_ids.setdefault(snapshot, len(self._state_ids))
             self._state_version = version
         return self._state_id
@@ -346,8 +349,10 @@ class CompiledFunction:
         for name, a, b in zip(names, old, key):
             if a != b:
                 if name == "module state":
-                    (ma, ra), (mb, rb) = (next(k for k, v in self._state_ids.items()
-                                               if v == x[1]) for x in (a, b))
+                    (ma, ra, da), (mb, rb, db) = (next(k for k, v in self._state_ids.items()
+                                                       if v == x[1]) for x in (a, b))
+                    if da is not db:
+                        return f"the default dtype: {da} -> {db}"
                     if ra != rb:
                         return f"fnx._inductor.config.fallback_random: {ra} -> {rb}"
                     return guards.describe_module_change(ma, mb)
