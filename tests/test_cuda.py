@@ -463,6 +463,21 @@ def test_compiled_step_updates_views_and_aliases_of_cuda_parameters():
                                host(eager_model[2].bias.detach()), rtol=1e-5)
 
 
+def test_the_default_device_is_part_of_a_compiled_functions_key():
+    # factories read the default device when traced: a program traced for cpu must not
+    # serve a call under ``with fnx.device("cuda")`` (eager makes cuda tensors there)
+    def f():
+        return fnx.ones(2) * 3
+
+    compiled = fnx.compile(f)
+    assert compiled().device == fnx.device("cpu")
+    with fnx.device("cuda"):
+        eager, got = f(), compiled()
+    assert got.device == eager.device == fnx.device("cuda:0")
+    np.testing.assert_array_equal(got.cpu().numpy(), eager.cpu().numpy())
+    assert compiled().device == fnx.device("cpu")
+
+
 def test_tensor_made_on_cuda_inside_a_compiled_function_stays_on_cuda():
     # the device reaches the trace positionally (prims.device_put(x, device)): it must be
     # recorded, not the host data's cpu

@@ -30,6 +30,7 @@ from ..core import profiling, tls
 from ..core.dispatch_key import AUTOGRAD_BITS
 from ..core.layout import SparseNotTraceable
 from ..core.autocast_mode import autocast_state
+from ..core.device import get_default_device
 from ..core.dtype import get_default_dtype
 from ..core.grad_mode import is_grad_enabled, no_grad
 from ..core.tensor import (Tensor, grad_value, resident, set_grad, set_resident,
@@ -123,12 +124,12 @@ class CompiledFunction:
 
     def _module_state(self) -> int:
         """The modules' state, with the switches factories and samplers read (the default
-        dtype, ``fallback_random``), as a small number: the snapshot is retaken only after
-        some module attribute was set (``guards.state_version``) or the default dtype of
-        this thread changed."""
-        version = (guards.state_version[0], get_default_dtype())
+        dtype and device, ``fallback_random``), as a small number: the snapshot is retaken
+        only after some module attribute was set (``guards.state_version``) or a default
+        changed."""
+        version = (guards.state_version[0], get_default_dtype(), get_default_device())
         if version != self._state_version:
-            snapshot = (guards.module_state(self.fn), INDUCTOR.fallback_random, version[1])
+            snapshot = (guards.module_state(self.fn), INDUCTOR.fallback_random) + version[1:]
             self._state_id = self._state_ids.setdefault(snapshot, len(self._state_ids))
             self._state_version = version
         return self._state_id
@@ -348,14 +349,13 @@ class CompiledFunction:
                 ["module state", "globals and closure", "grad mode", "autocast state"]
         for name, a, b in zip(names, old, key):
             if a != b:
-                if name == "module state":
-                    (ma, ra, da), (mb, rb, db) = (next(k for k, v in self._state_ids.items()
-                                                       if v == x[1]) for x in (a, b))
-                    if da is not db:
-                        return f"the default dtype: {da} -> {db}"
-                    if ra != rb:
-                        return f"fnx._inductor.config.fallback_random: {ra} -> {rb}"
-                    return guards.describe_module_change(ma, mb)
+                if name == "module state":      # (a _module_state snapshot)
+                    was, now = (next(k for k, v in self._state_ids.items() if v == x[1])
+                                for x in (a, b))
+                    return next((f"{what}: {x} -> {y}" for what, x, y in zip(
+                        ("fnx._inductor.config.fallback_random", "the default dtype",
+                         "the default device"), was[1:], now[1:]) if x != y),
+                        None) or guards.describe_module_change(was[0], now[0])
                 if name == "globals and closure":
                     return f"{name}: {guards.describe_scope_change(a[1], b[1])}"
                 return guards.describe_difference(a, b, name)
