@@ -844,8 +844,10 @@ def test_an_optimizer_loaded_mid_training_is_what_the_step_uses(how):
     np.testing.assert_allclose(w2, w1, rtol=1e-6, atol=1e-7)
 
 
-def test_an_optimizer_state_reset_by_assignment_is_seen():
-    # ``opt.state = defaultdict(dict)`` (a warm restart): the next step starts Adam afresh
+@pytest.mark.parametrize("reset", ["assign", "clear", "del"])
+def test_an_optimizer_state_reset_is_seen(reset):
+    # ``opt.state = defaultdict(dict)``, ``opt.state.clear()`` or ``del opt.state[p]`` (a
+    # warm restart): the next step starts Adam afresh
     def run(compiled):
         fnx.manual_seed(0)
         lin = nn.Linear(3, 2)
@@ -858,8 +860,13 @@ def test_an_optimizer_state_reset_by_assignment_is_seen():
         f = fnx.compile(step) if compiled else step
         for k in range(4):
             f(fnx.ones(2, 3) * k)
-            if k == 1:
+            if k == 1 and reset == "assign":
                 opt.state = collections.defaultdict(dict)
+            elif k == 1 and reset == "clear":
+                opt.state.clear()
+            elif k == 1:
+                del opt.state[lin.weight]
+                del opt.state[lin.bias]
         return to_numpy(lin.weight.detach()), opt.state[lin.weight]["step"].item()
     (w1, s1), (w2, s2) = run(False), run(True)
     assert s2 == s1 == 2

@@ -244,8 +244,9 @@ def is_optimizer(v) -> bool:
 def optimizer_state(opt) -> tuple:
     """What of an optimizer a compiled step captured: its state and group dicts by
     identity, which ``load_state_dict`` and ``add_param_group`` replace (and bump
-    ``_fnx_version`` and ``state_version``)."""
-    return (id(opt), opt.__dict__.get("_fnx_version", 0))
+    ``_fnx_version`` and ``state_version``), and the state's removals (``clear()``)."""
+    d = opt.__dict__
+    return (id(opt), d.get("_fnx_version", 0), getattr(d.get("state"), "removals", 0))
 
 
 def module_state(fn) -> tuple:

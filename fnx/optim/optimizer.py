@@ -84,7 +84,7 @@ class Optimizer:
 
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
-        self.state = defaultdict(dict)
+        self.state = OptimizerState(dict)
         self.param_groups = []
         self._step_hooks = OrderedDict()
         if isinstance(params, Tensor):
@@ -266,7 +266,7 @@ class Optimizer:
                 return type(value)(cast(param, v) for v in value)
             return value
 
-        state = defaultdict(dict)
+        state = OptimizerState(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
                 param = id_map[k]
@@ -280,6 +280,43 @@ class Optimizer:
             new_groups.append(ParamGroup(saved))
         self.state = state
         self.param_groups = new_groups      # (each replaced: __setattr__ -> _replaced)
+
+
+class OptimizerState(defaultdict):
+    """``Optimizer.state``: a ``defaultdict(dict)``, as PyTorch's, that counts removals
+    (``clear()``, ``del state[p]``, ``pop``) in ``removals`` and bumps
+    ``guards.state_version``: a compiled step that captured the removed state tensors
+    must not run again (``guards.optimizer_state``).
+
+    >>> import fnx
+    >>> opt = fnx.optim.SGD([fnx.zeros(2, requires_grad=True)], lr=0.1, momentum=0.9)
+    >>> opt.state.clear(); opt.state.removals
+    1
+    """
+
+    removals = 0
+
+    def _removed(self) -> None:
+        self.removals += 1
+        guards.bump()
+
+    def clear(self) -> None:
+        super().clear()
+        self._removed()
+
+    def __delitem__(self, key) -> None:
+        super().__delitem__(key)
+        self._removed()
+
+    def pop(self, *args):
+        value = super().pop(*args)
+        self._removed()
+        return value
+
+    def popitem(self):
+        item = super().popitem()
+        self._removed()
+        return item
 
 
 def _replaced(optimizer) -> None:
