@@ -7,6 +7,7 @@ NumPy; programs and traces are counted to show a new loss value does not recompi
 from __future__ import annotations
 
 import inspect
+import logging
 import math
 import warnings
 
@@ -257,6 +258,20 @@ def test_a_break_that_reads_one_output_of_a_multi_output_op():
     order = np.argsort(-data, axis=1)[:, :2]
     expected = np.take_along_axis(data, order, 1) * (order == 0).sum()
     np.testing.assert_array_equal(to_numpy(fnx.compile(f)(fnx.tensor(data))), expected)
+
+
+def test_a_new_branch_says_which_break_value_changed(caplog):
+    # FNX_LOGS=recompiles and the cache_limit warning name the break and its values
+    cf = fnx.compile(lambda x: x[x > 0].sum() * 2, cache_limit=3)
+    cf(fnx.tensor([1.0, -2.0, 3.0]))
+    with caplog.at_level(logging.INFO, logger="fnx.compile"):
+        cf(fnx.tensor([1.0, 2.0, 3.0]))
+    assert "a graph break's value took a new branch: the shape of" in caplog.text
+    assert "(2, 1) -> (3, 1)" in caplog.text      # (nonzero: 2 rows, then 3)
+    with pytest.warns(UserWarning, match=r"cache_limit.*The last guard that failed: the "
+                                         r"shape of .*\(2, 1\) -> \(1, 1\)"):
+        out = cf(fnx.tensor([1.0, -2.0, -3.0]))
+    assert out.item() == 2.0
 
 
 def test_explain_lists_each_break_with_its_line():

@@ -296,17 +296,18 @@ class CompiledFunction:
         dynamic sizes; each new size of one lowers its graph without tracing again."""
         return self._dynamic_shapes.traces
 
-    def _continue(self, args, kwargs, known):
-        """A new trace for a call of a ``BreakEntry`` that no branch fits, given the input
-        and break values the call computed (``known``); None: run it eagerly."""
+    def _continue(self, args, kwargs, known, why):
+        """A new trace for a call of a ``BreakEntry`` that no branch fits (``why``), given
+        the input and break values the call computed (``known``); None: run it eagerly."""
         with self._lock:
             if self._programs() >= self.cache_limit:
                 self._warn_once("cache", f"fnx.compile: {self.cache_limit} programs of "
                                          f"{_name(self.fn)} (cache_limit); calls that no "
-                                         f"compiled program fits run eagerly from now on")
+                                         f"compiled program fits run eagerly from now on. "
+                                         f"The last guard that failed: {why}")
                 return None
             _log.info("fnx.compile: tracing %s again: a graph break's value took a new "
-                      "branch", _name(self.fn))
+                      "branch: %s", _name(self.fn), why)
             return self._compile(args, kwargs, known=known)
 
     def _add_entry(self, old, new):

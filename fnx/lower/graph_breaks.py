@@ -335,6 +335,23 @@ class _Check:
         return self.fn(ins)
 
 
+def _why_new(step, ins) -> str:
+    """Why the first branch after ``step``'s break does not fit values ``ins``, in words
+    (for ``FNX_LOGS=recompiles``): its first failing check, with the value it expected
+    and the one it got where it is a guard."""
+    for checks, _, _ in step.branches[:1]:
+        for c in checks:
+            try:
+                if c.holds(ins):
+                    continue
+                if isinstance(c, Guard):
+                    return f"{c.what}: {c.expected!r} -> {c.predicate(ins)!r}"
+            except (KeyError, IndexError):      # (it reads an input of that branch only)
+                continue
+            return c.what
+    return f"the value of {step.record}"
+
+
 def _read_key(source):
     """``lifted_key`` of the tensor an input source reads when called (None when it
     reads no tensor now: a .grad set to None, an option replaced by a float)."""
@@ -615,15 +632,15 @@ class BreakEntry:
                     path.append(j)
                     break
             else:
-                return self._extend(args, kwargs, ins, path, values)
+                return self._extend(args, kwargs, ins, path, values, _why_new(step, ins))
 
-    def _extend(self, args, kwargs, ins, path, values):
+    def _extend(self, args, kwargs, ins, path, values, why):
         """No branch of the step reached by ``path`` fits this call's value (the last of
-        ``values``): trace again with the values computed so far, graft the new
-        continuation and finish the call on it."""
+        ``values``; ``why``, in words): trace again with the values computed so far, graft
+        the new continuation and finish the call on it."""
         owner = self.owner
         with owner._lock:
-            new = owner._continue(args, kwargs, (ins, values))
+            new = owner._continue(args, kwargs, (ins, values), why)
             if new is None:
                 return owner.fn(*args, **kwargs)
             if not isinstance(new, BreakEntry) or new.one_shot:
