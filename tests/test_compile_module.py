@@ -203,6 +203,24 @@ def test_deepcopy_of_a_compiled_module_is_an_independent_compiled_module():
         _close(twin(x), twin._orig_mod._call_impl(x))
 
 
+def test_deepcopy_of_a_model_whose_forward_was_compiled():
+    # ``model.forward = fnx.compile(model.forward)``, then ``copy.deepcopy(model)`` (an
+    # EMA twin): the copy runs its own forward, compiled anew with the same options; a
+    # compiled function copied alone is itself, as a function is
+    model = _net()
+    model.forward = fnx.compile(model.forward, dynamic=False)
+    twin = copy.deepcopy(model)
+    assert isinstance(twin.forward, CompiledFunction) and twin.forward is not model.forward
+    assert twin.forward.fn.__self__ is twin and twin.forward.dynamic is False
+    with fnx.no_grad():
+        twin.fc1.weight.add_(1)
+        x = fnx.randn(4, 4)
+        _close(twin(x), type(twin).forward(twin, x))      # (the class's, eagerly)
+        assert not np.allclose(_np(twin(x)), _np(model(x)))
+    f = fnx.compile(lambda x: x + 1)
+    assert copy.deepcopy(f) is f
+
+
 def test_wrong_arguments_raise_what_eager_raises():
     net = nn.Linear(3, 2)
     compiled = fnx.compile(net)

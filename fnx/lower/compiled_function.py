@@ -33,8 +33,7 @@ from ..core.autocast_mode import autocast_state
 from ..core.device import get_default_device
 from ..core.dtype import get_default_dtype
 from ..core.grad_mode import is_grad_enabled, no_grad
-from ..core.tensor import (Tensor, grad_value, resident, set_grad, set_resident,
-                           storage_shape)
+from ..core.tensor import Tensor, grad_value, set_grad, storage_shape
 from ..dispatch.modes import current_mode
 from ..graph import guards
 from ..graph.graph import Graph, _collect, map_nodes
@@ -54,7 +53,7 @@ from .compiled_run import ProgramPlan, feed_modes
 from .dynamic_shapes import DynamicShapes
 from .fast_call import MISS, FastCall
 from .graph_breaks import BreakEntry, BreakTracer, Draws
-from .jax_storage import array_of, rebind, rebindable
+from .jax_storage import array_of, become, rebind, rebindable
 from .settings import DYNAMO, INDUCTOR, stance
 from .target import get_target
 
@@ -78,6 +77,9 @@ class CompiledFunction:
     def __init__(self, fn, *, backend="jax", decompose="prims", dynamic=None,
                  fullgraph=False, cache_limit=None, value_checks=True):
         self.fn = fn
+        self._options = dict(backend=backend, decompose=decompose, dynamic=dynamic,
+                             fullgraph=fullgraph, cache_limit=cache_limit,
+                             value_checks=value_checks)
         self.value_checks = value_checks
         self.target = get_target(backend)
         self.decompose = decompose
@@ -99,6 +101,15 @@ class CompiledFunction:
         self._dynamic_shapes = DynamicShapes(self, _Entry, flatten_call)
         functools.update_wrapper(self, fn, updated=())
         live_compiled_functions.add(self)
+
+    def __deepcopy__(self, memo):
+        """Itself, as a function is copied; but a compiled method of an object being
+        copied (``model.forward = fnx.compile(model.forward)``, then
+        ``copy.deepcopy(model)``) becomes the copy's method, compiled anew."""
+        owner = getattr(self.fn, "__self__", None)
+        if owner is None or id(owner) not in memo:
+            return self
+        return CompiledFunction(self.fn.__func__.__get__(memo[id(owner)]), **self._options)
 
     @property
     def cache_limit(self) -> int:
@@ -891,7 +902,7 @@ class _Entry:
             if isinstance(container, ArgPlace):
                 container.write(*call, key, value)
             elif first or container is None:
-                _materialize(t, value)
+                become(t, value)
             else:
                 store(container, key, value)
         if self.stored:
@@ -962,23 +973,6 @@ def _tracing() -> bool:
 
 
 # ----------------------------------------------------------------------------- tracing
-
-def _materialize(t, value):
-    """Trace tensor ``t`` becomes a real tensor holding ``value`` (same object, so every
-    place that kept it sees the value), with ``value``'s autograd history: the compiled
-    program's node where ``value`` is its differentiable output, else none (the trace's
-    history is gone)."""
-    arr = resident(value)
-    if arr is not None:
-        set_resident(t, arr)        # a resident result stays resident (see jax_storage)
-    else:
-        t._data = value._data
-    t._dtype, t._device = value._dtype, value._device
-    t._ks = value._ks
-    t._strides = value._strides
-    t._base, t._view_chain, t.grad_fn = None, (), value.grad_fn
-    t._output_nr = value._output_nr
-
 
 def _place(container):
     """What names a store's container across two traces of one call: an argument's path

@@ -18,6 +18,8 @@ tensor, when an input's buffer may be donated, and how a result becomes a tensor
   before the program ran (else the caller copies): not when ``t``'s storage is shared in
   a way a rebind would not reach: ``t`` is a view, has views, or its NumPy array is
   referenced elsewhere (``.numpy()``, ``.data``).
+- ``become(t, value)``: a trace tensor the traced code left on a Python object becomes
+  a real tensor holding the program's ``value`` (``fnx.compile``'s stored tensors).
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ except ImportError:     # pragma: no cover
 from ..core.dispatch_key import DispatchKey
 from ..core.tensor import Tensor, exclusive_array, resident, set_resident
 
-__all__ = ["program_input", "feed", "donatable", "rebindable", "rebind", "array_of",
+__all__ = ["program_input", "feed", "donatable", "rebindable", "rebind", "become", "array_of",
            "ARRAY_TYPE", "KEEP", "BY_PROGRAM", "BY_TRANSFER"]
 
 _ndarray = np.ndarray
@@ -149,6 +151,23 @@ def rebind(t, arr) -> None:
     else:
         t.__dict__["_data"] = arr
     t._bump_version()
+
+
+def become(t, value) -> None:
+    """Trace tensor ``t`` becomes a real tensor holding ``value`` (same object, so every
+    place that kept it sees the value), with ``value``'s autograd history: the compiled
+    program's node where ``value`` is its differentiable output, else none (the trace's
+    history is gone)."""
+    arr = resident(value)
+    if arr is not None:
+        set_resident(t, arr)        # a resident result stays resident
+    else:
+        t._data = value._data
+    t._dtype, t._device = value._dtype, value._device
+    t._ks = value._ks
+    t._strides = value._strides
+    t._base, t._view_chain, t.grad_fn = None, (), value.grad_fn
+    t._output_nr = value._output_nr
 
 
 def array_of(t):
