@@ -5,11 +5,11 @@ import math
 
 from .. import api as fnx
 from .. import special
-from ..compiler import is_compiling
 from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
 from .distribution import Distribution
+from .gamma import _stops_early
 from .utils import broadcast_all
 
 # Best & Fisher's proposal is accepted with probability > 0.65 for every concentration, so
@@ -82,7 +82,7 @@ class VonMises(Distribution):
                 theta = fnx.sign(u3 - 0.5) * fnx.acos(f.clamp(min=-1, max=1))
                 out = fnx.where(accept & ~done, theta, out)
                 done = done | accept
-                if not is_compiling() and bool(done.all()):
+                if _stops_early() and bool(done.all()):
                     break
             loc = self.loc.double().expand(shape)
             x = fnx.remainder(out + loc + math.pi, 2 * math.pi) - math.pi
