@@ -891,3 +891,22 @@ def test_the_default_dtype_is_part_of_the_key(caplog):
         assert compiled(fnx.ones(2)).dtype == fnx.float64
     finally:
         fnx.set_default_dtype(fnx.float32)
+
+
+def test_hooks_registered_or_removed_after_compiling_are_seen(caplog):
+    # a forward hook put on a submodule after the first call (a feature probe, Grad-CAM)
+    # changes what the call computes: the next call traces again, as its removal does
+    fnx.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    compiled = fnx.compile(model)
+    x = fnx.randn(5, 3)
+    np.testing.assert_allclose(to_numpy(compiled(x)), to_numpy(model(x)), rtol=1e-6)
+    handle = model[0].register_forward_hook(lambda m, i, o: o * 0.5)
+    with caplog.at_level(logging.INFO, logger="fnx.compile"):
+        hooked = compiled(x)
+    assert "hooks were registered or removed" in caplog.text
+    expected = model(x)
+    np.testing.assert_allclose(to_numpy(hooked), to_numpy(expected), rtol=1e-6)
+    handle.remove()
+    np.testing.assert_allclose(to_numpy(compiled(x)), to_numpy(model(x)), rtol=1e-6)
+    assert not np.allclose(to_numpy(compiled(x)), to_numpy(expected))

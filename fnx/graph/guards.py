@@ -269,8 +269,14 @@ def module_state(fn) -> tuple:
         out.append((id(m), plain,
                     tuple((k, id(v)) for k, v in d.get("_parameters", {}).items()),
                     tuple((k, id(v)) for k, v in d.get("_buffers", {}).items()),
-                    tuple((k, id(v)) for k, v in d.get("_modules", {}).items())))
+                    tuple((k, id(v)) for k, v in d.get("_modules", {}).items()),
+                    tuple(tuple(d.get(h, ())) for h in _CALL_HOOKS)))
     return tuple(out)
+
+
+# The hooks a module's call runs, by id (registering or removing one bumps the version)
+_CALL_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks",
+               "_backward_hooks")
 
 
 def _plain_tuple(v, depth=0) -> bool:
@@ -490,6 +496,8 @@ def describe_module_change(old: tuple, new: tuple) -> str:
                     return (f"module attribute {name!r}: {dx.get(name, gone)!r} -> "
                             f"{dy.get(name, gone)!r}")
                 return f"module {kind} {name!r} was reassigned"
+        if len(a) > 5 and a[5] != b[5]:
+            return "a module's forward or backward hooks were registered or removed"
     return "the modules reached changed"
 
 

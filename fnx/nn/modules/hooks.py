@@ -8,6 +8,8 @@ import functools
 import itertools
 import weakref
 
+from ...graph import guards
+
 __all__ = ["RemovableHandle", "IdSet", "WrappedHook", "HOOK_SETS", "insert_hook"]
 
 
@@ -25,10 +27,14 @@ class RemovableHandle:
                                       else [extra_dict] if extra_dict is not None else []))
 
     def remove(self) -> None:
+        removed = False
         for ref in self.hooks_dicts_ref + self.extra_dicts_ref:
             d = ref()
             if d is not None and self.id in d:
                 del d[self.id]
+                removed = True
+        if removed:
+            guards.bump()       # (a compiled forward ran the hook: guards.module_state)
 
     def __enter__(self):
         return self
@@ -80,6 +86,9 @@ class WrappedHook:
 
 
 def insert_hook(hooks: dict, hid, hook, prepend: bool) -> None:
+    """Put ``hook`` under id ``hid`` in ``hooks`` (first with ``prepend``); compiled
+    functions that reach the module trace again (``guards.module_state``)."""
+    guards.bump()
     hooks[hid] = hook
     if prepend:
         items = list(hooks.items())

@@ -251,7 +251,7 @@ class Module:
                                "on a single Module. Please use only one of them.")
         self.__dict__["_is_full_backward_hook"] = False
         handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
+        insert_hook(self._backward_hooks, handle.id, hook, False)
         return handle
 
     def register_state_dict_pre_hook(self, hook):
