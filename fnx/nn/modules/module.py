@@ -120,18 +120,9 @@ class Module:
         d["_buffers"] = _Registry()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = _Registry()
-        d["_forward_hooks"] = IdSet()
-        d["_forward_hooks_with_kwargs"] = IdSet()
-        d["_forward_hooks_always_called"] = IdSet()
-        d["_forward_pre_hooks"] = IdSet()
-        d["_forward_pre_hooks_with_kwargs"] = IdSet()
-        d["_backward_hooks"] = IdSet()
-        d["_backward_pre_hooks"] = IdSet()
+        for name in HOOK_SETS:
+            d[name] = IdSet()
         d["_is_full_backward_hook"] = None
-        d["_state_dict_hooks"] = IdSet()
-        d["_state_dict_pre_hooks"] = IdSet()
-        d["_load_state_dict_pre_hooks"] = IdSet()
-        d["_load_state_dict_post_hooks"] = IdSet()
 
     # ------------------------------------------------------------------ forward and hooks
     def forward(self, *args, **kwargs):
@@ -227,13 +218,7 @@ class Module:
         >>> seen
         [fnx.Size([3, 1])]
         """
-        if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
-                               "on a single Module. Please use only one of them.")
-        self.__dict__["_is_full_backward_hook"] = True
-        handle = RemovableHandle(self._backward_hooks)
-        insert_hook(self._backward_hooks, handle.id, hook, prepend)
-        return handle
+        return self._add_backward_hook(hook, prepend, full=True)
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """``hook(module, grad_output)`` runs when the gradients of the module's outputs are
@@ -246,12 +231,17 @@ class Module:
         """PyTorch's deprecated form: ``hook(module, grad_input, grad_output)`` put on the
         autograd node of the module's last op, so ``grad_input`` is that op's; prefer
         ``register_full_backward_hook``."""
-        if self._is_full_backward_hook is True:
+        return self._add_backward_hook(hook, False, full=False)
+
+    def _add_backward_hook(self, hook, prepend, full):
+        """A full (``register_full_backward_hook``) or legacy backward hook: one module
+        takes one kind only, as PyTorch's."""
+        if self._is_full_backward_hook is (not full):
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
                                "on a single Module. Please use only one of them.")
-        self.__dict__["_is_full_backward_hook"] = False
+        self.__dict__["_is_full_backward_hook"] = full
         handle = RemovableHandle(self._backward_hooks)
-        insert_hook(self._backward_hooks, handle.id, hook, False)
+        insert_hook(self._backward_hooks, handle.id, hook, prepend)
         return handle
 
     def register_state_dict_pre_hook(self, hook):
