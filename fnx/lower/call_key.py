@@ -238,8 +238,6 @@ def describe_arg(v, depth=0):
         # identity, not elementwise
         return ("dict",) + tuple((Same(k) if isinstance(k, Tensor) else k,
                                   describe_arg(x, depth)) for k, x in v.items())
-    if isinstance(v, Generator):    # the very generator: its state is drawn when called
-        return ("generator", Same(v))
     if depth < OBJECT_DEPTH and plain_object(v):
         return ("O", type(v)) + tuple((k, describe_arg(x, depth + 1))
                                       for k, x in v.__dict__.items())
