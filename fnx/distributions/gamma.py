@@ -3,26 +3,17 @@ from __future__ import annotations
 
 from .. import api as fnx
 from ..autograd.function import Function
-from ..compiler import is_compiling
-from ..lower.settings import INDUCTOR
 from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, tiny
+from .utils import broadcast_all, stops_early, tiny
 
 # Marsaglia-Tsang accepts a proposal with probability > 0.95 for every alpha >= 1, so after
 # this many vectorized rounds an element is still unaccepted with probability < 1e-20.
 # Under fnx.compile all rounds run (a data-dependent exit would split the graph); eagerly
 # the loop stops once every element is accepted (~5 rounds for a million draws).
 _ROUNDS = 16
-
-
-def _stops_early() -> bool:
-    """Whether a rejection loop stops once every draw is accepted, as eager does (a
-    ``bool(tensor)``): not in a compiled function, which runs every round in one
-    program, unless ``fallback_random`` asks for eager's draws (it then breaks there)."""
-    return not is_compiling() or INDUCTOR.fallback_random
 
 
 def standard_gamma(alpha):
@@ -49,7 +40,7 @@ def standard_gamma(alpha):
             take = accept & ~done
             out = fnx.where(take, d * safe_v, out)
             done = done | accept
-            if _stops_early() and bool(done.all()):
+            if stops_early() and bool(done.all()):
                 break
         u = fnx.rand(alpha.shape, dtype=alpha.dtype, device=alpha.device)
         boost = fnx.where(small, u.pow(1.0 / alpha), fnx.ones_like(u))

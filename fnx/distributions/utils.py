@@ -4,7 +4,9 @@ from __future__ import annotations
 import numbers
 
 from .. import api as fnx
+from ..compiler import is_compiling
 from ..core.tensor import Tensor
+from ..lower.settings import INDUCTOR
 
 # machine epsilon and the smallest normal number per floating dtype (for clamping probs)
 _EPS = {fnx.float16: 2.0 ** -10, fnx.bfloat16: 2.0 ** -7, fnx.float32: 2.0 ** -23,
@@ -13,6 +15,13 @@ _TINY = {fnx.float16: 2.0 ** -14, fnx.bfloat16: 2.0 ** -126, fnx.float32: 2.0 **
          fnx.float64: 2.0 ** -1022}
 _MIN = {fnx.float16: -65504.0, fnx.bfloat16: -3.3895e38, fnx.float32: -3.4028234663852886e38,
         fnx.float64: -1.7976931348623157e308}
+
+
+def stops_early() -> bool:
+    """Whether a rejection sampler's loop stops once every draw is accepted, as eager does
+    (a ``bool(tensor)``): not in a compiled function, which runs every round in one
+    program, unless ``fallback_random`` asks for eager's draws (it then breaks there)."""
+    return not is_compiling() or INDUCTOR.fallback_random
 
 
 def eps(dtype) -> float:

@@ -9,8 +9,7 @@ from ..core.grad_mode import no_grad
 from ..core.tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .gamma import _stops_early
-from .utils import broadcast_all
+from .utils import broadcast_all, stops_early
 
 # Best & Fisher's proposal is accepted with probability > 0.65 for every concentration, so
 # an element is still unaccepted after 64 vectorized rounds with probability < 1e-11.
@@ -82,7 +81,7 @@ class VonMises(Distribution):
                 theta = fnx.sign(u3 - 0.5) * fnx.acos(f.clamp(min=-1, max=1))
                 out = fnx.where(accept & ~done, theta, out)
                 done = done | accept
-                if _stops_early() and bool(done.all()):
+                if stops_early() and bool(done.all()):
                     break
             loc = self.loc.double().expand(shape)
             x = fnx.remainder(out + loc + math.pi, 2 * math.pi) - math.pi
