@@ -33,6 +33,7 @@ from ..ir.variants import (Special, bind_names, check_writable, functional_varia
 from ..ops import aten, prims
 from .graph import Graph, NodeMeta, _collect, same_mapping, same_sequence
 from .levels import DecomposingMode, in_target, run_decomposition
+from .eager_samplers import eager_sample, samples
 from .guards import Guard, read_place
 from .input_sources import READ_WHEN_CALLED, Held, Item, Read
 from .joint import record_backward
@@ -469,10 +470,13 @@ class FunctionalTracingMode(TracingMode):
 
     # -- dispatching
     def handle(self, op, ks, args, kwargs):
-        if self.breaks is not None and self.breaks.eager_random and _samples(op):
-            out = self._eager_random(op, args, kwargs)
-            if out is not None:
-                return out
+        if self.breaks is not None and self.breaks.eager_random and samples(op):
+            new = eager_sample(self.breaks, self, op, args, kwargs)    # (fallback_random)
+            if new is not None:
+                if not op.schema.is_mutable:
+                    return new
+                self._write(args[0], new)
+                return args[0]
         if op.schema.is_mutable:
             functional = functional_variant(op)
             if op.decomposition is not None and (functional is None or
@@ -499,21 +503,6 @@ class FunctionalTracingMode(TracingMode):
                 if st is not None and st != contiguous_strides(tuple(o.shape)):
                     o.__dict__["_strides"] = st
         return out
-
-    def _eager_random(self, op, args, kwargs):
-        """A sampler under ``fallback_random``: a graph break (``breaks.op``) that runs
-        the eager kernel when called, so it draws eager's numbers from eager's generator.
-        An in-place one (``uniform_``) fills a copy, written into its tensor as any write.
-        None: not handled (the break could not be made)."""
-        if not op.schema.is_mutable:
-            return self.breaks.sampler(self, op, args, kwargs)
-        if written_args(op) != ["self"] or not args or not isinstance(args[0], Tensor):
-            return None
-        new = self.breaks.sampler(self, _Filled(op), args, kwargs)
-        if new is None:
-            return None
-        self._write(args[0], new)
-        return args[0]
 
     def _mutate(self, op, functional, args, kwargs):
         if functional is None:
@@ -569,34 +558,6 @@ class FunctionalTracingMode(TracingMode):
             self._seen[id(dst)] = self._version[id(root)]
         if not any(r is root for r in self.written):
             self.written.append(root)
-
-
-# Random ops whose randomness is a sampler they call (dropout's bernoulli): under
-# ``fallback_random`` they decompose, and the sampler breaks; their own derivative (a
-# dropout mask, sdpa's) needs the values inside.
-_SAMPLER_CALLERS = frozenset(("dropout", "feature_dropout", "alpha_dropout",
-                              "feature_alpha_dropout", "native_dropout", "rrelu",
-                              "scaled_dot_product_attention"))
-
-
-def _samples(op) -> bool:
-    """Whether ``op`` draws random numbers itself (an aten sampler: ``rand``,
-    ``bernoulli_``, ``multinomial``; not a prim, which takes its key as an argument)."""
-    return "nondeterministic" in op.tags and op.namespace == "aten" and \
-        op.name not in _SAMPLER_CALLERS
-
-
-class _Filled:
-    """In-place sampler ``op`` (``uniform_``) run on a copy of its tensor: the value it
-    writes, for a break that must not change the real tensor it was handed."""
-
-    def __init__(self, op):
-        self.op, self.qualname = op, op.qualname
-
-    def __call__(self, target, *args, **kwargs):
-        copy = target.clone()
-        self.op(copy, *args, **kwargs)
-        return copy
 
 
 def contract_error(error: Exception) -> Exception:

@@ -95,7 +95,7 @@ class BreakTracer:
         self.forced = list(known[1]) if known else []   # break values already known
         self.records = []
         # fnx._inductor.config.fallback_random: every sampler is a break that runs the
-        # eager kernel (FunctionalTracingMode._eager_random), so compiled draws are eager's
+        # eager kernel (fnx.graph.eager_samplers), so compiled draws are eager's
         self.eager_random = False
         self.draws = Draws()
 
