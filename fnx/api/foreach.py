@@ -117,7 +117,7 @@ def _binary(op):
     def functional(tensors, other, *, alpha=1):
         if op == "pow" and isinstance(tensors, numbers.Number):    # .ScalarAndTensor
             _check_list(name, other)
-            return [_scalar_pow(tensors, t) for t in other]
+            return [_math.pow(tensors, t) for t in other]
         return apply(tensors, other, alpha, name)
 
     def inplace(tensors, other, *, alpha=1):
@@ -125,10 +125,6 @@ def _binary(op):
         _write(name + "_", tensors, apply(_sources(tensors), other, alpha, name + "_"))
 
     return functional, inplace
-
-
-def _scalar_pow(base, t):
-    return _math.pow(base, t)       # (fnx.pow(number, tensor))
 
 
 def _ternary(op):

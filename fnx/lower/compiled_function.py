@@ -441,10 +441,9 @@ class CompiledFunction:
                         raise
         # Data-dependent points (item(), bool(t), tolist()) break the graph there
         # (graph_breaks); with fullgraph=True they raise.
-        breaks = None if self.fullgraph else BreakTracer(self._segment_entry, flat, known)
-        if breaks is not None:
-            breaks.eager_random, breaks.draws = INDUCTOR.fallback_random, draws
-        elif INDUCTOR.fallback_random:
+        breaks = None if self.fullgraph else BreakTracer(
+            self._segment_entry, flat, known, draws if INDUCTOR.fallback_random else None)
+        if breaks is None and INDUCTOR.fallback_random:
             self._warn_once("fallback_random", "fnx.compile(fullgraph=True): "
                             "fnx._inductor.config.fallback_random needs graph breaks (a "
                             "sampler runs eager's kernel there); this program draws its "

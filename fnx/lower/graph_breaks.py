@@ -86,18 +86,18 @@ class BreakTracer:
 
     ``make_entry(graph)`` compiles a graph to a runnable ``_Entry``; ``flat`` holds the
     call's flat arguments; ``known`` (``(inputs, values)``) the input values and break
-    values a call already computed before it traced again."""
+    values a call already computed before it traced again. With ``draws`` (a ``Draws``,
+    ``fnx._inductor.config.fallback_random``) every sampler is a break that runs the eager
+    kernel (``fnx.graph.eager_samplers``), so compiled draws are eager's."""
 
-    def __init__(self, make_entry, flat, known=None):
+    def __init__(self, make_entry, flat, known=None, draws=None):
         self.make_entry = make_entry
         self.flat = flat
         self.ins = dict(known[0]) if known else {}      # input position -> real value
         self.forced = list(known[1]) if known else []   # break values already known
         self.records = []
-        # fnx._inductor.config.fallback_random: every sampler is a break that runs the
-        # eager kernel (fnx.graph.eager_samplers), so compiled draws are eager's
-        self.eager_random = False
-        self.draws = Draws()
+        self.draws = draws
+        self.eager_random = draws is not None
 
     def value(self, mode, tensor, kind):
         """The Python value of ``tensor`` (``kind``: ``"item"``, ``"tolist"`` or
