@@ -77,9 +77,6 @@ class CompiledFunction:
     def __init__(self, fn, *, backend="jax", decompose="prims", dynamic=None,
                  fullgraph=False, cache_limit=None, value_checks=True):
         self.fn = fn
-        self._options = dict(backend=backend, decompose=decompose, dynamic=dynamic,
-                             fullgraph=fullgraph, cache_limit=cache_limit,
-                             value_checks=value_checks)
         self.value_checks = value_checks
         self.target = get_target(backend)
         self.decompose = decompose
@@ -109,7 +106,10 @@ class CompiledFunction:
         owner = getattr(self.fn, "__self__", None)
         if owner is None or id(owner) not in memo:
             return self
-        return CompiledFunction(self.fn.__func__.__get__(memo[id(owner)]), **self._options)
+        return CompiledFunction(self.fn.__func__.__get__(memo[id(owner)]),
+                                backend=self.target.name, decompose=self.decompose,
+                                dynamic=self.dynamic, fullgraph=self.fullgraph,
+                                cache_limit=self._cache_limit, value_checks=self.value_checks)
 
     @property
     def cache_limit(self) -> int:
